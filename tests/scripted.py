@@ -1,0 +1,84 @@
+"""A scripted OpenAI-compatible world for the example-qa suite, served by FakeOpenAIServer.
+
+- The task agent answers letter-counting questions right; it reverses words right only when
+  its system prompt carries the SPELL marker, and then only for words of at most 6 letters.
+  So a skill with the marker lifts val from 0.500 to 0.833, and any other skill changes nothing.
+- The maintainer returns a page about reversal slips.
+- The proposer reads 4 traces, then proposes `proposals[round]`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from wikiskill.fakeserver import Reply
+
+SPELL = "SPELL-OUT-MARKER"
+USELESS = "USELESS-MARKER"
+
+
+def skill_md(name: str, marker: str) -> str:
+    return (
+        f"---\nname: {name}\ndescription: Spell the word letter by letter before answering.\n---\n\n"
+        "## When to Apply\nA question asks to reverse or count letters of a word.\n\n"
+        "## When NOT to Apply\nQuestions that are not about letters.\n\n"
+        f"## Instructions\n1. Write the word with one letter per line.\n2. {marker}: read the lines bottom-up.\n"
+    )
+
+
+def create(name: str, marker: str) -> dict:
+    return {
+        "action": "create",
+        "name": name,
+        "skill_md": skill_md(name, marker),
+        "purpose_md": f"# {name}\n\n## Origin\nReversal slips.\n\n## Patterns Addressed\n- [reversal-slips](../../wiki/patterns/reversal-slips.md)\n\n## Evolution History\n",
+        "rationale": f"reversal tasks fail; {name} should fix them",
+    }
+
+
+DEFAULT_PROPOSALS = {1: create("spell-letters", SPELL), 2: create("Useless Hint", USELESS)}
+MAINTAINER_REPLY = {
+    "create_patterns": [{"name": "reversal-slips", "content": "# Reversal slips\n\nThe agent reverses words wrongly (train-01).\n\n## Root cause\nIt reads the word as a whole.\n\n## Fix\nSpell it letter by letter.\n"}],
+    "update_patterns": [],
+    "update_index": "# Wiki index\n\n- [reversal-slips](patterns/reversal-slips.md): words reversed wrongly + read as a whole + spell letter by letter",
+    "append_log": "Found reversal slips in the sampled failures.",
+}
+
+
+def true_answer(question: str) -> str:
+    count = re.search(r"letter '(.)' occur in the word '(\w+)'", question)
+    if count:
+        return str(count.group(2).count(count.group(1)))
+    word = re.search(r"Write the word '(\w+)' backwards", question).group(1)
+    return word[::-1]
+
+
+class ScriptedWorld:
+    def __init__(self, proposals: dict | None = None, maintainer_reply: object = None):
+        self.proposals = proposals or DEFAULT_PROPOSALS
+        self.maintainer_reply = MAINTAINER_REPLY if maintainer_reply is None else maintainer_reply
+
+    def __call__(self, body: dict) -> Reply | str:
+        messages = body["messages"]
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        if system.startswith("You are a Wiki Maintainer Agent"):
+            reply = self.maintainer_reply
+            return reply if isinstance(reply, str) else json.dumps(reply)
+        if system.startswith("You are a Skill Proposer Agent"):
+            return self.propose(messages)
+        return self.answer(system, messages[-1]["content"])
+
+    def answer(self, system: str, question: str) -> str:
+        answer = true_answer(question)
+        reversal = "backwards" in question
+        if reversal and not (SPELL in system and len(answer) <= 6):
+            answer = answer[::-1]  # the slip: returns the word unreversed
+        return f"Let me think. <answer>{answer}</answer>"
+
+    def propose(self, messages: list[dict]) -> Reply:
+        round_number = int(re.search(r"Round (\d+)\.", messages[1]["content"]).group(1))
+        reads = sum(1 for m in messages if m["role"] == "tool")
+        if reads < 4:
+            return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": self.proposals[round_number]}}])

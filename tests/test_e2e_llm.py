@@ -1,0 +1,107 @@
+"""Two rounds through the CLI and litellm against a local scripted OpenAI-compatible server:
+round 1's proposal raises val (accepted, merged), round 2's does not (rejected, tagged)."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import git
+from scripted import SPELL, USELESS, ScriptedWorld
+from wikiskill.cli import app
+from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.skills import skill_problems
+
+
+def agent_prompts(requests: list[dict]) -> list[str]:
+    return [r["messages"][0]["content"] for r in requests
+            if r["messages"][0]["content"].startswith("You are a careful problem solver")]
+
+
+@pytest.fixture()
+def evolved(tmp_path: Path):
+    runner = CliRunner()
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = tmp_path / "ws"
+        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
+                                     "--api-base", server.base_url])
+        assert result.exit_code == 0, result.output
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
+        assert result.exit_code == 0, result.output
+        during = server.requests
+        result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
+        assert result.exit_code == 0, result.output
+        after = server.requests[len(during):]
+        yield ws, during, after, runner
+
+
+def trailers(ws: Path, ref: str) -> dict:
+    out = git(ws, "log", "-1", "--format=%(trailers:only,unfold)", ref)
+    return dict(line.split(": ", 1) for line in out.splitlines() if line)
+
+
+def test_history_shape(evolved):
+    ws, *_ = evolved
+    subjects = git(ws, "log", "--first-parent", "--reverse", "--format=%s", "main").splitlines()
+    steps = [trailers(ws, sha).get("Wikiskill-Step") for sha in
+             git(ws, "log", "--first-parent", "--reverse", "--format=%H", "main").split()]
+    assert steps == [None, "baseline", "rollout", "maintain", "gate", "rollout", "maintain", "gate"], subjects
+    merge = git(ws, "rev-list", "--first-parent", "--merges", "main").split()
+    assert len(merge) == 1
+    parents = git(ws, "log", "-1", "--format=%P", merge[0]).split()
+    assert len(parents) == 2
+    side = git(ws, "log", "--format=%(trailers:key=Wikiskill-Step,valueonly)", f"{parents[0]}..{parents[1]}").split()
+    assert side == ["validate", "propose"]
+    gate = trailers(ws, merge[0])
+    assert gate["Wikiskill-Decision"] == "accepted"
+    assert gate["Wikiskill-Round"] == "1"
+    assert float(gate["Wikiskill-Score"]) == pytest.approx(5 / 6, abs=1e-4)
+    assert float(gate["Wikiskill-Incumbent"]) == pytest.approx(0.5)
+    assert "Wikiskill-Cost-USD" in gate
+    tags = set(git(ws, "tag").split())
+    assert {"baseline", "round/001", "round/002", "rejected/r002-useless-hint"} <= tags
+    assert git(ws, "branch", "--list", "skill/*").strip() == ""
+    rejected = trailers(ws, "main")
+    assert rejected["Wikiskill-Decision"] == "rejected" and rejected["Wikiskill-Skill"] == "useless-hint"
+    assert git(ws, "status", "--porcelain") == ""
+    assert git(ws, "rev-parse", "round/002") == git(ws, "rev-parse", "main")
+
+
+def test_skills_on_main_and_in_prompts(evolved):
+    ws, during, after, _ = evolved
+    assert (ws / "skills/spell-letters/SKILL.md").is_file()
+    assert not (ws / "skills/useless-hint").exists()
+    assert git(ws, "show", "rejected/r002-useless-hint:skills/useless-hint/SKILL.md").count(USELESS) == 1
+    for skill_md in ws.glob("skills/*/SKILL.md"):
+        assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
+    purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
+    assert "- r001 created: reversal tasks fail" in purpose
+    prompts = agent_prompts(during)
+    assert not any(SPELL in p for p in prompts[:6])  # baseline val
+    assert any(SPELL in p for p in prompts) and any(USELESS in p for p in prompts)  # candidates' validation
+    later = agent_prompts(after)
+    assert len(later) == 6
+    assert all(SPELL in p and USELESS not in p for p in later)
+
+
+def test_skill_impact_and_wiki(evolved):
+    ws, *_ = evolved
+    impact = (ws / "wiki/skill-impact.md").read_text()
+    assert "## r001 · create · spell-letters · ACCEPTED" in impact
+    assert "## r002 · create · useless-hint · REJECTED" in impact
+    assert "+2. SPELL-OUT-MARKER: read the lines bottom-up." in impact
+    assert "tag rejected/r002-useless-hint" in impact
+    assert "name 'Useless Hint' normalised" not in impact  # notes live in the commit, not the entry
+    assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nkind: pattern\n")
+    assert "## Round 2" in (ws / "wiki/log.md").read_text()
+
+
+def test_status_and_log_read_git(evolved):
+    ws, _, _, runner = evolved
+    result = runner.invoke(app, ["-C", str(ws), "log"])
+    assert result.exit_code == 0
+    assert "accepted" in result.output and "rejected" in result.output
+    result = runner.invoke(app, ["-C", str(ws), "status"])
+    assert "2 completed" in result.output and "0.833" in result.output and "spell-letters" in result.output
+    result = runner.invoke(app, ["-C", str(ws), "prompt"])
+    assert SPELL in result.output

@@ -1,0 +1,203 @@
+"""FakeOpenAIServer driven through litellm (and the bare openai client); only 127.0.0.1 traffic.
+
+The exception classes asserted here pin litellm 1.110.2's mapping of provider errors.
+Run with `-s` to see the concurrency timing and the per-call CPU figures.
+"""
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # else litellm fetches the cost map from GitHub on import
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import litellm
+import openai
+import pytest
+
+from wikiskill.fakeserver import FakeOpenAIServer, Reply  # noqa: E402
+
+litellm.suppress_debug_info = True
+MODEL = "openai/fake-model"
+NO_RETRY = {"num_retries": 0, "max_retries": 0}  # else the openai SDK inside litellm retries twice
+
+
+def route(body: dict) -> Reply | str:
+    """Pick the reply from the last user message, so one server serves every test."""
+    last = body["messages"][-1]["content"]
+    replies = {
+        "tool": Reply(tool_calls=[{"name": "search", "arguments": {"query": "paris"}}]),
+        "429": Reply(status=429, headers={"Retry-After": "7"}, content="slow down"),
+        "500": Reply(status=500),
+        "503": Reply(status=503),
+        "slow": Reply(content="late", delay=2.0),
+        "truncate": Reply(content="x" * 200, truncate=True),
+        "counted": Reply(content="ok", prompt_tokens=11, completion_tokens=22),
+    }
+    return replies.get(last, f"echo: {last}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(route) as srv:
+        yield srv
+
+
+def complete(server: FakeOpenAIServer, text: str, **kwargs):
+    return litellm.completion(
+        model=MODEL, api_base=server.base_url, api_key="sk-test",
+        messages=[{"role": "user", "content": text}], **NO_RETRY, **kwargs,
+    )
+
+
+def test_content_usage_and_recorded_request(server):
+    response = complete(server, "counted")
+    assert response.choices[0].message.content == "ok"
+    assert response.choices[0].finish_reason == "stop"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens, response.usage.total_tokens) == (11, 22, 33)
+    body = server.requests[-1]
+    assert body["model"] == "fake-model"  # litellm strips the "openai/" provider prefix
+    assert body["messages"] == [{"role": "user", "content": "counted"}]
+
+
+def test_default_token_estimate(server):
+    response = complete(server, "a" * 400)
+    assert response.choices[0].message.content == "echo: " + "a" * 400
+    assert response.usage.prompt_tokens == 100
+
+
+def test_tool_call_comes_back_native(server):
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
+    response = complete(server, "tool", tools=tools)
+    choice = response.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    call = choice.message.tool_calls[0]
+    assert call.id.startswith("call_") and call.type == "function"
+    assert call.function.name == "search"
+    assert json.loads(call.function.arguments) == {"query": "paris"}
+    assert server.requests[-1]["tools"] == tools
+
+
+def test_429_is_rate_limit_error_with_retry_after(server):
+    with pytest.raises(litellm.RateLimitError) as info:
+        complete(server, "429")
+    exc = info.value
+    assert exc.status_code == 429 and "slow down" in str(exc)
+    assert exc.response.headers["retry-after"] == "7"
+    assert exc.litellm_response_headers["retry-after"] == "7"
+
+
+def test_500_is_internal_server_error(server):
+    with pytest.raises(litellm.InternalServerError) as info:
+        complete(server, "500")
+    assert info.value.status_code == 500
+
+
+def test_503_is_service_unavailable_not_internal_server_error(server):
+    with pytest.raises(litellm.ServiceUnavailableError) as info:
+        complete(server, "503")
+    assert info.value.status_code == 503
+    assert not isinstance(info.value, litellm.InternalServerError)  # catch both, or openai.APIStatusError
+    assert isinstance(info.value, openai.APIStatusError)
+
+
+def test_read_timeout_is_litellm_timeout(server):
+    started = time.perf_counter()
+    with pytest.raises(litellm.Timeout) as info:
+        complete(server, "slow", timeout=0.5)
+    assert time.perf_counter() - started < 1.5
+    assert isinstance(info.value, openai.APITimeoutError)
+
+
+def test_truncated_body_is_internal_server_error(server):
+    """litellm maps openai.APIConnectionError ("Connection error.") to InternalServerError(500)."""
+    with pytest.raises(litellm.InternalServerError) as info:
+        complete(server, "truncate")
+    assert "Connection error" in str(info.value)
+    chain, exc = [], info.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    assert any(isinstance(e, openai.APIConnectionError) for e in chain)
+
+
+def test_completion_cost_of_unmapped_model_raises(server):
+    response = complete(server, "counted")
+    assert response._hidden_params.get("response_cost") is None
+    with pytest.raises(litellm.ModelNotMappedError):
+        litellm.completion_cost(completion_response=response)
+
+
+def test_streaming(server):
+    chunks = list(complete(server, "hello", stream=True, stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "echo: hello"
+    assert [c.usage for c in chunks if getattr(c, "usage", None)], "no usage chunk"
+
+
+def test_acompletion_concurrent():
+    n = 8
+    with FakeOpenAIServer(lambda body: "hi", latency=0.2) as srv:
+        async def run():
+            return await asyncio.gather(*[
+                litellm.acompletion(model=MODEL, api_base=srv.base_url, api_key="sk-test",
+                                    messages=[{"role": "user", "content": str(i)}], **NO_RETRY)
+                for i in range(n)
+            ])
+
+        started = time.perf_counter()
+        results = asyncio.run(run())
+        elapsed = time.perf_counter() - started
+        print(f"\n{n} concurrent acompletion calls at latency 0.2 s: {elapsed:.2f} s (serial would be {n * 0.2:.1f} s)")
+        assert [r.choices[0].message.content for r in results] == ["hi"] * n
+        assert sorted(b["messages"][0]["content"] for b in srv.requests) == [str(i) for i in range(n)]
+
+
+def test_models_endpoint(server):
+    with urllib.request.urlopen(server.base_url + "/models") as resp:
+        assert json.load(resp)["data"][0]["id"] == "fake-model"
+
+
+def test_cli_main():
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wikiskill.fakeserver", "--port", "0", "--content", "fixed",
+         "--completion-tokens", "20"],
+        cwd=root, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        base_url = proc.stdout.readline().split()[4]  # "fake OpenAI server at http://... (latency 0.0s)"
+        client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
+        response = client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+        assert response.choices[0].message.content == "fixed"
+        assert response.usage.completion_tokens == 20
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+
+
+def test_cpu_cost_per_call_litellm_vs_openai():
+    """Print client-side CPU per call at zero latency (process_time includes the in-process server)."""
+    n = 200
+    messages = [{"role": "user", "content": "Say ok."}]
+    with FakeOpenAIServer(lambda body: Reply(content="ok", completion_tokens=20)) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="sk-test", max_retries=0)
+        calls = {
+            "openai client": lambda: client.chat.completions.create(model="fake-model", messages=messages),
+            "litellm.completion": lambda: litellm.completion(
+                model=MODEL, api_base=srv.base_url, api_key="sk-test", messages=messages, **NO_RETRY),
+        }
+        print()
+        for label, call in calls.items():
+            for _ in range(5):  # warm-up: lazy imports, client construction, connection pool
+                call()
+            cpu, wall = time.process_time(), time.perf_counter()
+            for _ in range(n):
+                call()
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            print(f"{label:20s} {1000 * cpu / n:5.2f} ms CPU/call, {1000 * wall / n:5.2f} ms wall/call")
+        assert len(srv.requests) == 2 * (n + 5)

@@ -1,0 +1,40 @@
+"""Benchmark registry: built-in suites by name, and `jsonl:DIR` for your own QA data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Config
+from ..errors import BenchmarkError
+from ..resources import data_dir
+from .base import SPLITS, Benchmark, EnvStep, Split, Task, TextEnv
+
+BUILTIN_QA = {"example-qa": "example-qa"}
+INTERACTIVE = ("textworld-cooking",)
+
+__all__ = ["SPLITS", "Benchmark", "EnvStep", "Split", "Task", "TextEnv", "load_benchmark", "known_benchmarks"]
+
+
+def known_benchmarks() -> list[str]:
+    return [*INTERACTIVE, *BUILTIN_QA, "jsonl:DIR"]
+
+
+def load_benchmark(config: Config, root: Path | None = None) -> Benchmark:
+    """The benchmark a workspace's config names; relative jsonl paths are taken from `root`."""
+    name = config.benchmark
+    if name.startswith("jsonl:"):
+        from .jsonl import JsonlQA
+
+        directory = Path(name[len("jsonl:"):]).expanduser()
+        if not directory.is_absolute() and root is not None:
+            directory = root / directory
+        return JsonlQA(directory)
+    if name in BUILTIN_QA:
+        from .jsonl import JsonlQA
+
+        return JsonlQA(data_dir("benchmarks") / BUILTIN_QA[name], name=name)
+    if name == "textworld-cooking":
+        from .textworld_cooking import TextWorldCooking
+
+        return TextWorldCooking(n_train=config.splits.train, n_val=config.splits.val, n_test=config.splits.test)
+    raise BenchmarkError(f"unknown benchmark {name!r}; choose one of: {', '.join(known_benchmarks())}")

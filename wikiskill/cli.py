@@ -1,0 +1,190 @@
+"""The `wikiskill` command: thin over the library (parse, build objects, call, print)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+from typer.core import TyperGroup
+
+from . import api
+from .errors import WikiskillError
+
+errors = Console(stderr=True)
+
+
+class _Commands(TyperGroup):
+    """Print any error a user can cause as one line and exit 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except WikiskillError as exc:
+            errors.print(f"error: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            errors.print("interrupted; run the same command again to resume", highlight=False)
+            ctx.exit(130)
+
+
+app = typer.Typer(
+    cls=_Commands,
+    help="Evolve an LLM agent's skills from its own experience; every change is git history.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+skills_app = typer.Typer(help="List the active skills, or show one.", invoke_without_command=True)
+app.add_typer(skills_app, name="skills")
+console = Console()
+
+ModelOption = typer.Option(None, "--model", help="litellm model string for every role (overrides wikiskill.yaml).")
+ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
+ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
+
+
+@app.callback()
+def main(ctx: typer.Context, directory: Optional[Path] = typer.Option(
+        None, "-C", help="Workspace directory (default: the one you are in).")) -> None:
+    ctx.obj = directory
+
+
+def _workspace(ctx: typer.Context):
+    return api.open_workspace(ctx.find_root().obj)
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@app.command()
+def init(
+    path: Path = typer.Argument(..., help="New or empty directory for the workspace."),
+    benchmark: str = typer.Option("textworld-cooking", "--benchmark", "-b",
+                                  help="textworld-cooking, example-qa, or jsonl:DIR."),
+    model: str = typer.Option("offline", "--model", help="litellm model string; `offline` needs no key."),
+    api_base: Optional[str] = ApiBaseOption,
+    train: Optional[int] = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),
+    val: Optional[int] = typer.Option(None, "--val", min=1, help="Validation tasks (generated benchmarks)."),
+    test: Optional[int] = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
+) -> None:
+    """Create a workspace: config, empty wiki and skills, a git repository on branch main."""
+    ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base,
+                            train=train, val=val, test=test, concurrency=concurrency)
+    console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
+    console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+@app.command()
+def evolve(
+    ctx: typer.Context,
+    rounds: int = typer.Option(3, "--rounds", "-n", min=1,
+                               help="Completed rounds for this run (a resumed run counts the rounds it already did)."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+    commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
+                                            help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
+) -> None:
+    """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
+    ws = _workspace(ctx)
+    result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency,
+                        commit_human_edits=commit_human_edits, console=console)
+    note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
+    console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
+                  f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
+
+
+@app.command("eval")
+def eval_command(
+    ctx: typer.Context,
+    split: str = typer.Option("val", "--split", help="val, test or train."),
+    ref: str = typer.Option("main", "--ref", help="Evaluate the skills at this git ref."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+) -> None:
+    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git."""
+    ws = _workspace(ctx)
+    results = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency, console=console)
+    table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(results)} tasks")
+    for trajectory in results:
+        row = trajectory.outcome()
+        table.add_row(row["id"], f"{row['score']:.3f}", _short(row["prediction"]), _short(row["expected"]))
+    console.print(table)
+    mean = sum(t.score for t in results) / len(results) if results else 0.0
+    console.print(f"mean score {mean:.3f} ({sum(t.success for t in results)}/{len(results)} solved)")
+
+
+def _short(value: object) -> str:
+    text = " ".join(str(value if value is not None else "").split())
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Round, incumbent score, skills, wiki pages and cost so far."""
+    info = api.status(_workspace(ctx))
+    console.print(f"benchmark   {info.benchmark} (model {info.model})")
+    console.print(f"rounds      {info.rounds} completed")
+    console.print(f"incumbent   {_score(info.incumbent)} on val")
+    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'}")
+    console.print(f"wiki pages  {info.wiki_pages}")
+    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
+
+
+@app.command()
+def log(ctx: typer.Context) -> None:
+    """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
+    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $")
+    for row in api.round_log(_workspace(ctx)):
+        candidate = f"{row.action} {row.skill}".strip() or "—"
+        table.add_row(f"{row.round:03d}", _score(row.train), candidate, _score(row.val), _score(row.incumbent),
+                      row.decision or "—", f"{row.cost_usd:.4f}")
+    console.print(table)
+
+
+@skills_app.callback()
+def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
+    """List the active skills."""
+    if ctx.invoked_subcommand is not None:
+        return
+    table = Table("name", "description", "round")
+    for skill in api.load_skills(_workspace(ctx), ref):
+        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""))
+    console.print(table)
+
+
+@skills_app.command("show")
+def skills_show(ctx: typer.Context, name: str, ref: str = typer.Option("main", "--ref")) -> None:
+    """Print one skill's SKILL.md and PURPOSE.md."""
+    sys.stdout.write(api.show_skill(_workspace(ctx), name, ref))
+
+
+@app.command()
+def prompt(
+    ctx: typer.Context,
+    task: str = typer.Option("", "--task", help="Task text (used by --mode retrieve)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
+    ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
+) -> None:
+    """Print the skills block to paste into any agent's system prompt."""
+    sys.stdout.write(api.prompt(_workspace(ctx), task=task, mode=mode, ref=ref))
+
+
+@app.command("rollback")
+def rollback_command(
+    ctx: typer.Context,
+    name: Optional[str] = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
+    round_number: Optional[int] = typer.Option(None, "--round", help="Revert the change accepted in this round."),
+) -> None:
+    """Revert accepted skill change(s) as a `rollback` step; the wiki stays."""
+    shas = api.rollback(_workspace(ctx), skill=name, round_number=round_number)
+    console.print(f"Rolled back {len(shas)} change(s): {', '.join(sha[:10] for sha in shas)}. "
+                  "The incumbent is re-validated on the next `evolve`.")

@@ -1,0 +1,169 @@
+"""wikiskill.yaml as pydantic models. Every field's docstring is its documentation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+CONFIG_FILE = "wikiskill.yaml"
+OFFLINE_MODEL = "offline"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class RoleSettings(_Section):
+    model: str | None = None
+    """litellm model string for this role (e.g. `openai/gpt-4o-mini`); empty = the top-level `model`."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible server for this role; empty = the top-level `api_base`."""
+    temperature: float = 0.0
+    """Sampling temperature."""
+    max_tokens: int | None = None
+    """Cap on completion tokens per call; empty = the provider's default."""
+
+
+class AgentSettings(RoleSettings):
+    max_steps: int = Field(30, ge=1)
+    """Interactive agents: the most actions in one episode."""
+
+
+class MaintainerSettings(RoleSettings):
+    pass
+
+
+class ProposerSettings(RoleSettings):
+    max_turns: int = Field(20, ge=1)
+    """The most tool-calling turns the proposer gets before it must finish."""
+    min_trace_reads: int = Field(4, ge=0)
+    """Traces the proposer must read before `finish` is accepted."""
+
+
+class SkillsSettings(_Section):
+    mode: Literal["full", "index", "retrieve"] = "full"
+    """How skills reach the task agent: every body (`full`), names + descriptions with bodies
+    on demand (`index`), or the top-k relevant to the task (`retrieve`)."""
+    top_k: int = Field(3, ge=1)
+    """`retrieve` mode: how many skills to include."""
+    token_budget: int = Field(4000, ge=100)
+    """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+
+
+class SamplingSettings(_Section):
+    max_failures: int = Field(5, ge=0)
+    """Failed traces given to the maintainer each round."""
+    max_successes: int = Field(3, ge=0)
+    """Successful traces given to the maintainer each round."""
+    max_chars: int = Field(15_000, ge=500)
+    """Each sampled trace is cut to this many characters."""
+    seed: int = 0
+    """Seed of the trace sampler (mixed with the round number)."""
+
+
+class BudgetSettings(_Section):
+    max_usd: float | None = Field(None, ge=0)
+    """Stop cleanly between tasks once the run has spent this much (USD); empty = no limit."""
+    max_calls: int | None = Field(None, ge=0)
+    """Stop cleanly once the run has made this many model calls; empty = no limit."""
+
+
+class LLMSettings(_Section):
+    retries: int = Field(4, ge=0)
+    """Retries of a call after a rate limit, timeout or server error (with backoff and jitter)."""
+    timeout: float = Field(120.0, gt=0)
+    """Seconds before one model call times out."""
+    cache: bool = False
+    """Keep an on-disk response cache in .wikiskill/ (a re-run at temperature 0 is then free)."""
+
+
+class SplitSizes(_Section):
+    train: int = Field(39, ge=1)
+    """Number of train tasks (generated benchmarks; QA suites use their files)."""
+    val: int = Field(18, ge=1)
+    """Number of validation tasks (generated benchmarks)."""
+    test: int = Field(134, ge=1)
+    """Number of test tasks (generated benchmarks)."""
+
+
+class Config(_Section):
+    benchmark: str
+    """Task suite: a built-in name (`textworld-cooking`, `example-qa`) or `jsonl:DIR`."""
+    model: str = OFFLINE_MODEL
+    """Default litellm model string for every role; `offline` is the built-in no-LLM baseline."""
+    api_base: str | None = None
+    """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
+    concurrency: int = Field(4, ge=1)
+    """Tasks run at the same time during rollout, validation and eval."""
+    seed: int = 0
+    """Seed of the offline agent and of generated benchmarks' play."""
+    splits: SplitSizes = SplitSizes()
+    """Split sizes of generated benchmarks."""
+    agent: AgentSettings = AgentSettings()
+    """The task agent."""
+    maintainer: MaintainerSettings = MaintainerSettings()
+    """The wiki maintainer."""
+    proposer: ProposerSettings = ProposerSettings()
+    """The skill proposer."""
+    skills: SkillsSettings = SkillsSettings()
+    """How skills are rendered into the task agent's system prompt."""
+    sampling: SamplingSettings = SamplingSettings()
+    """Which traces the maintainer sees."""
+    budget: BudgetSettings = BudgetSettings()
+    """Spending limits."""
+    llm: LLMSettings = LLMSettings()
+    """Retries, timeouts and caching of model calls."""
+
+    def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
+        """The role's settings with the top-level model and api_base filled in."""
+        settings: RoleSettings = getattr(self, name)
+        return settings.model_copy(
+            update={
+                "model": settings.model or self.model,
+                "api_base": settings.api_base or self.api_base,
+            }
+        )
+
+    def with_overrides(self, **overrides: object) -> Config:
+        """A copy with top-level command-line overrides applied (None means: keep)."""
+        update = {key: value for key, value in overrides.items() if value is not None}
+        if "model" in update or "api_base" in update:
+            # an explicit --model/--api-base on the command line wins over per-role settings
+            roles = {
+                name: getattr(self, name).model_copy(
+                    update={k: None for k in ("model", "api_base") if k in update}
+                )
+                for name in ("agent", "maintainer", "proposer")
+            }
+            update.update(roles)
+        return Config.model_validate({**self.model_dump(), **update})
+
+
+def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML ({exc.__class__.__name__}: {exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: must be a YAML mapping of settings")
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{source}: {where}: {first['msg']}{more}") from exc
+
+
+def load_config(root: Path) -> Config:
+    path = root / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path} is missing") from exc
+    return parse_config(text, str(path))

@@ -1,0 +1,33 @@
+"""The errors a user can cause. The CLI prints them as one line and exits non-zero."""
+
+
+class WikiskillError(Exception):
+    """Base of every error that comes from input, configuration or workspace state."""
+
+
+class ConfigError(WikiskillError):
+    """wikiskill.yaml or a command-line option is invalid."""
+
+
+class WorkspaceError(WikiskillError):
+    """The workspace is missing, locked, dirty or otherwise not usable as asked."""
+
+
+class BenchmarkError(WikiskillError):
+    """A benchmark name or its data cannot be loaded."""
+
+
+class ModelError(WikiskillError):
+    """A model call failed for good (after retries), or its output could not be used."""
+
+
+class BudgetExceeded(WikiskillError):
+    """A configured spending or call budget is reached; the run stops cleanly and can resume."""
+
+
+class ProposalError(WikiskillError):
+    """A skill proposal is invalid; the reason is recorded in skill-impact.md."""
+
+
+class EditError(WikiskillError):
+    """An edit could not be applied (missing target, bad path)."""

@@ -1,0 +1,317 @@
+"""A local OpenAI-compatible chat-completions server for tests and speed benchmarks.
+
+Standard library only. A `handler` callable decides each answer::
+
+    def handler(body: dict) -> Reply | str:   # body = parsed JSON request
+        return "hello"                          # or Reply(tool_calls=[...]), Reply(status=429, ...)
+
+    with FakeOpenAIServer(handler, latency=0.2) as server:
+        litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="x", ...)
+        server.requests  # request bodies received so far
+
+Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models.
+A request with ``"stream": true`` gets a complete SSE stream (role/content or tool-call
+delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is set, then
+``[DONE]``), sent in one piece with a Content-Length.
+
+Standalone, answering every request with a fixed content::
+
+    python -m wikiskill.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL_ID = "fake-model"
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+MODELS_PATHS = ("/v1/models", "/models")
+
+
+@dataclass
+class Reply:
+    """What the server answers to one chat-completions request.
+
+    `tool_calls` items are ``{"name": str, "arguments": dict | str}``; the server assigns
+    ids ``call_<n>`` and JSON-encodes dict arguments. Token counts default to a rough
+    ``len(text) // 4`` of the request messages / of the reply.
+
+    Faults: a non-200 `status` sends an OpenAI-style error body (message = `content` or
+    the HTTP reason phrase) with `headers` (e.g. ``{"Retry-After": "2"}``); `delay` sleeps
+    that many seconds before answering (on top of the server's `latency`); `truncate`
+    sends half the body under the full Content-Length and closes the connection.
+    """
+
+    content: str | None = None
+    tool_calls: list[dict] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    truncate: bool = False
+
+
+Handler = Callable[[dict], "Reply | str"]
+
+
+def _rough_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _messages_text(messages: list[dict]) -> str:
+    parts: list[str] = []
+    for message in messages or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+    return "".join(parts)
+
+
+def _error_body(status: int, message: str | None) -> dict:
+    kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+             404: "not_found_error", 429: "rate_limit_error"}
+    kind = kinds.get(status, "server_error" if status >= 500 else "api_error")
+    code = "rate_limit_exceeded" if status == 429 else kind
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = f"HTTP {status}"
+    return {"error": {"message": message or reason, "type": kind, "param": None, "code": code}}
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: FakeOpenAIServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.open_sockets: set[socket.socket] = set()
+        super().__init__(*args, **kwargs)
+
+    # Track connections so stop() can also end idle keep-alive connections, whose
+    # handler threads would otherwise keep serving after serve_forever() returns.
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.open_sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.open_sockets.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that time out and hang up are expected here; stay quiet
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive; every response carries a Content-Length
+    disable_nagle_algorithm = True  # else delayed ACKs add ~50 ms per call
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in MODELS_PATHS:
+            data = [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fakeserver"}]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(404, _error_body(404, f"no route GET {self.path}"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") not in CHAT_PATHS:
+            self._send_json(404, _error_body(404, f"no route POST {self.path}"))
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send_json(400, _error_body(400, "request body is not valid JSON"))
+            return
+        owner = self.server.owner
+        owner._record(body)
+        try:
+            reply = owner.handler(body)
+        except Exception as exc:  # a broken test handler should show up as a 500, not a hang
+            self._send_json(500, _error_body(500, f"handler raised {exc!r}"))
+            return
+        if isinstance(reply, str):
+            reply = Reply(content=reply)
+        if owner.latency or reply.delay:
+            time.sleep(owner.latency + reply.delay)
+        if reply.status != 200:
+            self._send_json(reply.status, _error_body(reply.status, reply.content), reply.headers, reply.truncate)
+        elif body.get("stream"):
+            self._send_stream(owner._chunks(body, reply), reply)
+        else:
+            self._send_json(200, owner._completion(body, reply), reply.headers, reply.truncate)
+
+    def _send_json(self, status: int, obj: dict, headers: dict | None = None, truncate: bool = False) -> None:
+        self._send(status, json.dumps(obj).encode(), "application/json", headers, truncate)
+
+    def _send_stream(self, chunks: list[dict], reply: Reply) -> None:
+        events = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        self._send(200, "".join(events).encode(), "text/event-stream", reply.headers, reply.truncate)
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict | None, truncate: bool) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, str(value))
+            if truncate:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+                data = data[: len(data) // 2]
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (e.g. its read timeout)
+
+
+class FakeOpenAIServer:
+    """OpenAI-compatible chat-completions server on a background thread.
+
+    `handler(body) -> Reply | str` answers each chat request (a str is the content);
+    `latency` seconds are slept before every answer. Use as a context manager, or call
+    `start()` / `stop()`. `port=0` picks a free port.
+    """
+
+    def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.handler = handler
+        self.latency = latency
+        self._lock = threading.Lock()
+        self._requests: list[dict] = []
+        self._ids = itertools.count(1)
+        self._httpd = _HTTPServer((host, port), _RequestHandler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict]:
+        """A snapshot of the chat request bodies received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def start(self) -> FakeOpenAIServer:
+        # A short poll interval keeps stop() (which waits for the next poll) quick.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        for sock in list(self._httpd.open_sockets):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _record(self, body: dict) -> None:
+        with self._lock:
+            self._requests.append(body)
+
+    def _next_id(self) -> int:
+        with self._lock:
+            return next(self._ids)
+
+    def _message_and_usage(self, body: dict, reply: Reply) -> tuple[dict, dict]:
+        tool_calls = [
+            {
+                "id": f"call_{self._next_id()}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"] if isinstance(call.get("arguments"), str)
+                    else json.dumps(call.get("arguments") or {}),
+                },
+            }
+            for call in reply.tool_calls or []
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        prompt = reply.prompt_tokens
+        if prompt is None:
+            prompt = _rough_tokens(_messages_text(body.get("messages", [])))
+        completion = reply.completion_tokens
+        if completion is None:
+            completion = _rough_tokens((reply.content or "") + json.dumps(tool_calls) * bool(tool_calls))
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return message, usage
+
+    def _envelope(self, body: dict, kind: str) -> dict:
+        return {"id": f"chatcmpl-fake{self._next_id()}", "object": kind, "created": int(time.time()),
+                "model": body.get("model", MODEL_ID)}
+
+    def _completion(self, body: dict, reply: Reply) -> dict:
+        message, usage = self._message_and_usage(body, reply)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+        return {**self._envelope(body, "chat.completion"), "choices": [choice], "usage": usage}
+
+    def _chunks(self, body: dict, reply: Reply) -> list[dict]:
+        """The chat.completion.chunk objects of a streamed answer, all sharing one id."""
+        message, usage = self._message_and_usage(body, reply)
+        head = self._envelope(body, "chat.completion.chunk")
+        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+        if "tool_calls" in message:
+            delta["tool_calls"] = [{"index": i, **tc} for i, tc in enumerate(message["tool_calls"])]
+        finish = "tool_calls" if "tool_calls" in message else "stop"
+        chunks = [
+            {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}]},
+        ]
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**head, "choices": [], "usage": usage})
+        return chunks
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a fixed short answer to every request until interrupted (for speed benchmarks)."""
+    parser = argparse.ArgumentParser(prog="python -m wikiskill.fakeserver", description=main.__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
+    parser.add_argument("--content", default="ok", help="the answer content")
+    parser.add_argument("--completion-tokens", type=int, default=None, help="reported completion tokens")
+    args = parser.parse_args(argv)
+    reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
+    with FakeOpenAIServer(lambda body: reply, latency=args.latency, host=args.host, port=args.port) as server:
+        print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

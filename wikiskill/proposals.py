@@ -1,0 +1,148 @@
+"""Turn a proposer's raw proposal into file changes under skills/<name>/, or a reasoned rejection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .edits import apply_edits, parse_edits
+from .errors import ProposalError
+from .skills import normalize_name, skill_problems, with_front_matter
+
+MAX_SKILL_CHARS = 20_000
+MAX_RATIONALE_CHARS = 2_000
+PATCHABLE = ("SKILL.md", "PURPOSE.md")
+HISTORY = "## Evolution History"
+
+
+class InvalidProposal(ProposalError):
+    """A proposal that cannot be applied; `action` and `name` are kept for skill-impact.md."""
+
+    def __init__(self, reason: str, action: str = "invalid", name: str = "", rationale: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.action = action
+        self.name = name
+        self.rationale = rationale
+
+
+@dataclass
+class Proposal:
+    action: str
+    name: str = ""
+    rationale: str = ""
+    changes: dict[str, str | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def skill_dir(name: str) -> str:
+    return f"skills/{name}"
+
+
+def prepare_proposal(raw: object, skill_files: dict[str, str], round_number: int) -> Proposal:
+    """Validate `raw` against the skills on main (`{path under skills/: text}`).
+
+    Raises InvalidProposal with the reason; nothing outside skills/<name>/ can ever be changed.
+    """
+    if not isinstance(raw, dict):
+        raise InvalidProposal(f"the proposal must be a JSON object, got {type(raw).__name__}")
+    action = raw.get("action")
+    rationale = raw.get("rationale") if isinstance(raw.get("rationale"), str) else ""
+    rationale = " ".join(rationale.split())[:MAX_RATIONALE_CHARS]
+    if action == "no_action":
+        return Proposal("no_action", rationale=rationale)
+    if action not in ("create", "patch"):
+        raise InvalidProposal(f"unknown action {str(action)[:40]!r}: use create, patch or no_action", rationale=rationale)
+    raw_name = raw.get("name")
+    try:
+        name = normalize_name(raw_name)
+    except ProposalError as exc:
+        raise InvalidProposal(str(exc), action, str(raw_name)[:64], rationale) from None
+    proposal = Proposal(action, name, rationale)
+    if name != raw_name:
+        proposal.notes.append(f"name {str(raw_name)[:80]!r} normalised to {name!r}")
+    try:
+        if action == "create":
+            _create(proposal, raw, skill_files, round_number)
+        else:
+            _patch(proposal, raw, skill_files, round_number)
+    except InvalidProposal as exc:
+        exc.action, exc.name, exc.rationale = action, name, rationale
+        raise
+    return proposal
+
+
+def _text_field(raw: dict, key: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidProposal(f"`{key}` must be a non-empty string")
+    if len(value) > MAX_SKILL_CHARS:
+        raise InvalidProposal(f"`{key}` is longer than {MAX_SKILL_CHARS} characters")
+    return value
+
+
+def _checked_skill(text: str, name: str, round_number: int) -> str:
+    try:
+        text = with_front_matter(text, name, {"wikiskill-round": str(round_number)})
+    except ValueError as exc:
+        raise InvalidProposal(f"SKILL.md: {exc}") from None
+    problems = skill_problems(text, name)
+    if problems:
+        raise InvalidProposal(f"SKILL.md breaks the Agent Skills rules: {'; '.join(problems)}")
+    return text
+
+
+def _create(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_number: int) -> None:
+    name = proposal.name
+    if f"{name}/SKILL.md" in skill_files:
+        proposal.notes.append(f"skill {name!r} exists: this create rewrites it")
+    skill_md = _checked_skill(_text_field(raw, "skill_md"), name, round_number)
+    purpose = raw.get("purpose_md") if isinstance(raw.get("purpose_md"), str) else ""
+    if len(purpose) > MAX_SKILL_CHARS:
+        raise InvalidProposal(f"`purpose_md` is longer than {MAX_SKILL_CHARS} characters")
+    purpose = purpose.strip() or f"# {name}\n\n## Origin\n\nProposed in round {round_number}."
+    verb = "rewritten" if f"{name}/SKILL.md" in skill_files else "created"
+    proposal.changes = {
+        f"{skill_dir(name)}/SKILL.md": skill_md,
+        f"{skill_dir(name)}/PURPOSE.md": add_history(purpose, round_number, f"{verb}: {proposal.rationale or 'no rationale given'}"),
+    }
+
+
+def _patch(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_number: int) -> None:
+    name = proposal.name
+    if f"{name}/SKILL.md" not in skill_files:
+        raise InvalidProposal(f"cannot patch {name!r}: no such skill (create it instead)")
+    edits_by_file: dict[str, list] = {}
+    raw_edits = raw.get("edits")
+    if not isinstance(raw_edits, list) or not raw_edits:
+        raise InvalidProposal("a patch needs a non-empty `edits` list")
+    for item in raw_edits:
+        target_file = item.get("file", "SKILL.md") if isinstance(item, dict) else "SKILL.md"
+        if target_file not in PATCHABLE:
+            raise InvalidProposal(f"edit file {str(target_file)[:60]!r} is not allowed: use SKILL.md or PURPOSE.md")
+        edits_by_file.setdefault(target_file, []).append(item)
+    texts = {file: skill_files.get(f"{name}/{file}", "") for file in PATCHABLE}
+    applied = 0
+    for file, items in edits_by_file.items():
+        edits, problems = parse_edits(items)
+        new_text, skipped = apply_edits(texts[file], edits)
+        proposal.notes += [f"{file}: {p}" for p in problems + skipped]
+        applied += len(edits) - len(skipped)
+        texts[file] = new_text
+    if not applied:
+        raise InvalidProposal(f"no edit applied ({'; '.join(proposal.notes[-3:]) or 'no valid edits'})")
+    if len(texts["SKILL.md"]) > MAX_SKILL_CHARS:
+        raise InvalidProposal(f"the patched SKILL.md is longer than {MAX_SKILL_CHARS} characters")
+    proposal.changes = {
+        f"{skill_dir(name)}/SKILL.md": _checked_skill(texts["SKILL.md"], name, round_number),
+        f"{skill_dir(name)}/PURPOSE.md": add_history(
+            texts["PURPOSE.md"] or f"# {name}\n", round_number, f"patched: {proposal.rationale or 'no rationale given'}"),
+    }
+
+
+def add_history(purpose: str, round_number: int, line: str) -> str:
+    """Append a line to PURPOSE.md's Evolution History (adding the section when missing)."""
+    entry = f"- r{round_number:03d} {line}"
+    text = purpose.rstrip()
+    if HISTORY.lower() not in text.lower():
+        text += f"\n\n{HISTORY}\n"
+    return f"{text}\n{entry}\n"

@@ -1,0 +1,187 @@
+"""The task agent: solves one task with the active skills in its system prompt.
+
+Kinds: `qa` (one answer in <answer></answer>) and `interactive` (one action per turn in a text
+environment). In skills mode `index` both can call `load_skill(name)` to read a skill's body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Protocol
+
+from ..benchmarks import Benchmark, EnvStep, Task
+from ..config import SkillsSettings
+from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
+from ..prompts import render
+from ..skills import Skill
+from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills, shown_skills
+from ..traces import Step, Trajectory, Usage
+
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
+MAX_SKILL_LOADS = 5
+HISTORY_TURNS = 12
+
+
+class Agent(Protocol):
+    async def run(self, task: Task) -> Trajectory: ...
+
+
+def extract_answer(text: str | None) -> str | None:
+    if text is None:
+        return None
+    matches = _ANSWER.findall(text)
+    return matches[-1].strip() if matches else None
+
+
+def extract_action(text: str | None) -> str:
+    """The action in <action></action>, else the reply's last non-empty line."""
+    if not text:
+        return ""
+    matches = _ACTION.findall(text)
+    if matches:
+        return " ".join(matches[-1].split())
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[-1].split()) if lines else ""
+
+
+def normalized_score(step: EnvStep) -> float:
+    if step.max_score <= 0:
+        return 1.0 if step.won else 0.0
+    return max(0.0, min(1.0, step.score / step.max_score))
+
+
+class _SkillfulChat:
+    """A conversation that resolves `load_skill` tool calls before returning a text reply."""
+
+    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings):
+        self.model = model
+        self.skills = skills
+        self.tools = [LOAD_SKILL_TOOL] if settings.mode == "index" and skills else None
+        self.usage = Usage()
+
+    async def reply(self, messages: list[dict]) -> Reply:
+        for _ in range(MAX_SKILL_LOADS + 1):
+            reply = await self.model.acomplete(messages, self.tools)
+            self.usage = self.usage + reply.usage
+            messages.append(reply.message())
+            if not reply.tool_calls:
+                return reply
+            for call in reply.tool_calls:
+                name = (call.arguments or {}).get("name", "")
+                result = load_skill(self.skills, str(name)) if call.name == LOAD_SKILL_TOOL_NAME else f"Unknown tool {call.name!r}."
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        return reply
+
+
+class QAAgent:
+    def __init__(self, model: ChatModel, benchmark: Benchmark, skills: list[Skill], settings: SkillsSettings):
+        self.model = model
+        self.benchmark = benchmark
+        self.skills = skills
+        self.settings = settings
+
+    async def run(self, task: Task) -> Trajectory:
+        block = render_skills(self.skills, self.settings, task.question)
+        messages = [
+            {"role": "system", "content": render("agent_qa", skills_block=block)},
+            {"role": "user", "content": task.question},
+        ]
+        chat = _SkillfulChat(self.model, self.skills, self.settings)
+        reply = await chat.reply(messages)
+        prediction = extract_answer(reply.content)
+        return Trajectory(
+            task_id=task.id,
+            split=task.split,
+            kind="qa",
+            question=task.question,
+            messages=messages,
+            prediction=prediction,
+            expected=task.answer,
+            score=self.benchmark.score(task, prediction),
+            usage=chat.usage,
+            skills=[s.name for s in shown_skills(self.skills, self.settings, task.question)],
+            error=None if prediction is not None else "no <answer></answer> in the reply",
+        )
+
+
+class InteractiveAgent:
+    """An LLM playing a text environment; the environment runs off the event loop."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        benchmark: Benchmark,
+        skills: list[Skill],
+        settings: SkillsSettings,
+        max_steps: int,
+    ):
+        self.model = model
+        self.benchmark = benchmark
+        self.skills = skills
+        self.settings = settings
+        self.max_steps = max_steps
+
+    async def run(self, task: Task) -> Trajectory:
+        env = await asyncio.to_thread(self.benchmark.make_env, task)
+        try:
+            return await self._play(task, env)
+        finally:
+            await asyncio.to_thread(env.close)
+
+    async def _play(self, task: Task, env) -> Trajectory:
+        block = render_skills(self.skills, self.settings, task.question)
+        system = {"role": "system", "content": render("agent_interactive", skills_block=block)}
+        chat = _SkillfulChat(self.model, self.skills, self.settings)
+        state: EnvStep = await asyncio.to_thread(env.reset)
+        steps: list[Step] = []
+        turns: list[dict] = []
+        feedback = ""
+        tried: set[str] = set()
+        for number in range(1, self.max_steps + 1):
+            turns.append({"role": "user", "content": render(
+                "agent_interactive_turn",
+                first=number == 1,
+                objective=task.question,
+                feedback=feedback,
+                observation=state.observation,
+                score=state.score,
+                max_score=state.max_score,
+                step=number,
+                max_steps=self.max_steps,
+                admissible=state.admissible_actions or [],
+            )})
+            window = [system] + turns[-2 * HISTORY_TURNS:]
+            reply = await chat.reply(window)
+            turns.append({"role": "assistant", "content": reply.content or ""})
+            action = extract_action(reply.content)
+            feedback = _feedback(action, state, tried)
+            state = await asyncio.to_thread(env.step, action or "look")
+            tried.add(action)
+            steps.append(Step(action=action, observation=state.observation, score=state.score, note=feedback or None))
+            if state.done:
+                break
+        return Trajectory(
+            task_id=task.id,
+            split=task.split,
+            kind="interactive",
+            question=task.question,
+            steps=steps,
+            score=normalized_score(state),
+            won=state.won,
+            lost=state.lost,
+            usage=chat.usage,
+            skills=[s.name for s in shown_skills(self.skills, self.settings, task.question)],
+        )
+
+
+def _feedback(action: str, state: EnvStep, tried: set[str]) -> str:
+    """What the harness tells the agent about an invalid or repeated action."""
+    if not action:
+        return "Your reply had no action; `look` was sent instead. Put one action in <action></action>."
+    if state.admissible_actions is not None and action not in state.admissible_actions:
+        return f"`{action}` was not among the admissible actions."
+    if action in tried:
+        return f"You already tried `{action}`; repeating actions rarely helps."
+    return ""

@@ -1,0 +1,86 @@
+"""The skills block of a task agent's system prompt, in three modes.
+
+- `full`: every SKILL.md body (the WikiSkill paper's default);
+- `index`: an `<available_skills>` list of name, description and location; bodies are loaded
+  on demand with the `load_skill` tool (Agent Skills' progressive disclosure);
+- `retrieve`: the top-k skills most relevant to the task text, ranked with BM25 over name,
+  description and When-to-Apply, within a token budget.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .config import SkillsSettings
+from .prompts import render
+from .skills import Skill
+
+CHARS_PER_TOKEN = 4
+LOAD_SKILL_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "load_skill",
+        "description": "Load the full instructions of one of the available skills by name.",
+        "parameters": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "description": "The skill's name."}},
+            "required": ["name"],
+        },
+    },
+}
+
+
+def render_skills(skills: list[Skill], settings: SkillsSettings, task: str = "") -> str:
+    """The block to put into a system prompt; empty when there are no skills."""
+    if not skills:
+        return ""
+    if settings.mode == "index":
+        return render("skills_index", skills=skills)
+    if settings.mode == "retrieve":
+        skills = retrieve(skills, task, settings.top_k, settings.token_budget)
+    return render("skills_full", skills=skills)
+
+
+def shown_skills(skills: list[Skill], settings: SkillsSettings, task: str = "") -> list[Skill]:
+    """The skills whose text the block carries up front (all of them, except in `retrieve`)."""
+    if settings.mode == "retrieve":
+        return retrieve(skills, task, settings.top_k, settings.token_budget)
+    return skills
+
+
+def load_skill(skills: list[Skill], name: str) -> str:
+    """What the `load_skill` tool returns to the agent."""
+    for skill in skills:
+        if skill.name == name:
+            return skill.body
+    names = ", ".join(skill.name for skill in skills) or "none"
+    return f"No skill named {name!r}. Available: {names}."
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def retrieve(skills: list[Skill], task: str, top_k: int, token_budget: int) -> list[Skill]:
+    """The top-k skills for `task` by BM25, kept within `token_budget` (best first)."""
+    if not skills:
+        return []
+    import bm25s
+
+    corpus = [_tokens(f"{s.name.replace('-', ' ')} {s.description} {s.section('When to Apply')}") for s in skills]
+    query = _tokens(task)
+    if not query or not any(corpus):
+        ranked = list(range(len(skills)))
+    else:
+        retriever = bm25s.BM25()
+        retriever.index(corpus, show_progress=False)
+        scores = retriever.get_scores(query)
+        ranked = sorted(range(len(skills)), key=lambda i: (-scores[i], skills[i].name))
+    chosen, used = [], 0
+    for index in ranked[:top_k]:
+        cost = len(skills[index].body) // CHARS_PER_TOKEN
+        if chosen and used + cost > token_budget:
+            break
+        chosen.append(skills[index])
+        used += cost
+    return chosen

@@ -1,0 +1,61 @@
+"""Build the three roles for a workspace: LLM roles through litellm, or the offline backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .benchmarks import Benchmark
+from .config import OFFLINE_MODEL, Config
+from .llm import ChatModel, LiteLLMModel, Meter, ResponseCache
+from .roles.agent import Agent, InteractiveAgent, QAAgent
+from .roles.maintainer import Maintainer
+from .roles.proposer import Library, Proposer
+from .skills import Skill
+
+ModelFactory = Callable[[str], ChatModel]
+
+
+class Team:
+    """Makes agents, the maintainer and the proposer from the config.
+
+    `model_factory` lets a host (or a test) supply its own ChatModel per role name.
+    """
+
+    def __init__(self, config: Config, benchmark: Benchmark, meter: Meter, state_dir: Path,
+                 model_factory: ModelFactory | None = None):
+        self.config = config
+        self.benchmark = benchmark
+        self.meter = meter
+        cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
+        self._factory = model_factory or (
+            lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache)  # type: ignore[arg-type]
+        )
+
+    def offline(self, role: str) -> bool:
+        return self.config.role(role).model == OFFLINE_MODEL  # type: ignore[arg-type]
+
+    def agent(self, skills: list[Skill]) -> Agent:
+        if self.offline("agent"):
+            from .offline.agent import OfflineAgent
+
+            return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps, self.config.seed)
+        model = self._factory("agent")
+        if self.benchmark.agent_kind == "qa":
+            return QAAgent(model, self.benchmark, skills, self.config.skills)
+        return InteractiveAgent(model, self.benchmark, skills, self.config.skills, self.config.agent.max_steps)
+
+    def maintainer(self):
+        if self.offline("maintainer"):
+            from .offline.maintainer import OfflineMaintainer
+
+            return OfflineMaintainer()
+        return Maintainer(self._factory("maintainer"))
+
+    def proposer(self, library: Library):
+        settings = self.config.proposer
+        if self.offline("proposer"):
+            from .offline.proposer import OfflineProposer
+
+            return OfflineProposer(library, settings.min_trace_reads)
+        return Proposer(self._factory("proposer"), library, settings.max_turns, settings.min_trace_reads)
