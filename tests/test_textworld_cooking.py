@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from wikiskill.benchmarks.base import EnvStep  # noqa: E402
-from wikiskill.benchmarks.textworld_cooking import (  # noqa: E402
+from wikiskill.benchmarks.base import EnvStep
+from wikiskill.benchmarks.textworld_cooking import (
     SEED_RANGE,
     TextWorldCooking,
     TextWorldEnv,

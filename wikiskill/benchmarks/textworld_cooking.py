@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -193,6 +194,11 @@ def single_command(action: str) -> str:
     return " ".join(_COMMAND_BREAK.split(action, maxsplit=1)[0].split())
 
 
+_TEXTWORLD = threading.Lock()
+"""TextWorld is not thread-safe (its game loader shares one parser), and agents run episodes in
+threads; every call into it holds this lock. A step takes milliseconds, so the cost is small."""
+
+
 class TextWorldEnv:
     """One cooking game behind the `TextEnv` protocol; the game process starts at `reset`."""
 
@@ -202,9 +208,10 @@ class TextWorldEnv:
         self._last: EnvStep | None = None
 
     def reset(self) -> EnvStep:
-        if self._env is None:
-            self._env = textworld.start(self.game_file, request_infos=_REQUEST_INFOS)
-        return self._record(self._env.reset(), done=False)
+        with _TEXTWORLD:
+            if self._env is None:
+                self._env = textworld.start(self.game_file, request_infos=_REQUEST_INFOS)
+            return self._record(self._env.reset(), done=False)
 
     def step(self, action: str) -> EnvStep:
         """Play one command. Unknown commands get the game's own reply ("That's not a verb I recognise.").
@@ -216,12 +223,14 @@ class TextWorldEnv:
             raise RuntimeError("call reset() before step()")
         if self._last.done:
             return self._last
-        state, _, done = self._env.step(single_command(action))
-        return self._record(state, done=done)
+        with _TEXTWORLD:
+            state, _, done = self._env.step(single_command(action))
+            return self._record(state, done=done)
 
     def close(self) -> None:
         if self._env is not None:
-            self._env.close()
+            with _TEXTWORLD:
+                self._env.close()
         self._env = None
         self._last = None
 
