@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import Config
@@ -19,8 +20,12 @@ def known_benchmarks() -> list[str]:
     return [*INTERACTIVE, *BUILTIN_QA, "jsonl:DIR"]
 
 
-def load_benchmark(config: Config, root: Path | None = None) -> Benchmark:
-    """The benchmark a workspace's config names; relative jsonl paths are taken from `root`."""
+def load_benchmark(config: Config, root: Path | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Benchmark:
+    """The benchmark a workspace's config names; relative jsonl paths are taken from `root`.
+
+    `progress(done, total)` reports one-off preparation such as generating games.
+    """
     name = config.benchmark
     if name.startswith("jsonl:"):
         from .jsonl import JsonlQA
@@ -36,5 +41,6 @@ def load_benchmark(config: Config, root: Path | None = None) -> Benchmark:
     if name == "textworld-cooking":
         from .textworld_cooking import TextWorldCooking
 
-        return TextWorldCooking(n_train=config.splits.train, n_val=config.splits.val, n_test=config.splits.test)
+        return TextWorldCooking(n_train=config.splits.train, n_val=config.splits.val, n_test=config.splits.test,
+                                progress=progress)
     raise BenchmarkError(f"unknown benchmark {name!r}; choose one of: {', '.join(known_benchmarks())}")

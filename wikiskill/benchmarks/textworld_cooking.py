@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import tempfile
 import threading
 import warnings
@@ -116,9 +117,22 @@ def ensure_games(seeds: Sequence[int], progress: Progress | None = None) -> list
     return [game_file(directory, seed) for seed in seeds]
 
 
+def _spawn_safe() -> bool:
+    """`spawn` workers re-import the main module by path; a REPL or `python -` has none."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return path is None and getattr(main, "__spec__", None) is None or bool(path and Path(path).is_file())
+
+
 def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) -> None:
     """Generate in `spawn` worker processes: forking a parent that may run threads can deadlock."""
     workers = min(GENERATION_WORKERS, os.cpu_count() or 1, len(seeds))
+    if workers == 1 or not _spawn_safe():
+        for done, seed in enumerate(seeds, start=1):
+            generate_game(seed, directory)
+            if progress is not None:
+                progress(done, len(seeds))
+        return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = [pool.submit(generate_game, seed, directory) for seed in seeds]
