@@ -81,4 +81,5 @@ class ScriptedWorld:
         reads = sum(1 for m in messages if m["role"] == "tool")
         if reads < 4:
             return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
-        return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": self.proposals[round_number]}}])
+        proposal = self.proposals.get(round_number, {"action": "no_action", "rationale": "nothing left to try"})
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": proposal}}])

@@ -1,6 +1,7 @@
 """Two rounds through the CLI and litellm against a local scripted OpenAI-compatible server:
 round 1's proposal raises val (accepted, merged), round 2's does not (rejected, tagged)."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,11 @@ def agent_prompts(requests: list[dict]) -> list[str]:
             if r["messages"][0]["content"].startswith("You are a careful problem solver")]
 
 
-@pytest.fixture()
-def evolved(tmp_path: Path):
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory):
     runner = CliRunner()
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        ws = tmp_path / "ws"
+        ws = tmp_path_factory.mktemp("e2e") / "ws"
         result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
                                      "--api-base", server.base_url])
         assert result.exit_code == 0, result.output
@@ -105,3 +106,42 @@ def test_status_and_log_read_git(evolved):
     assert "2 completed" in result.output and "0.833" in result.output and "spell-letters" in result.output
     result = runner.invoke(app, ["-C", str(ws), "prompt"])
     assert SPELL in result.output
+
+
+def test_skills_commands_and_running_inside_the_workspace(evolved, monkeypatch):
+    ws, _, _, runner = evolved
+    monkeypatch.chdir(ws / "wiki")
+    listed = runner.invoke(app, ["skills"])
+    assert listed.exit_code == 0 and "spell-letters" in listed.output and "useless-hint" not in listed.output
+    shown = runner.invoke(app, ["skills", "show", "spell-letters"])
+    assert SPELL in shown.output and "Evolution History" in shown.output
+    past = runner.invoke(app, ["skills", "--ref", "baseline"])
+    assert "spell-letters" not in past.output
+    missing = runner.invoke(app, ["skills", "show", "nope"])
+    assert missing.exit_code == 1 and "no skill named 'nope'" in missing.output
+
+
+def test_rollback_reverts_and_the_incumbent_is_reestablished(evolved, tmp_path):
+    source, _, _, runner = evolved
+    ws = tmp_path / "ws"
+    shutil.copytree(source, ws)
+    merge = git(ws, "rev-list", "--first-parent", "--merges", "main").split()[0]
+    result = runner.invoke(app, ["-C", str(ws), "rollback", "spell-letters"])
+    assert result.exit_code == 0, result.output
+    assert not (ws / "skills/spell-letters").exists()
+    assert (ws / "wiki/patterns/reversal-slips.md").exists()  # the wiki stays
+    head = trailers(ws, "main")
+    assert head["Wikiskill-Step"] == "rollback" and head["Wikiskill-Reverts"] == merge
+    assert git(ws, "diff", "--stat", "baseline", "main", "--", "skills") == ""
+    assert "## r001 · rollback · spell-letters · ROLLED_BACK" in (ws / "wiki/skill-impact.md").read_text()
+    again = runner.invoke(app, ["-C", str(ws), "rollback", "spell-letters"])
+    assert again.exit_code == 1 and "nothing to roll back" in again.output
+    assert git(ws, "status", "--porcelain") == ""
+
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1", "--api-base", server.base_url])
+        assert result.exit_code == 0, result.output
+        val_calls = [r for r in server.requests if r["messages"][0]["content"].startswith("You are a careful")]
+    assert len(val_calls) == 12  # round 3 rollout only: the baseline tree's val score is reused
+    status = runner.invoke(app, ["-C", str(ws), "status"])
+    assert "incumbent   0.500" in status.output and "3 completed" in status.output

@@ -33,25 +33,40 @@ def rollback(ws: Workspace, skill: str | None = None, round_number: int | None =
         return [_revert(ws, merge) for merge in targets]
 
 
+def _skills_revert(ws: Workspace, merge: Commit) -> dict[str, str | None]:
+    """Put back every skills/ file the merge changed, as it was before the merge.
+
+    Only skills/ is reverted: the wiki (including the gate's own skill-impact entry) stays.
+    A file changed again after the merge is a conflict, reported rather than overwritten.
+    """
+    before = merge.parents[0]
+    changes: dict[str, str | None] = {}
+    for path in ws.changed_paths(before, merge.sha, "skills"):
+        if ws.read_file(MAIN, path) != ws.read_file(merge.sha, path):
+            raise WorkspaceError(f"cannot roll back {merge.trailer('Skill')}: {path} changed after round "
+                                 f"{merge.trailer('Round')}; roll back the later change first")
+        changes[path] = ws.read_file(before, path)
+    return changes
+
+
 def _revert(ws: Workspace, merge: Commit) -> str:
     name = merge.trailer("Skill") or ""
     merged_round = int(merge.trailer("Round") or 0)
-    tree = ws.merged_tree(MAIN, merge.parents[0], merge_base=merge.sha)
-    changes: dict[str, str | None] = {}
+    changes = _skills_revert(ws, merge)
     purpose_path = f"skills/{name}/PURPOSE.md"
-    purpose = ws.read_file(tree, purpose_path)
-    if purpose is not None:
-        changes[purpose_path] = add_history(purpose, merged_round, f"rolled back (revert of {merge.sha[:10]})")
+    if changes.get(purpose_path) is not None:
+        changes[purpose_path] = add_history(changes[purpose_path], merged_round,
+                                            f"rolled back (revert of {merge.sha[:10]})")
     entry = impact_entry(
         merged_round, "rollback", name, f"manual rollback of the change accepted in round {merged_round}",
         GateDecision("rolled_back", f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run"),
         None, None, f"main (revert of {merge.sha[:10]})",
     )
-    impact = ws.read_file(tree, IMPACT) or ""
+    impact = ws.read_file(MAIN, IMPACT) or ""
     changes[IMPACT] = f"{impact.rstrip()}\n\n{entry}"
     message = format_message(
         f"rollback: revert {name} (accepted in round {merged_round})",
         {"Round": completed_rounds(ws), "Step": "rollback", "Skill": name, "Reverts": merge.sha, "Cost-USD": "0"},
-        body=f"This reverts commit {merge.sha}.",
+        body=f"This reverts the skills/ changes of commit {merge.sha}.",
     )
-    return ws.commit(changes, message, base=tree)
+    return ws.commit(changes, message)
