@@ -46,7 +46,7 @@ def status(ws: Workspace) -> Status:
         rounds=completed_rounds(ws),
         incumbent=incumbent_score(ws, main_log),
         skills=[skill.name for skill in load_skills(ws.read_files(MAIN, "skills"))],
-        wiki_pages=len(ws.list_paths(MAIN, "wiki/patterns")) - (1 if ws.read_file(MAIN, "wiki/patterns/.gitkeep") is not None else 0),
+        wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
         cost_usd=sum(float(c.trailer("Cost-USD") or 0) for c in every),
         tokens=sum(int(c.trailer("Tokens") or 0) for c in every),
     )
