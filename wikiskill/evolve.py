@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 from .errors import WorkspaceError
 from .harness import Harness
-from .history import ROUND_TAG, completed_rounds, incumbent_score, round_state
+from .history import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
 from .workspace import MAIN, format_message
 
 RUN_FILE = "run.json"
@@ -47,15 +48,22 @@ def check_human_edits(harness: Harness, commit_them: bool) -> None:
 
 def _run_target(harness: Harness, rounds: int, done: int) -> int:
     """`--rounds N` means N completed rounds for this run, counting rounds an interrupted run
-    already finished; the run's start is kept in .wikiskill/run.json until it completes."""
+    already finished; the run's start is kept in .wikiskill/run.json until it completes.
+
+    A run killed after its last round but before it removed run.json is complete: the same
+    command then has nothing left to do (done == start + rounds).
+    """
     path = harness.ws.state_dir / RUN_FILE
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        run = None
-    unfinished = run is not None and run["start"] <= done < run["start"] + run["rounds"]
-    start = run["start"] if unfinished else done
-    path.write_text(json.dumps({"start": start, "rounds": rounds}), encoding="utf-8")
+        start, before = int(run["start"]), int(run["rounds"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        start, before = done, 0
+    if not start <= done <= start + before:
+        start = done
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"start": start, "rounds": rounds}), encoding="utf-8")
+    os.replace(tmp, path)
     return start + rounds
 
 
@@ -106,12 +114,16 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
         decisions: list[str] = []
         incumbent = 0.0
         while done < target:
+            check_human_edits(harness, commit_human_edits)  # a person may edit during a long run
             known = incumbent_score(ws)
             incumbent = known if known is not None else harness.baseline(done + 1, first=False)
             if incumbent >= 1.0:
                 break
             decisions.append(run_round(harness, done + 1, incumbent))
             done += 1
+            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1]}")
+        # Only now, with its last round reported, is the run over: killed before this line, the
+        # same command finds the run complete; after it, the person has seen it end.
         (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
         final = incumbent_score(ws)
         return EvolveResult(done, target, final if final is not None else incumbent, decisions,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .edits import apply_edits, parse_edits
 from .errors import ProposalError
+from .redact import scrub
 from .skills import normalize_name, skill_problems, with_front_matter
 
 MAX_SKILL_CHARS = 20_000
@@ -57,6 +58,10 @@ def prepare_proposal(raw: object, skill_files: dict[str, str], round_number: int
         name = normalize_name(raw_name)
     except ProposalError as exc:
         raise InvalidProposal(str(exc), action, str(raw_name)[:64], rationale) from None
+    if scrub(name) != name:
+        raise InvalidProposal("the skill name contains a secret", action, "(redacted)", rationale)
+    if name in skill_files:
+        raise InvalidProposal(f"skills/{name} is an existing file, not a skill folder", action, name, rationale)
     proposal = Proposal(action, name, rationale)
     if name != raw_name:
         proposal.notes.append(f"name {str(raw_name)[:80]!r} normalised to {name!r}")
@@ -85,6 +90,8 @@ def _checked_skill(text: str, name: str, round_number: int) -> str:
         text = with_front_matter(text, name, {"wikiskill-round": str(round_number)})
     except ValueError as exc:
         raise InvalidProposal(f"SKILL.md: {exc}") from None
+    except RecursionError:  # PyYAML recurses once per nesting level
+        raise InvalidProposal("SKILL.md: front matter is nested too deeply") from None
     problems = skill_problems(text, name)
     if problems:
         raise InvalidProposal(f"SKILL.md breaks the Agent Skills rules: {'; '.join(problems)}")
@@ -130,8 +137,9 @@ def _patch(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_num
         texts[file] = new_text
     if not applied:
         raise InvalidProposal(f"no edit applied ({'; '.join(proposal.notes[-3:]) or 'no valid edits'})")
-    if len(texts["SKILL.md"]) > MAX_SKILL_CHARS:
-        raise InvalidProposal(f"the patched SKILL.md is longer than {MAX_SKILL_CHARS} characters")
+    for file in PATCHABLE:
+        if len(texts[file]) > MAX_SKILL_CHARS:
+            raise InvalidProposal(f"the patched {file} is longer than {MAX_SKILL_CHARS} characters")
     proposal.changes = {
         f"{skill_dir(name)}/SKILL.md": _checked_skill(texts["SKILL.md"], name, round_number),
         f"{skill_dir(name)}/PURPOSE.md": add_history(

@@ -6,13 +6,14 @@ outside the workspace do not exist; paths naming val or test material are refuse
 
 from __future__ import annotations
 
-import json
 import re
 
 from .traces import Trajectory
 from .workspace import Workspace
 
 _TRACE = re.compile(r"^raw/r(\d{3})/train/(.+)\.json$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_PATH_CHARS = 500
 READABLE = ("wiki/", "skills/", "traces/")
 MAX_READ_CHARS = 30_000
 
@@ -31,11 +32,11 @@ class Sandbox:
     @staticmethod
     def _clean(path: str) -> str:
         path = path.strip().replace("\\", "/")
-        while path.startswith("./"):
-            path = path[2:]
+        if len(path) > MAX_PATH_CHARS or _CONTROL.search(path):
+            raise LookupError("not a workspace path (too long, or control characters)")
         if path.startswith("/") or re.match(r"^[a-zA-Z]:", path):
             raise LookupError("absolute paths are not allowed; use workspace paths like wiki/index.md")
-        parts = [part for part in path.split("/") if part]
+        parts = [part for part in path.split("/") if part and part != "."]
         if any(part == ".." for part in parts):
             raise LookupError("`..` is not allowed in paths")
         if any(part.lower() in ("val", "test", "val.jsonl", "test.jsonl") for part in parts):
@@ -52,6 +53,8 @@ class Sandbox:
             return self._trace(match.group(2)), True
         if not clean.startswith(READABLE[:2]):
             raise LookupError(f"{clean!r} is not readable: use wiki/..., skills/... or traces/<task_id>")
+        if self.workspace.is_symlink(self.ref, clean):
+            raise LookupError(f"{clean!r} is a symbolic link; links are not followed")
         text = self.workspace.read_file(self.ref, clean)
         if text is None:
             raise LookupError(f"no file {clean!r}")
@@ -61,8 +64,10 @@ class Sandbox:
         path = self.traces.get(task_id)
         if path is None:
             raise LookupError(f"no train trace for task {task_id!r}")
-        data = json.loads(self.workspace.read_file(self.ref, path) or "{}")
-        return Trajectory.model_validate(data).render(self.max_chars)
+        try:
+            return Trajectory.model_validate_json(self.workspace.read_file(self.ref, path) or "").render(self.max_chars)
+        except ValueError:
+            raise LookupError(f"the trace of task {task_id!r} is unreadable") from None
 
     def list(self, path: str) -> list[str]:
         clean = self._clean(path).rstrip("/")

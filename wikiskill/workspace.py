@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from .resources import data_dir
 
 MAIN = "main"
 STATE_DIR = ".wikiskill"
+TEMP_INDEX_PREFIX = "index-"
+STALE_LOCK_SECONDS = 1.0
 TRAILER_PREFIX = "Wikiskill-"
 HARNESS_IDENTITY = {
     "GIT_AUTHOR_NAME": "wikiskill",
@@ -152,6 +155,13 @@ class Workspace:
         except git.GitCommandError:
             return None
 
+    def is_symlink(self, ref: str, path: str) -> bool:
+        """Whether `path` at `ref` is a committed symbolic link (its blob is the link's target)."""
+        try:
+            return self.repo.git.ls_tree(ref, "--", path).startswith("120000 ")
+        except git.GitCommandError:
+            return False
+
     def log(self, ref: str = MAIN, first_parent: bool = True) -> list[Commit]:
         """Commits of `ref`, newest first, with their Wikiskill trailers."""
         args = ["--first-parent"] if first_parent else []
@@ -181,15 +191,17 @@ class Workspace:
         return {name[strip:]: sha for name, sha in (line.split("\0") for line in out.splitlines() if line)}
 
     def changed_paths(self, old: str, new: str, prefix: str | None = None) -> list[str]:
-        args = ["--name-only", "--no-renames", old, new] + (["--", prefix] if prefix else [])
-        return [line for line in self.repo.git.diff(*args).splitlines() if line]
+        """Paths that differ between two commits or trees (-z: raw names, no quoting)."""
+        args = ["--name-only", "--no-renames", "-z", old, new] + (["--", prefix] if prefix else [])
+        return [path for path in self.repo.git.diff(*args).split("\0") if path]
 
     def diff(self, old: str, new: str, prefix: str) -> str:
         return self.repo.git.diff("--no-renames", "--no-color", old, new, "--", prefix)
 
     def dirty_paths(self, *prefixes: str) -> list[str]:
-        """Uncommitted changes (tracked and untracked) under the given folders."""
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *prefixes)
+        """Uncommitted changes (tracked and untracked) under the given files or folders."""
+        out = self.repo.git.status("--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *prefixes,
+                                   env={"GIT_LITERAL_PATHSPECS": "1"})
         return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
     # -- writing ------------------------------------------------------------------------------
@@ -209,34 +221,50 @@ class Workspace:
         """
         parent = self.head(branch)
         tree = self._write_tree(base or parent, changes)
+        if branch == MAIN and parent:
+            self._refuse_to_overwrite_edits(parent, tree)
         parents = [p for p in (parent, *extra_parents) if p]
         args = [tree] + [arg for p in parents for arg in ("-p", p)]
         sha = self._git_input(["commit-tree", *args], scrub(message).encode("utf-8"), HARNESS_IDENTITY)
         self.move_branch(branch, sha, parent)
         return sha
 
+    def _refuse_to_overwrite_edits(self, old: str, tree: str) -> None:
+        """A commit on main rewrites the working files it changes: refuse while one of them holds
+        edits that are not committed (a person's, made during a long run) instead of losing them."""
+        paths = self.changed_paths(old, tree)
+        dirty = self.dirty_paths(*paths) if paths else []
+        if dirty:
+            raise WorkspaceError(f"{dirty[0]} has uncommitted edits that this step would overwrite: commit them "
+                                 "(evolve --commit-human-edits does) or discard them, then run the command again")
+
     def _write_tree(self, base: str | None, changes: dict[str, str | None]) -> str:
         for path in changes:
-            if path.startswith("/") or ".." in Path(path).parts or path.startswith(".git"):
-                raise WorkspaceError(f"refusing to write outside the workspace: {path!r}")
-        fd, index_path = tempfile.mkstemp(prefix="index-", dir=self.state_dir)
+            _check_path(path)
+        with self._temp_index(base) as env:
+            records = []
+            for path, text in sorted(changes.items()):
+                if text is None:
+                    records.append(f"0 {'0' * 40}\t{path}")
+                else:
+                    data = scrub(text).encode("utf-8")
+                    blob = self.repo.odb.store(IStream("blob", len(data), BytesIO(data))).hexsha.decode()
+                    records.append(f"100644 {blob}\t{path}")
+            if records:
+                self._git_input(["update-index", "-z", "--index-info"], "".join(r + "\0" for r in records).encode(), env)
+            return self.repo.git.write_tree(env=env)
+
+    @contextmanager
+    def _temp_index(self, base: str | None) -> Iterator[dict[str, str]]:
+        """The environment of a private index (holding `base`'s tree) in .wikiskill/."""
+        fd, index_path = tempfile.mkstemp(prefix=TEMP_INDEX_PREFIX, dir=self.state_dir)
         os.close(fd)
         os.unlink(index_path)
         env = {"GIT_INDEX_FILE": index_path}
         try:
             if base:
                 self.repo.git.read_tree(base, env=env)
-            lines = []
-            for path, text in sorted(changes.items()):
-                if text is None:
-                    lines.append(f"0 {'0' * 40}\t{path}")
-                else:
-                    data = scrub(text).encode("utf-8")
-                    blob = self.repo.odb.store(IStream("blob", len(data), BytesIO(data))).hexsha.decode()
-                    lines.append(f"100644 {blob}\t{path}")
-            if lines:
-                self._git_input(["update-index", "--index-info"], ("\n".join(lines) + "\n").encode(), env)
-            return self.repo.git.write_tree(env=env)
+            yield env
         finally:
             Path(index_path).unlink(missing_ok=True)
 
@@ -250,13 +278,29 @@ class Workspace:
 
     def move_branch(self, branch: str, new: str, old: str | None) -> None:
         """Compare-and-swap the branch; on main, sync the working tree (resumable via a marker)."""
-        checked_out = branch == MAIN
-        if checked_out and old:
+        sync = branch == MAIN and old is not None
+        if sync:
+            self._check_checkout()
             self._write_marker({"old": old, "new": new})
-        self.repo.git.update_ref(f"refs/heads/{branch}", new, old or "")
-        if checked_out and old:
+        try:
+            self.repo.git.update_ref(f"refs/heads/{branch}", new, old or "")
+        except git.GitCommandError:
+            if sync:
+                self._marker_path().unlink(missing_ok=True)
+            raise WorkspaceError(f"branch {branch} moved while wikiskill was writing it; run the command again") from None
+        if sync:
             self._sync_worktree(old, new)
             self._marker_path().unlink(missing_ok=True)
+
+    def _check_checkout(self) -> None:
+        """The working tree must have main checked out: syncing it moves the checked-out branch."""
+        try:
+            head = self.repo.git.symbolic_ref("-q", "HEAD")
+        except git.GitCommandError:
+            head = "a detached HEAD"
+        if head != f"refs/heads/{MAIN}":
+            raise WorkspaceError(f"the workspace has {head.removeprefix('refs/heads/')} checked out; "
+                                 f"wikiskill writes to {MAIN}: run `git checkout {MAIN}` first")
 
     def _marker_path(self) -> Path:
         return self.state_dir / "sync.json"
@@ -267,30 +311,74 @@ class Workspace:
         os.replace(tmp, self._marker_path())
 
     def _sync_worktree(self, old: str, new: str) -> None:
-        """Make the index and the files that differ between two commits match `new`."""
-        (self.root / ".git" / "index.lock").unlink(missing_ok=True)
-        paths = self.changed_paths(old, new)
-        self.repo.git.reset("-q", new)
-        present = set(self.repo.git.ls_tree("-r", "--name-only", new, "--", *paths).splitlines()) if paths else set()
-        for path in paths:
-            if path not in present:
+        """Make the index and the files that differ between two commits match `new`.
+
+        Idempotent, so `recover` can run it again however far a killed run got.
+        """
+        fields = self.repo.git.diff("--name-status", "--no-renames", "-z", old, new).split("\0")
+        changes = list(zip(fields[0::2], fields[1::2]))
+        self._reset_index(new)
+        for status, path in changes:
+            if status == "D" and not _behind_symlink(self.root, path):
                 target = self.root / path
-                target.unlink(missing_ok=True)
+                try:
+                    target.unlink()
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
                 _remove_empty_parents(target.parent, self.root)
-        if present:
-            data = "\0".join(sorted(present)) + "\0"
-            self._git_input(["checkout-index", "-f", "-z", "--stdin"], data.encode("utf-8"))
+        written = sorted(path for status, path in changes if status != "D")
+        if written:
+            self._git_input(["checkout-index", "-f", "-z", "--stdin"], "".join(p + "\0" for p in written).encode())
+
+    def _reset_index(self, commit: str, attempts: int = 20) -> None:
+        """Point the index at `commit` (keeping the stat data of unchanged files), waiting a
+        little while another git command holds it. Unlike `git reset` this locks no ref."""
+        for attempt in range(attempts):
+            try:
+                self.repo.git.read_tree("--reset", commit)
+                return
+            except git.GitCommandError as exc:
+                if "index.lock" not in str(exc) or attempt == attempts - 1:
+                    raise WorkspaceError(f"cannot update the git index: {_first_line(exc.stderr)}") from None
+                time.sleep(0.1)
 
     def recover(self) -> bool:
-        """Finish a working-tree sync that a crash interrupted. True when there was one."""
+        """Finish what a killed writer left behind; call it holding the lock, before writing.
+
+        Removes temporary indexes and stale git lock files, and completes an interrupted
+        working-tree sync (True when there was one).
+        """
+        self._check_checkout()
+        for leftover in self.state_dir.glob(TEMP_INDEX_PREFIX + "*"):
+            leftover.unlink(missing_ok=True)
+        self._remove_stale_git_locks()
         marker = self._marker_path()
         if not marker.exists():
             return False
-        data = json.loads(marker.read_text(encoding="utf-8"))
-        if self.head() == data["new"]:
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except ValueError:
+            data = {}  # written by replace, so only a hand edit can break it
+        if data.get("new") and self.head() == data["new"]:
             self._sync_worktree(data["old"], data["new"])
         marker.unlink()
         return True
+
+    def _remove_stale_git_locks(self) -> None:
+        """Delete the lock files of git commands killed with wikiskill (index, HEAD, refs).
+
+        A live git command holds its lock for milliseconds, so a lock older than
+        STALE_LOCK_SECONDS is a dead one's; younger ones are given that long first.
+        """
+        git_dir = Path(self.repo.git_dir)
+        candidates = [git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock")]
+        for lock in candidates + sorted((git_dir / "refs").rglob("*.lock")):
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            time.sleep(max(0.0, STALE_LOCK_SECONDS - age))
+            lock.unlink(missing_ok=True)
 
     def tag(self, name: str, sha: str, force: bool = False) -> None:
         self.repo.git.tag(*(["-f"] if force else []), name, sha)
@@ -310,10 +398,30 @@ class Workspace:
             raise WorkspaceError(f"cannot combine {ours[:8]} with {theirs[:8]}: conflicting changes") from exc
 
     def commit_working_tree(self, paths: list[str], message: str) -> str:
-        """Commit the person's own edits under `paths` (used for `human` steps)."""
-        self.repo.git.add("-A", "--", *paths)
-        self._git_input(["commit", "-q", "--allow-empty", "-F", "-"], scrub(message).encode("utf-8"))
-        return self.repo.head.commit.hexsha
+        """Commit the person's own edits under `paths` on main (a `human` step).
+
+        Built in a private index and published by compare-and-swap like every harness write;
+        secrets are scrubbed from the edited files on disk first, so they never reach git.
+        """
+        parent = self.head(MAIN)
+        for path in self.dirty_paths(*paths):
+            _scrub_file(self.root / path)
+        with self._temp_index(parent) as env:
+            self.repo.git.add("-A", "--", *paths, env=env)
+            tree = self.repo.git.write_tree(env=env)
+        args = [tree] + (["-p", parent] if parent else [])
+        sha = self._git_input(["commit-tree", *args], scrub(message).encode("utf-8"), self._person())
+        self.move_branch(MAIN, sha, parent)
+        return sha
+
+    def _person(self) -> dict[str, str]:
+        """The person's git identity for their own edits; wikiskill's when none is configured."""
+        try:
+            self.repo.git.var("GIT_AUTHOR_IDENT")
+            self.repo.git.var("GIT_COMMITTER_IDENT")
+            return {}
+        except git.GitCommandError:
+            return HARNESS_IDENTITY
 
     @contextmanager
     def lock(self, command: str) -> Iterator[None]:
@@ -335,8 +443,81 @@ class Workspace:
         finally:
             handle.close()
 
+    # -- hosts, export and watch ----------------------------------------------------------
+
+    @property
+    def git_dir(self) -> Path:
+        """The repository's git directory (where refs live), for file-system watchers."""
+        return Path(self.repo.git_dir)
+
+    def blobs(self, ref: str, prefix: str) -> dict[str, tuple[bytes, bool]]:
+        """`{path relative to prefix: (bytes, executable)}` of every regular file under `prefix`
+        at `ref`, byte for byte; symlinks and submodules are left out."""
+        try:
+            tree = self.repo.commit(ref).tree / prefix.rstrip("/")
+        except (KeyError, ValueError, git.BadName) as exc:
+            if isinstance(exc, git.BadName):
+                raise WorkspaceError(f"unknown git ref {ref!r}") from exc
+            return {}
+        return {
+            item.path[len(tree.path) + 1:]: (item.data_stream.read(), item.mode == 0o100755)
+            for item in tree.traverse()
+            if item.type == "blob" and item.mode in (0o100644, 0o100755)
+        }
+
+    def touching_commits(self, ref: str, prefix: str) -> list[tuple[Commit, list[str]]]:
+        """Commits on `ref`'s first-parent line that changed files under `prefix`, newest first,
+        each with those paths. A merge counts with its diff to its first parent, so an accepted
+        gate merge appears with its trailers (decision, round) rather than the branch commits."""
+        out = self.repo.git.log("--first-parent", "--diff-merges=first-parent", "--name-only",
+                                "--format=%x1e%H", ref, "--", prefix)
+        paths_by_sha: dict[str, list[str]] = {}
+        for record in out.split("\x1e"):
+            lines = [line for line in record.splitlines() if line]
+            if lines:
+                paths_by_sha[lines[0]] = lines[1:]
+        return [(commit, paths_by_sha[commit.sha]) for commit in self.log(ref) if commit.sha in paths_by_sha]
+
 
 def _remove_empty_parents(directory: Path, root: Path) -> None:
-    while directory != root and directory.is_dir() and not any(directory.iterdir()):
+    while directory != root and not directory.is_symlink() and directory.is_dir() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
+
+
+def _behind_symlink(root: Path, path: str) -> bool:
+    """Whether a folder on the way to `path` is a symlink (removing through it would escape)."""
+    folder = root
+    for part in Path(path).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            return True
+    return False
+
+
+def _check_path(path: str) -> None:
+    """Harness writes stay inside the workspace and out of .git, and carry no secret in the name."""
+    parts = path.split("/")
+    if (not path or path.startswith("/") or "\0" in path or any(p in ("", ".", "..") for p in parts)
+            or any(p.lower() == ".git" for p in parts)):
+        raise WorkspaceError(f"refusing to write outside the workspace: {path[:200]!r}")
+    if scrub(path) != path:
+        raise WorkspaceError("refusing to write a file whose name contains a secret")
+
+
+def _scrub_file(path: Path) -> None:
+    """Replace secrets in a text file in place (symlinks and binary files are left alone)."""
+    if path.is_symlink() or not path.is_file():
+        return
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return
+    clean = scrub(text)
+    if clean != text:
+        path.write_text(clean, encoding="utf-8")
+
+
+def _first_line(text: object) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0][:300] if lines else "unknown error"

@@ -52,7 +52,10 @@ class MaintainerResult:
 
 def parse_output(text: str | None) -> MaintainerOutput:
     """Parse the reply; raise ValueError with a message the model can act on."""
-    data = extract_json(text)
+    try:
+        data = extract_json(text)
+    except RecursionError:  # the json module recurses once per nesting level
+        raise ValueError("the JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError("the reply must be one JSON object")
     try:

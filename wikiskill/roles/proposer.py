@@ -4,6 +4,7 @@ harness validates and applies it."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -88,7 +89,7 @@ class Proposer:
 
     def _handle(self, name: str, arguments: dict | None, traces_read: set[str],
                 result: ProposerResult) -> tuple[str, dict | None]:
-        if arguments is None:
+        if not isinstance(arguments, dict):
             return "Error: the arguments were not a JSON object.", None
         if name in ("read_file", "list_files"):
             path = arguments.get("path")
@@ -102,14 +103,24 @@ class Proposer:
                 return f"Error: {exc.args[0] if exc.args else exc}", None
             result.reads.append(path)
             if is_trace:
-                traces_read.add(path)
+                traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
             return text, None
         if name == "finish":
             if len(traces_read) < self.min_trace_reads:
                 return (f"Error: read at least {self.min_trace_reads} traces with read_file('traces/<task_id>') "
                         f"before finishing (you have read {len(traces_read)})."), None
-            proposal = arguments.get("proposal", arguments)
+            proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
                 return "Error: `proposal` must be a JSON object.", None
             return "Proposal received.", proposal
         return f"Error: unknown tool {name!r}; use read_file, list_files or finish.", None
+
+
+def _object(value: object) -> object:
+    """A proposal some models send as a JSON string instead of an object, decoded."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value

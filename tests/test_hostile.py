@@ -1,0 +1,346 @@
+"""Hostile and malformed model output never crashes a step, never writes outside the allowed
+paths (wiki/ for the maintainer, skills/<name>/ for a proposal), is never half-applied, and every
+rejection is recorded with its reason.
+
+The property tests share one workspace with planted traps: symlinks committed under skills/ and
+wiki/ that point outside, a file where a skill folder would go, a page whose front matter is not
+a mapping, a broken trace, and val material that no role may read.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import git
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
+from test_workspace import evolve_scripted, scripted_workspace
+
+from wikiskill.llm import Reply, ToolCall
+from wikiskill.proposals import InvalidProposal, prepare_proposal
+from wikiskill.roles.agent import extract_action, extract_answer
+from wikiskill.roles.maintainer import MaintainerOutput, parse_output
+from wikiskill.roles.proposer import Proposer
+from wikiskill.sandbox import Sandbox
+from wikiskill.skills import NAME_PATTERN, skill_problems, split_front_matter
+from wikiskill.traces import Trajectory
+from wikiskill.wiki import INDEX, LOG, apply_maintainer_output, read_wiki
+from wikiskill.workspace import MAIN
+
+CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")
+HOSTILE_NAMES = [
+    "../../x", "../../../outside/secret.txt", "/etc/passwd", "/tmp/abs", "C:\\evil", "..", ".", "", " ", "-",
+    "skills/../../x", "wiki/../raw/r001/val.jsonl", "name\n---\nname: evil", "a\0b", ".git/config", "index",
+    "spell-letters", "notadir", "dirlink", "evil", "linked", "trap", "Ünïcödé ñame", "x" * 300, "~/.ssh/id_rsa",
+    "traces/../../raw", "raw/r001/val.jsonl", "raw/r001/train/train-00.json", "traces/train-00", "traces/broken",
+    "traces/val-01", "raw/test/x.json", "wiki/patterns/linked.md", "skills/evil/SKILL.md", "skills/dirlink/x", "wiki/val/x.md",
+    "wiki/index.md", "skills", "wiki", "traces", "file:///etc/passwd", "wiki/index.md\n", "wiki/patterns/",
+]
+FRONT_MATTERS = ["- not\n- a mapping", "name: evil", "[[[[", "a: b\n---\nname: evil", "!!python/object/apply:os.system [ls]",
+                 "evidence: [[1], {a: b}, 3]", "description: \"x\\n---\\nname: evil\"", "{" * 2000, "created: 2024-01-01"]
+
+text = st.one_of(st.text(max_size=60), st.sampled_from(HOSTILE_NAMES), st.integers(0, 25_000).map(lambda n: "y" * n))
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6)
+page_text = st.one_of(text, st.builds(lambda fm, body: f"---\n{fm}\n---\n{body}", st.sampled_from(FRONT_MATTERS), text))
+edit = st.one_of(json_value, st.fixed_dictionaries(
+    {"op": st.sampled_from(["append", "replace", "insert_after", "delete"]), "content": text},
+    optional={"target": st.sampled_from(["---", "body", "## Instructions", "", "name: spell-letters"]) | text,
+              "file": st.sampled_from(["SKILL.md", "PURPOSE.md", "../../x", "/etc/passwd"]) | json_value}))
+PROPERTY = settings(max_examples=30, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+
+
+def git_as_person(root: Path, *args: str) -> str:
+    return git(root, "-c", "user.name=Person", "-c", "user.email=person@example.invalid", *args)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """A workspace with traps committed by a person, and the folder outside it."""
+    root = tmp_path_factory.mktemp("planted")
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("OUTSIDE-CANARY\n")
+    ws = scripted_workspace(root / "ws")
+    files = {
+        "skills/spell-letters/SKILL.md": skill_md("spell-letters", "MARKER"),
+        "skills/spell-letters/PURPOSE.md": "# spell-letters\n",
+        "skills/notadir": "a file where a skill folder would go\n",
+        "wiki/patterns/trap.md": "---\n- not\n- a mapping\n---\nbody\n",
+        "wiki/patterns/odd.md": "---\nevidence: [[1], {a: b}, 3, x]\ncreated: 2024-01-01\n---\nbody\n",
+        "raw/r001/train/train-00.json": Trajectory(task_id="train-00", split="train", kind="qa",
+                                                   question="TRAIN-TEXT?", prediction="a").to_json(),
+        "raw/r001/train/broken.json": "{not json",
+        "raw/r001/val.jsonl": '{"id": "val-01", "note": "VAL-CANARY"}\n',
+        "raw/baseline/val.jsonl": '{"id": "val-01", "note": "VAL-CANARY"}\n',
+        "wiki/val/x.md": "VAL-CANARY\n",
+        "raw/test/x.json": "TEST-CANARY\n",
+    }
+    for path, content in files.items():
+        (ws.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws.root / path).write_text(content)
+    (ws.root / "skills/dirlink").symlink_to("../../outside")
+    (ws.root / "skills/evil").mkdir()
+    (ws.root / "skills/evil/SKILL.md").symlink_to("../../../outside/secret.txt")
+    (ws.root / "wiki/patterns/linked.md").symlink_to("../../../outside/secret.txt")
+    git_as_person(ws.root, "add", "-A")
+    git_as_person(ws.root, "commit", "-qm", "planted traps")
+    return ws, outside
+
+
+def outside_snapshot(outside: Path) -> dict:
+    return {str(path): path.read_bytes() for path in outside.rglob("*")}
+
+
+def commit_and_check(ws, outside, changes: dict, allowed: re.Pattern) -> None:
+    """Publish `changes` on main like a step, check what moved, then put main back."""
+    before, snapshot = ws.head(), outside_snapshot(outside)
+    sha = ws.commit(changes, "step\n")
+    changed = ws.changed_paths(before, sha)
+    assert all(allowed.fullmatch(path) for path in changed), changed
+    assert outside_snapshot(outside) == snapshot
+    assert git(ws.root, "status", "--porcelain") == ""
+    ws.commit({}, "restore\n", base=before)
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+# -- the maintainer ---------------------------------------------------------------------------------
+
+maintainer_json = st.fixed_dictionaries(
+    {"update_index": text, "append_log": text},
+    optional={
+        "create_patterns": st.lists(st.fixed_dictionaries({"name": text, "content": page_text}), max_size=3),
+        "update_patterns": st.lists(st.fixed_dictionaries(
+            {"name": st.sampled_from(["trap", "odd", "linked", "linked.md", "../patterns/trap.md"]) | text,
+             "edits": st.lists(edit, max_size=3)}), max_size=3),
+        "extra": json_value,
+    })
+reply_text = st.one_of(
+    st.text(max_size=200), json_value.map(json.dumps), maintainer_json.map(json.dumps),
+    maintainer_json.map(lambda d: json.dumps(d)[: len(json.dumps(d)) // 2]),
+    st.builds(lambda n, ws: json.dumps({"update_index": 1, "append_log": None, "create_patterns": "x"}) * n, st.integers(1, 3), st.none()),
+    st.integers(1, 5000).map(lambda n: "[" * n), st.integers(1, 3000).map(lambda n: '{"a":' * n),
+    maintainer_json.map(lambda d: f"Here you go:\n```json\n{json.dumps(d)}\n```\nDone."))
+
+
+@PROPERTY
+@given(reply_text)
+def test_maintainer_reply_parses_or_is_refused_with_a_reason(reply):
+    try:
+        output = parse_output(reply)
+    except ValueError as refused:
+        assert str(refused).strip()
+        return
+    assert isinstance(output, MaintainerOutput)
+
+
+@PROPERTY
+@given(maintainer_json)
+def test_maintainer_output_writes_only_the_wiki_and_reports_every_skip(planted, raw):
+    ws, outside = planted
+    output = MaintainerOutput.model_validate(raw)
+    wiki = read_wiki(ws.read_files(MAIN, "wiki"))
+    update = apply_maintainer_output(output, wiki, 2, ["train-00", "train-01"])
+    for path, content in update.changes.items():
+        assert path in (INDEX, LOG) or re.fullmatch(r"wiki/patterns/[^/]+\.md", path), path
+        if path.startswith("wiki/patterns/"):
+            data, _ = split_front_matter(content)
+            assert data["kind"] and all(isinstance(task_id, str) for task_id in data["evidence"])
+            if path.removeprefix("wiki/patterns/").removesuffix(".md") not in wiki.pages:
+                assert NAME_PATTERN.fullmatch(path.removeprefix("wiki/patterns/").removesuffix(".md"))
+    creates, updates = output.create_patterns, output.update_patterns
+    assert sum(bool(re.match(r"(created |create .*skipped)", line)) for line in update.report) == len(creates)
+    assert sum(bool(re.match(r"(updated |update .*skipped)", line)) for line in update.report) == len(updates)
+    commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
+
+
+# -- the proposer and its proposals ------------------------------------------------------------------
+
+plausible_name = st.from_regex(r"[A-Za-z0-9 _.-]{1,30}", fullmatch=True) | st.sampled_from(HOSTILE_NAMES)
+plausible_edit = st.fixed_dictionaries({
+    "op": st.sampled_from(["append", "replace", "insert_after"]), "content": page_text,
+    "target": st.sampled_from(["## Instructions", "---", "MARKER", "name: spell-letters", "description:"]) | text,
+    "file": st.sampled_from(["SKILL.md", "PURPOSE.md"])})
+proposal_json = st.one_of(
+    json_value,
+    st.fixed_dictionaries({"action": st.sampled_from(["create", "patch", "no_action", "delete"]) | json_value},
+                          optional={"name": text | json_value, "skill_md": page_text | json_value,
+                                    "purpose_md": text | json_value, "edits": st.lists(edit, max_size=3) | json_value,
+                                    "rationale": text | json_value}),
+    st.fixed_dictionaries({"action": st.just("create"), "name": plausible_name | text,
+                           "skill_md": st.builds(skill_md, plausible_name | text, text) | page_text},
+                          optional={"purpose_md": text, "rationale": text}),
+    st.fixed_dictionaries({"action": st.just("patch"), "edits": st.lists(plausible_edit | edit, min_size=1, max_size=3),
+                           "name": st.sampled_from(["spell-letters", "Spell Letters", "../../spell-letters", "evil",
+                                                    "notadir", "dirlink"]) | text},
+                          optional={"rationale": text}))
+
+
+@settings(PROPERTY, max_examples=60)
+@given(proposal_json)
+def test_a_proposal_is_applied_whole_inside_its_folder_or_rejected_with_a_reason(planted, raw):
+    ws, outside = planted
+    skills = ws.read_files(MAIN, "skills")
+    try:
+        proposal = prepare_proposal(raw, skills, 3)
+    except InvalidProposal as rejected:
+        assert rejected.reason.strip() and rejected.action
+        event("rejected")
+        return
+    event(proposal.action)
+    if proposal.action == "no_action":
+        assert proposal.changes == {}
+        return
+    folder = f"skills/{proposal.name}"
+    assert NAME_PATTERN.fullmatch(proposal.name)
+    assert set(proposal.changes) == {f"{folder}/SKILL.md", f"{folder}/PURPOSE.md"}
+    skill_text = proposal.changes[f"{folder}/SKILL.md"]
+    assert split_front_matter(skill_text)[0]["name"] == proposal.name
+    assert skill_problems(skill_text, proposal.name) == []
+    commit_and_check(ws, outside, proposal.changes, re.compile(re.escape(folder) + r"/.+"))
+
+
+@PROPERTY
+@given(st.sampled_from(HOSTILE_NAMES + ["train-00"]), st.text(max_size=200))
+def test_skill_front_matter_cannot_be_injected(name, description):
+    text = skill_md("x", "MARKER").replace(
+        "description: Spell the word letter by letter before answering.", f"description: {json.dumps(description, ensure_ascii=False)}")
+    try:
+        proposal = prepare_proposal({"action": "create", "name": name, "skill_md": text}, {}, 1)
+    except InvalidProposal as rejected:
+        assert rejected.reason.strip()
+        return
+    data, body = split_front_matter(proposal.changes[f"skills/{proposal.name}/SKILL.md"])
+    assert data["name"] == proposal.name and "evil" not in data
+    assert data["description"] == split_front_matter(text)[0]["description"]  # as YAML read it, no more
+    assert "MARKER" in body
+
+
+class TurnsModel:
+    """Replies with scripted tool calls, one list per turn, and records what the role sent."""
+
+    def __init__(self, turns: list[list[dict]]):
+        self.turns = list(turns)
+        self.messages: list[dict] = []
+
+    def complete(self, messages, tools=None) -> Reply:
+        self.messages = messages
+        if not self.turns:
+            return Reply("I am done.")
+        calls = self.turns.pop(0)
+        return Reply(None, [ToolCall(f"c{n}", str(call["name"]), call["arguments"], json.dumps(call["arguments"]))
+                            for n, call in enumerate(calls)])
+
+    async def acomplete(self, messages, tools=None) -> Reply:
+        return self.complete(messages, tools)
+
+
+tool_call = st.fixed_dictionaries({
+    "name": st.sampled_from(["read_file", "list_files", "finish", "rm", ""]),
+    "arguments": st.one_of(json_value, st.fixed_dictionaries({"path": st.sampled_from(HOSTILE_NAMES) | json_value}),
+                           st.fixed_dictionaries({"proposal": proposal_json | json_value.map(json.dumps)})),
+})
+
+
+@PROPERTY
+@given(st.lists(st.lists(tool_call, min_size=1, max_size=3), max_size=8))
+def test_the_proposer_survives_any_tool_calls_and_reads_only_train_material(planted, turns):
+    ws, _ = planted
+    model = TurnsModel(turns)
+    context = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [],
+               "outcomes": []}
+    result = Proposer(model, Sandbox(ws, MAIN), max_turns=10, min_trace_reads=1).run(context)
+    assert result.proposal is None or isinstance(result.proposal, dict)
+    assert result.proposal is not None or result.error
+    for message in model.messages:
+        if message["role"] == "tool":
+            assert not any(canary in message["content"] for canary in CANARIES), message["content"][:200]
+
+
+def test_the_sandbox_refuses_escapes_symlinks_and_val_material(planted):
+    ws, _ = planted
+    sandbox = Sandbox(ws, MAIN)
+    refused = {
+        "../../outside/secret.txt": "`..`", "/etc/passwd": "absolute", "wiki/../raw/r001/val.jsonl": "`..`",
+        "raw/r001/val.jsonl": "validation and test", "raw/baseline/val.jsonl": "validation and test",
+        "wiki/val/x.md": "validation and test", "raw/test/x.json": "validation and test",
+        "wiki/patterns/linked.md": "symbolic link", "skills/evil/SKILL.md": "symbolic link",
+        "skills/dirlink/secret.txt": "no file", "traces/broken": "unreadable", "traces/val-01": "no train trace",
+        "wiki/index.md\0": "control characters", ".git/config": "not readable", "wikiskill.yaml": "not readable",
+    }
+    for path, reason in refused.items():
+        with pytest.raises(LookupError, match=reason):
+            sandbox.read(path)
+    text, is_trace = sandbox.read("traces/train-00")
+    assert is_trace and "TRAIN-TEXT" in text
+    assert sandbox.read("raw/r001/train/train-00.json")[0] == text
+    assert "skills/dirlink" in sandbox.list("skills")
+    for path in ("..", "/", "raw", "wiki/../raw"):
+        with pytest.raises(LookupError):
+            sandbox.list(path)
+
+
+# -- the task agent -------------------------------------------------------------------------------
+
+agent_reply = st.one_of(
+    st.none(), st.text(max_size=300),
+    st.lists(st.sampled_from(["<answer>", "</answer>", "<action>", "</action>", "<ANSWER>", "x", "\n", " ", "go north"]),
+             max_size=300).map("".join),
+    st.integers(0, 20_000).map(lambda n: "<answer>" + "z" * n))
+
+
+@PROPERTY
+@given(agent_reply)
+def test_agent_reply_extraction_never_fails(reply):
+    answer = extract_answer(reply)
+    action = extract_action(reply)
+    assert answer is None or isinstance(answer, str)
+    assert isinstance(action, str) and "\n" not in action
+
+
+# -- whole rounds with hostile roles --------------------------------------------------------------
+
+
+class LoopingWorld(ScriptedWorld):
+    """A proposer that reads forever and never calls finish."""
+
+    def propose(self, messages):
+        from wikiskill.fakeserver import Reply as ServerReply
+
+        return ServerReply(tool_calls=[{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}])
+
+
+ROUNDS = {
+    "garbage maintainer, front matter not a mapping": (
+        ScriptedWorld({1: {**create("spell-letters", "SPELL-OUT-MARKER"), "skill_md": "---\n- a\n---\nbody"}},
+                      maintainer_reply="{ not json"),
+        ["maintain failed", "invalid proposal: SKILL.md: front matter must be a YAML mapping"]),
+    "escaping names are normalised": (
+        ScriptedWorld({1: {**create("../../Spell Letters", "SPELL-OUT-MARKER")}},
+                      maintainer_reply={**MAINTAINER_REPLY, "create_patterns": [
+                          {"name": "../../../escape", "content": "x"}, {"name": "/", "content": "y"}]}),
+        ["created escape (asked for '../../../escape')", "create skipped: skill name '/' has no letters or digits",
+         "name '../../Spell Letters' normalised to 'spell-letters'", "ACCEPTED"]),
+    "a proposer that never finishes": (
+        LoopingWorld(), ["invalid proposal: the proposer did not call finish within 20 turns"]),
+}
+
+
+@pytest.mark.parametrize("case", ROUNDS)
+def test_a_round_with_hostile_roles_records_every_rejection(tmp_path, case):
+    world, reasons = ROUNDS[case]
+    ws = scripted_workspace(tmp_path / "ws")
+    result = evolve_scripted(ws, rounds=1, world=world)
+    assert result.rounds_completed == 1
+    history = git(ws.root, "log", "--all", "--format=%B")
+    impact = (ws.root / "wiki/skill-impact.md").read_text()
+    for reason in reasons:
+        assert reason in history or reason in impact, reason
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert not (tmp_path / "escape").exists() and not list(tmp_path.glob("*.md"))
+    assert sorted(p.name for p in (ws.root / "skills").iterdir()) in ([".gitkeep"], [".gitkeep", "spell-letters"])

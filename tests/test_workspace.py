@@ -1,0 +1,224 @@
+"""The workspace's writes: one compare-and-swap commit per step, a working tree synced from it
+(and recoverable when a crash interrupts the sync), and human edits detected before a round."""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git
+from scripted import ScriptedWorld
+from typer.testing import CliRunner
+
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.errors import WorkspaceError
+from wikiskill.fakeserver import Reply as ServerReply
+from wikiskill.llm import Reply, ToolCall
+from wikiskill.traces import Usage
+from wikiskill.workspace import MAIN, Workspace
+
+
+class WorldModel:
+    """A ChatModel that asks a ScriptedWorld directly: the whole loop without HTTP or litellm."""
+
+    def __init__(self, world):
+        self.world = world
+        self.calls = 0
+
+    def complete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
+        self.calls += 1
+        answer = self.world({"messages": messages, "tools": tools})
+        if isinstance(answer, str):
+            answer = ServerReply(content=answer)
+        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"], c["arguments"] if isinstance(c["arguments"], dict) else None,
+                          json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
+        return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
+        return self.complete(messages, tools)
+
+
+def scripted_workspace(path: Path) -> Workspace:
+    """An example-qa workspace whose roles will be WorldModels (see `evolve_scripted`)."""
+    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", concurrency=4)
+
+
+def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):
+    model = WorldModel(world or ScriptedWorld())
+    return api.evolve(ws, rounds, model_factory=lambda role: model, **options)
+
+
+def first_parent_steps(ws: Path) -> list[str | None]:
+    out = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)%x1e", "main")
+    return [record.strip() or None for record in out.split("\x1e")[:-1]]
+
+
+@pytest.fixture()
+def ws(tmp_path) -> Workspace:
+    return scripted_workspace(tmp_path / "ws")
+
+
+# -- commits and the working tree ------------------------------------------------------------------
+
+
+def test_commit_syncs_unusual_file_names(ws):
+    names = ["raw/r001/train/tâche 1.json", 'raw/r001/train/quote"d.json', "wiki/patterns/ünï.md"]
+    ws.commit({name: f"text of {name}\n" for name in names}, "add\n")
+    for name in names:
+        assert (ws.root / name).read_text() == f"text of {name}\n"
+    ws.commit({names[0]: None}, "remove\n")
+    assert not (ws.root / names[0]).exists()
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert not (ws.state_dir / "sync.json").exists()
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/tmp/abs.md", ".git/config", "wiki/.GIT/hooks/x", "wiki/./a.md",
+                                  "wiki//a.md", "", "wiki/a\0b.md"])
+def test_commit_refuses_paths_outside_the_workspace(ws, path):
+    head = ws.head()
+    with pytest.raises(WorkspaceError, match="outside the workspace"):
+        ws.commit({path: "x"}, "escape\n")
+    assert ws.head() == head
+
+
+def test_commit_never_moves_another_checked_out_branch(ws):
+    git(ws.root, "checkout", "-q", "-b", "mine")
+    mine = ws.resolve("mine")
+    with pytest.raises(WorkspaceError, match="mine checked out.*git checkout main"):
+        ws.commit({"wiki/x.md": "x\n"}, "x\n")
+    assert ws.resolve("mine") == mine and ws.head() == mine
+
+
+def test_compare_and_swap_refuses_a_moved_branch(ws):
+    old = ws.head()
+    ws.commit({"wiki/a.md": "a\n"}, "a\n")
+    with pytest.raises(WorkspaceError, match="moved while"):
+        ws.move_branch(MAIN, old, old=old)  # `old` is no longer main's tip
+    assert not (ws.state_dir / "sync.json").exists()
+
+
+def test_recover_finishes_an_interrupted_sync_and_clears_stale_locks(ws):
+    old = ws.head()
+    tree = ws._write_tree(old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None})
+    new = ws._git_input(["commit-tree", tree, "-p", old], b"published, then killed\n")
+    ws._write_marker({"old": old, "new": new})  # what a run killed right after update-ref leaves
+    ws.repo.git.update_ref("refs/heads/main", new, old)
+    git_dir = ws.root / ".git"
+    stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "refs/heads/main.lock", ws.state_dir / "index-x"]
+    for lock in stale:
+        lock.write_text("")
+        os.utime(lock, (time.time() - 60, time.time() - 60))
+    assert ws.recover() is True
+    assert (ws.root / "wiki/patterns/new.md").read_text() == "new\n" and not (ws.root / "wiki/log.md").exists()
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert not any(lock.exists() for lock in stale)
+    assert ws.recover() is False
+
+
+def test_recover_drops_a_marker_whose_commit_never_landed(ws):
+    ws._write_marker({"old": ws.head(), "new": "0" * 40})  # killed before update-ref
+    assert ws.recover() is True
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+def test_sync_never_deletes_through_a_symlinked_folder(ws, tmp_path):
+    ws.commit({"wiki/patterns/a.md": "a\n"}, "a\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.md").write_text("precious\n")
+    patterns = ws.root / "wiki/patterns"
+    for child in patterns.iterdir():
+        child.unlink()
+    patterns.rmdir()
+    patterns.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(WorkspaceError, match="uncommitted edits"):
+        ws.commit({"wiki/patterns/a.md": None}, "delete a\n")
+    old = ws.head()
+    new = ws._git_input(["commit-tree", ws._write_tree(old, {"wiki/patterns/a.md": None}), "-p", old], b"x\n")
+    ws._sync_worktree(old, new)  # as `recover` would after a crash
+    assert (outside / "a.md").read_text() == "precious\n"
+
+
+# -- human edits ------------------------------------------------------------------------------------
+
+
+def test_evolve_refuses_uncommitted_edits_with_one_line(ws):
+    (ws.root / "wiki/patterns/mine.md").write_text("my notes\n")
+    before = ws.head()
+    result = CliRunner().invoke(app, ["-C", str(ws.root), "evolve", "--rounds", "1"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: uncommitted edits in wiki/patterns/mine.md")
+    assert "--commit-human-edits" in lines[0]
+    assert ws.head() == before
+
+
+def test_evolve_refuses_edits_to_raw(ws):
+    (ws.root / "raw/r001").mkdir(parents=True)
+    (ws.root / "raw/r001/fake.json").write_text("{}")
+    with pytest.raises(WorkspaceError, match="raw/ has uncommitted changes"):
+        evolve_scripted(ws, commit_human_edits=True)
+
+
+def test_commit_human_edits_records_a_human_step_and_carries_on(ws, tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-HUMAN-SECRET-42")
+    outside = tmp_path / "outside.md"
+    outside.write_text("content from outside the workspace\n")
+    (ws.root / "wiki/patterns/mine.md").write_text("my notes; key tok-HUMAN-SECRET-42\n")
+    (ws.root / "wiki/log.md").unlink()
+    (ws.root / "skills/linked.md").symlink_to(outside)
+    with open(ws.root / "wikiskill.yaml", "a") as config:
+        config.write("# my note\n")
+    git(ws.root, "add", "wikiskill.yaml")  # staged outside skills/ and wiki/: not part of the step
+    result = evolve_scripted(ws, rounds=1, commit_human_edits=True)
+    assert result.rounds_completed == 1
+    assert first_parent_steps(ws.root) == [None, "human", "baseline", "rollout", "maintain", "gate"]
+    human = git(ws.root, "rev-list", "--first-parent", "main").split()[-2]
+    trailers = git(ws.root, "log", "-1", "--format=%(trailers:only,unfold)", human)
+    assert "Wikiskill-Step: human" in trailers and "Wikiskill-Round: 0" in trailers
+    assert git(ws.root, "log", "-1", "--format=%an", human).strip() == "Test Person"
+    changed = git(ws.root, "show", "--name-status", "--format=", human).split("\n")
+    assert sorted(filter(None, changed)) == ["A\tskills/linked.md", "A\twiki/patterns/mine.md", "D\twiki/log.md"]
+    assert git(ws.root, "ls-tree", human, "skills/linked.md").startswith("120000")  # a link, never its target
+    assert "outside the workspace" not in git(ws.root, "log", "-p", "main")
+    assert "tok-HUMAN-SECRET-42" not in git(ws.root, "log", "-p", "main")
+    assert "[REDACTED]" in (ws.root / "wiki/patterns/mine.md").read_text()
+    assert outside.read_text() == "content from outside the workspace\n"
+    assert git(ws.root, "status", "--porcelain") == " M wikiskill.yaml\n"
+
+
+class EditingWorld(ScriptedWorld):
+    """A person edits a file once, while the maintainer is thinking."""
+
+    def __init__(self, path: Path, text: str):
+        super().__init__()
+        self.edit = (path, text)
+
+    def __call__(self, body: dict):
+        if self.edit and body["messages"][0]["content"].startswith("You are a Wiki Maintainer Agent"):
+            path, text = self.edit
+            path.write_text(text)
+            self.edit = None
+        return super().__call__(body)
+
+
+def test_a_step_never_overwrites_edits_made_during_the_run(ws):
+    index = ws.root / "wiki/index.md"
+    with pytest.raises(WorkspaceError, match="wiki/index.md has uncommitted edits that this step would overwrite"):
+        evolve_scripted(ws, rounds=1, world=EditingWorld(index, "my index\n"))
+    assert index.read_text() == "my index\n"
+    assert first_parent_steps(ws.root) == [None, "baseline", "rollout"]  # the maintain step was not published
+    evolve_scripted(ws, rounds=1, commit_human_edits=True)
+    assert first_parent_steps(ws.root) == [None, "baseline", "rollout", "human", "maintain", "gate"]
+    assert git(ws.root, "show", "main~2:wiki/index.md") == "my index\n"
+
+
+def test_edits_made_between_rounds_are_committed_before_the_next_round(ws):
+    result = evolve_scripted(ws, rounds=2, world=EditingWorld(ws.root / "wiki/patterns/mine.md", "mine\n"),
+                             commit_human_edits=True)
+    assert result.rounds_completed == 2
+    steps = first_parent_steps(ws.root)
+    assert steps[steps.index("gate") + 1] == "human"  # first thing in round 2
+    assert git(ws.root, "show", "main:wiki/patterns/mine.md") == "mine\n"
