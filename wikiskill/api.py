@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import CONFIG_FILE, Config, load_config, parse_config
+from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
@@ -19,6 +19,9 @@ from .skillsblock import render_skills
 from .team import ModelFactory
 from .traces import Trajectory
 from .workspace import Workspace
+
+INTERACTIVE_MAX_STEPS = 40
+"""Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "status", "round_log",
@@ -40,11 +43,14 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     elif benchmark not in (*INTERACTIVE, *BUILTIN_QA):
         raise ConfigError(f"unknown benchmark {benchmark!r}: use textworld-cooking, example-qa or jsonl:DIR")
     generated = benchmark in INTERACTIVE
+    if model == OFFLINE_MODEL and not generated:
+        raise ConfigError(f"the offline model plays interactive benchmarks only; {benchmark} needs an LLM "
+                          "(pass --model, e.g. --model openai/gpt-4o-mini)")
     defaults = Config(benchmark=benchmark).splits
     splits = {"train": train or defaults.train, "val": val or defaults.val, "test": test or defaults.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits if generated else None,
-                  max_steps=Config(benchmark=benchmark).agent.max_steps)
+                  max_steps=INTERACTIVE_MAX_STEPS if generated else Config(benchmark=benchmark).agent.max_steps)
     parse_config(text, CONFIG_FILE)
     return Workspace.create(Path(path), text)
 
@@ -117,3 +123,49 @@ def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "m
 
 def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> list[str]:
     return _rollback(ws, skill, round_number)
+
+
+# -- using the skills elsewhere: host API, export, lint, watch -----------------------------------
+
+import typing  # noqa: E402  (an appended section: the module header stays as it was)
+
+if typing.TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    from .export import ExportResult
+    from .host import SkillSet
+    from .lint import Problem
+    from .watch import WatchReport
+
+
+def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | None = None) -> SkillSet:
+    """The skills of a workspace for a host agent (see wikiskill.host); ref=None: working tree."""
+    from .host import SkillSet
+
+    return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
+
+
+def export(ws: Workspace, dest: Path, ref: str = "main") -> ExportResult:
+    """Write the skills at `ref` into `dest` as Agent Skills folders (idempotent)."""
+    from .export import export_skills
+
+    return export_skills(ws, dest, ref)
+
+
+def lint(ws: Workspace) -> list[Problem]:
+    """Problems of skills/ and wiki/ in the working tree (uncommitted edits included)."""
+    from .lint import lint_workspace
+
+    return lint_workspace(ws.root)
+
+
+def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool = False,
+          stop: threading.Event | None = None, timeout: float | None = None) -> None:
+    """Lint every burst of saves under skills/ and wiki/; with `commit`, commit the valid edits."""
+    from .watch import watch as _watch
+
+    _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
+
+
+__all__ += ["skill_set", "export", "lint", "watch"]

@@ -55,7 +55,7 @@ def split_front_matter(text: str) -> tuple[dict, str]:
         raise ValueError("SKILL.md must start with YAML front matter between '---' lines")
     try:
         data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:  # PyYAML recurses once per nesting level
         raise ValueError(f"front matter is not valid YAML: {exc.__class__.__name__}") from exc
     if not isinstance(data, dict):
         raise ValueError("front matter must be a YAML mapping")
