@@ -3,9 +3,7 @@
 import json
 import os
 import re
-import sys
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 

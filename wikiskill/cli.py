@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from . import api
 from .errors import WikiskillError
+from .redact import scrub
 
 errors = Console(stderr=True)
 
@@ -25,7 +26,8 @@ class _Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except WikiskillError as exc:
-            errors.print(f"error: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
+            message = scrub(" ".join(str(exc).split()))  # one line, and never a key
+            errors.print(f"error: {message}", style="red", markup=False, highlight=False, soft_wrap=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             errors.print("interrupted; run the same command again to resume", highlight=False)
@@ -136,17 +138,18 @@ def status(ctx: typer.Context) -> None:
     console.print(f"incumbent   {_score(info.incumbent)} on val")
     console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'}")
     console.print(f"wiki pages  {info.wiki_pages}")
-    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
+    roles = ", ".join(f"{role} ${cost:.4f}" for role, cost in sorted(info.cost_by_role.items()))
+    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens{'; ' + roles if roles else ''})")
 
 
 @app.command()
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
-    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $")
+    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens")
     for row in api.round_log(_workspace(ctx)):
         candidate = f"{row.action} {row.skill}".strip() or "—"
         table.add_row(f"{row.round:03d}", _score(row.train), candidate, _score(row.val), _score(row.incumbent),
-                      row.decision or "—", f"{row.cost_usd:.4f}")
+                      row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
     console.print(table)
 
 
@@ -188,3 +191,69 @@ def rollback_command(
     shas = api.rollback(_workspace(ctx), skill=name, round_number=round_number)
     console.print(f"Rolled back {len(shas)} change(s): {', '.join(sha[:10] for sha in shas)}. "
                   "The incumbent is re-validated on the next `evolve`.")
+
+
+@app.command("export")
+def export_command(
+    ctx: typer.Context,
+    dest: Path = typer.Argument(..., help="Folder to write the skill folders into (created when missing)."),
+    ref: str = typer.Option("main", "--ref", help="Export the skills at this git ref."),
+) -> None:
+    """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship)."""
+    result = api.export(_workspace(ctx), dest, ref)
+    for name, reason in result.skipped.items():
+        errors.print(f"skipped {name}: {reason}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"Exported {len(result.skills)} skill(s) from {ref} ({result.commit[:10]}) to {result.dest}: "
+                  f"{len(result.written)} file(s) written, {len(result.removed)} removed.",
+                  markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("lint")
+def lint_command(ctx: typer.Context) -> None:
+    """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems."""
+    problems = api.lint(_workspace(ctx))
+    for problem in problems:
+        typer.echo(str(problem))
+    if problems:
+        raise typer.Exit(1)
+    typer.echo("no problems")
+
+
+@app.command("watch")
+def watch_command(
+    ctx: typer.Context,
+    commit: bool = typer.Option(False, "--commit", help="Commit edits that add no lint problem as `human` steps."),
+) -> None:
+    """Lint skills/ and wiki/ on every save until Ctrl-C; with --commit, commit the valid edits."""
+    import time
+
+    from rich.markup import escape
+
+    from .watch import WatchReport
+
+    ws = _workspace(ctx)
+
+    def show(report: WatchReport) -> None:
+        if report.changed:
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] changed: {', '.join(report.changed)}",
+                          highlight=False, soft_wrap=True)
+        for problem in report.problems:
+            console.print(f"  [red]✗[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        if not report.problems:
+            console.print("  [green]✓[/green] no problems", highlight=False)
+        if report.committed:
+            console.print(f"  committed {report.committed[:10]} as a human step: "
+                          f"{escape(', '.join(report.committed_paths))}", highlight=False, soft_wrap=True)
+        if report.held_back:
+            console.print(f"  [yellow]not committed (they add problems):[/yellow] {escape(', '.join(report.held_back))}",
+                          highlight=False, soft_wrap=True)
+        if report.note:
+            console.print(f"  [yellow]not committed:[/yellow] {escape(report.note)}", highlight=False, soft_wrap=True)
+
+    what = "linting and committing valid edits" if commit else "linting"
+    console.print(f"Watching skills/ and wiki/ in {escape(str(ws.root))} ({what}); Ctrl-C stops.",
+                  highlight=False, soft_wrap=True)
+    try:
+        api.watch(ws, show, commit=commit)
+    except KeyboardInterrupt:
+        console.print("stopped")

@@ -79,7 +79,7 @@ class LLMSettings(_Section):
     timeout: float = Field(120.0, gt=0)
     """Seconds before one model call times out."""
     cache: bool = False
-    """Keep an on-disk response cache in .wikiskill/ (a re-run at temperature 0 is then free)."""
+    """Keep an on-disk cache of replies at temperature 0 in .wikiskill/ (a re-run is then free)."""
 
 
 class SplitSizes(_Section):
@@ -100,6 +100,10 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
+    workers: int = Field(1, ge=1)
+    """Processes that share `concurrency`, each with its own event loop; above 1 only when one
+    process's CPU is the limit (litellm costs a few ms of CPU a call, so one loop tops out at
+    a few hundred calls/s). A Python script using it needs the `if __name__ == "__main__":` guard."""
     seed: int = 0
     """Seed of the offline agent and of generated benchmarks' play."""
     splits: SplitSizes = SplitSizes()

@@ -17,11 +17,15 @@ delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is se
 Standalone, answering every request with a fixed content::
 
     python -m wikiskill.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
+
+or with a scripted handler (`--handler MODULE:NAME`, a handler(body) as above). `--port 0` picks
+a free port; the first line printed gives the base URL.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import socket
@@ -94,6 +98,7 @@ def _error_body(status: int, message: str | None) -> dict:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the default backlog of 5 drops connections when many clients start at once
     owner: FakeOpenAIServer
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -295,6 +300,11 @@ class FakeOpenAIServer:
         return chunks
 
 
+def _load_handler(spec: str) -> Handler:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve a fixed short answer to every request until interrupted (for speed benchmarks)."""
     parser = argparse.ArgumentParser(prog="python -m wikiskill.fakeserver", description=main.__doc__)
@@ -303,9 +313,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
     parser.add_argument("--content", default="ok", help="the answer content")
     parser.add_argument("--completion-tokens", type=int, default=None, help="reported completion tokens")
+    parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
+                        help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
-    with FakeOpenAIServer(lambda body: reply, latency=args.latency, host=args.host, port=args.port) as server:
+    handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
+    with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port) as server:
         print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
         try:
             threading.Event().wait()

@@ -13,13 +13,13 @@ from .gate import GateDecision, decide, impact_entry
 from .history import REJECTED_PREFIX, candidate_branch, round_label
 from .llm import Meter
 from .proposals import InvalidProposal, prepare_proposal
-from .runner import ResultCache, cache_key, run_tasks
+from .runner import AgentRecipe, ResultCache, cache_key, run_in_workers, run_tasks
 from .sampling import sample_traces
 from .sandbox import Sandbox
 from .skills import Skill, load_skills
 from .team import ModelFactory, Team
 from .traces import Trajectory, Usage, mean_score, outcomes_jsonl
-from .wiki import IMPACT, append_section, apply_maintainer_output, read_wiki
+from .wiki import IMPACT, apply_maintainer_output, read_wiki
 from .workspace import MAIN, Workspace, format_message
 
 
@@ -30,9 +30,15 @@ class Reporter(Protocol):
 
     def tasks(self, description: str, total: int) -> AbstractContextManager[Callable[[Trajectory], None]]: ...
 
+    def preparing(self, done: int, total: int) -> None:
+        """Progress of one-off benchmark preparation (e.g. generating games)."""
+
 
 class QuietReporter:
     def info(self, message: str) -> None:
+        pass
+
+    def preparing(self, done: int, total: int) -> None:
         pass
 
     def tasks(self, description: str, total: int) -> AbstractContextManager[Callable[[Trajectory], None]]:
@@ -55,10 +61,12 @@ class Harness:
         self.ws = workspace
         self.config = config or load_config(workspace.root)
         self.reporter = reporter or QuietReporter()
-        self.benchmark = load_benchmark(self.config, workspace.root)
+        self.benchmark = load_benchmark(self.config, workspace.root, progress=self.reporter.preparing)
         self.meter = Meter(self.config.budget)
         self.team = Team(self.config, self.benchmark, self.meter, workspace.state_dir, model_factory)
         self._step_start = Usage()
+        self._step_roles: dict[str, Usage] = {}
+        self._model_factory = model_factory
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -79,21 +87,36 @@ class Harness:
         tasks = self.benchmark.tasks(split)
         tree = self.ws.tree_id(ref, "skills")
         cache = ResultCache(self.ws.state_dir, cache_key(split, tree, round_number, self._agent_fingerprint()))
-        agent = self.team.agent(self.skills_at(ref))
+        skills = self.skills_at(ref)
+        concurrency = self.config.concurrency
         with self.reporter.tasks(description, len(tasks)) as on_done:
-            return run_tasks(tasks, agent, self.config.concurrency, self.meter, cache, on_done)
+            if self.config.workers > 1 and self._model_factory is None:  # a host's factory cannot cross processes
+                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills))
+                return run_in_workers(tasks, recipe, self.config.workers, concurrency, self.meter, cache, on_done)
+            return run_tasks(tasks, self.team.agent(skills), concurrency, self.meter, cache, on_done)
 
     def _begin(self) -> None:
         self._step_start = self.meter.total
+        self._step_roles = self.meter.snapshot()
 
     def _commit(self, subject: str, trailers: dict[str, object], changes: dict[str, str | None] | None = None,
                 body: str = "", branch: str = MAIN, base: str | None = None,
                 extra_parents: tuple[str, ...] = ()) -> str:
         total = self.meter.total
         trailers = {**trailers, "Cost-USD": f"{total.cost_usd - self._step_start.cost_usd:.6f}",
-                    "Tokens": total.tokens - self._step_start.tokens}
+                    "Tokens": total.tokens - self._step_start.tokens, **self._role_trailers()}
         message = format_message(subject, trailers, body)
         return self.ws.commit(changes or {}, message, branch=branch, base=base, extra_parents=extra_parents)
+
+    def _role_trailers(self) -> dict[str, str]:
+        """`Cost-<Role>-USD` and `Tokens-<Role>` of each role that made calls in this step."""
+        trailers = {}
+        for role, usage in sorted(self.meter.snapshot().items()):
+            before = self._step_roles.get(role, Usage())
+            if usage.calls > before.calls:
+                trailers[f"Cost-{role.title()}-USD"] = f"{usage.cost_usd - before.cost_usd:.6f}"
+                trailers[f"Tokens-{role.title()}"] = str(usage.tokens - before.tokens)
+        return trailers
 
     # -- steps --------------------------------------------------------------------------------
 

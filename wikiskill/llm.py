@@ -61,31 +61,57 @@ class ChatModel(Protocol):
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply: ...
 
 
-class Meter:
-    """Usage per role for one command, and the budget that stops it cleanly."""
+_RESUME = "; finished tasks are kept: raise the budget in wikiskill.yaml and run the command again to continue"
 
-    def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None):
+
+class Meter:
+    """Usage per role for one command, and the budget that stops it cleanly.
+
+    In a worker process, `shared` is a multiprocessing Array('d', 2) holding the calls and USD
+    spent by every worker of the step, so the budget holds across processes.
+    """
+
+    def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None, shared: Any = None):
         self.budget = budget or BudgetSettings()
         self.before = spent or Usage()
+        self.shared = shared
         self.by_role: dict[str, Usage] = {}
         self._lock = threading.Lock()
 
     def add(self, role: str, usage: Usage) -> None:
         with self._lock:
             self.by_role[role] = self.by_role.get(role, Usage()) + usage
+        if self.shared is not None:
+            with self.shared.get_lock():
+                self.shared[0] += usage.calls
+                self.shared[1] += usage.cost_usd
 
     @property
     def total(self) -> Usage:
         with self._lock:
             return sum(self.by_role.values(), Usage())
 
+    def snapshot(self) -> dict[str, Usage]:
+        with self._lock:
+            return dict(self.by_role)
+
+    def spent(self) -> Usage:
+        """What counts against the budget: earlier parts of the run plus every call since."""
+        if self.shared is None:
+            return self.before + self.total
+        with self.shared.get_lock():
+            calls, usd = self.shared[0], self.shared[1]
+        return self.before + Usage(calls=int(calls), cost_usd=usd)
+
     def check(self) -> None:
         """Raise BudgetExceeded once the run (including earlier, resumed parts) is over budget."""
-        spent = self.before + self.total
+        spent = self.spent()
         if self.budget.max_usd is not None and spent.cost_usd >= self.budget.max_usd:
-            raise BudgetExceeded(f"budget reached: ${spent.cost_usd:.4f} of max_usd ${self.budget.max_usd}")
+            raise BudgetExceeded(f"budget reached: ${spent.cost_usd:.4f} of budget.max_usd ${self.budget.max_usd}"
+                                 f"{_RESUME}")
         if self.budget.max_calls is not None and spent.calls >= self.budget.max_calls:
-            raise BudgetExceeded(f"budget reached: {spent.calls} of max_calls {self.budget.max_calls} model calls")
+            raise BudgetExceeded(f"budget reached: {spent.calls} of budget.max_calls {self.budget.max_calls} "
+                                 f"model calls{_RESUME}")
 
 
 class ResponseCache:
@@ -121,7 +147,7 @@ class ResponseCache:
             "completion_tokens": reply.usage.completion_tokens,
         }
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, json.dumps(data)))
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, scrub(json.dumps(data))))
 
 
 def _litellm():
@@ -149,7 +175,10 @@ class LiteLLMModel:
         self.llm = llm
         self.role = role
         self.meter = meter
-        self.cache = cache
+        # Replies are cached only at temperature 0: at a higher one a cache would replay one sample.
+        self.cache = cache if settings.temperature == 0 else None
+        # The runner checks the budget between agent tasks, so a task in flight is never cut short.
+        self.checks_budget = role != "agent"
 
     def _request(self, messages: list[dict], tools: list[dict] | None) -> dict:
         request: dict[str, Any] = {
@@ -172,13 +201,11 @@ class LiteLLMModel:
         return kwargs
 
     def _cached(self, request: dict) -> tuple[str | None, Reply | None]:
+        """A hit costs nothing and makes no request: its usage counts no call and no USD."""
         if self.cache is None:
             return None, None
         key = ResponseCache.key(request)
-        reply = self.cache.get(key)
-        if reply is not None:
-            self.meter.add(self.role, Usage())
-        return key, reply
+        return key, self.cache.get(key)
 
     def _finish(self, key: str | None, response: Any, litellm: Any) -> Reply:
         reply = _to_reply(response, litellm)
@@ -194,7 +221,8 @@ class LiteLLMModel:
             return hit
         litellm = _litellm()
         for attempt in range(self.llm.retries + 1):
-            self.meter.check()
+            if self.checks_budget:
+                self.meter.check()
             try:
                 response = litellm.completion(**self._call_kwargs(request))
                 return self._finish(key, response, litellm)
@@ -209,7 +237,8 @@ class LiteLLMModel:
             return hit
         litellm = _litellm()
         for attempt in range(self.llm.retries + 1):
-            self.meter.check()
+            if self.checks_budget:
+                self.meter.check()
             try:
                 response = await litellm.acompletion(**self._call_kwargs(request))
                 return self._finish(key, response, litellm)
@@ -267,10 +296,6 @@ def _to_reply(response: Any, litellm: Any) -> Reply:
             arguments = None
         calls.append(ToolCall(id=call.id or f"call_{index}", name=call.function.name or "", arguments=arguments, raw_arguments=raw))
     usage = getattr(response, "usage", None)
-    try:
-        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-    except Exception:  # noqa: BLE001 - litellm raises for models it has no price for
-        cost = 0.0
     return Reply(
         content=message.content,
         tool_calls=calls,
@@ -278,9 +303,21 @@ def _to_reply(response: Any, litellm: Any) -> Reply:
             calls=1,
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            cost_usd=cost,
+            cost_usd=_cost(response, litellm),
         ),
     )
+
+
+def _cost(response: Any, litellm: Any) -> float:
+    """USD of one response: litellm already priced it while logging the call (None when it has no
+    price for the model), so it is read back rather than computed twice (~1 ms CPU a call)."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        return float(hidden["response_cost"] or 0.0)
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # noqa: BLE001 - litellm raises for models it has no price for
+        return 0.0
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -14,6 +14,19 @@ from .traces import Trajectory
 class RichReporter:
     def __init__(self, console: Console):
         self.console = console
+        self._preparing: Progress | None = None
+
+    def preparing(self, done: int, total: int) -> None:
+        """A bar for one-off preparation (generating games), shown while it runs."""
+        if self._preparing is None:
+            self._preparing = Progress(TextColumn("preparing benchmark (generating games, once)"), BarColumn(),
+                                       MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
+            self._preparing.add_task("prepare", total=total)
+            self._preparing.start()
+        self._preparing.update(self._preparing.task_ids[0], completed=done, total=total)
+        if done >= total:
+            self._preparing.stop()
+            self._preparing = None
 
     def info(self, message: str) -> None:
         self.console.print(f"[dim]{message}[/dim]")

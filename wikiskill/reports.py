@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ class Status:
     wiki_pages: int
     cost_usd: float
     tokens: int
+    cost_by_role: dict[str, float]
 
 
 @dataclass
@@ -34,6 +36,7 @@ class RoundRow:
     incumbent: float | None = None
     decision: str = ""
     cost_usd: float = 0.0
+    tokens: int = 0
 
 
 def status(ws: Workspace) -> Status:
@@ -49,18 +52,35 @@ def status(ws: Workspace) -> Status:
         wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
         cost_usd=sum(float(c.trailer("Cost-USD") or 0) for c in every),
         tokens=sum(int(c.trailer("Tokens") or 0) for c in every),
+        cost_by_role=_cost_by_role(every),
     )
+
+
+_ROLE_COST = re.compile(r"Wikiskill-Cost-([A-Za-z]+)-USD")
+
+
+def _cost_by_role(commits: list) -> dict[str, float]:
+    """USD per role from the `Cost-<Role>-USD` trailers."""
+    costs: dict[str, float] = defaultdict(float)
+    for commit in commits:
+        for key, value in commit.trailers.items():
+            match = _ROLE_COST.fullmatch(key)
+            if match:
+                costs[match.group(1).lower()] += float(value or 0)
+    return dict(costs)
 
 
 def round_rows(ws: Workspace) -> list[RoundRow]:
     """One row per round: train score, candidate, val score, decision and cost."""
     rows: dict[int, RoundRow] = {}
     costs: dict[int, float] = defaultdict(float)
+    tokens: dict[int, int] = defaultdict(int)
     for commit in ws.log("--all", first_parent=False):
         number = commit.trailer("Round")
         if number is None or not number.isdigit() or int(number) == 0:
             continue
         costs[int(number)] += float(commit.trailer("Cost-USD") or 0)
+        tokens[int(number)] += int(commit.trailer("Tokens") or 0)
     for commit in reversed(ws.log(MAIN)):
         number = commit.trailer("Round")
         if number is None or not number.isdigit() or int(number) == 0:
@@ -77,6 +97,7 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
             row.decision = commit.trailer("Decision") or ""
     for number, row in rows.items():
         row.cost_usd = costs[number]
+        row.tokens = tokens[number]
     return [rows[number] for number in sorted(rows)]
 
 

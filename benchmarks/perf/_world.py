@@ -1,0 +1,40 @@
+"""A scripted OpenAI-compatible world for the suites of `_common.qa_suite`, served in its own
+process by `python -m wikiskill.fakeserver --handler _world:handler`.
+
+The task agent answers "3" (right) except for every fifth question (wrong), the maintainer writes
+one pattern page, and the proposer reads four traces then creates a skill that changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from wikiskill.fakeserver import Reply
+
+MAINTAINER = {
+    "create_patterns": [{"name": "miscounted-letters", "content": "# Miscounted letters\n\nSome counts are off.\n\n"
+                         "## Root cause\nThe agent skims.\n\n## Fix\nCount one letter at a time.\n"}],
+    "update_patterns": [],
+    "update_index": "# Wiki index\n\n- [miscounted-letters](patterns/miscounted-letters.md): wrong counts + "
+                    "skimming + count one letter at a time",
+    "append_log": "Found miscounted letters.",
+}
+SKILL = ("---\nname: count-letters\ndescription: Count letters one at a time.\n---\n\n## When to Apply\n"
+         "Counting letters.\n\n## When NOT to Apply\nAnything else.\n\n## Instructions\n1. Count slowly.\n")
+PROPOSAL = {"action": "create", "name": "count-letters", "skill_md": SKILL,
+            "purpose_md": "# count-letters\n\n## Origin\nMiscounts.\n", "rationale": "counts are off"}
+
+
+def handler(body: dict) -> Reply | str:
+    messages = body["messages"]
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    if system.startswith("You are a Wiki Maintainer Agent"):
+        return json.dumps(MAINTAINER)
+    if system.startswith("You are a Skill Proposer Agent"):
+        reads = sum(1 for message in messages if message["role"] == "tool")
+        if reads < 4:
+            return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:05d}"}}])
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": PROPOSAL}}])
+    number = int(re.search(r"\(#(\d+)\)", messages[-1]["content"]).group(1))
+    return f"<answer>{4 if number % 5 == 0 else 3}</answer>"

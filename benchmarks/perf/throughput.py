@@ -1,0 +1,151 @@
+"""Rollout throughput: QA agent tasks/s through wikiskill's runner against a fake OpenAI server
+with latency L (in its own process), side by side with the ideal C/L and a bare litellm asyncio
+loop making the same calls, at each concurrency C; and litellm's own CPU cost per call, which caps
+one event loop at about 1/cpu_per_call calls/s. `workers` > 1 is the product's scale-out past it.
+
+    python benchmarks/perf/throughput.py [--latency 0.2] [--concurrency 1 8 32 64] [--workers 2]
+
+Each task is one model call; each C runs max(40, 16 C) tasks. Every variant runs on the same warm
+server; each figure is the best of --repeats runs (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from _common import MODEL, fake_server, qa_suite, table
+
+from wikiskill.benchmarks import load_benchmark
+from wikiskill.config import Config, SkillsSettings
+from wikiskill.llm import Meter, _litellm
+from wikiskill.prompts import render
+from wikiskill.runner import AgentRecipe, ResultCache, run_in_workers, run_tasks
+from wikiskill.skillsblock import render_skills
+from wikiskill.team import Team
+
+
+class Bench:
+    def __init__(self, root: Path, base_url: str, size: int):
+        self.root = root
+        self.config = Config(benchmark=f"jsonl:{qa_suite(root / 'suite', {'train': size, 'val': 1, 'test': 1})}",
+                             model=MODEL, api_base=base_url)
+        self.benchmark = load_benchmark(self.config, root)
+        self.all_tasks = self.benchmark.tasks("train")
+        self.runs = 0
+
+    def tasks(self, n: int):
+        assert n <= len(self.all_tasks)
+        return self.all_tasks[:n]
+
+    def _cache(self) -> ResultCache:
+        self.runs += 1  # a fresh cache each run: nothing is ever answered from disk here
+        return ResultCache(self.root / "state", f"run-{self.runs}")
+
+    def runner(self, concurrency: int, n: int) -> float:
+        """wikiskill's runner in this process: one event loop."""
+        meter = Meter()
+        agent = Team(self.config, self.benchmark, meter, self.root / "state").agent([])
+        tasks = self.tasks(n)
+        started = time.perf_counter()
+        results = run_tasks(tasks, agent, concurrency, meter, self._cache())
+        elapsed = time.perf_counter() - started
+        assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
+        return n / elapsed
+
+    def workers(self, concurrency: int, n: int, workers: int) -> float:
+        """wikiskill's runner over `workers` processes (process start included)."""
+        recipe = AgentRecipe(self.root, self.root / "state", self.config, ())
+        tasks = self.tasks(n)
+        started = time.perf_counter()
+        results = run_in_workers(tasks, recipe, workers, concurrency, Meter(), self._cache())
+        elapsed = time.perf_counter() - started
+        assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
+        return n / elapsed
+
+    def bare(self, concurrency: int, n: int) -> tuple[float, float]:
+        """A bare litellm asyncio loop making the same calls; returns (calls/s, CPU ms per call)."""
+        litellm = _litellm()
+        system = render("agent_qa", skills_block=render_skills([], SkillsSettings(), ""))
+        requests = [[{"role": "system", "content": system}, {"role": "user", "content": t.question}]
+                    for t in self.tasks(n)]
+
+        async def loop() -> None:
+            limit = asyncio.Semaphore(concurrency)
+
+            async def one(messages: list[dict]) -> None:
+                async with limit:
+                    # the same arguments LiteLLMModel sends
+                    await litellm.acompletion(model=MODEL, messages=messages, temperature=0.0,
+                                              api_base=self.config.api_base, api_key="no-key-needed",
+                                              timeout=120.0, num_retries=0, max_retries=0)
+
+            await asyncio.gather(*(one(messages) for messages in requests))
+
+        cpu, started = time.process_time(), time.perf_counter()
+        asyncio.run(loop())
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        return n / elapsed, 1000 * cpu / n
+
+
+def size(concurrency: int) -> int:
+    return max(40, 16 * concurrency)
+
+
+def best(repeats: int, run) -> float:
+    return max(run() for _ in range(repeats))
+
+
+def ceiling(root: Path, repeats: int) -> tuple[float, float]:
+    """litellm's CPU ms per call and the calls/s one loop reached, at zero latency and C = 16."""
+    with fake_server(0.0) as url:
+        bench = Bench(root / "ceiling", url, 500)
+        bench.bare(16, 100)  # warm-up
+        runs = [bench.bare(16, 500) for _ in range(repeats)]
+        return min(cpu for _, cpu in runs), max(rate for rate, _ in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
+    parser.add_argument("--workers", type=int, default=2, help="processes for the scale-out column")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        cpu_ms, saturated = ceiling(root, args.repeats)
+        limit = 1000 / cpu_ms
+        print(f"litellm CPU per call: {cpu_ms:.2f} ms -> one event loop's ceiling 1/cpu = {limit:.0f} calls/s "
+              f"(reached at zero latency: {saturated:.0f} calls/s)\n")
+        rows = []
+        with fake_server(args.latency) as url:
+            bench = Bench(root / "main", url, max(size(c) for c in args.concurrency))
+            bench.bare(8, 40), bench.runner(8, 40), bench.workers(8, 40, args.workers)  # warm-up, forkserver
+            for c in args.concurrency:
+                n = size(c)
+                ideal = c / args.latency
+                bare = best(args.repeats, lambda: bench.bare(c, n)[0])
+                ours = best(args.repeats, lambda: bench.runner(c, n))
+                scaled = best(args.repeats, lambda: bench.workers(c, n, args.workers)) if c >= args.workers else None
+                floor = 0.9 * min(ideal, limit)
+                rows.append([c, n, ideal, round(limit), bare, ours, f"{ours / bare:.1%}",
+                             "—" if scaled is None else scaled, floor,
+                             "yes" if max(ours, scaled or 0) >= floor else "NO",
+                             "yes" if ours >= 0.95 * bare else "NO"])
+                print(f"C={c} done", flush=True)
+        print()
+        print(table(["C", "tasks", "ideal C/L", "ceiling", "bare litellm", "wikiskill", "vs bare",
+                     f"{args.workers} workers", "floor", ">= floor", "within 5%"], rows))
+        print("\ntasks/s; ceiling = 1 / litellm CPU per call; floor = 0.9 x min(C/L, ceiling); "
+              f"'{args.workers} workers' = wikiskill's runner over {args.workers} processes (start-up included)")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

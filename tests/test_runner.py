@@ -1,0 +1,168 @@
+"""The runner through litellm and a local server: results in task order whatever order tasks
+finish in, each task at most once, the budget between tasks, and the same in worker processes."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wikiskill.benchmarks import Task
+from wikiskill.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.errors import BudgetExceeded, ModelError
+from wikiskill.fakeserver import FakeOpenAIServer, Reply
+from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.roles.agent import QAAgent
+from wikiskill.runner import AgentRecipe, ResultCache, run_in_workers, run_tasks
+
+N = 12
+
+
+class Doubling:
+    """A QA suite: "What is twice 5?" -> "10"."""
+
+    name = "doubling"
+    agent_kind = "qa"
+
+    def tasks(self, split):
+        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i)) for i in range(N)]
+
+    def score(self, task, prediction):
+        return float(prediction == task.answer)
+
+
+def answer(body: dict) -> Reply:
+    """Right answers; earlier tasks answer later, so tasks finish in reverse order."""
+    number = int(re.search(r"twice (\d+)", body["messages"][-1]["content"]).group(1))
+    return Reply(content=f"<answer>{2 * number}</answer>", delay=0.03 * (N - number), prompt_tokens=10,
+                 completion_tokens=3)
+
+
+def agent(server: FakeOpenAIServer, meter: Meter) -> QAAgent:
+    model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(retries=0),
+                         "agent", meter)
+    return QAAgent(model, Doubling(), [], SkillsSettings())
+
+
+def test_results_come_back_in_task_order(tmp_path):
+    tasks = Doubling().tasks("train")
+    finished: list[str] = []
+    with FakeOpenAIServer(answer) as server:
+        meter = Meter()
+        results = run_tasks(tasks, agent(server, meter), N, meter, ResultCache(tmp_path, "k"),
+                            lambda t: finished.append(t.task_id))
+    assert [t.task_id for t in results] == [t.id for t in tasks]
+    assert all(t.score == 1.0 and t.prediction == t.expected for t in results)
+    assert finished != sorted(finished) and sorted(finished) == [t.id for t in tasks]  # out of order
+    assert meter.total.calls == N and meter.total.tokens == 13 * N
+    assert sum(t.usage.tokens for t in results) == 13 * N
+
+
+def test_budget_stops_between_tasks_and_a_rerun_finishes_the_rest(tmp_path):
+    tasks = Doubling().tasks("train")
+    with FakeOpenAIServer(answer) as server:
+        meter = Meter(BudgetSettings(max_calls=5))
+        with pytest.raises(BudgetExceeded):
+            run_tasks(tasks, agent(server, meter), 1, meter, ResultCache(tmp_path, "k"))
+        assert len(server.requests) == 5  # one task at a time: exactly the budget
+        meter = Meter(BudgetSettings(max_calls=100))
+        results = run_tasks(tasks, agent(server, meter), 4, meter, ResultCache(tmp_path, "k"))
+        asked = [body["messages"][-1]["content"] for body in server.requests]
+    assert [t.task_id for t in results] == [t.id for t in tasks]
+    assert len(asked) == N and len(set(asked)) == N  # no task was asked twice
+    assert meter.total.calls == N - 5
+
+
+def test_a_failing_task_stops_new_ones(tmp_path):
+    def fail_on_three(body: dict) -> Reply:
+        if "twice 3?" in body["messages"][-1]["content"]:
+            return Reply(status=401, content="bad key")
+        return Reply(content="<answer>0</answer>")
+
+    with FakeOpenAIServer(fail_on_three) as server:
+        meter = Meter()
+        with pytest.raises(ModelError, match="bad key"):
+            run_tasks(Doubling().tasks("train"), agent(server, meter), 2, meter, ResultCache(tmp_path, "k"))
+    assert len(server.requests) < N
+
+
+def suite(directory: Path) -> Path:
+    """A jsonl suite on disk for the workers to load (its tasks are handed to them directly)."""
+    directory.mkdir()
+    for split in ("train", "val", "test"):
+        rows = [{"id": t.id, "question": t.question, "answer": t.answer} for t in Doubling().tasks(split)]
+        (directory / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return directory
+
+
+def test_workers_keep_order_budget_and_cache(tmp_path):
+    tasks = Doubling().tasks("train")
+    finished: list[str] = []
+    with FakeOpenAIServer(answer) as server:
+        config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
+                        api_base=server.base_url, budget=BudgetSettings(max_calls=7))
+        recipe = AgentRecipe(tmp_path, tmp_path / "state", config, ())
+        meter = Meter(config.budget)
+        with pytest.raises(BudgetExceeded):
+            run_in_workers(tasks, recipe, 2, 1, meter, ResultCache(tmp_path, "k"))
+        budgeted = len(server.requests)
+        assert 7 <= budgeted <= 8  # the budget holds across both processes; a task in flight may finish
+        assert meter.total.calls == budgeted
+        meter = Meter()
+        results = run_in_workers(tasks, recipe, 2, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id))
+        asked = [body["messages"][-1]["content"] for body in server.requests]
+    assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
+    assert sorted(finished) == [t.id for t in tasks]
+    assert len(asked) == N and len(set(asked)) == N
+    assert meter.total.calls == N - budgeted
+
+
+def test_progress_counts_every_concurrent_finish(tmp_path):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from wikiskill.progress import RichReporter
+
+    out = StringIO()
+    tasks = Doubling().tasks("train")
+    with FakeOpenAIServer(answer) as server:
+        meter = Meter()
+        with RichReporter(Console(file=out, width=120)).tasks("r001 rollout: train", len(tasks)) as on_done:
+            run_tasks(tasks, agent(server, meter), N, meter, ResultCache(tmp_path, "k"), on_done)
+    final = out.getvalue().splitlines()[-1]
+    assert "r001 rollout: train" in final and f"{N}/{N}" in final and "score 1.000" in final
+
+
+def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
+    from wikiskill.traces import Trajectory
+
+    done = Trajectory(task_id="t00", split="train", kind="qa", question="q", score=1.0)
+    cut = Trajectory(task_id="t01", split="train", kind="qa", question="q").model_dump_json()[:-5]
+    ResultCache(tmp_path, "k").put(done)
+    with (tmp_path / "results" / "k" / "crashed.jsonl").open("w") as journal:
+        journal.write(cut)
+    cache = ResultCache(tmp_path, "k")
+    assert cache.get("t00") == done and cache.get("t01") is None
+
+
+def test_eval_with_workers_through_the_cli(tmp_path):
+    from scripted import ScriptedWorld
+    from typer.testing import CliRunner
+
+    from wikiskill.cli import app
+
+    runner, ws = CliRunner(), tmp_path / "ws"
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
+                                     "--api-base", server.base_url])
+        assert result.exit_code == 0, result.output
+        one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
+        (ws / "wikiskill.yaml").write_text((ws / "wikiskill.yaml").read_text() + "\nworkers: 2\n")
+        shutil.rmtree(ws / ".wikiskill" / "results")
+        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
+        assert two.exit_code == 0, two.output
+        assert len(server.requests) == 12  # every task asked again, once, by the workers
+    rows = [line for line in one.output.splitlines() if "test-0" in line]
+    assert len(rows) == 6 and rows == [line for line in two.output.splitlines() if "test-0" in line]
