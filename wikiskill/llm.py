@@ -287,17 +287,17 @@ def _to_reply(response: Any, litellm: Any) -> Reply:
     message = response.choices[0].message
     calls = []
     for index, call in enumerate(getattr(message, "tool_calls", None) or []):
-        raw = call.function.arguments or ""
+        raw = scrub(call.function.arguments or "")
         try:
             arguments = json.loads(raw) if raw.strip() else {}
             if not isinstance(arguments, dict):
                 arguments = None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # hostile output: the role answers with an error
             arguments = None
         calls.append(ToolCall(id=call.id or f"call_{index}", name=call.function.name or "", arguments=arguments, raw_arguments=raw))
     usage = getattr(response, "usage", None)
     return Reply(
-        content=message.content,
+        content=scrub(message.content) if isinstance(message.content, str) else message.content,
         tool_calls=calls,
         usage=Usage(
             calls=1,
@@ -343,5 +343,7 @@ def extract_json(text: str | None) -> Any:
                 return value
             except json.JSONDecodeError as exc:
                 error = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            except RecursionError:
+                raise ValueError("the JSON is nested too deeply") from None
             start = candidate.find("{", start + 1)
     raise ValueError(error)

@@ -7,7 +7,6 @@ environment). In skills mode `index` both can call `load_skill(name)` to read a 
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Protocol
 
 from ..benchmarks import Benchmark, EnvStep, Task
@@ -18,8 +17,6 @@ from ..skills import Skill
 from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills, shown_skills
 from ..traces import Step, Trajectory, Usage
 
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12
 
@@ -28,20 +25,26 @@ class Agent(Protocol):
     async def run(self, task: Task) -> Trajectory: ...
 
 
+def last_tagged(text: str, tag: str) -> str | None:
+    """The text of the last <tag>...</tag> (case-insensitive), in linear time even on hostile replies."""
+    lower = text.lower()
+    end = lower.rfind(f"</{tag}>")
+    start = lower.rfind(f"<{tag}>", 0, end) if end != -1 else -1
+    return text[start + len(tag) + 2:end] if start != -1 else None
+
+
 def extract_answer(text: str | None) -> str | None:
-    if text is None:
-        return None
-    matches = _ANSWER.findall(text)
-    return matches[-1].strip() if matches else None
+    answer = last_tagged(text, "answer") if text else None
+    return answer.strip() if answer is not None else None
 
 
 def extract_action(text: str | None) -> str:
     """The action in <action></action>, else the reply's last non-empty line."""
     if not text:
         return ""
-    matches = _ACTION.findall(text)
-    if matches:
-        return " ".join(matches[-1].split())
+    action = last_tagged(text, "action")
+    if action is not None:
+        return " ".join(action.split())
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else ""
 
