@@ -5,18 +5,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workspaces import commit_skills, new_workspace, skill_md
+from workspaces import commit_skills, new_workspace, skill_md, write
 from wikiskill.cli import app
 from wikiskill.lint import Problem, lint_files, lint_workspace, links
 from wikiskill.workspace import Workspace
 
 PAGE = "---\nkind: pattern\n---\n\n# {slug}\n\nSee [the index](../index.md) and [trace](../../raw/r001/train/t1.json).\n"
-
-
-def write(root: Path, path: str, text: str) -> None:
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture()

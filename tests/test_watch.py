@@ -11,18 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from workspaces import commit_skills, new_workspace, skill_md, until
+from workspaces import commit_skills, new_workspace, skill_md, until, write
 from wikiskill.lint import Problem
 from wikiskill.watch import WatchReport, check, watch
 from wikiskill.workspace import Workspace, format_message
 
 BAD_LINK = "\nSee [the missing page](../../wiki/patterns/missing.md).\n"
-
-
-def write(root: Path, path: str, text: str) -> None:
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture()

@@ -62,3 +62,10 @@ def until(condition, timeout: float = 5.0):
             return value
         time.sleep(0.02)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def write(root: Path, path: str, text: str) -> None:
+    """Write a file the way a person would, creating its folders."""
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")

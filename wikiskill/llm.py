@@ -15,6 +15,7 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -220,15 +221,12 @@ class LiteLLMModel:
         if hit is not None:
             return hit
         litellm = _litellm()
-        for attempt in range(self.llm.retries + 1):
-            if self.checks_budget:
-                self.meter.check()
+        for attempt in self._attempts():
             try:
-                response = litellm.completion(**self._call_kwargs(request))
-                return self._finish(key, response, litellm)
-            except Exception as exc:  # noqa: BLE001 - classified just below
+                return self._finish(key, litellm.completion(**self._call_kwargs(request)), litellm)
+            except Exception as exc:  # noqa: BLE001 - _backoff classifies it
                 time.sleep(self._backoff(exc, attempt))
-        raise AssertionError("unreachable")
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
         request = self._request(messages, tools)
@@ -236,15 +234,19 @@ class LiteLLMModel:
         if hit is not None:
             return hit
         litellm = _litellm()
+        for attempt in self._attempts():
+            try:
+                return self._finish(key, await litellm.acompletion(**self._call_kwargs(request)), litellm)
+            except Exception as exc:  # noqa: BLE001 - _backoff classifies it
+                await asyncio.sleep(self._backoff(exc, attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempts(self) -> Iterator[int]:
+        """Attempt numbers up to the retry budget, checking the spending budget before each."""
         for attempt in range(self.llm.retries + 1):
             if self.checks_budget:
                 self.meter.check()
-            try:
-                response = await litellm.acompletion(**self._call_kwargs(request))
-                return self._finish(key, response, litellm)
-            except Exception as exc:  # noqa: BLE001 - classified just below
-                await asyncio.sleep(self._backoff(exc, attempt))
-        raise AssertionError("unreachable")
+            yield attempt
 
     def _backoff(self, exc: Exception, attempt: int) -> float:
         """Seconds to wait before retrying `exc`; raise ModelError when it is final."""
