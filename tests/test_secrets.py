@@ -85,14 +85,30 @@ def test_the_key_is_in_no_git_object_ref_or_working_file(leaked):
         assert NEEDLE not in data.lower(), path
 
 
-def test_the_key_is_replaced_and_names_carrying_it_are_refused(leaked):
+def test_the_key_is_replaced_where_the_replies_arrive(leaked):
     root, _ = leaked
     assert REDACTED in (root / "wiki/patterns/key-echo.md").read_text()
     assert REDACTED in (root / "skills/spell-letters/SKILL.md").read_text()
     assert REDACTED in git(root, "show", "main~2:raw/r002/train/train-00.json")
-    log = git(root, "log", "--all", "--format=%B")
-    assert "create skipped: the page name contains a secret" in log
-    assert "invalid proposal: the skill name contains a secret" in (root / "wiki/skill-impact.md").read_text()
+    # names built from the key arrive already redacted, so they name the placeholder, not the key
+    assert (root / "wiki/patterns/page-redacted.md").is_file()
+    assert "## r002 · create · leak-redacted · REJECTED" in (root / "wiki/skill-impact.md").read_text()
+
+
+def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
+    """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
+    from wikiskill.proposals import InvalidProposal, prepare_proposal
+    from wikiskill.roles.maintainer import MaintainerOutput, PageCreate, WikiView
+    from wikiskill.wiki import apply_maintainer_output
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with pytest.raises(InvalidProposal, match="the skill name contains a secret"):
+        prepare_proposal({**create("x", SPELL), "name": f"leak {SECRET}"}, {}, 1)
+    output = MaintainerOutput(create_patterns=[PageCreate(name=f"page {SECRET}", content="c")],
+                              update_index="# Wiki index", append_log="log")
+    update = apply_maintainer_output(output, WikiView(index="", log="", pages={}), 1, [])
+    assert "create skipped: the page name contains a secret" in update.report
+    assert not any(path.startswith("wiki/patterns/") for path in update.changes)
 
 
 def test_the_key_is_in_no_output_or_error_message(leaked):
