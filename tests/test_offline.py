@@ -13,6 +13,7 @@ from wikiskill.benchmarks.textworld_cooking import TextWorldCooking
 from wikiskill.cli import app
 from wikiskill.config import SamplingSettings
 from wikiskill.errors import ConfigError
+from wikiskill.lint import lint_workspace
 from wikiskill.offline.agent import OfflineAgent, _room
 from wikiskill.offline.maintainer import OfflineMaintainer, mine
 from wikiskill.offline.proposer import OfflineProposer
@@ -174,5 +175,7 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
     assert len(list(ws.glob("wiki/patterns/*.md"))) >= 1
     for skill_md in ws.glob("skills/*/SKILL.md"):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
+    assert lint_workspace(ws) == []  # pages, index, skills and every link they hold
     trace = next(ws.glob("raw/r001/train/*.json")).read_text()
     assert '"kind": "interactive"' in trace and '"observation"' in trace
+

@@ -98,7 +98,7 @@ class OfflineProposer:
         exceptions = [c.pattern for c in patterns
                       if c.rule == "prefer" and best.rule == "avoid" and fnmatchcase(c.pattern, best.pattern)]
         line = rule_line(best.rule, best.pattern, exceptions)
-        rationale = (f"[{best.slug}](../wiki/patterns/{best.slug}.md) has evidence in {len(best.evidence)} "
+        rationale = (f"pattern `wiki/patterns/{best.slug}.md` has evidence in {len(best.evidence)} "
                      f"episode(s) ({', '.join(best.evidence[:5])}); no active skill covers `{best.pattern}` and "
                      f"skill-impact.md records no rejection of it. New rule: {line[2:]}")
         name = SKILL_FOR[best.rule]
