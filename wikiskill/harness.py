@@ -67,6 +67,7 @@ class Harness:
         self._step_start = Usage()
         self._step_roles: dict[str, Usage] = {}
         self._model_factory = model_factory
+        self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -150,8 +151,15 @@ class Harness:
         )
 
     def train_results(self, round_number: int) -> list[Trajectory]:
-        files = self.ws.read_files(MAIN, f"raw/{round_label(round_number)}/train")
-        return [Trajectory.model_validate_json(text) for path, text in sorted(files.items()) if path.endswith(".json")]
+        """The round's train trajectories on main. Maintain and propose both read them, so the
+        last ones read are kept with their folder's tree id and reused while it is unchanged."""
+        folder = f"raw/{round_label(round_number)}/train"
+        tree = self.ws.tree_id(MAIN, folder)
+        if self._train_results[0] != tree:
+            files = self.ws.read_files(MAIN, folder)
+            self._train_results = (tree, [Trajectory.model_validate_json(text) for path, text in sorted(files.items())
+                                          if path.endswith(".json")])
+        return list(self._train_results[1])
 
     def maintain(self, round_number: int) -> None:
         self._begin()
