@@ -24,7 +24,7 @@ from .benchmarks import Task
 from .config import Config
 from .errors import BudgetExceeded, WikiskillError
 from .llm import Meter
-from .redact import scrub, secret_values
+from .redact import Scrubber
 from .roles.agent import Agent
 from .skills import Skill
 from .traces import Trajectory, Usage
@@ -43,7 +43,7 @@ class ResultCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._done = self._read()
         self._file: IO[str] | None = None
-        self._secrets = [secret.lower() for secret in secret_values()]  # scrub() rescans os.environ per call
+        self._scrub = Scrubber()
 
     def _read(self) -> dict[str, Trajectory]:
         done = {}
@@ -63,10 +63,7 @@ class ResultCache:
         if self._file is None:
             name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
             self._file = open(self.directory / name, "a", encoding="utf-8")  # noqa: SIM115 - open across puts
-        text = trajectory.model_dump_json()
-        if any(secret in text.lower() for secret in self._secrets):
-            text = scrub(text)
-        self._file.write(text + "\n")
+        self._file.write(self._scrub(trajectory.model_dump_json()) + "\n")
         self._file.flush()
         self._done[trajectory.task_id] = trajectory
 
@@ -76,7 +73,7 @@ class ResultCache:
 
     def __setstate__(self, state: dict) -> None:
         self.directory, self._done, self._file = state["directory"], {}, None
-        self._secrets = [secret.lower() for secret in secret_values()]
+        self._scrub = Scrubber()
 
 
 def cache_key(*parts: object) -> str:
