@@ -46,11 +46,12 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     if model == OFFLINE_MODEL and not generated:
         raise ConfigError(f"the offline model plays interactive benchmarks only; {benchmark} needs an LLM "
                           "(pass --model, e.g. --model openai/gpt-4o-mini)")
-    defaults = Config(benchmark=benchmark).splits
-    splits = {"train": train or defaults.train, "val": val or defaults.val, "test": test or defaults.test}
+    defaults = Config(benchmark=benchmark)
+    splits = {"train": train or defaults.splits.train, "val": val or defaults.splits.val,
+              "test": test or defaults.splits.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits if generated else None,
-                  max_steps=INTERACTIVE_MAX_STEPS if generated else Config(benchmark=benchmark).agent.max_steps)
+                  max_steps=INTERACTIVE_MAX_STEPS if generated else defaults.agent.max_steps)
     parse_config(text, CONFIG_FILE)
     return Workspace.create(Path(path), text)
 

@@ -32,13 +32,14 @@ LOAD_SKILL_TOOL = {
 
 def render_skills(skills: list[Skill], settings: SkillsSettings, task: str = "") -> str:
     """The block to put into a system prompt; empty when there are no skills."""
-    if not skills:
+    return render_block(shown_skills(skills, settings, task), settings)
+
+
+def render_block(shown: list[Skill], settings: SkillsSettings) -> str:
+    """The block for skills already chosen by `shown_skills` (so retrieval runs once per task)."""
+    if not shown:
         return ""
-    if settings.mode == "index":
-        return render("skills_index", skills=skills)
-    if settings.mode == "retrieve":
-        skills = retrieve(skills, task, settings.top_k, settings.token_budget)
-    return render("skills_full", skills=skills)
+    return render("skills_index" if settings.mode == "index" else "skills_full", skills=shown)
 
 
 def shown_skills(skills: list[Skill], settings: SkillsSettings, task: str = "") -> list[Skill]:

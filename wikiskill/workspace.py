@@ -440,11 +440,10 @@ class Workspace:
     def delete_branch(self, branch: str) -> None:
         self.repo.git.update_ref("-d", f"refs/heads/{branch}")
 
-    def merged_tree(self, ours: str, theirs: str, merge_base: str | None = None) -> str:
+    def merged_tree(self, ours: str, theirs: str) -> str:
         """A three-way merge computed without touching the working tree; raises on conflicts."""
-        args = ["--write-tree", "--no-messages"] + ([f"--merge-base={merge_base}"] if merge_base else [])
         try:
-            return self.repo.git.merge_tree(*args, ours, theirs).splitlines()[0]
+            return self.repo.git.merge_tree("--write-tree", "--no-messages", ours, theirs).splitlines()[0]
         except git.GitCommandError as exc:
             raise WorkspaceError(f"cannot combine {ours[:8]} with {theirs[:8]}: conflicting changes") from exc
 

@@ -14,7 +14,7 @@ from ..config import SkillsSettings
 from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
 from ..prompts import render
 from ..skills import Skill
-from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills, shown_skills
+from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
 from ..traces import Step, Trajectory, Usage
 
 MAX_SKILL_LOADS = 5
@@ -86,7 +86,8 @@ class QAAgent:
         self.settings = settings
 
     async def run(self, task: Task) -> Trajectory:
-        block = render_skills(self.skills, self.settings, task.question)
+        shown = shown_skills(self.skills, self.settings, task.question)
+        block = render_block(shown, self.settings)
         messages = [
             {"role": "system", "content": render("agent_qa", skills_block=block)},
             {"role": "user", "content": task.question},
@@ -104,7 +105,7 @@ class QAAgent:
             expected=task.answer,
             score=self.benchmark.score(task, prediction),
             usage=chat.usage,
-            skills=[s.name for s in shown_skills(self.skills, self.settings, task.question)],
+            skills=[s.name for s in shown],
             error=None if prediction is not None else "no <answer></answer> in the reply",
         )
 
@@ -134,7 +135,8 @@ class InteractiveAgent:
             await asyncio.to_thread(env.close)
 
     async def _play(self, task: Task, env) -> Trajectory:
-        block = render_skills(self.skills, self.settings, task.question)
+        shown = shown_skills(self.skills, self.settings, task.question)
+        block = render_block(shown, self.settings)
         system = {"role": "system", "content": render("agent_interactive", skills_block=block)}
         chat = _SkillfulChat(self.model, self.skills, self.settings)
         state: EnvStep = await asyncio.to_thread(env.reset)
@@ -175,7 +177,7 @@ class InteractiveAgent:
             won=state.won,
             lost=state.lost,
             usage=chat.usage,
-            skills=[s.name for s in shown_skills(self.skills, self.settings, task.question)],
+            skills=[s.name for s in shown],
         )
 
 
