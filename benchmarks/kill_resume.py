@@ -20,7 +20,8 @@ is complete has finished: for its user, and here). A point resumed cleanly when:
 Triggers (k counts events seen by polling the workspace every millisecond):
   time:<s>    s seconds after the start
   ref:<k>     right after the k-th update of a branch or tag
-  index:<k>   when the k-th temporary index appears: mid-commit, before the ref moves
+  import:<k>  when the k-th commit's objects are being written (git fast-import's temporary pack
+              appears): mid-commit, before the ref moves
   marker:<k>  when the k-th sync marker appears: around the ref move, before the tree is synced
   result:<k>  once k more per-task results are cached (mid-rollout or mid-validation)
 """
@@ -53,7 +54,7 @@ from wikiskill.fakeserver import FakeOpenAIServer  # noqa: E402
 ROUNDS = 2
 CONCURRENCY = 4
 AGENT_PROMPT = "You are a careful problem solver"
-KINDS = ("time", "ref", "index", "marker", "result")
+KINDS = ("time", "ref", "import", "marker", "result")
 RUN_TIMEOUT = 300.0
 
 
@@ -161,7 +162,7 @@ class Watcher:
         self.counts: Counter[str] = Counter()
         self._refs = self._read_refs()
         self._marker = False
-        self._indexes: set[str] = set()
+        self._packs: set[str] = set()
         self._results = ResultLines(ws)
         self._results_before = self._results.count()
 
@@ -187,11 +188,11 @@ class Watcher:
         self.counts["marker"] += marker and not self._marker
         self._marker = marker
         try:
-            indexes = {name for name in os.listdir(state) if name.startswith("index-") and "." not in name}
+            packs = {name for name in os.listdir(self.ws / ".git" / "objects" / "pack") if name.startswith("tmp_pack_")}
         except FileNotFoundError:
-            indexes = set()
-        self.counts["index"] += len(indexes - self._indexes)
-        self._indexes = indexes
+            packs = set()
+        self.counts["import"] += len(packs - self._packs)
+        self._packs = packs
         self.counts["result"] = self._results.count() - self._results_before
 
     def fired(self, trigger: str, elapsed: float) -> bool:
@@ -340,7 +341,7 @@ def draw_trigger(rng: random.Random, reference: Reference) -> str:
 @dataclass
 class Outcome:
     triggers: list[str]
-    runs: list[str]  # what each run did, e.g. "killed after 1.2 s (ref 4, index 3, marker 2, result 9)"
+    runs: list[str]  # what each run did, e.g. "killed after 1.2 s (ref 4, import 3, marker 2, result 9)"
     problems: list[str]
 
     @property

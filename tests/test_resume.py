@@ -28,10 +28,10 @@ kill_resume = _load_benchmark()
 
 POINTS = {  # kills, one per run (k counts events of that run; see kill_resume.Watcher)
     "mid-rollout, with finished tasks cached": ["result:9"],
-    "mid-commit, before a ref moves": ["index:4"],
+    "mid-commit, before a ref moves": ["import:4"],
     "around the merge's ref move, before the tree is synced": ["marker:4"],
     "after the rejected tag, before its gate commit": ["ref:16"],
-    "after the validation commit, then mid-commit of the next rollout": ["ref:7", "index:2"],
+    "after the validation commit, then mid-commit of the next rollout": ["ref:7", "import:2"],
     "after the last round's tag, before the run is marked finished": ["ref:19"],
 }
 

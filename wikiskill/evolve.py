@@ -98,6 +98,7 @@ def run_round(harness: Harness, number: int, incumbent: float) -> str:
     elif state.branch is not None:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
     ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
+    ws.pack_objects()
     gate = round_state(ws, number).gate
     return gate.trailer("Decision") if gate else "none"
 

@@ -14,8 +14,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +33,9 @@ from .resources import data_dir
 MAIN = "main"
 STATE_DIR = ".wikiskill"
 TEMP_INDEX_PREFIX = "index-"
+SCRATCH_REF = "refs/wikiskill/staging"  # named in fast-import's stream only; never left in the repository
 STALE_LOCK_SECONDS = 1.0
+TREES_KEPT = 8
 TRAILER_PREFIX = "Wikiskill-"
 HARNESS_IDENTITY = {
     "GIT_AUTHOR_NAME": "wikiskill",
@@ -67,6 +72,8 @@ class Workspace:
         self.repo = git.Repo(root)
         self.state_dir = root / STATE_DIR
         self.state_dir.mkdir(exist_ok=True)
+        self._syncs = _WorkingTreeSyncs(self._sync_worktree, self._marker_path())
+        self._trees: OrderedDict[str, list[tuple[str, str, bytes]]] = OrderedDict()  # tree id -> its blobs
 
     # -- creation and discovery -------------------------------------------------------------
 
@@ -141,11 +148,20 @@ class Workspace:
 
     def _blobs_under(self, ref: str, prefix: str) -> list[tuple[str, str, bytes]]:
         """`(path relative to prefix, mode, bytes)` of every blob under `prefix` at `ref`, read by
-        one `ls-tree` and one `cat-file --batch` rather than a round trip per blob."""
+        one `ls-tree` and one `cat-file --batch` rather than a round trip per blob. A tree never
+        changes, so the last few read are kept by id: the steps of a round read the same skills."""
         tree = self._object_id(f"{ref}^{{commit}}:{prefix.rstrip('/')}")
         if tree is None:
             self.resolve(ref)  # raises when `ref` is unknown
             return []  # there is no such folder at `ref`
+        if tree not in self._trees:
+            self._trees[tree] = self._read_tree_blobs(tree)
+            if len(self._trees) > TREES_KEPT:
+                self._trees.popitem(last=False)
+        self._trees.move_to_end(tree)
+        return self._trees[tree]
+
+    def _read_tree_blobs(self, tree: str) -> list[tuple[str, str, bytes]]:
         listing = self._git_bytes(["ls-tree", "-r", "-z", tree])
         entries = []
         for record in filter(None, listing.split(b"\0")):
@@ -224,6 +240,7 @@ class Workspace:
 
     def dirty_paths(self, *prefixes: str) -> list[str]:
         """Uncommitted changes (tracked and untracked) under the given files or folders."""
+        self.wait_for_sync(*prefixes)
         out = self.repo.git.status("--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *prefixes,
                                    env={"GIT_LITERAL_PATHSPECS": "1"})
         return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
@@ -243,16 +260,60 @@ class Workspace:
         The tree starts from `base` (a tree-ish; default: the branch tip). With `extra_parents`
         it becomes a merge commit.
         """
+        scrub_text = Scrubber()
+        for path in changes:
+            _check_path(path, scrub_text)
         parent = self.head(branch)
-        tree = self._write_tree(base or parent, changes)
-        diff = self._tree_diff(parent, tree) if branch == MAIN and parent else None
-        if diff:
-            self._refuse_to_overwrite_edits([path for _, path in diff])
-        parents = [p for p in (parent, *extra_parents) if p]
-        args = [tree] + [arg for p in parents for arg in ("-p", p)]
-        sha = self._git_input(["commit-tree", *args], scrub(message).encode("utf-8"), HARNESS_IDENTITY)
-        self.move_branch(branch, sha, parent, diff)
+        if branch != MAIN or not parent:
+            sha = self._build_commit(parent, changes, message, base, extra_parents)
+            touched = None
+        elif base in (None, parent):
+            # From the tip only the written paths can differ, so git checks them for a person's
+            # edits while another git process writes the commit.
+            with ThreadPoolExecutor(1) as pool:
+                built = pool.submit(self._build_commit, parent, changes, message, base, extra_parents)
+                touched = list(changes)
+                self._refuse_to_overwrite_edits(touched)
+                sha = built.result()
+        else:
+            sha = self._build_commit(parent, changes, message, base, extra_parents)
+            touched = [path for _, path in self._tree_diff(parent, sha)]
+            self._refuse_to_overwrite_edits(touched)
+        self.move_branch(branch, sha, parent, touched)
         return sha
+
+    def _build_commit(self, parent: str | None, changes: dict[str, str | None], message: str,
+                      base: str | None = None, extra_parents: tuple[str, ...] = ()) -> str:
+        """Store the blobs, trees and commit object in one `git fast-import` run and return the
+        commit's id without moving any ref (its scratch branch is reset away before it ends).
+        One process instead of a temporary index and five plumbing commands: most of a step's git
+        time, and its cost follows the number of changed paths, not the size of the history."""
+        scrub_text = Scrubber()
+        now = f"{int(time.time())} {_utc_offset()}"
+        identity = f"{HARNESS_IDENTITY['GIT_AUTHOR_NAME']} <{HARNESS_IDENTITY['GIT_AUTHOR_EMAIL']}> {now}"
+        text = scrub(message).encode("utf-8")
+        stream = [b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+                  % (SCRATCH_REF.encode(), identity.encode(), identity.encode(), len(text), text)]
+        if parent:
+            stream.append(b"from %s\n" % parent.encode())
+        stream += [b"merge %s\n" % extra.encode() for extra in extra_parents]
+        if base not in (None, parent):
+            tree = self._object_id(f"{base}^{{tree}}")
+            if tree is None:
+                raise WorkspaceError(f"unknown git tree {base!r}")
+            stream.append(b'M 040000 %s ""\n' % tree.encode())
+        for path in sorted(changes):
+            quoted = _quote_path(path)
+            if changes[path] is None:
+                stream.append(b"D %s\n" % quoted)
+            else:
+                data = scrub_text(changes[path]).encode("utf-8")
+                stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (quoted, len(data), data))
+        stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
+        # Kept as a small pack: unpacking it into loose objects cost another git process (~6 ms a
+        # commit); `pack_objects` folds the packs together between rounds.
+        return self._git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
+                               b"".join(stream))
 
     def _tree_diff(self, old: str, new: str) -> list[tuple[str, str]]:
         """`(status letter, path)` of every file that differs between two commits or trees."""
@@ -272,34 +333,6 @@ class Workspace:
         if dirty:
             raise WorkspaceError(f"{dirty[0]} has uncommitted edits that this step would overwrite: commit them "
                                  "(evolve --commit-human-edits does) or discard them, then run the command again")
-
-    def _write_tree(self, base: str | None, changes: dict[str, str | None]) -> str:
-        scrub_text = Scrubber()
-        for path in changes:
-            _check_path(path, scrub_text)
-        paths = sorted(changes)
-        written = [path for path in paths if changes[path] is not None]
-        blobs = dict(zip(written, self._store_blobs([scrub_text(changes[path]).encode("utf-8") for path in written]),
-                         strict=True))
-        records = [f"100644 {blobs[path]}\t{path}" if path in blobs else f"0 {'0' * 40}\t{path}" for path in paths]
-        with self._temp_index(base) as env:
-            if records:
-                self._git_input(["update-index", "-z", "--index-info"], "".join(r + "\0" for r in records).encode(), env)
-            return self.repo.git.write_tree(env=env)
-
-    def _store_blobs(self, contents: list[bytes]) -> list[str]:
-        """The blob ids of `contents`, stored by one git process: `fast-import` for a batch (one pack
-        when it is big, loose objects below fastimport.unpackLimit, as for a fetch), `hash-object`
-        for a single blob, which starts faster. Loose objects written one by one from Python cost
-        ~2 ms each: most of a 1,000-trace rollout commit."""
-        if len(contents) <= 1:
-            return [self._git_input(["hash-object", "-w", "--stdin"], data) for data in contents]
-        stream = b"".join(b"blob\nmark :%d\ndata %d\n%s\nget-mark :%d\n" % (mark, len(data), data, mark)
-                          for mark, data in enumerate(contents, 1))
-        ids = self._git_input(["fast-import", "--quiet", "--done"], stream + b"done\n").split()
-        if len(ids) != len(contents):
-            raise WorkspaceError(f"git fast-import stored {len(ids)} of {len(contents)} files")
-        return ids
 
     @contextmanager
     def _temp_index(self, base: str | None) -> Iterator[dict[str, str]]:
@@ -327,22 +360,26 @@ class Workspace:
             raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[:300]}")
         return done.stdout
 
-    def move_branch(self, branch: str, new: str, old: str | None, diff: list[tuple[str, str]] | None = None) -> None:
+    def move_branch(self, branch: str, new: str, old: str | None, paths: list[str] | None = None) -> None:
         """Compare-and-swap the branch; on main, sync the working tree (resumable via a marker).
-        `diff` is `_tree_diff(old, new)` when the caller has it already."""
-        sync = branch == MAIN and old is not None
-        if sync:
-            self._check_checkout()
-            self._write_marker({"old": old, "new": new})
+        `paths` (None: unknown) are the paths that differ, so dirty checks elsewhere need not wait."""
+        if branch != MAIN or old is None:
+            self._update_ref(branch, new, old)
+            return
+        self._check_checkout()
+        with self._syncs.publishing(old, new, paths):
+            self._update_ref(branch, new, old)
+
+    def _update_ref(self, branch: str, new: str, old: str | None) -> None:
         try:
-            self.repo.git.update_ref(f"refs/heads/{branch}", new, old or "")
-        except git.GitCommandError:
-            if sync:
-                self._marker_path().unlink(missing_ok=True)
+            self._git_bytes(["update-ref", f"refs/heads/{branch}", new, old or ""])
+        except WorkspaceError:
             raise WorkspaceError(f"branch {branch} moved while wikiskill was writing it; run the command again") from None
-        if sync:
-            self._sync_worktree(old, new, diff)
-            self._marker_path().unlink(missing_ok=True)
+
+    def wait_for_sync(self, *paths: str) -> None:
+        """Return once the working tree and index hold main's tip at `paths` (all when none given);
+        raise if syncing them failed."""
+        self._syncs.wait(paths or None)
 
     def _check_checkout(self) -> None:
         """The working tree must have main checked out: syncing it moves the checked-out branch."""
@@ -358,39 +395,22 @@ class Workspace:
         return self.state_dir / "sync.json"
 
     def _write_marker(self, data: dict) -> None:
-        tmp = self._marker_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, self._marker_path())
+        _write_json(self._marker_path(), data)
 
-    def _sync_worktree(self, old: str, new: str, diff: list[tuple[str, str]] | None = None) -> None:
-        """Make the index and the files that differ between two commits match `new`.
-
-        Idempotent, so `recover` can run it again however far a killed run got.
-        """
-        changes = self._tree_diff(old, new) if diff is None else diff
-        self._reset_index(new)
-        for status, path in changes:
-            if status == "D" and not _behind_symlink(self.root, path):
-                target = self.root / path
-                try:
-                    target.unlink()
-                except (FileNotFoundError, NotADirectoryError):
-                    pass
-                _remove_empty_parents(target.parent, self.root)
-        written = sorted(path for status, path in changes if status != "D")
-        if written:
-            self._git_input(["checkout-index", "-f", "-z", "--stdin"], "".join(p + "\0" for p in written).encode())
-
-    def _reset_index(self, commit: str, attempts: int = 20) -> None:
-        """Point the index at `commit` (keeping the stat data of unchanged files), waiting a
-        little while another git command holds it. Unlike `git reset` this locks no ref."""
+    def _sync_worktree(self, old: str | None, new: str, attempts: int = 20) -> None:
+        """Make the index and the working files match `new`, by git's own checkout: from `old`,
+        only the files that differ between the two commits are touched (unchanged ones keep their
+        index entries and stat data); without it, every file is compared, so whatever state a
+        killed run left is repaired. Git never writes or deletes through a symlinked folder.
+        Waits a little while another git command holds the index; unlike `git reset` it locks no ref."""
+        trees = [old, new] if old else [new]
         for attempt in range(attempts):
             try:
-                self.repo.git.read_tree("--reset", commit)
+                self._git_bytes(["read-tree", "--reset", "-u", *trees])
                 return
-            except git.GitCommandError as exc:
+            except WorkspaceError as exc:
                 if "index.lock" not in str(exc) or attempt == attempts - 1:
-                    raise WorkspaceError(f"cannot update the git index: {_first_line(exc.stderr)}") from None
+                    raise WorkspaceError(f"cannot update the working tree: {exc}") from None
                 time.sleep(0.1)
 
     def recover(self) -> bool:
@@ -399,6 +419,7 @@ class Workspace:
         Removes temporary indexes and stale git lock files, and completes an interrupted
         working-tree sync (True when there was one).
         """
+        self.wait_for_sync()
         self._check_checkout()
         for leftover in self.state_dir.glob(TEMP_INDEX_PREFIX + "*"):
             leftover.unlink(missing_ok=True)
@@ -411,7 +432,7 @@ class Workspace:
         except ValueError:
             data = {}  # written by replace, so only a hand edit can break it
         if data.get("new") and self.head() == data["new"]:
-            self._sync_worktree(data["old"], data["new"])
+            self._sync_worktree(None, data["new"])
         marker.unlink()
         return True
 
@@ -430,6 +451,11 @@ class Workspace:
                 continue
             time.sleep(max(0.0, STALE_LOCK_SECONDS - age))
             lock.unlink(missing_ok=True)
+
+    def pack_objects(self) -> None:
+        """Let git consolidate its packs when there are many (`gc --auto`: nothing below
+        gc.autoPackLimit, else a repack in the background), as porcelain commands do after writing."""
+        self.repo.git.gc("--auto", "--quiet")
 
     def tag(self, name: str, sha: str, force: bool = False) -> None:
         self.repo.git.tag(*(["-f"] if force else []), name, sha)
@@ -489,7 +515,8 @@ class Workspace:
             handle.truncate()
             handle.write(f"pid {os.getpid()} ({command})")
             handle.flush()
-            yield
+            with self._syncs.in_background():
+                yield
         finally:
             handle.close()
 
@@ -520,20 +547,112 @@ class Workspace:
         return [(commit, paths_by_sha[commit.sha]) for commit in self.log(ref) if commit.sha in paths_by_sha]
 
 
-def _remove_empty_parents(directory: Path, root: Path) -> None:
-    while directory != root and not directory.is_symlink() and directory.is_dir() and not any(directory.iterdir()):
-        directory.rmdir()
-        directory = directory.parent
+class _WorkingTreeSyncs:
+    """Brings main's working tree up to each commit published on main, in order.
+
+    In the foreground (the default) each sync runs before `publishing` returns. Inside
+    `in_background()` (a writer holding the workspace lock) they run one after another on a
+    thread while the harness goes on to its next step; `wait(paths)` blocks only while a pending
+    sync touches `paths`. The marker file names the tip the tree must reach from the moment before
+    a ref moves until every sync is done, so `recover` can finish the job after a kill.
+    """
+
+    def __init__(self, sync: Callable[[str | None, str], None], marker: Path):
+        self._sync = sync
+        self._marker = marker
+        self._background = False
+        self._jobs: list[tuple[str, str, frozenset[str] | None]] = []  # (old, new, changed paths or None)
+        self._error: Exception | None = None
+        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def publishing(self, old: str, new: str, paths: list[str] | None) -> Iterator[None]:
+        """Around the ref update that moves main from `old` to `new`; syncs (or queues) after it."""
+        self.wait_for_errors()
+        with self._changed:
+            pending = self._jobs[-1][1] if self._jobs else None
+            _write_json(self._marker, {"new": new})
+        try:
+            yield
+        except BaseException:
+            with self._changed:
+                if pending is None:
+                    self._marker.unlink(missing_ok=True)
+                else:
+                    _write_json(self._marker, {"new": pending})
+            raise
+        if not self._background:
+            self._sync(old, new)
+            self._marker.unlink(missing_ok=True)
+            return
+        with self._changed:
+            self._jobs.append((old, new, None if paths is None else frozenset(paths)))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="wikiskill-sync")
+                self._thread.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                if not self._jobs:
+                    self._thread = None
+                    return
+                old, new, _ = self._jobs[0]
+            try:
+                self._sync(old, new)
+            except Exception as exc:  # noqa: BLE001 - raised to the writer by wait(); the marker stays
+                with self._changed:
+                    self._error, self._jobs, self._thread = exc, [], None
+                    self._changed.notify_all()
+                return
+            with self._changed:
+                self._jobs.pop(0)
+                if not self._jobs:
+                    self._marker.unlink(missing_ok=True)
+                self._changed.notify_all()
+
+    def wait(self, paths: tuple[str, ...] | None = None) -> None:
+        """Block while a pending sync touches `paths` (None: any); raise a sync's failure."""
+        with self._changed:
+            self._changed.wait_for(lambda: not any(_touches(job[2], paths) for job in self._jobs))
+        self.wait_for_errors()
+
+    def wait_for_errors(self) -> None:
+        with self._changed:
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    @contextmanager
+    def in_background(self) -> Iterator[None]:
+        """Syncs run on a thread inside this block; all of them are done when it ends. When the
+        block raises, that error is the one reported: a failed sync has left its marker."""
+        self._background = True
+        try:
+            yield
+        except BaseException:
+            self._background = False
+            with self._changed:
+                self._changed.wait_for(lambda: not self._jobs)
+                self._error = None
+            raise
+        self._background = False
+        self.wait()
 
 
-def _behind_symlink(root: Path, path: str) -> bool:
-    """Whether a folder on the way to `path` is a symlink (removing through it would escape)."""
-    folder = root
-    for part in Path(path).parts[:-1]:
-        folder = folder / part
-        if folder.is_symlink():
-            return True
-    return False
+def _touches(changed: frozenset[str] | None, paths: tuple[str, ...] | None) -> bool:
+    """Whether a sync that changes `changed` (None: unknown) can touch a file under `paths`."""
+    if changed is None or paths is None:
+        return True
+    return any(a == b or a.startswith(b + "/") or b.startswith(a + "/") for a in changed for b in paths)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Replace `path` with `data` atomically."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _is_or_under(path: str, paths: set[str]) -> bool:
@@ -550,6 +669,20 @@ def _check_path(path: str, scrub_text: Scrubber) -> None:
         raise WorkspaceError(f"refusing to write outside the workspace: {path[:200]!r}")
     if scrub_text(path) != path:
         raise WorkspaceError("refusing to write a file whose name contains a secret")
+
+
+def _quote_path(path: str) -> bytes:
+    """A path as fast-import reads it: C-style quoted, so spaces, quotes and line breaks survive."""
+    escaped = "".join({"\\": "\\\\", '"': '\\"', "\n": "\\n"}.get(c, c) if c >= " " or c == "\n"
+                      else f"\\{ord(c):03o}" for c in path)
+    return f'"{escaped}"'.encode("utf-8", "surrogateescape")
+
+
+def _utc_offset() -> str:
+    """This machine's offset from UTC as git writes it (+0100), like `git commit-tree` does."""
+    minutes = round(time.localtime().tm_gmtoff / 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
 
 
 def _scrub_file(path: Path) -> None:
