@@ -18,6 +18,7 @@ def _environment(folder: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # shipped templates never change while we run; a stat per render did
     )
 
 

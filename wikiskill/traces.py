@@ -102,7 +102,8 @@ class Trajectory(BaseModel):
         return cut(text, max_chars)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+        """The trace file's text (pydantic's serializer: ~5x faster than json.dumps with an indent)."""
+        return self.model_dump_json(indent=1) + "\n"
 
 
 def cut(text: str, max_chars: int | None) -> str:
