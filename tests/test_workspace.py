@@ -74,6 +74,17 @@ def test_commit_syncs_unusual_file_names(ws):
     assert not (ws.state_dir / "sync.json").exists()
 
 
+def test_logs_extended_in_process_equal_what_git_reads_back(ws):
+    ws.log(MAIN)  # remembered, so the run's own commits extend it instead of rereading git
+    evolve_scripted(ws, rounds=2)
+    assert (ws.head(), True) in ws._logs  # main's log came from extending, not from git
+    fresh = Workspace(ws.root)
+    branches = [MAIN, *(f"refs/tags/{tag}" for tag in ws.refs("refs/tags/"))]
+    for ref in branches:
+        assert ws.log(ref) == fresh.log(ref), ref
+    assert len(ws.log(MAIN)) >= 8 and all(c.trailer("Step") for c in ws.log(MAIN)[:-1])
+
+
 @pytest.mark.parametrize("path", ["../outside.md", "/tmp/abs.md", ".git/config", "wiki/.GIT/hooks/x", "wiki/./a.md",
                                   "wiki//a.md", "", "wiki/a\0b.md"])
 def test_commit_refuses_paths_outside_the_workspace(ws, path):

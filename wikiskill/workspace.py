@@ -74,6 +74,7 @@ class Workspace:
         self.state_dir.mkdir(exist_ok=True)
         self._syncs = _WorkingTreeSyncs(self._sync_worktree, self._marker_path())
         self._trees: OrderedDict[str, list[tuple[str, str, bytes]]] = OrderedDict()  # tree id -> its blobs
+        self._logs: OrderedDict[tuple[str, bool], list[Commit]] = OrderedDict()  # (tip, first parent) -> log
 
     # -- creation and discovery -------------------------------------------------------------
 
@@ -203,7 +204,23 @@ class Workspace:
             return False
 
     def log(self, ref: str = MAIN, first_parent: bool = True) -> list[Commit]:
-        """Commits of `ref`, newest first, with their Wikiskill trailers."""
+        """Commits of `ref`, newest first, with their Wikiskill trailers. A commit's history never
+        changes, so the last few logs are kept by tip, and a commit made here extends its parent's."""
+        tip = None if ref.startswith("-") else self._object_id(f"{ref}^{{commit}}")
+        if tip is not None and (tip, first_parent) in self._logs:
+            self._logs.move_to_end((tip, first_parent))
+            return list(self._logs[tip, first_parent])
+        commits = self._read_log(ref, first_parent)
+        if tip is not None:
+            self._keep_log(tip, first_parent, commits)
+        return commits
+
+    def _keep_log(self, tip: str, first_parent: bool, commits: list[Commit]) -> None:
+        self._logs[tip, first_parent] = commits
+        if len(self._logs) > TREES_KEPT:
+            self._logs.popitem(last=False)
+
+    def _read_log(self, ref: str, first_parent: bool) -> list[Commit]:
         args = ["--first-parent"] if first_parent else []
         fmt = "%H%x1f%P%x1f%s%x1f%(trailers:only,unfold)%x1e"
         try:
@@ -280,6 +297,10 @@ class Workspace:
             touched = [path for _, path in self._tree_diff(parent, sha)]
             self._refuse_to_overwrite_edits(touched)
         self.move_branch(branch, sha, parent, touched)
+        parsed = _parse_message(scrub(message))
+        if parsed and (parent, True) in self._logs:
+            commit = Commit(sha, (parent, *extra_parents), *parsed)
+            self._keep_log(sha, True, [commit, *self._logs[parent, True]])
         return sha
 
     def _build_commit(self, parent: str | None, changes: dict[str, str | None], message: str,
@@ -669,6 +690,17 @@ def _check_path(path: str, scrub_text: Scrubber) -> None:
         raise WorkspaceError(f"refusing to write outside the workspace: {path[:200]!r}")
     if scrub_text(path) != path:
         raise WorkspaceError("refusing to write a file whose name contains a secret")
+
+
+def _parse_message(message: str) -> tuple[str, dict[str, str]] | None:
+    """The subject and trailers of a message shaped by `format_message` (a subject line, and a
+    last paragraph of Wikiskill trailers), as `log` reads them back from git; None for any other."""
+    paragraphs = message.strip().split("\n\n")
+    last = paragraphs[-1].splitlines()
+    if len(paragraphs) < 2 or "\n" in paragraphs[0] or not all(line.startswith(TRAILER_PREFIX) for line in last):
+        return None
+    trailers = {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in last)}
+    return paragraphs[0].strip(), trailers
 
 
 def _quote_path(path: str) -> bytes:
