@@ -2,6 +2,7 @@
 finish in, each task at most once, the budget between tasks, and the same in worker processes."""
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -159,10 +160,12 @@ def test_eval_with_workers_through_the_cli(tmp_path):
                                      "--api-base", server.base_url])
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
-        (ws / "wikiskill.yaml").write_text((ws / "wikiskill.yaml").read_text() + "\nworkers: 2\n")
         shutil.rmtree(ws / ".wikiskill" / "results")
-        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
+        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers
+    journals = list((ws / ".wikiskill" / "results").glob("*/*.jsonl"))  # one per writing process
+    assert len({path.name.split("-")[0] for path in journals}) == 2
+    assert str(os.getpid()) not in {path.name.split("-")[0] for path in journals}
     rows = [line for line in one.output.splitlines() if "test-0" in line]
     assert len(rows) == 6 and rows == [line for line in two.output.splitlines() if "test-0" in line]

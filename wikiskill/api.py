@@ -61,8 +61,9 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-             console=None, model_factory: ModelFactory | None = None) -> Harness:
-    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency)
+             workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
+    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
+                                                 workers=workers)
     reporter: Reporter | None = None
     if console is not None:
         from .progress import RichReporter
@@ -72,20 +73,20 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
 
 
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
-           concurrency: int | None = None, commit_human_edits: bool = False, console=None,
-           model_factory: ModelFactory | None = None) -> EvolveResult:
+           concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
+           console=None, model_factory: ModelFactory | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
-    harness = _harness(ws, model, api_base, concurrency, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     return _evolve(harness, rounds, commit_human_edits)
 
 
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
-             api_base: str | None = None, concurrency: int | None = None, console=None,
-             model_factory: ModelFactory | None = None) -> list[Trajectory]:
+             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
+             console=None, model_factory: ModelFactory | None = None) -> list[Trajectory]:
     """Score the skills at `ref` on a split. Writes nothing to git."""
     if split not in ("train", "val", "test"):
         raise WikiskillError(f"unknown split {split!r}: use val, test or train")
-    harness = _harness(ws, model, api_base, concurrency, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     ws.resolve(ref)
     return harness.run_split(split, ref, f"eval {split}")  # type: ignore[arg-type]
 

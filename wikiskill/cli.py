@@ -48,6 +48,9 @@ console = Console()
 ModelOption = typer.Option(None, "--model", help="litellm model string for every role (overrides wikiskill.yaml).")
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
+WorkersOption = typer.Option(None, "--workers", min=1,
+                             help="Processes that share --concurrency, each with its own event loop "
+                                  "(for when one process's CPU is the limit).")
 
 
 @app.callback()
@@ -91,12 +94,13 @@ def evolve(
     model: Optional[str] = ModelOption,
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
     """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
     ws = _workspace(ctx)
-    result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency,
+    result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
                         commit_human_edits=commit_human_edits, console=console)
     note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
     console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
@@ -111,10 +115,12 @@ def eval_command(
     model: Optional[str] = ModelOption,
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git."""
     ws = _workspace(ctx)
-    results = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency, console=console)
+    results = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
+                           workers=workers, console=console)
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(results)} tasks")
     for trajectory in results:
         row = trajectory.outcome()

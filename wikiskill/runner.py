@@ -14,11 +14,11 @@ import multiprocessing
 import os
 import threading
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import IO
 
 from .benchmarks import Task
 from .config import Config
@@ -42,7 +42,7 @@ class ResultCache:
         self.directory = root / "results" / key
         self.directory.mkdir(parents=True, exist_ok=True)
         self._done = self._read()
-        self._file: IO[str] | None = None
+        self._fd: int | None = None
         self._scrub = Scrubber()
 
     def _read(self) -> dict[str, Trajectory]:
@@ -60,11 +60,12 @@ class ResultCache:
         return self._done.get(task_id)
 
     def put(self, trajectory: Trajectory) -> None:
-        if self._file is None:
+        if self._fd is None:
             name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
-            self._file = open(self.directory / name, "a", encoding="utf-8")  # noqa: SIM115 - open across puts
-        self._file.write(self._scrub(trajectory.model_dump_json()) + "\n")
-        self._file.flush()
+            self._fd = os.open(self.directory / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            weakref.finalize(self, os.close, self._fd)
+        # one write call per line, straight to the kernel: a killed process loses no finished task
+        os.write(self._fd, (self._scrub(trajectory.model_dump_json()) + "\n").encode("utf-8"))
         self._done[trajectory.task_id] = trajectory
 
     def __getstate__(self) -> dict:
@@ -72,7 +73,7 @@ class ResultCache:
         return {"directory": self.directory}
 
     def __setstate__(self, state: dict) -> None:
-        self.directory, self._done, self._file = state["directory"], {}, None
+        self.directory, self._done, self._fd = state["directory"], {}, None
         self._scrub = Scrubber()
 
 

@@ -1,9 +1,9 @@
 """The workspace repository: the only module that talks to git.
 
-Every harness write is a commit built in a temporary index and published by one compare-and-swap
-ref update; main's working tree is then synced from the commit. A crash can therefore leave only
-(a) nothing, or (b) a published commit whose working-tree sync is unfinished, which `recover`
-completes from the marker written before the ref moved.
+Every harness write is a commit written by one `git fast-import` run and published by one
+compare-and-swap ref update; main's working tree is then synced from the commit. A crash can
+therefore leave only (a) unreferenced objects, or (b) a published commit whose working-tree sync
+is unfinished, which `recover` completes from the marker written before the ref moved.
 """
 
 from __future__ import annotations

@@ -1,18 +1,22 @@
 """Rollout throughput: QA agent tasks/s through wikiskill's runner against a fake OpenAI server
 with latency L (in its own process), side by side with the ideal C/L and a bare litellm asyncio
 loop making the same calls, at each concurrency C; and litellm's own CPU cost per call, which caps
-one event loop at about 1/cpu_per_call calls/s. `workers` > 1 is the product's scale-out past it.
+one event loop at about 1/cpu_per_call calls/s. `workers` > 1 is the product's scale-out past it,
+shown next to the same bare litellm loop run in that many processes.
 
     python benchmarks/perf/throughput.py [--latency 0.2] [--concurrency 1 8 32 64] [--workers 2]
 
-Each task is one model call; each C runs max(40, 16 C) tasks. Every variant runs on the same warm
-server; each figure is the best of --repeats runs (the machine may be shared).
+Each task is one model call; each C runs max(40, --waves x C) tasks, so a run lasts about
+--waves x L seconds and start-up (a worker process's ~0.3 s) weighs as it would in a real step.
+Every variant runs on the same warm server; each figure is the best of --repeats runs (the
+machine may be shared).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import tempfile
 import time
@@ -67,33 +71,54 @@ class Bench:
         assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
         return n / elapsed
 
+    def requests(self, n: int) -> list[list[dict]]:
+        """The messages wikiskill's QA agent sends for the first `n` tasks (no skills)."""
+        system = render("agent_qa", skills_block=render_skills([], SkillsSettings(), ""))
+        return [[{"role": "system", "content": system}, {"role": "user", "content": t.question}]
+                for t in self.tasks(n)]
+
     def bare(self, concurrency: int, n: int) -> tuple[float, float]:
         """A bare litellm asyncio loop making the same calls; returns (calls/s, CPU ms per call)."""
-        litellm = _litellm()
-        system = render("agent_qa", skills_block=render_skills([], SkillsSettings(), ""))
-        requests = [[{"role": "system", "content": system}, {"role": "user", "content": t.question}]
-                    for t in self.tasks(n)]
-
-        async def loop() -> None:
-            limit = asyncio.Semaphore(concurrency)
-
-            async def one(messages: list[dict]) -> None:
-                async with limit:
-                    # the same arguments LiteLLMModel sends
-                    await litellm.acompletion(model=MODEL, messages=messages, temperature=0.0,
-                                              api_base=self.config.api_base, api_key="no-key-needed",
-                                              timeout=120.0, num_retries=0, max_retries=0)
-
-            await asyncio.gather(*(one(messages) for messages in requests))
-
         cpu, started = time.process_time(), time.perf_counter()
-        asyncio.run(loop())
+        asyncio.run(_bare_loop(self.config.api_base, self.requests(n), concurrency))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         return n / elapsed, 1000 * cpu / n
 
+    def bare_processes(self, concurrency: int, n: int, processes: int) -> float:
+        """The bare loop in `processes` processes sharing `concurrency` as the workers do, started
+        together (after their imports, unlike the workers); calls/s from the first start to the last end."""
+        requests = self.requests(n)
+        start_at = time.time() + 1.0
+        shares = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
+        jobs = [(self.config.api_base, requests[i::processes], max(1, shares[i]), start_at) for i in range(processes)]
+        with multiprocessing.get_context("forkserver").Pool(processes) as pool:
+            spans = pool.starmap(_timed_bare_loop, jobs)
+        return n / (max(end for _, end in spans) - min(start for start, _ in spans))
 
-def size(concurrency: int) -> int:
-    return max(40, 16 * concurrency)
+
+async def _bare_loop(api_base: str, requests: list[list[dict]], concurrency: int) -> None:
+    litellm = _litellm()
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(messages: list[dict]) -> None:
+        async with limit:
+            # the same arguments LiteLLMModel sends
+            await litellm.acompletion(model=MODEL, messages=messages, temperature=0.0, api_base=api_base,
+                                      api_key="no-key-needed", timeout=120.0, num_retries=0, max_retries=0)
+
+    await asyncio.gather(*(one(messages) for messages in requests))
+
+
+def _timed_bare_loop(api_base: str, requests: list[list[dict]], concurrency: int, start_at: float) -> tuple[float, float]:
+    asyncio.run(_bare_loop(api_base, requests[:2], 1))  # warm: litellm's first call builds its clients
+    time.sleep(max(0.0, start_at - time.time()))
+    started = time.time()
+    asyncio.run(_bare_loop(api_base, requests, concurrency))
+    return started, time.time()
+
+
+def size(concurrency: int, waves: int) -> int:
+    return max(40, waves * concurrency)
 
 
 def best(repeats: int, run) -> float:
@@ -115,6 +140,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--workers", type=int, default=2, help="processes for the scale-out column")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--waves", type=int, default=32, help="tasks per run = max(40, waves x C)")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,25 +151,32 @@ def main() -> None:
               f"(reached at zero latency: {saturated:.0f} calls/s)\n")
         rows = []
         with fake_server(args.latency) as url:
-            bench = Bench(root / "main", url, max(size(c) for c in args.concurrency))
+            bench = Bench(root / "main", url, max(size(c, args.waves) for c in args.concurrency))
             bench.bare(8, 40), bench.runner(8, 40), bench.workers(8, 40, args.workers)  # warm-up, forkserver
             for c in args.concurrency:
-                n = size(c)
+                n = size(c, args.waves)
                 ideal = c / args.latency
                 bare = best(args.repeats, lambda: bench.bare(c, n)[0])
                 ours = best(args.repeats, lambda: bench.runner(c, n))
-                scaled = best(args.repeats, lambda: bench.workers(c, n, args.workers)) if c >= args.workers else None
+                if c >= args.workers:
+                    bare_w = best(args.repeats, lambda: bench.bare_processes(c, n, args.workers))
+                    scaled = best(args.repeats, lambda: bench.workers(c, n, args.workers))
+                else:
+                    bare_w = scaled = None
                 floor = 0.9 * min(ideal, limit)
                 rows.append([c, n, ideal, round(limit), bare, ours, f"{ours / bare:.1%}",
-                             "—" if scaled is None else scaled, floor,
+                             "—" if bare_w is None else bare_w, "—" if scaled is None else scaled,
+                             "—" if scaled is None else f"{scaled / bare_w:.1%}", floor,
                              "yes" if max(ours, scaled or 0) >= floor else "NO",
                              "yes" if ours >= 0.95 * bare else "NO"])
                 print(f"C={c} done", flush=True)
         print()
+        w = args.workers
         print(table(["C", "tasks", "ideal C/L", "ceiling", "bare litellm", "wikiskill", "vs bare",
-                     f"{args.workers} workers", "floor", ">= floor", "within 5%"], rows))
+                     f"bare x{w} procs", f"wikiskill {w} workers", "vs bare", "floor", ">= floor", "within 5%"], rows))
         print("\ntasks/s; ceiling = 1 / litellm CPU per call; floor = 0.9 x min(C/L, ceiling); "
-              f"'{args.workers} workers' = wikiskill's runner over {args.workers} processes (start-up included)")
+              f"'wikiskill {w} workers' = wikiskill's runner over {w} processes, their start-up included; "
+              f"'bare x{w} procs' = the bare loop in {w} processes started together after their imports")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
