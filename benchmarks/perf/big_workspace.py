@@ -86,6 +86,7 @@ def build_round(ws: Workspace, number: int, index: list[str]) -> None:
         ws.commit({"wiki/skill-impact.md": impact}, format_message(f"{label} gate: rejected", gate))
     ws.delete_branch(branch)
     ws.tag(f"round/{number:03d}", ws.head(MAIN))
+    ws.pack_objects()  # as evolve does after each round
 
 
 def build(root: Path, rounds: int) -> Path:
