@@ -582,6 +582,7 @@ class _WorkingTreeSyncs:
         self._sync = sync
         self._marker = marker
         self._background = False
+        self._publishing = False
         self._jobs: list[tuple[str, str, frozenset[str] | None]] = []  # (old, new, changed paths or None)
         self._error: Exception | None = None
         self._thread: threading.Thread | None = None
@@ -592,22 +593,25 @@ class _WorkingTreeSyncs:
         """Around the ref update that moves main from `old` to `new`; syncs (or queues) after it."""
         self.wait_for_errors()
         with self._changed:
-            pending = self._jobs[-1][1] if self._jobs else None
+            self._publishing = True  # the marker now names `new`: the worker must not remove it
             _write_json(self._marker, {"new": new})
         try:
             yield
         except BaseException:
             with self._changed:
-                if pending is None:
-                    self._marker.unlink(missing_ok=True)
+                self._publishing = False
+                if self._jobs:
+                    _write_json(self._marker, {"new": self._jobs[-1][1]})
                 else:
-                    _write_json(self._marker, {"new": pending})
+                    self._marker.unlink(missing_ok=True)
             raise
         if not self._background:
+            self._publishing = False
             self._sync(old, new)
             self._marker.unlink(missing_ok=True)
             return
         with self._changed:
+            self._publishing = False
             self._jobs.append((old, new, None if paths is None else frozenset(paths)))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="wikiskill-sync")
@@ -629,7 +633,7 @@ class _WorkingTreeSyncs:
                 return
             with self._changed:
                 self._jobs.pop(0)
-                if not self._jobs:
+                if not self._jobs and not self._publishing:
                     self._marker.unlink(missing_ok=True)
                 self._changed.notify_all()
 
