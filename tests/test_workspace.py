@@ -16,6 +16,7 @@ from wikiskill.cli import app
 from wikiskill.errors import WorkspaceError
 from wikiskill.fakeserver import Reply as ServerReply
 from wikiskill.llm import Reply, ToolCall
+from wikiskill.redact import Scrubber
 from wikiskill.traces import Usage
 from wikiskill.workspace import MAIN, Workspace
 
@@ -112,8 +113,9 @@ def test_compare_and_swap_refuses_a_moved_branch(ws):
 
 def test_recover_finishes_an_interrupted_sync_and_clears_stale_locks(ws):
     old = ws.head()
-    new = ws._build_commit(old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n")
-    ws._write_marker({"old": old, "new": new})  # what a run killed right after update-ref leaves
+    new = ws._build_commit(old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n",
+                           Scrubber())
+    ws._marker_path().write_text(json.dumps({"new": new}))  # what a run killed right after update-ref leaves
     ws.repo.git.update_ref("refs/heads/main", new, old)
     git_dir = ws.root / ".git"
     stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "refs/heads/main.lock", ws.state_dir / "index-x"]
@@ -128,7 +130,7 @@ def test_recover_finishes_an_interrupted_sync_and_clears_stale_locks(ws):
 
 
 def test_recover_drops_a_marker_whose_commit_never_landed(ws):
-    ws._write_marker({"old": ws.head(), "new": "0" * 40})  # killed before update-ref
+    ws._marker_path().write_text(json.dumps({"new": "0" * 40}))  # killed before update-ref
     assert ws.recover() is True
     assert git(ws.root, "status", "--porcelain") == ""
 
@@ -146,7 +148,7 @@ def test_sync_never_deletes_through_a_symlinked_folder(ws, tmp_path):
     with pytest.raises(WorkspaceError, match="uncommitted edits"):
         ws.commit({"wiki/patterns/a.md": None}, "delete a\n")
     old = ws.head()
-    new = ws._build_commit(old, {"wiki/patterns/a.md": None}, "x\n")
+    new = ws._build_commit(old, {"wiki/patterns/a.md": None}, "x\n", Scrubber())
     ws._sync_worktree(old, new)  # as `recover` would after a crash
     assert (outside / "a.md").read_text() == "precious\n"
 

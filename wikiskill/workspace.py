@@ -35,7 +35,7 @@ STATE_DIR = ".wikiskill"
 TEMP_INDEX_PREFIX = "index-"
 SCRATCH_REF = "refs/wikiskill/staging"  # named in fast-import's stream only; never left in the repository
 STALE_LOCK_SECONDS = 1.0
-TREES_KEPT = 8
+READS_KEPT = 8  # trees and logs kept in memory by id
 TRAILER_PREFIX = "Wikiskill-"
 HARNESS_IDENTITY = {
     "GIT_AUTHOR_NAME": "wikiskill",
@@ -157,7 +157,7 @@ class Workspace:
             return []  # there is no such folder at `ref`
         if tree not in self._trees:
             self._trees[tree] = self._read_tree_blobs(tree)
-            if len(self._trees) > TREES_KEPT:
+            if len(self._trees) > READS_KEPT:
                 self._trees.popitem(last=False)
         self._trees.move_to_end(tree)
         return self._trees[tree]
@@ -217,7 +217,7 @@ class Workspace:
 
     def _keep_log(self, tip: str, first_parent: bool, commits: list[Commit]) -> None:
         self._logs[tip, first_parent] = commits
-        if len(self._logs) > TREES_KEPT:
+        if len(self._logs) > READS_KEPT:
             self._logs.popitem(last=False)
 
     def _read_log(self, ref: str, first_parent: bool) -> list[Commit]:
@@ -280,39 +280,39 @@ class Workspace:
         scrub_text = Scrubber()
         for path in changes:
             _check_path(path, scrub_text)
+        message = scrub_text(message)
         parent = self.head(branch)
+        build = (parent, changes, message, scrub_text, base, extra_parents)
         if branch != MAIN or not parent:
-            sha = self._build_commit(parent, changes, message, base, extra_parents)
+            sha = self._build_commit(*build)
             touched = None
         elif base in (None, parent):
             # From the tip only the written paths can differ, so git checks them for a person's
             # edits while another git process writes the commit.
             with ThreadPoolExecutor(1) as pool:
-                built = pool.submit(self._build_commit, parent, changes, message, base, extra_parents)
+                built = pool.submit(self._build_commit, *build)
                 touched = list(changes)
                 self._refuse_to_overwrite_edits(touched)
                 sha = built.result()
         else:
-            sha = self._build_commit(parent, changes, message, base, extra_parents)
-            touched = [path for _, path in self._tree_diff(parent, sha)]
+            sha = self._build_commit(*build)
+            touched = self.changed_paths(parent, sha)
             self._refuse_to_overwrite_edits(touched)
         self.move_branch(branch, sha, parent, touched)
-        parsed = _parse_message(scrub(message))
-        if parsed and (parent, True) in self._logs:
-            commit = Commit(sha, (parent, *extra_parents), *parsed)
-            self._keep_log(sha, True, [commit, *self._logs[parent, True]])
+        parsed = _parse_message(message) if (parent, True) in self._logs else None
+        if parsed:
+            self._keep_log(sha, True, [Commit(sha, (parent, *extra_parents), *parsed), *self._logs[parent, True]])
         return sha
 
     def _build_commit(self, parent: str | None, changes: dict[str, str | None], message: str,
-                      base: str | None = None, extra_parents: tuple[str, ...] = ()) -> str:
-        """Store the blobs, trees and commit object in one `git fast-import` run and return the
-        commit's id without moving any ref (its scratch branch is reset away before it ends).
-        One process instead of a temporary index and five plumbing commands: most of a step's git
-        time, and its cost follows the number of changed paths, not the size of the history."""
-        scrub_text = Scrubber()
+                      scrub_text: Scrubber, base: str | None = None, extra_parents: tuple[str, ...] = ()) -> str:
+        """Store the blobs (scrubbed), trees and commit object in one `git fast-import` run and
+        return the commit's id without moving any ref (its scratch branch is reset away before it
+        ends). One process instead of a temporary index and five plumbing commands: most of a
+        step's git time, and its cost follows the number of changed paths, not the history's size."""
         now = f"{int(time.time())} {_utc_offset()}"
         identity = f"{HARNESS_IDENTITY['GIT_AUTHOR_NAME']} <{HARNESS_IDENTITY['GIT_AUTHOR_EMAIL']}> {now}"
-        text = scrub(message).encode("utf-8")
+        text = message.encode("utf-8")
         stream = [b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n"
                   % (SCRATCH_REF.encode(), identity.encode(), identity.encode(), len(text), text)]
         if parent:
@@ -335,11 +335,6 @@ class Workspace:
         # commit); `pack_objects` folds the packs together between rounds.
         return self._git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
                                b"".join(stream))
-
-    def _tree_diff(self, old: str, new: str) -> list[tuple[str, str]]:
-        """`(status letter, path)` of every file that differs between two commits or trees."""
-        fields = self.repo.git.diff("--name-status", "--no-renames", "-z", old, new).split("\0")
-        return list(zip(fields[0::2], fields[1::2]))
 
     def _refuse_to_overwrite_edits(self, paths: list[str]) -> None:
         """A commit on main rewrites the working files it changes: refuse while one of them holds
@@ -414,9 +409,6 @@ class Workspace:
 
     def _marker_path(self) -> Path:
         return self.state_dir / "sync.json"
-
-    def _write_marker(self, data: dict) -> None:
-        _write_json(self._marker_path(), data)
 
     def _sync_worktree(self, old: str | None, new: str, attempts: int = 20) -> None:
         """Make the index and the working files match `new`, by git's own checkout: from `old`,

@@ -7,7 +7,7 @@ shown next to the same bare litellm loop run in that many processes.
     python benchmarks/perf/throughput.py [--latency 0.2] [--concurrency 1 8 32 64] [--workers 2]
 
 Each task is one model call; each C runs max(40, --waves x C) tasks, so a run lasts about
---waves x L seconds and start-up (a worker process's ~0.3 s) weighs as it would in a real step.
+--waves x L seconds and start-up (a worker's first results come ~0.4 s late) weighs as it would in a real step.
 Every variant runs on the same warm server; each figure is the best of --repeats runs (the
 machine may be shared).
 """
