@@ -49,7 +49,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 from scripted import ScriptedWorld  # noqa: E402
 
 from wikiskill.api import init_workspace  # noqa: E402
-from wikiskill.fakeserver import FakeOpenAIServer  # noqa: E402
+from wikiskill.testing.fakeserver import FakeOpenAIServer  # noqa: E402
 
 ROUNDS = 2
 CONCURRENCY = 4

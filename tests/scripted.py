@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from wikiskill.fakeserver import Reply
+from wikiskill.testing.fakeserver import Reply
 
 SPELL = "SPELL-OUT-MARKER"
 USELESS = "USELESS-MARKER"

@@ -9,7 +9,7 @@ from scripted import ScriptedWorld
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
-from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "benchmarks" / "example-qa"
 

@@ -9,7 +9,7 @@ from scripted import USELESS, ScriptedWorld, create
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
-from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 OTHER = "OTHER-MARKER"
 

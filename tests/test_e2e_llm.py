@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from conftest import git
 from scripted import SPELL, USELESS, ScriptedWorld
 from wikiskill.cli import app
-from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.skills import skill_problems
 
 

@@ -20,7 +20,7 @@ import litellm
 import openai
 import pytest
 
-from wikiskill.fakeserver import FakeOpenAIServer, Reply  # noqa: E402
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply  # noqa: E402
 
 litellm.suppress_debug_info = True
 MODEL = "openai/fake-model"
@@ -165,7 +165,7 @@ def test_models_endpoint(server):
 def test_cli_main():
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikiskill.fakeserver", "--port", "0", "--content", "fixed",
+        [sys.executable, "-m", "wikiskill.testing.fakeserver", "--port", "0", "--content", "fixed",
          "--completion-tokens", "20"],
         cwd=root, stdout=subprocess.PIPE, text=True,
     )

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from wikiskill.cli import app
 from wikiskill.config import LLMSettings, RoleSettings
 from wikiskill.errors import ModelError
-from wikiskill.fakeserver import FakeOpenAIServer
-from wikiskill.fakeserver import Reply as ServerReply
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import Reply as ServerReply
 from wikiskill.llm import LiteLLMModel, Meter
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"

@@ -310,7 +310,7 @@ class LoopingWorld(ScriptedWorld):
     """A proposer that reads forever and never calls finish."""
 
     def propose(self, messages):
-        from wikiskill.fakeserver import Reply as ServerReply
+        from wikiskill.testing.fakeserver import Reply as ServerReply
 
         return ServerReply(tool_calls=[{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}])
 

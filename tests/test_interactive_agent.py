@@ -5,7 +5,7 @@ import re
 
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking, walkthrough
 from wikiskill.config import LLMSettings, RoleSettings, SkillsSettings
-from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.llm import LiteLLMModel, Meter
 from wikiskill.roles.agent import InteractiveAgent, extract_action
 from wikiskill.skills import parse_skill

@@ -8,7 +8,7 @@ import pytest
 
 from wikiskill.config import BudgetSettings, LLMSettings, RoleSettings
 from wikiskill.errors import BudgetExceeded, ModelError
-from wikiskill.fakeserver import FakeOpenAIServer, Reply
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm import LiteLLMModel, Meter, ResponseCache
 
 MESSAGES = [{"role": "user", "content": "Say ok."}]

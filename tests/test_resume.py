@@ -11,7 +11,7 @@ from scripted import ScriptedWorld
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
 from wikiskill.evolve import evolve
-from wikiskill.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.harness import Harness, QuietReporter
 
 

@@ -12,7 +12,7 @@ import pytest
 from wikiskill.benchmarks import Task
 from wikiskill.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.errors import BudgetExceeded, ModelError
-from wikiskill.fakeserver import FakeOpenAIServer, Reply
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm import LiteLLMModel, Meter
 from wikiskill.roles.agent import QAAgent
 from wikiskill.runner import AgentRecipe, ResultCache, run_in_workers, run_tasks

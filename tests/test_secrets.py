@@ -13,8 +13,8 @@ from scripted import SPELL, ScriptedWorld, create
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
-from wikiskill.fakeserver import FakeOpenAIServer
-from wikiskill.fakeserver import Reply as ServerReply
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import Reply as ServerReply
 from wikiskill.redact import REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.errors import WorkspaceError
-from wikiskill.fakeserver import Reply as ServerReply
+from wikiskill.testing.fakeserver import Reply as ServerReply
 from wikiskill.llm import Reply, ToolCall
 from wikiskill.redact import Scrubber
 from wikiskill.traces import Usage

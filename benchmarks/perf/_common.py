@@ -23,8 +23,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 @contextmanager
 def fake_server(latency: float, content: str = ANSWER, handler: str | None = None) -> Iterator[str]:
-    """`python -m wikiskill.fakeserver` on a free port; yields its base URL."""
-    command = [sys.executable, "-m", "wikiskill.fakeserver", "--port", "0", "--latency", str(latency),
+    """`python -m wikiskill.testing.fakeserver` on a free port; yields its base URL."""
+    command = [sys.executable, "-m", "wikiskill.testing.fakeserver", "--port", "0", "--latency", str(latency),
                "--content", content, "--completion-tokens", "12"]
     if handler:
         command += ["--handler", handler]

@@ -1,5 +1,5 @@
 """A scripted OpenAI-compatible world for the suites of `_common.qa_suite`, served in its own
-process by `python -m wikiskill.fakeserver --handler _world:handler`.
+process by `python -m wikiskill.testing.fakeserver --handler _world:handler`.
 
 The task agent answers "3" (right) except for every fifth question (wrong), the maintainer writes
 one pattern page, and the proposer reads four traces then creates a skill that changes nothing.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from wikiskill.fakeserver import Reply
+from wikiskill.testing.fakeserver import Reply
 
 MAINTAINER = {
     "create_patterns": [{"name": "miscounted-letters", "content": "# Miscounted letters\n\nSome counts are off.\n\n"

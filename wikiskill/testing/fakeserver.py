@@ -16,7 +16,7 @@ delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is se
 
 Standalone, answering every request with a fixed content::
 
-    python -m wikiskill.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
+    python -m wikiskill.testing.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
 
 or with a scripted handler (`--handler MODULE:NAME`, a handler(body) as above). `--port 0` picks
 a free port; the first line printed gives the base URL.
@@ -307,7 +307,7 @@ def _load_handler(spec: str) -> Handler:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve a fixed short answer to every request until interrupted (for speed benchmarks)."""
-    parser = argparse.ArgumentParser(prog="python -m wikiskill.fakeserver", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m wikiskill.testing.fakeserver", description=main.__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
