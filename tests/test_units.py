@@ -5,7 +5,6 @@ import pytest
 from wikiskill.benchmarks.scoring import contains, exact, get_scorer, numeric, regex
 from wikiskill.config import SamplingSettings, parse_config
 from wikiskill.errors import BenchmarkError, ConfigError, ProposalError
-from wikiskill.gate import decide, impact_entry
 from wikiskill.sampling import sample_traces
 from wikiskill.skills import normalize_name, parse_skill, skill_problems, with_front_matter
 from wikiskill.traces import Step, Trajectory, cut
@@ -49,22 +48,6 @@ def test_front_matter_is_rewritten_with_string_metadata():
     assert skill.name == "break-loop" and skill.metadata == {"wikiskill-round": "3"}
     assert skill.section("Instructions") == "1. Stop."
     assert skill_problems(text, "break-loop") == []
-
-
-def test_gate_accepts_only_strict_improvement():
-    assert decide(0.6, 0.5).decision == "accepted"
-    assert decide(0.5, 0.5).decision == "rejected"
-    assert "needs a strict improvement" in decide(0.5, 0.5).reason
-    assert decide(0.4, 0.5).decision == "rejected"
-
-
-def test_impact_entry_holds_everything_a_proposer_needs():
-    entry = impact_entry(3, "patch", "break-loop", "loops cost steps", decide(0.4, 0.5), 0.4, 0.5,
-                         "tag rejected/r003-break-loop (abc)", diff="+- Avoid `go *`.\n")
-    assert entry.startswith("## r003 · patch · break-loop · REJECTED")
-    for part in ("- Candidate score: 0.400", "- Incumbent score: 0.500", "- Rationale: loops cost steps",
-                 "tag rejected/r003-break-loop", "```diff\n+- Avoid `go *`.\n```"):
-        assert part in entry
 
 
 def trace(task_id: str, score: float) -> Trajectory:

@@ -91,7 +91,7 @@ def test_with_commit_valid_edits_become_a_human_step_and_invalid_ones_stay(ws):
     head = ws.log("main")[0]
     assert head.sha == committed[0].committed == ws.head()
     assert head.subject == "human edit: skills/new-skill/SKILL.md"
-    assert (head.trailer("Step"), head.trailer("Round"), head.trailer("Cost-USD")) == ("human", "0", "0")
+    assert (head.meta.step.value, head.meta.round, head.meta.cost_usd) == ("human", 0, 0.0)
     assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == ["skills/new-skill/SKILL.md"]
     assert git(ws.root, "log", "-1", "--format=%an", "HEAD").strip() == "Test Person"  # the person's identity
 

@@ -83,7 +83,7 @@ def test_logs_extended_in_process_equal_what_git_reads_back(ws):
     branches = [MAIN, *(f"refs/tags/{tag}" for tag in ws.refs("refs/tags/"))]
     for ref in branches:
         assert ws.log(ref) == fresh.log(ref), ref
-    assert len(ws.log(MAIN)) >= 8 and all(c.trailer("Step") for c in ws.log(MAIN)[:-1])
+    assert len(ws.log(MAIN)) >= 8 and all(c.meta.step for c in ws.log(MAIN)[:-1])
 
 
 @pytest.mark.parametrize("path", ["../outside.md", "/tmp/abs.md", ".git/config", "wiki/.GIT/hooks/x", "wiki/./a.md",

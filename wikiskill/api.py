@@ -8,23 +8,24 @@ from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_confi
 from .errors import ConfigError, WikiskillError
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
-from .harness import Harness, Reporter
+from .benchmarks.base import SPLITS, Split
+from .harness import Evaluated, Harness, Reporter
 from .prompts import render
 from .reports import RoundRow, Status, round_rows
 from .reports import status as _status
+from .rollback import RollbackResult
 from .rollback import rollback as _rollback
 from .skills import Skill
 from .skills import load_skills as _load_skills
 from .skillsblock import render_skills
 from .team import ModelFactory
-from .traces import Trajectory
 from .workspace import Workspace
 
 INTERACTIVE_MAX_STEPS = 40
 """Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
 
 __all__ = [
-    "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "status", "round_log",
+    "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback",
 ]
 
@@ -80,15 +81,31 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
     return _evolve(harness, rounds, commit_human_edits)
 
 
+def _split(split: str) -> Split:
+    if split not in SPLITS:
+        raise WikiskillError(f"unknown split {split!r}: use val, test or train")
+    return split  # type: ignore[return-value]
+
+
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
-             console=None, model_factory: ModelFactory | None = None) -> list[Trajectory]:
-    """Score the skills at `ref` on a split. Writes nothing to git."""
-    if split not in ("train", "val", "test"):
-        raise WikiskillError(f"unknown split {split!r}: use val, test or train")
+             console=None, model_factory: ModelFactory | None = None) -> Evaluated:
+    """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
+    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
     harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     ws.resolve(ref)
-    return harness.run_split(split, ref, f"eval {split}")  # type: ignore[arg-type]
+    return harness.evaluate(ref, _split(split), f"eval {split}")
+
+
+def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
+            api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
+            console=None, model_factory: ModelFactory | None = None) -> Comparison:
+    """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
+    mean difference. Evaluations git records under the current fingerprint are not rerun."""
+    from .compare import compare as _compare
+
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    return _compare(harness, ref_a, ref_b, _split(split))
 
 
 def status(ws: Workspace) -> Status:
@@ -123,7 +140,8 @@ def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "m
     return render_skills(load_skills(ws, ref), settings, task)
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> list[str]:
+def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> RollbackResult:
+    """Revert every active accepted change of `skill`, or the one of `round_number`, in one commit."""
     return _rollback(ws, skill, round_number)
 
 
@@ -135,6 +153,7 @@ if typing.TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
+    from .compare import Comparison
     from .export import ExportResult
     from .host import SkillSet
     from .lint import Problem

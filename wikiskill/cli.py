@@ -119,15 +119,46 @@ def eval_command(
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git."""
     ws = _workspace(ctx)
-    results = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
-                           workers=workers, console=console)
-    table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(results)} tasks")
-    for trajectory in results:
+    evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
+                             workers=workers, console=console)
+    scores = evaluated.evaluation.scores
+    table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
+    for trajectory in evaluated.runs[0]:
         row = trajectory.outcome()
-        table.add_row(row["id"], f"{row['score']:.3f}", _short(row["prediction"]), _short(row["expected"]))
+        table.add_row(row["id"], f"{scores[row['id']]:.3f}", _short(row["prediction"]), _short(row["expected"]))
     console.print(table)
-    mean = sum(t.score for t in results) / len(results) if results else 0.0
-    console.print(f"mean score {mean:.3f} ({sum(t.success for t in results)}/{len(results)} solved)")
+    repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
+    console.print(f"{evaluated.evaluation.summary()}{repeats}; fingerprint {evaluated.evaluation.fingerprint}")
+
+
+@app.command("compare")
+def compare_command(
+    ctx: typer.Context,
+    ref_a: str = typer.Argument(..., help="The reference skills (e.g. baseline, round/003, a rejected/... tag)."),
+    ref_b: str = typer.Argument(..., help="The skills compared with them (e.g. main)."),
+    split: str = typer.Option("val", "--split", help="val, test or train."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
+) -> None:
+    """Compare two refs' skills task by task, with the mean difference and its interval.
+
+    Each task is fixed, broken, better, worse or the same; evaluations git records under the
+    current fingerprint are not rerun."""
+    from .compare import Change
+
+    result = api.compare(_workspace(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
+                         concurrency=concurrency, workers=workers, console=console)
+    table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
+    for row in result.rows:
+        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
+    console.print(table)
+    counts = ", ".join(f"{result.count(change)} {change.value}" for change in Change)
+    low, high = result.interval
+    console.print(f"{ref_a} {result.a.mean:.3f} → {ref_b} {result.b.mean:.3f}: mean difference "
+                  f"{result.mean_diff:+.4f}, {result.confidence:.0%} interval [{low:+.4f}, {high:+.4f}] "
+                  f"(n = {len(result.rows)}; {counts})", markup=False, highlight=False, soft_wrap=True)
 
 
 def _short(value: object) -> str:
@@ -193,10 +224,14 @@ def rollback_command(
     name: Optional[str] = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
     round_number: Optional[int] = typer.Option(None, "--round", help="Revert the change accepted in this round."),
 ) -> None:
-    """Revert accepted skill change(s) as a `rollback` step; the wiki stays."""
-    shas = api.rollback(_workspace(ctx), skill=name, round_number=round_number)
-    console.print(f"Rolled back {len(shas)} change(s): {', '.join(sha[:10] for sha in shas)}. "
-                  "The incumbent is re-validated on the next `evolve`.")
+    """Revert accepted skill change(s) in one commit, or refuse having written nothing.
+
+    NAME reverts all of the skill's accepted changes; --round N refuses while a later change
+    touched the same files. The wiki stays."""
+    result = api.rollback(_workspace(ctx), skill=name, round_number=round_number)
+    undone = ", ".join(f"round {c.meta.round} ({c.meta.action or 'change'} {c.meta.skill})" for c in result.reverted)
+    console.print(f"Rolled back {undone} in one commit ({result.commit[:10]}). "
+                  "The incumbent is re-validated on the next `evolve`.", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("export")

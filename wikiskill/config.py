@@ -82,6 +82,25 @@ class LLMSettings(_Section):
     """Keep an on-disk cache of replies at temperature 0 in .wikiskill/ (a re-run is then free)."""
 
 
+class GateSettings(_Section):
+    policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
+    """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
+    mean), `paired` (the lower bound of a one-sided confidence interval of the per-task mean
+    difference must exceed `margin`), `confirm` (strict, then strict again on a fresh evaluation
+    with new seeds) or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    """`paired`: confidence level of the interval (or 1 - the sign test's significance level)."""
+    margin: float = Field(0.0, ge=0.0)
+    """`paired`: the mean per-task improvement the interval's lower bound must exceed."""
+    max_broken: int = Field(0, ge=0)
+    """`no_regression`: the most validation tasks that main solved the candidate may lose."""
+    repeats: int = Field(1, ge=1)
+    """Evaluate every validation task this many times (with different seeds) and average per
+    task: for agents that are not deterministic (temperature above 0)."""
+    seed: int = 0
+    """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
+
+
 class SplitSizes(_Section):
     train: int = Field(39, ge=1)
     """Number of train tasks (generated benchmarks; QA suites use their files)."""
@@ -116,6 +135,8 @@ class Config(_Section):
     """The skill proposer."""
     skills: SkillsSettings = SkillsSettings()
     """How skills are rendered into the task agent's system prompt."""
+    gate: GateSettings = GateSettings()
+    """What a candidate must show to be merged."""
     sampling: SamplingSettings = SamplingSettings()
     """Which traces the maintainer sees."""
     budget: BudgetSettings = BudgetSettings()

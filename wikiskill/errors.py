@@ -31,3 +31,8 @@ class ProposalError(WikiskillError):
 
 class EditError(WikiskillError):
     """An edit could not be applied (missing target, bad path)."""
+
+
+class ValidationIndecisive(WikiskillError):
+    """A candidate's validation could not complete (the provider failed, a budget stopped it):
+    recorded as indecisive, never merged, retried by the next `evolve`."""

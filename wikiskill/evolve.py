@@ -1,7 +1,8 @@
-"""The evolution loop (DESIGN §2), resumable at any step because its state is read from git.
+"""The evolution loop, resumable at any step because its state is read from git.
 
-    baseline (once)  validate main's skills on val -> incumbent score
-    round k:         rollout -> maintain -> propose -> validate -> gate -> tag round/k
+    baseline (once)  validate main's skills on val -> the first incumbent
+    round k:         the steps of wikiskill/steps (rollout -> maintain -> propose -> validate
+                     -> gate, with the checks that keep every verdict sound) -> tag round/k
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from dataclasses import dataclass
 from .errors import WorkspaceError
 from .harness import Harness
 from .history import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
+from .steps import round_steps
+from .steps.evaluation import incumbent, record_incumbent
+from .trailers import Step, Trailers
 from .workspace import MAIN, format_message
 
 RUN_FILE = "run.json"
@@ -43,7 +47,7 @@ def check_human_edits(harness: Harness, commit_them: bool) -> None:
     round_number = completed_rounds(ws)
     ws.commit_working_tree(["skills", "wiki"], format_message(
         f"human edits: {len(dirty)} file(s) under skills/ and wiki/",
-        {"Round": round_number, "Step": "human", "Cost-USD": "0"}))
+        Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
 
 
 def _run_target(harness: Harness, rounds: int, done: int) -> int:
@@ -68,43 +72,35 @@ def _run_target(harness: Harness, rounds: int, done: int) -> int:
 
 
 def ensure_baseline(harness: Harness) -> None:
+    """Validate main's skills once, before round 1, as the tagged `baseline`."""
     ws = harness.ws
-    first = next((c for c in ws.log(MAIN) if c.trailer("Step") == "baseline" and c.trailer("Round") == "0"), None)
+    first = next((c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 0), None)
     if first is None:
-        harness.baseline(0, first=True)
+        record_incumbent(harness, 0)
     elif "baseline" not in ws.refs("refs/tags/baseline"):
         ws.tag("baseline", first.sha)
 
 
-def run_round(harness: Harness, number: int, incumbent: float) -> str:
-    """Run whatever steps of round `number` are not yet in git; return the gate's decision."""
+def run_round(harness: Harness, number: int) -> str:
+    """Run whatever steps of round `number` are not yet in git, tag it; return its decision."""
     ws = harness.ws
+    for step in round_steps():
+        state = round_state(ws, number)
+        if state.closed:
+            break
+        if not step.done(harness, state):
+            step.run(harness, state)
     state = round_state(ws, number)
-    if state.branch is not None and state.proposal is None:
-        ws.delete_branch(state.branch)  # cut, but the proposal commit never landed
-        state.branch = None
-    if state.gate is None:
-        if state.rollout is None:
-            harness.rollout(number)
-        if state.maintain is None:
-            harness.maintain(number)
-        if state.branch is None:
-            harness.propose(number, incumbent)
-            state = round_state(ws, number)
-        if state.gate is None and state.branch is not None:
-            if state.validation is None:
-                harness.validate(number, state.branch)
-            harness.gate(number, state.branch, incumbent)
-    elif state.branch is not None:
+    if state.branch is not None:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
     ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
     ws.pack_objects()
-    gate = round_state(ws, number).gate
-    return gate.trailer("Decision") if gate else "none"
+    return state.gate.meta.decision.value if state.gate and state.gate.meta.decision else "none"
 
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
-    """Run (or resume) `rounds` rounds; stop early once the incumbent scores 1.0."""
+    """Run (or resume) `rounds` rounds. A round that was started is always finished; a new one is
+    not started once the incumbent scores 1.0."""
     ws = harness.ws
     with ws.lock("wikiskill evolve"):
         ws.recover()
@@ -113,19 +109,22 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
         target = _run_target(harness, rounds, done)
         ensure_baseline(harness)
         decisions: list[str] = []
-        incumbent = 0.0
+        stopped_early = False
         while done < target:
             check_human_edits(harness, commit_human_edits)  # a person may edit during a long run
-            known = incumbent_score(ws)
-            incumbent = known if known is not None else harness.baseline(done + 1, first=False)
-            if incumbent >= 1.0:
-                break
-            decisions.append(run_round(harness, done + 1, incumbent))
-            done += 1
+            number = done + 1
+            if not round_state(ws, number).started:
+                if harness.recorded(MAIN) is None:
+                    record_incumbent(harness, number)
+                if incumbent(harness).mean >= 1.0:
+                    stopped_early = True
+                    break
+            decisions.append(run_round(harness, number))
+            done = number
             harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1]}")
         # Only now, with its last round reported, is the run over: killed before this line, the
         # same command finds the run complete; after it, the person has seen it end.
         (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
-        final = incumbent_score(ws)
-        return EvolveResult(done, target, final if final is not None else incumbent, decisions,
-                            stopped_early=done < target)
+        final = harness.recorded(MAIN)
+        score = final[1].mean if final else incumbent_score(ws) or 0.0
+        return EvolveResult(done, target, score, decisions, stopped_early)

@@ -1,9 +1,11 @@
-"""State derived from git: rounds, steps done, the incumbent score, costs. No second source of truth."""
+"""State derived from git: rounds, the steps of a round that are done, recorded scores.
+No second source of truth."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .trailers import Step
 from .workspace import MAIN, Commit, Workspace
 
 BRANCH_PREFIX = "skill/"
@@ -19,15 +21,33 @@ def candidate_branch(number: int, name: str) -> str:
     return f"{BRANCH_PREFIX}{round_label(number)}-{name}"
 
 
+def rejected_tag(branch: str) -> str:
+    return f"{REJECTED_PREFIX}{branch[len(BRANCH_PREFIX):]}"
+
+
 @dataclass
 class RoundState:
+    """What of round `number` is in git: its commits on main, and its candidate branch if any."""
+
     number: int
     rollout: Commit | None = None
     maintain: Commit | None = None
     gate: Commit | None = None
     branch: str | None = None
+    tip: str | None = None
     proposal: Commit | None = None
-    validation: Commit | None = None
+    """The original `propose` commit on the branch (a `reapply` merge may follow it)."""
+    validations: list[Commit] = field(default_factory=list)
+    confirmations: list[Commit] = field(default_factory=list)
+    """`validate` and `confirm` commits on the branch, newest first."""
+
+    @property
+    def started(self) -> bool:
+        return any((self.rollout, self.maintain, self.gate, self.branch))
+
+    @property
+    def closed(self) -> bool:
+        return self.gate is not None
 
 
 def completed_rounds(workspace: Workspace) -> int:
@@ -36,36 +56,32 @@ def completed_rounds(workspace: Workspace) -> int:
     return max(numbers, default=0)
 
 
-def round_state(workspace: Workspace, number: int, main_log: list[Commit] | None = None) -> RoundState:
+def round_state(workspace: Workspace, number: int) -> RoundState:
     state = RoundState(number)
-    for commit in reversed(main_log if main_log is not None else workspace.log(MAIN)):
-        if commit.trailer("Round") != str(number):
-            continue
-        step = commit.trailer("Step")
-        if step in ("rollout", "maintain", "gate"):
-            setattr(state, step, commit)
+    for commit in reversed(workspace.log(MAIN)):
+        if commit.meta.round == number and commit.meta.step in (Step.ROLLOUT, Step.MAINTAIN, Step.GATE):
+            setattr(state, commit.meta.step.value, commit)
     prefix = f"{BRANCH_PREFIX}{round_label(number)}-"
-    for branch in sorted(b for b in workspace.refs(f"refs/heads/{BRANCH_PREFIX}") if b.startswith(prefix)):
-        state.branch = branch
-        for commit in reversed(workspace.log(branch)):
-            if commit.trailer("Round") != str(number):
+    for branch, tip in sorted(workspace.refs(f"refs/heads/{BRANCH_PREFIX}").items()):
+        if not branch.startswith(prefix):
+            continue
+        state.branch, state.tip = branch, tip
+        for commit in workspace.log(branch):
+            if commit.meta.round != number:
                 continue
-            if commit.trailer("Step") == "propose":
+            if commit.meta.step == Step.PROPOSE:
                 state.proposal = commit
-            elif commit.trailer("Step") == "validate":
-                state.validation = commit
+            elif commit.meta.step == Step.VALIDATE:
+                state.validations.append(commit)
+            elif commit.meta.step == Step.CONFIRM:
+                state.confirmations.append(commit)
     return state
 
 
 def incumbent_score(workspace: Workspace, main_log: list[Commit] | None = None) -> float | None:
-    """The score of the latest validation of exactly main's current skills tree, if any."""
+    """The score last recorded for main's current skills tree, under whatever setup it was run."""
     tree = workspace.tree_id(MAIN, "skills")
     for commit in main_log if main_log is not None else workspace.log(MAIN):
-        if commit.trailer("Skills-Tree") == tree and commit.trailer("Score") is not None:
-            return float(commit.trailer("Score"))
+        if commit.meta.skills_tree == tree and commit.meta.score is not None:
+            return commit.meta.score
     return None
-
-
-def total_cost(workspace: Workspace) -> float:
-    """USD over every harness commit reachable from any ref (main, candidates, rejected tags)."""
-    return sum(float(c.trailer("Cost-USD") or 0) for c in workspace.log("--all", first_parent=False))

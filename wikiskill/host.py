@@ -188,8 +188,9 @@ class SkillSet:
         if commit not in self._changes:
             by_name: dict[str, list[SkillChange]] = {}
             for entry, paths in self.workspace.touching_commits(commit, "skills"):
-                change = SkillChange(entry.sha, entry.subject, _int(entry.trailer("Round")),
-                                     entry.trailer("Step"), entry.trailer("Decision"))
+                meta = entry.meta
+                change = SkillChange(entry.sha, entry.subject, meta.round, meta.step.value if meta.step else None,
+                                     meta.decision.value if meta.decision else None)
                 for name in sorted({path.split("/")[1] for path in paths if path.count("/") >= 2}):
                     by_name.setdefault(name, []).append(change)
             self._changes = {commit: {name: tuple(items) for name, items in by_name.items()}}
@@ -278,10 +279,6 @@ def _arguments(arguments: str | Mapping[str, object] | None) -> Mapping[str, obj
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
-
-
-def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
 
 
 def _info(skill: Skill, files: Mapping[str, str], changes: tuple[SkillChange, ...]) -> SkillInfo:

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from .config import load_config
 from .history import completed_rounds, incumbent_score
 from .skills import load_skills
-from .workspace import MAIN, Workspace
+from .trailers import Step
+from .workspace import MAIN, Commit, Workspace
 
 
 @dataclass
@@ -50,23 +50,18 @@ def status(ws: Workspace) -> Status:
         incumbent=incumbent_score(ws, main_log),
         skills=[skill.name for skill in load_skills(ws.read_files(MAIN, "skills"))],
         wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
-        cost_usd=sum(float(c.trailer("Cost-USD") or 0) for c in every),
-        tokens=sum(int(c.trailer("Tokens") or 0) for c in every),
+        cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
+        tokens=sum(c.meta.tokens or 0 for c in every),
         cost_by_role=_cost_by_role(every),
     )
 
 
-_ROLE_COST = re.compile(r"Wikiskill-Cost-([A-Za-z]+)-USD")
-
-
-def _cost_by_role(commits: list) -> dict[str, float]:
+def _cost_by_role(commits: list[Commit]) -> dict[str, float]:
     """USD per role from the `Cost-<Role>-USD` trailers."""
     costs: dict[str, float] = defaultdict(float)
     for commit in commits:
-        for key, value in commit.trailers.items():
-            match = _ROLE_COST.fullmatch(key)
-            if match:
-                costs[match.group(1).lower()] += float(value or 0)
+        for role, cost in commit.meta.role_costs.items():
+            costs[role] += cost
     return dict(costs)
 
 
@@ -76,30 +71,26 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
     costs: dict[int, float] = defaultdict(float)
     tokens: dict[int, int] = defaultdict(int)
     for commit in ws.log("--all", first_parent=False):
-        number = commit.trailer("Round")
-        if number is None or not number.isdigit() or int(number) == 0:
+        number = commit.meta.round
+        if not number:
             continue
-        costs[int(number)] += float(commit.trailer("Cost-USD") or 0)
-        tokens[int(number)] += int(commit.trailer("Tokens") or 0)
+        costs[number] += commit.meta.cost_usd or 0.0
+        tokens[number] += commit.meta.tokens or 0
     for commit in reversed(ws.log(MAIN)):
-        number = commit.trailer("Round")
-        if number is None or not number.isdigit() or int(number) == 0:
+        meta = commit.meta
+        if not meta.round or meta.step not in (Step.ROLLOUT, Step.GATE):
             continue
-        row = rows.setdefault(int(number), RoundRow(int(number)))
-        step = commit.trailer("Step")
-        if step == "rollout":
-            row.train = _float(commit.trailer("Score"))
-        elif step == "gate":
-            row.action = commit.trailer("Action") or ""
-            row.skill = commit.trailer("Skill") or ""
-            row.val = _float(commit.trailer("Score"))
-            row.incumbent = _float(commit.trailer("Incumbent"))
-            row.decision = commit.trailer("Decision") or ""
+        row = rows.setdefault(meta.round, RoundRow(meta.round))
+        if meta.step == Step.ROLLOUT:
+            row.train = meta.score
+        else:
+            row.action = meta.action or ""
+            row.skill = meta.skill or ""
+            row.val = meta.score
+            row.incumbent = meta.incumbent
+            row.decision = meta.decision.value if meta.decision else ""
     for number, row in rows.items():
         row.cost_usd = costs[number]
         row.tokens = tokens[number]
     return [rows[number] for number in sorted(rows)]
 
-
-def _float(value: str | None) -> float | None:
-    return float(value) if value not in (None, "") else None

@@ -1,72 +1,104 @@
-"""Undo accepted skill changes with reverts recorded as `rollback` steps. The wiki stays."""
+"""Undo accepted skill changes: one `rollback` commit on main, or a refusal that writes nothing.
+
+Everything is checked before anything is written. `rollback NAME` reverts every active accepted
+change of NAME, newest first, in one commit; `--round N` reverts that round's change and refuses
+while a later change (another round's, a hand edit) touched the same files. The wiki stays.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .errors import WorkspaceError
-from .gate import GateDecision, impact_entry
 from .history import completed_rounds
-from .proposals import add_history
-from .wiki import IMPACT
+from .impact import IMPACT, ImpactEntry, append_entry
+from .proposals import HISTORY, add_history
+from .trailers import Decision, Step, Trailers
 from .workspace import MAIN, Commit, Workspace, format_message
+
+
+@dataclass(frozen=True)
+class RollbackResult:
+    commit: str
+    reverted: list[Commit]
+    """The accepted merges undone, newest first."""
 
 
 def accepted_merges(ws: Workspace) -> list[Commit]:
     """Accepted gate merges on main that no later rollback has reverted, newest first."""
     log = ws.log(MAIN)
-    reverted = {c.trailer("Reverts") for c in log if c.trailer("Step") == "rollback"}
-    return [c for c in log if c.trailer("Step") == "gate" and c.trailer("Decision") == "accepted"
+    reverted = {sha for c in log if c.meta.step == Step.ROLLBACK for sha in c.meta.reverted}
+    return [c for c in log if c.meta.step == Step.GATE and c.meta.decision == Decision.ACCEPTED
             and len(c.parents) == 2 and c.sha not in reverted]
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> list[str]:
-    """Revert the accepted merge(s) of a skill or of a round; return the new commit ids."""
+def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> RollbackResult:
+    """Revert the accepted change(s) of a skill or of a round in one commit."""
     if (skill is None) == (round_number is None):
         raise WorkspaceError("name a skill or pass --round N (one of the two)")
-    targets = [c for c in accepted_merges(ws)
-               if (skill is not None and c.trailer("Skill") == skill)
-               or (round_number is not None and c.trailer("Round") == str(round_number))]
-    if not targets:
-        what = f"skill {skill!r}" if skill else f"round {round_number}"
-        raise WorkspaceError(f"nothing to roll back: no accepted change of {what} is active on main")
     with ws.lock("wikiskill rollback"):
         ws.recover()
-        return [_revert(ws, merge) for merge in targets]
+        active = accepted_merges(ws)
+        targets = [c for c in active if (skill is not None and c.meta.skill == skill)
+                   or (round_number is not None and c.meta.round == round_number)]
+        if not targets:
+            what = f"skill {skill!r}" if skill else f"round {round_number}"
+            raise WorkspaceError(f"nothing to roll back: no accepted change of {what} is active on main")
+        changes = _revert_all(ws, targets, active)
+        return RollbackResult(_commit(ws, targets, changes), targets)
 
 
-def _skills_revert(ws: Workspace, merge: Commit) -> dict[str, str | None]:
-    """Put back every skills/ file the merge changed, as it was before the merge.
+def _revert_all(ws: Workspace, targets: list[Commit], active: list[Commit]) -> dict[str, str | None]:
+    """The skills/ files as they were before every target, applied newest first in memory; a file
+    changed after a target by anything not being reverted too is a conflict, and nothing is written."""
+    current: dict[str, str | None] = {}
+    for merge in targets:
+        for path in ws.changed_paths(merge.parents[0], merge.sha, "skills"):
+            now = current[path] if path in current else ws.read_file(MAIN, path)
+            if _without_history(now) != _without_history(ws.read_file(merge.sha, path)):
+                raise WorkspaceError(f"cannot roll back round {merge.meta.round} ({merge.meta.skill}): {path} "
+                                     f"changed after it{_later_changes(ws, merge, path, active)}; roll that back first "
+                                     "(or roll back the skill by name, which reverts all its changes)")
+            current[path] = ws.read_file(merge.parents[0], path)
+    for merge in reversed(targets):  # oldest first, so the history reads in order
+        purpose = f"skills/{merge.meta.skill}/PURPOSE.md"
+        if current.get(purpose) is not None:
+            current[purpose] = add_history(current[purpose], merge.meta.round or 0,
+                                           f"rolled back (revert of {merge.sha[:10]})")
+    return current
 
-    Only skills/ is reverted: the wiki (including the gate's own skill-impact entry) stays.
-    A file changed again after the merge is a conflict, reported rather than overwritten.
-    """
-    before = merge.parents[0]
-    changes: dict[str, str | None] = {}
-    for path in ws.changed_paths(before, merge.sha, "skills"):
-        if ws.read_file(MAIN, path) != ws.read_file(merge.sha, path):
-            raise WorkspaceError(f"cannot roll back {merge.trailer('Skill')}: {path} changed after round "
-                                 f"{merge.trailer('Round')}; roll back the later change first")
-        changes[path] = ws.read_file(before, path)
-    return changes
+
+def _without_history(text: str | None) -> str | None:
+    """A file as the conflict check sees it: PURPOSE.md's Evolution History is the harness's own
+    bookkeeping (a rollback appends to it), not a change a person or a round made."""
+    if text is None or HISTORY not in text:
+        return text
+    return text[:text.index(HISTORY)]
 
 
-def _revert(ws: Workspace, merge: Commit) -> str:
-    name = merge.trailer("Skill") or ""
-    merged_round = int(merge.trailer("Round") or 0)
-    changes = _skills_revert(ws, merge)
-    purpose_path = f"skills/{name}/PURPOSE.md"
-    if changes.get(purpose_path) is not None:
-        changes[purpose_path] = add_history(changes[purpose_path], merged_round,
-                                            f"rolled back (revert of {merge.sha[:10]})")
-    entry = impact_entry(
-        merged_round, "rollback", name, f"manual rollback of the change accepted in round {merged_round}",
-        GateDecision("rolled_back", f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run"),
-        None, None, f"main (revert of {merge.sha[:10]})",
-    )
-    impact = ws.read_file(MAIN, IMPACT) or ""
-    changes[IMPACT] = f"{impact.rstrip()}\n\n{entry}"
+def _later_changes(ws: Workspace, merge: Commit, path: str, active: list[Commit]) -> str:
+    later = [c for c in active if c.meta.round is not None and merge.meta.round is not None
+             and c.meta.round > merge.meta.round and path in ws.changed_paths(c.parents[0], c.sha, "skills")]
+    if not later:
+        return " (by a commit that is not an accepted change, e.g. a hand edit)"
+    return " in " + ", ".join(f"round {c.meta.round} ({c.meta.action} {c.meta.skill})" for c in later)
+
+
+def _commit(ws: Workspace, targets: list[Commit], changes: dict[str, str | None]) -> str:
+    impact = ws.read_file(MAIN, IMPACT)
+    for merge in reversed(targets):
+        merged_round = merge.meta.round or 0
+        impact = append_entry(impact, ImpactEntry(
+            merged_round, "rollback", merge.meta.skill or "", Decision.ROLLED_BACK,
+            f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run",
+            f"manual rollback of the change accepted in round {merged_round}", f"main (revert of {merge.sha[:10]})"))
+    changes[IMPACT] = impact
+    names = sorted({merge.meta.skill or "" for merge in targets})
+    rounds = ", ".join(str(merge.meta.round) for merge in reversed(targets))
     message = format_message(
-        f"rollback: revert {name} (accepted in round {merged_round})",
-        {"Round": completed_rounds(ws), "Step": "rollback", "Skill": name, "Reverts": merge.sha, "Cost-USD": "0"},
-        body=f"This reverts the skills/ changes of commit {merge.sha}.",
+        f"rollback: revert {', '.join(names)} (accepted in round{'s' if len(targets) > 1 else ''} {rounds})",
+        Trailers(round=completed_rounds(ws), step=Step.ROLLBACK, decision=Decision.ROLLED_BACK,
+                 skill=",".join(names), reverts=",".join(merge.sha for merge in targets), cost_usd=0.0),
+        body="\n".join(f"This reverts the skills/ changes of commit {merge.sha}." for merge in targets),
     )
     return ws.commit(changes, message)

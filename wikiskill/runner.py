@@ -8,8 +8,6 @@ event loop, for when one loop's CPU (litellm's ~4 ms a call) is the limit.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import multiprocessing
 import os
 import threading
@@ -77,10 +75,6 @@ class ResultCache:
         self._scrub = Scrubber()
 
 
-def cache_key(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
-
-
 async def run_all(
     tasks: list[Task],
     agent: Agent,
@@ -146,13 +140,14 @@ class AgentRecipe:
     state_dir: Path
     config: Config
     skills: tuple[Skill, ...]
+    seed: int | None = None
 
     def build(self, meter: Meter) -> Agent:
         from .benchmarks import load_benchmark
         from .team import Team
 
         benchmark = load_benchmark(self.config, self.root)
-        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills))
+        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills), self.seed)
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,13 @@ class Team:
     def offline(self, role: str) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL  # type: ignore[arg-type]
 
-    def agent(self, skills: list[Skill]) -> Agent:
+    def agent(self, skills: list[Skill], seed: int | None = None) -> Agent:
+        """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one."""
         if self.offline("agent"):
             from .offline.agent import OfflineAgent
 
-            return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps, self.config.seed)
+            return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
+                                self.config.seed if seed is None else seed)
         model = self._factory("agent")
         if self.benchmark.agent_kind == "qa":
             return QAAgent(model, self.benchmark, skills, self.config.skills)

@@ -27,6 +27,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from .errors import WikiskillError
 from .history import completed_rounds
 from .lint import LINTED, Problem, hidden, lint_files, lint_workspace, working_files
+from .trailers import Step, Trailers
 from .workspace import MAIN, Workspace, format_message
 
 DEBOUNCE = 0.3
@@ -150,7 +151,7 @@ def commit_valid_edits(ws: Workspace, report: WatchReport) -> None:
         if not accepted:
             return
         message = format_message(_subject(accepted),
-                                 {"Round": completed_rounds(ws), "Step": "human", "Cost-USD": "0"})
+                                 Trailers(round=completed_rounds(ws), step=Step.HUMAN, cost_usd=0.0))
         report.committed = ws.commit_working_tree(accepted, message)
         report.committed_paths = accepted
 

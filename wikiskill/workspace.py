@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import git
@@ -29,6 +30,8 @@ from .config import CONFIG_FILE
 from .errors import WorkspaceError
 from .redact import Scrubber, scrub
 from .resources import data_dir
+from .trailers import PREFIX as TRAILER_PREFIX
+from .trailers import Trailers, format_message
 
 MAIN = "main"
 STATE_DIR = ".wikiskill"
@@ -36,7 +39,6 @@ TEMP_INDEX_PREFIX = "index-"
 SCRATCH_REF = "refs/wikiskill/staging"  # named in fast-import's stream only; never left in the repository
 STALE_LOCK_SECONDS = 1.0
 READS_KEPT = 8  # trees and logs kept in memory by id
-TRAILER_PREFIX = "Wikiskill-"
 HARNESS_IDENTITY = {
     "GIT_AUTHOR_NAME": "wikiskill",
     "GIT_AUTHOR_EMAIL": "wikiskill@localhost",
@@ -52,16 +54,13 @@ class Commit:
     subject: str
     trailers: dict[str, str] = field(default_factory=dict)
 
-    def trailer(self, key: str) -> str | None:
-        return self.trailers.get(TRAILER_PREFIX + key)
+    @cached_property
+    def meta(self) -> Trailers:
+        """The commit's Wikiskill trailers, typed."""
+        return Trailers.parse(self.trailers)
 
 
-def format_message(subject: str, trailers: dict[str, object], body: str = "") -> str:
-    lines = [subject.strip().splitlines()[0] if subject.strip() else "wikiskill", ""]
-    if body.strip():
-        lines += [body.strip(), ""]
-    lines += [f"{TRAILER_PREFIX}{key}: {value}" for key, value in trailers.items() if value is not None]
-    return "\n".join(lines) + "\n"
+__all__ = ["MAIN", "Commit", "Workspace", "format_message"]
 
 
 class Workspace:
@@ -478,6 +477,19 @@ class Workspace:
 
     def delete_branch(self, branch: str) -> None:
         self.repo.git.update_ref("-d", f"refs/heads/{branch}")
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        try:
+            self.repo.git.merge_base("--is-ancestor", ancestor, descendant)
+            return True
+        except git.GitCommandError:
+            return False
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        try:
+            return self.repo.git.merge_base(a, b).strip() or None
+        except git.GitCommandError:
+            return None
 
     def merged_tree(self, ours: str, theirs: str) -> str:
         """A three-way merge computed without touching the working tree; raises on conflicts."""

@@ -1,0 +1,44 @@
+"""The steps of a round, each one class: `done` asks git whether the step's commit exists (so a
+killed run resumes exactly where it stopped), `run` does it and publishes one commit.
+
+    incumbent  main's skills evaluated under the current setup (skipped when git records it)
+    rollout    the task agent on every train task with main's skills        -> main
+    maintain   sampled traces -> wiki pages                                   -> main
+    propose    one skill change on branch skill/rNNN-<name>, or a recorded no_action/invalid
+    incumbent  again: main may have moved (a rollback, a hand edit, new settings)
+    reapply    main moved since the branch was cut: merge main into it       -> branch
+    validate   the candidate on val, under the same setup as the incumbent   -> branch
+    confirm    (policy `confirm`) a passing candidate again with fresh seeds -> branch
+    gate       the policy's verdict: merge, or tag rejected/...              -> main
+
+A step added to the round is one class here and one entry in `round_steps`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from ..trailers import Step
+from .evaluation import Confirm, EnsureIncumbent, Validate
+from .experience import Maintain, Rollout
+from .gate import Gate
+from .proposal import Propose, Reapply
+
+if TYPE_CHECKING:
+    from ..harness import Harness
+    from ..history import RoundState
+
+__all__ = ["RoundStep", "round_steps", "EnsureIncumbent"]
+
+
+class RoundStep(Protocol):
+    kind: ClassVar[Step]
+
+    def done(self, harness: Harness, state: RoundState) -> bool: ...
+
+    def run(self, harness: Harness, state: RoundState) -> None: ...
+
+
+def round_steps() -> list[RoundStep]:
+    return [EnsureIncumbent(), Rollout(), Maintain(), Propose(), EnsureIncumbent(), Reapply(), Validate(),
+            Confirm(), Gate()]

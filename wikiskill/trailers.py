@@ -1,0 +1,130 @@
+"""The machine-readable part of every harness commit: `Wikiskill-*` git trailers as one typed model.
+
+Steps, decisions and trailer keys are enums and fields here, never string literals spread over
+modules; the history readers (evolve, reports, rollback, show) parse commits back into `Trailers`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PREFIX = "Wikiskill-"
+
+
+class Step(str, Enum):
+    """What a harness commit did."""
+
+    BASELINE = "baseline"
+    ROLLOUT = "rollout"
+    MAINTAIN = "maintain"
+    PROPOSE = "propose"
+    REAPPLY = "reapply"
+    VALIDATE = "validate"
+    CONFIRM = "confirm"
+    GATE = "gate"
+    ROLLBACK = "rollback"
+    HUMAN = "human"
+
+
+class Decision(str, Enum):
+    """The outcome of a round's proposal, or of a manual rollback."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    NO_ACTION = "no_action"
+    INVALID = "invalid"
+    INDECISIVE = "indecisive"
+    ROLLED_BACK = "rolled_back"
+
+
+class Trailers(BaseModel):
+    """Every trailer a harness commit may carry. Field aliases are the keys after `Wikiskill-`."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow", use_enum_values=False)
+
+    round: int | None = Field(None, alias="Round")
+    step: Step | None = Field(None, alias="Step")
+    status: str | None = Field(None, alias="Status")
+    score: float | None = Field(None, alias="Score")
+    decision: Decision | None = Field(None, alias="Decision")
+    action: str | None = Field(None, alias="Action")
+    skill: str | None = Field(None, alias="Skill")
+    incumbent: float | None = Field(None, alias="Incumbent")
+    skills_tree: str | None = Field(None, alias="Skills-Tree")
+    setup: str | None = Field(None, alias="Eval-Setup")
+    """The evaluation setup: everything that decides a score except the skills."""
+    fingerprint: str | None = Field(None, alias="Fingerprint")
+    """The evaluation's id: its setup and its skills tree together."""
+    results: str | None = Field(None, alias="Results")
+    """Path of the per-task outcomes this commit's score was computed from."""
+    incumbent_fingerprint: str | None = Field(None, alias="Incumbent-Fingerprint")
+    policy: str | None = Field(None, alias="Policy")
+    tasks: int | None = Field(None, alias="Tasks")
+    mean_diff: float | None = Field(None, alias="Mean-Diff")
+    interval: str | None = Field(None, alias="Interval")
+    p_value: float | None = Field(None, alias="P-Value")
+    fixed: int | None = Field(None, alias="Fixed")
+    broken: int | None = Field(None, alias="Broken")
+    reads: int | None = Field(None, alias="Reads")
+    sampled: str | None = Field(None, alias="Sampled")
+    reverts: str | None = Field(None, alias="Reverts")
+    """Comma-separated ids of the merge commits a rollback reverts."""
+    cost_usd: float | None = Field(None, alias="Cost-USD")
+    tokens: int | None = Field(None, alias="Tokens")
+
+    @classmethod
+    def parse(cls, raw: dict[str, str]) -> Trailers:
+        """Read `{"Wikiskill-Key": value}`; a value that does not fit its field (a hand-made
+        commit) is left out rather than failing the whole history."""
+        values = {key[len(PREFIX):]: value for key, value in raw.items() if key.startswith(PREFIX)}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            bad = {str(error["loc"][0]) for error in exc.errors()}
+            return cls.model_validate({key: value for key, value in values.items() if key not in bad})
+
+    def lines(self) -> list[str]:
+        """`Wikiskill-Key: value` lines in field order, then the extra (per-role) ones."""
+        out = []
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if value is not None:
+                out.append(f"{PREFIX}{field.alias}: {_text(value)}")
+        out += [f"{PREFIX}{key}: {_text(value)}" for key, value in (self.model_extra or {}).items()
+                if value is not None]
+        return out
+
+    @property
+    def reverted(self) -> list[str]:
+        return [sha for sha in (self.reverts or "").split(",") if sha]
+
+    @property
+    def role_costs(self) -> dict[str, float]:
+        """USD per role from the `Cost-<Role>-USD` trailers."""
+        costs = {}
+        for key, value in (self.model_extra or {}).items():
+            if key.startswith("Cost-") and key.endswith("-USD"):
+                costs[key[len("Cost-"):-len("-USD")].lower()] = float(value or 0)
+        return costs
+
+
+def _text(value: object) -> str:
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def format_message(subject: str, trailers: Trailers | dict[str, object], body: str = "") -> str:
+    """A commit message: one subject line, an optional body, then the trailer block (a dict is
+    read by trailer key, `{"Round": 1, "Step": "human"}`, and validated like any `Trailers`)."""
+    if not isinstance(trailers, Trailers):
+        trailers = Trailers.model_validate(trailers)
+    lines = [subject.strip().splitlines()[0] if subject.strip() else "wikiskill", ""]
+    if body.strip():
+        lines += [body.strip(), ""]
+    lines += trailers.lines()
+    return "\n".join(lines) + "\n"
