@@ -214,14 +214,14 @@ class Run:
         return f"complete ({ROUNDS} of {ROUNDS})" in self.stdout
 
 
-def evolve_argv(ws: Path) -> list[str]:
-    return ["-C", str(ws), "evolve", "--rounds", str(ROUNDS)]
+def evolve_argv(ws: Path, *extra: str) -> list[str]:
+    return ["-C", str(ws), "evolve", "--rounds", str(ROUNDS), *extra]
 
 
-def start_cli(ws: Path, output: Path):
+def start_cli(ws: Path, output: Path, *extra: str):
     """`wikiskill -C ws evolve` as a new process in its own process group."""
     with open(f"{output}.out", "wb") as out, open(f"{output}.err", "wb") as err:
-        return subprocess.Popen([*wikiskill_command(), *evolve_argv(ws)], stdout=out, stderr=err,
+        return subprocess.Popen([*wikiskill_command(), *evolve_argv(ws, *extra)], stdout=out, stderr=err,
                                 start_new_session=True)
 
 
@@ -238,8 +238,8 @@ class ForkServer:
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(self.PRELOAD)
 
-    def __call__(self, ws: Path, output: Path):
-        process = self.context.Process(target=_forked_cli, args=(evolve_argv(ws), str(output)))
+    def __call__(self, ws: Path, output: Path, *extra: str):
+        process = self.context.Process(target=_forked_cli, args=(evolve_argv(ws, *extra), str(output)))
         process.start()
         return _ForkedProcess(process)
 
@@ -273,10 +273,10 @@ def _kill_group(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def run_evolve(ws: Path, trigger: str | None = None, start=start_cli) -> Run:
+def run_evolve(ws: Path, trigger: str | None = None, start=start_cli, extra: tuple[str, ...] = ()) -> Run:
     """Run `wikiskill evolve` once; with a trigger, SIGKILL its process group when it fires."""
     output = ws.parent / f".{ws.name}"
-    process = start(ws, output)
+    process = start(ws, output, *extra)
     watcher = Watcher(ws)
     began = time.monotonic()
     killed = False

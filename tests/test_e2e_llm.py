@@ -145,3 +145,20 @@ def test_rollback_reverts_and_the_incumbent_is_reestablished(evolved, tmp_path):
     assert len(val_calls) == 12  # round 3 rollout only: the baseline tree's val score is reused
     status = runner.invoke(app, ["-C", str(ws), "status"])
     assert "incumbent   0.500" in status.output and "3 completed" in status.output
+
+
+def test_compare_reads_evaluations_git_records_without_calling_a_model(evolved):
+    ws, _, _, runner = evolved
+    result = runner.invoke(app, ["-C", str(ws), "compare", "baseline", "main"])  # no server is running now
+    assert result.exit_code == 0, result.output
+    assert "baseline 0.500 → main 0.833: mean difference +0.3333" in result.output
+    assert "2 fixed, 0 broken" in result.output and "4 same" in result.output
+
+
+def test_every_score_commit_carries_its_fingerprint(evolved):
+    ws, *_ = evolved
+    for ref in ("baseline", "round/001"):
+        commit = trailers(ws, ref)
+        assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Tree",
+                "Wikiskill-Results"} <= set(commit), ref
+        assert commit["Wikiskill-Skills-Tree"] == git(ws, "rev-parse", f"{ref}:skills").strip()

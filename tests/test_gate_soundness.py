@@ -2,6 +2,7 @@
 proposal, under the current settings, and scores what its commit claims. Each of the four
 defects found when the gate trusted stale state is reproduced here on real git repositories."""
 
+import json
 import shutil
 
 import pytest
@@ -11,7 +12,7 @@ from scripted import SPELL, ScriptedWorld, create, skill_md
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
 from wikiskill import api
-from wikiskill.errors import WorkspaceError
+from wikiskill.errors import ValidationIndecisive, WorkspaceError
 from wikiskill.evolve import evolve
 from wikiskill.harness import Harness, QuietReporter
 from wikiskill.history import round_state
@@ -28,27 +29,28 @@ def harness_for(ws: Workspace, world=None) -> Harness:
     return Harness(ws, model_factory=lambda role: model)
 
 
-def run_until(ws: Workspace, number: int, last: type, world=None) -> None:
-    """Run round `number` up to and including the step `last`: the state a kill right after that
-    step's commit leaves behind (each step is one atomic commit)."""
+def run_until(ws: Workspace, number: int, last: type, world=None, occurrence: int | None = None) -> None:
+    """Run round `number` up to and including the step `last` (the one at index `occurrence` of
+    the round's steps, when given): the state a kill right after that step's commit leaves
+    behind, since each step is one atomic commit."""
     harness = harness_for(ws, world)
-    for step in round_steps():
+    for index, step in enumerate(round_steps()):
         state = round_state(ws, number)
+        if state.closed:
+            return
         if not step.done(harness, state):
             step.run(harness, state)
-        if isinstance(step, last):
+        if isinstance(step, last) and occurrence in (None, index):
             return
 
 
 def assert_every_merge_is_sound(ws: Workspace) -> None:
-    """Each accepted merge on main: its trailers name the evaluation of exactly its own skills
-    tree under the current setup, and re-running that evaluation gives the score it claims."""
-    harness = harness_for(ws)
-    for merge in accepted_merges(ws):
-        assert merge.meta.skills_tree == ws.tree_id(merge.sha, "skills")
-        assert merge.meta.fingerprint == harness.fingerprint(merge.sha), merge.subject
-        shutil.rmtree(ws.state_dir / "results", ignore_errors=True)  # re-run, not read back
-        assert harness.evaluate(merge.sha, "val", "re-check").evaluation.mean == pytest.approx(merge.meta.score)
+    """Each accepted merge on main (rolled back or not) records an evaluation of exactly its own
+    skills tree against an incumbent of the same setup, and re-running it gives the claimed score."""
+    model = WorldModel(ScriptedWorld())
+    report = api.audit(ws, rerun=True, model_factory=lambda role: model)
+    assert report.merges and report.problems == []
+    assert report.rerun == len(report.merges)
 
 
 def gate_of(ws: Workspace, number: int):
@@ -88,12 +90,43 @@ def test_a_candidate_validated_before_a_rollback_is_revalidated_on_main_as_it_is
     assert_every_merge_is_sound(ws)
 
 
+def hand_edit(ws: Workspace) -> dict:
+    skill = ws.root / "skills/spell-letters/SKILL.md"
+    skill.write_text(skill.read_text().replace(SPELL, "READ-CAREFULLY"))
+    return {"commit_human_edits": True}
+
+
+def roll_back(ws: Workspace) -> dict:
+    api.rollback(ws, "spell-letters")
+    return {}
+
+
+@pytest.fixture(scope="module")
+def round_one_base(tmp_path_factory) -> Workspace:
+    ws = scripted_workspace(tmp_path_factory.mktemp("base") / "ws")
+    evolve_scripted(ws, rounds=1)
+    return ws
+
+
+@pytest.mark.parametrize("intervention", [roll_back, hand_edit])
+@pytest.mark.parametrize("stop_after", range(len(round_steps())))
+def test_a_run_stopped_after_any_step_then_changed_by_hand_resumes_to_sound_merges(
+        round_one_base, tmp_path, stop_after, intervention):
+    shutil.copytree(round_one_base.root, tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws")
+    run_until(ws, 2, last=type(round_steps()[stop_after]), occurrence=stop_after)
+    options = intervention(ws)
+    evolve_scripted(ws, rounds=2, **options)
+    assert api.status(ws).rounds == 3
+    assert not any(c.meta.skill == "useless-hint" and c.meta.decision == Decision.ACCEPTED for c in ws.log(MAIN))
+    assert git(ws.root, "status", "--porcelain") == "" and not ws.refs("refs/heads/skill/")
+    assert_every_merge_is_sound(ws)
+
+
 def test_a_hand_edit_committed_mid_round_also_forces_a_revalidation(after_round_one):
     ws = after_round_one
     run_until(ws, 2, last=Validate)
-    skill = ws.root / "skills/spell-letters/SKILL.md"
-    skill.write_text(skill.read_text().replace(SPELL, "READ-CAREFULLY"))
-    evolve_scripted(ws, rounds=1, commit_human_edits=True)
+    evolve_scripted(ws, rounds=1, **hand_edit(ws))
     gate = gate_of(ws, 2).meta
     assert (gate.decision, gate.incumbent, gate.score) == (Decision.REJECTED, 0.5, 0.5)
     assert_every_merge_is_sound(ws)
@@ -207,3 +240,92 @@ def test_rolling_back_an_earlier_round_refuses_and_writes_nothing(created_then_p
     assert "CREATED" in (ws.root / "skills/spell-letters/SKILL.md").read_text()
     api.rollback(ws, round_number=2)  # now the later change is undone, the earlier one can go
     assert not (ws.root / "skills/spell-letters").exists()
+
+
+class FailingProvider(ScriptedWorld):
+    """The provider fails for good (after retries) while the round-2 candidate is validated,
+    until `healed`."""
+
+    healed = False
+
+    def answer(self, system: str, question: str) -> str:
+        from scripted import USELESS
+
+        from wikiskill.errors import ModelError
+
+        if USELESS in system and not self.healed:
+            raise ModelError("openai/scripted: 503 Service Unavailable after 4 retries")
+        return super().answer(system, question)
+
+
+def test_a_validation_the_provider_cut_short_is_indecisive_and_retried(after_round_one):
+    ws = after_round_one
+    world = FailingProvider()
+    with pytest.raises(ValidationIndecisive, match="r002's validate could not complete .*503"):
+        evolve_scripted(ws, rounds=1, world=world)
+    state = round_state(ws, 2)
+    assert state.gate is None and state.branch == "skill/r002-useless-hint"
+    indecisive = ws.log(state.branch)[0].meta
+    assert (indecisive.step, indecisive.decision, indecisive.fingerprint) == (Step.VALIDATE, Decision.INDECISIVE, None)
+    world.healed = True
+    result = evolve_scripted(ws, rounds=1, world=world)
+    assert result.rounds_completed == 2
+    gate = gate_of(ws, 2).meta
+    assert gate.decision == Decision.REJECTED and gate.score == pytest.approx(5 / 6)  # a real verdict now
+
+
+def test_policy_and_evidence_are_recorded_in_the_gate_commit_and_the_impact_entry(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"gate.policy": "paired"})
+    evolve_scripted(ws, rounds=1)
+    gate = gate_of(ws, 1)
+    # 2 of 6 val tasks fixed and none broken: a sign test cannot call that evidence (p = 0.25)
+    assert (gate.meta.decision, gate.meta.policy, gate.meta.tasks) == (Decision.REJECTED, "paired", 6)
+    assert (gate.meta.fixed, gate.meta.broken, gate.meta.p_value) == (2, 0, 0.25)
+    assert gate.meta.mean_diff == pytest.approx(2 / 6)
+    impact = (ws.root / "wiki/skill-impact.md").read_text()
+    assert "- Policy: paired (n = 6 tasks, mean difference +0.3333)" in impact and "- p-value: 0.2500" in impact
+    assert "- Fixed: 2 (val-" in impact
+
+
+def test_confirm_runs_a_passing_candidate_again_with_fresh_seeds(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"gate.policy": "confirm"})
+    evolve_scripted(ws, rounds=2)
+    accepted = git(ws.root, "log", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "round/001^2").split()
+    assert accepted[:3] == ["confirm", "validate", "propose"]
+    assert "confirmed: val 0.833 > incumbent 0.500" in gate_of(ws, 1).subject + ws.body(gate_of(ws, 1).sha)
+    tie = git(ws.root, "log", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "rejected/r002-useless-hint").split()
+    assert tie[0] == "validate"  # a candidate that fails its validation is not confirmed
+
+
+def test_repeats_average_each_task_over_several_seeded_runs(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"gate.repeats": 3})
+    evolve_scripted(ws, rounds=1)
+    rows = [json.loads(line) for line in (ws.root / "raw/r001/val.jsonl").read_text().splitlines()]
+    assert all(len(row["scores"]) == 3 for row in rows)
+    assert len(list((ws.state_dir / "results").iterdir())) == 3 + 3 + 1  # baseline x3, candidate x3, train
+
+
+def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_round_one):
+    from typer.testing import CliRunner
+
+    from wikiskill.cli import app
+    from wikiskill.trailers import format_message
+
+    ws = after_round_one
+    runner = CliRunner()
+    clean = runner.invoke(app, ["-C", str(ws.root), "audit"])
+    assert clean.exit_code == 0 and "1 accepted merge(s) audited: every one is sound" in clean.output
+    merge = gate_of(ws, 1)
+    claims = merge.meta.model_copy(update={"score": 0.9, "round": 2})
+    branch = "skill/r002-x"
+    ws.create_branch(branch, MAIN)
+    tip = ws.commit({"skills/x/SKILL.md": skill_md("x", "X")}, "r2 propose x\n", branch=branch)
+    ws.commit({}, format_message("r2 gate: accepted x", claims), base=ws.merged_tree(MAIN, tip), extra_parents=(tip,))
+    ws.delete_branch(branch)
+    flagged = runner.invoke(app, ["-C", str(ws.root), "audit"])
+    assert flagged.exit_code == 1
+    assert "round 2 (spell-letters" in flagged.output
+    assert "is not the merged one" in flagged.output and "claims val 0.900, its results file gives 0.833" in flagged.output

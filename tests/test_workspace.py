@@ -19,6 +19,8 @@ from wikiskill.llm import Reply, ToolCall
 from wikiskill.redact import Scrubber
 from wikiskill.traces import Usage
 from wikiskill.workspace import MAIN, Workspace
+from wikiskill.workspace_commits import build_commit
+from wikiskill.workspace_sync import sync_worktree
 
 
 class WorldModel:
@@ -113,7 +115,7 @@ def test_compare_and_swap_refuses_a_moved_branch(ws):
 
 def test_recover_finishes_an_interrupted_sync_and_clears_stale_locks(ws):
     old = ws.head()
-    new = ws._build_commit(old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n",
+    new = build_commit(ws, old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n",
                            Scrubber())
     ws._marker_path().write_text(json.dumps({"new": new}))  # what a run killed right after update-ref leaves
     ws.repo.git.update_ref("refs/heads/main", new, old)
@@ -148,8 +150,8 @@ def test_sync_never_deletes_through_a_symlinked_folder(ws, tmp_path):
     with pytest.raises(WorkspaceError, match="uncommitted edits"):
         ws.commit({"wiki/patterns/a.md": None}, "delete a\n")
     old = ws.head()
-    new = ws._build_commit(old, {"wiki/patterns/a.md": None}, "x\n", Scrubber())
-    ws._sync_worktree(old, new)  # as `recover` would after a crash
+    new = build_commit(ws, old, {"wiki/patterns/a.md": None}, "x\n", Scrubber())
+    sync_worktree(ws._git_bytes, old, new)  # as `recover` would after a crash
     assert (outside / "a.md").read_text() == "precious\n"
 
 

@@ -25,7 +25,7 @@ INTERACTIVE_MAX_STEPS = 40
 """Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
 
 __all__ = [
-    "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "status", "round_log",
+    "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback",
 ]
 
@@ -108,6 +108,15 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
     return _compare(harness, ref_a, ref_b, _split(split))
 
 
+def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base: str | None = None,
+          concurrency: int | None = None, console=None, model_factory: ModelFactory | None = None) -> AuditReport:
+    """Check every accepted merge on main against the evaluation it claims (see wikiskill.audit);
+    `rerun` evaluates each again from scratch when it was recorded under the current settings."""
+    from .audit import audit as _audit
+
+    return _audit(_harness(ws, model, api_base, concurrency, None, console, model_factory), rerun)
+
+
 def status(ws: Workspace) -> Status:
     return _status(ws)
 
@@ -153,6 +162,7 @@ if typing.TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
+    from .audit import AuditReport
     from .compare import Comparison
     from .export import ExportResult
     from .host import SkillSet

@@ -166,6 +166,31 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+@app.command("audit")
+def audit_command(
+    ctx: typer.Context,
+    rerun: bool = typer.Option(False, "--rerun", help="Evaluate every merge again from scratch (model calls)."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+) -> None:
+    """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
+
+    Each merge must record an evaluation of exactly its own skills tree, compared with an
+    incumbent evaluated under the same setup, with the claimed score in its results file;
+    --rerun also evaluates each merge again under the current settings."""
+    report = api.audit(_workspace(ctx), rerun=rerun, model=model, api_base=api_base, concurrency=concurrency,
+                       console=console if rerun else None)
+    for problem in report.problems:
+        typer.echo(problem)
+    rerun_note = f", {report.rerun} re-evaluated" if rerun else ""
+    typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: "
+               f"{len(report.problems)} problem(s)" if report.problems else
+               f"{len(report.merges)} accepted merge(s) audited{rerun_note}: every one is sound")
+    if report.problems:
+        raise typer.Exit(1)
+
+
 @app.command()
 def status(ctx: typer.Context) -> None:
     """Round, incumbent score, skills, wiki pages and cost so far."""

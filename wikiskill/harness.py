@@ -107,23 +107,26 @@ class Harness:
         """The evaluation of `ref`'s skills under the current setup, if `ref`'s history records one."""
         return find_evaluation(self.ws, ref, self.fingerprint(ref, split))
 
-    def evaluate(self, ref: str, split: Split, description: str, first_repeat: int = 0) -> Evaluated:
-        """Run the agent with the skills at `ref` on every task of `split`, `repeats` times."""
+    def evaluate(self, ref: str, split: Split, description: str, first_repeat: int = 0,
+                 cached: bool = True) -> Evaluated:
+        """Run the agent with the skills at `ref` on every task of `split`, `repeats` times
+        (`cached=False`: from scratch, neither reading nor writing the result cache)."""
         setup = self.setup(split, first_repeat)
         tree = self.ws.tree_id(ref, "skills")
         fingerprint = setup.fingerprint(tree)
         runs = []
         for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
             label = description if setup.repeats == 1 else f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
-            runs.append(self.run_tasks(split, ref, label, digest([fingerprint, repeat]), self.config.seed + repeat))
+            key = digest([fingerprint, repeat]) if cached else None
+            runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat))
         evaluation = Evaluation(fingerprint, setup.id, tree, per_task_scores(runs))
         return Evaluated(evaluation, setup, runs)
 
-    def run_tasks(self, split: Split, ref: str, description: str, cache_key: str, seed: int) -> list[Trajectory]:
+    def run_tasks(self, split: Split, ref: str, description: str, cache_key: str | None, seed: int) -> list[Trajectory]:
         """Every task of `split` with the skills at `ref`; finished tasks are cached under
         `cache_key` (a fingerprint), so a crash or a second look never recomputes them."""
         tasks = self.benchmark.tasks(split)
-        cache = ResultCache(self.ws.state_dir, cache_key)
+        cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)
         concurrency = self.config.concurrency
         with self.reporter.tasks(description, len(tasks)) as on_done:
