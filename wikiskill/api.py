@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError
@@ -20,12 +21,21 @@ from .team import ModelFactory
 from .traces import Trajectory
 from .workspace import Workspace
 
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    from .export import ExportResult
+    from .host import SkillSet
+    from .lint import Problem
+    from .watch import WatchReport
+
 INTERACTIVE_MAX_STEPS = 40
 """Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "status", "round_log",
-    "load_skills", "show_skill", "prompt", "rollback",
+    "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch",
 ]
 
 
@@ -129,17 +139,6 @@ def rollback(ws: Workspace, skill: str | None = None, round_number: int | None =
 
 # -- using the skills elsewhere: host API, export, lint, watch -----------------------------------
 
-import typing  # noqa: E402  (an appended section: the module header stays as it was)
-
-if typing.TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable
-
-    from .export import ExportResult
-    from .host import SkillSet
-    from .lint import Problem
-    from .watch import WatchReport
-
 
 def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | None = None) -> SkillSet:
     """The skills of a workspace for a host agent (see wikiskill.host); ref=None: working tree."""
@@ -168,6 +167,3 @@ def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool 
     from .watch import watch as _watch
 
     _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
-
-
-__all__ += ["skill_set", "export", "lint", "watch"]

@@ -102,8 +102,7 @@ class Config(_Section):
     """Tasks run at the same time during rollout, validation and eval."""
     workers: int = Field(1, ge=1)
     """Processes that share `concurrency`, each with its own event loop; above 1 only when one
-    process's CPU is the limit (litellm costs a few ms of CPU a call, so one loop tops out at
-    a few hundred calls/s). A Python script using it needs the `if __name__ == "__main__":` guard."""
+    process's CPU is the limit (litellm's per-call CPU caps what one loop can drive). A Python script using it needs the `if __name__ == "__main__":` guard."""
     seed: int = 0
     """Seed of the offline agent and of generated benchmarks' play."""
     splits: SplitSizes = SplitSizes()

@@ -27,7 +27,3 @@ class BudgetExceeded(WikiskillError):
 
 class ProposalError(WikiskillError):
     """A skill proposal is invalid; the reason is recorded in skill-impact.md."""
-
-
-class EditError(WikiskillError):
-    """An edit could not be applied (missing target, bad path)."""

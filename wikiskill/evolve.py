@@ -1,4 +1,4 @@
-"""The evolution loop (DESIGN §2), resumable at any step because its state is read from git.
+"""The evolution loop, resumable at any step because its state is read from git.
 
     baseline (once)  validate main's skills on val -> incumbent score
     round k:         rollout -> maintain -> propose -> validate -> gate -> tag round/k

@@ -36,9 +36,9 @@ def completed_rounds(workspace: Workspace) -> int:
     return max(numbers, default=0)
 
 
-def round_state(workspace: Workspace, number: int, main_log: list[Commit] | None = None) -> RoundState:
+def round_state(workspace: Workspace, number: int) -> RoundState:
     state = RoundState(number)
-    for commit in reversed(main_log if main_log is not None else workspace.log(MAIN)):
+    for commit in reversed(workspace.log(MAIN)):
         if commit.trailer("Round") != str(number):
             continue
         step = commit.trailer("Step")
@@ -64,8 +64,3 @@ def incumbent_score(workspace: Workspace, main_log: list[Commit] | None = None) 
         if commit.trailer("Skills-Tree") == tree and commit.trailer("Score") is not None:
             return float(commit.trailer("Score"))
     return None
-
-
-def total_cost(workspace: Workspace) -> float:
-    """USD over every harness commit reachable from any ref (main, candidates, rejected tags)."""
-    return sum(float(c.trailer("Cost-USD") or 0) for c in workspace.log("--all", first_parent=False))

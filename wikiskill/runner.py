@@ -2,7 +2,7 @@
 
 Results come back in task order whatever order they finish in. One event loop drives up to
 `concurrency` tasks; `workers` > 1 splits the tasks over that many processes, each with its own
-event loop, for when one loop's CPU (litellm's ~4 ms a call) is the limit.
+event loop, for when one loop's CPU (litellm's per-call overhead) is the limit.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from .traces import Trajectory, Usage
 class ResultCache:
     """Finished trajectories of one step, as JSON lines under .wikiskill/results/<key>/.
 
-    Each writer appends to a file of its own, opened once: a task costs one short write (creating
-    a file per task cost ~0.4 ms, a tenth of a model call's CPU). A line that a crash cut short
+    Each writer appends to a file of its own, opened once: a task costs one short write, not a
+    file of its own. A line that a crash cut short
     does not parse and is skipped, so that task simply runs again. Secrets are scrubbed as in git.
     """
 

@@ -131,7 +131,7 @@ class Workspace:
 
     def _ask_cat_file(self, ask: Callable[[str], tuple], name: str) -> tuple | None:
         """`ask(name)`: one of GitPython's calls to its long-running `git cat-file --batch[-check]`,
-        ~20 times cheaper than a git process; None when `name` names no object. That protocol is a
+        which spares a git process per read; None when `name` names no object. That protocol is a
         name per line, so a name holding a line break is first resolved to an id by `rev-parse`."""
         if "\n" in name or "\r" in name:
             try:
@@ -331,8 +331,8 @@ class Workspace:
                 data = scrub_text(changes[path]).encode("utf-8")
                 stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (quoted, len(data), data))
         stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
-        # Kept as a small pack: unpacking it into loose objects cost another git process (~6 ms a
-        # commit); `pack_objects` folds the packs together between rounds.
+        # Kept as a small pack: unpacking it into loose objects would cost another git process a
+        # commit; `pack_objects` folds the packs together between rounds.
         return self._git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
                                b"".join(stream))
 
@@ -340,8 +340,8 @@ class Workspace:
         """A commit on main rewrites the working files it changes: refuse while one of them holds
         edits that are not committed (a person's, made during a long run) instead of losing them.
 
-        git status is asked about the folders holding `paths`, then filtered: a thousand literal
-        pathspecs (a rollout's traces) cost it ~50 ms, a few folders ~3 ms.
+        git status is asked about the folders holding `paths`, then filtered: a few folders are far
+        cheaper for it than a thousand literal pathspecs (a rollout's traces).
         """
         wanted = set(paths)
         folders = sorted({path.rpartition("/")[0] or path for path in wanted})
@@ -735,8 +735,3 @@ def _batch_contents(out: bytes) -> list[bytes]:
         contents.append(out[header_end + 1:header_end + 1 + size])
         start = header_end + 1 + size + 1
     return contents
-
-
-def _first_line(text: object) -> str:
-    lines = str(text or "").strip().splitlines()
-    return lines[0][:300] if lines else "unknown error"

@@ -8,12 +8,12 @@ from pathlib import Path
 from ..config import Config
 from ..errors import BenchmarkError
 from ..resources import data_dir
-from .base import SPLITS, Benchmark, EnvStep, Split, Task, TextEnv
+from .base import SPLITS, Benchmark, EnvStep, InteractiveBenchmark, QABenchmark, Split, Task, TextEnv
 
 BUILTIN_QA = {"example-qa": "example-qa"}
 INTERACTIVE = ("textworld-cooking",)
 
-__all__ = ["SPLITS", "Benchmark", "EnvStep", "Split", "Task", "TextEnv", "load_benchmark", "known_benchmarks"]
+__all__ = ["SPLITS", "Benchmark", "EnvStep", "InteractiveBenchmark", "QABenchmark", "Split", "Task", "TextEnv", "load_benchmark", "known_benchmarks"]
 
 
 def known_benchmarks() -> list[str]:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..errors import BenchmarkError
-from .base import SPLITS, Split, Task, TextEnv
+from .base import SPLITS, Split, Task
 from .scoring import get_scorer
 
 REQUIRED = ("id", "question", "answer")
@@ -70,6 +70,3 @@ class JsonlQA:
 
     def score(self, task: Task, prediction: str | None) -> float:
         return float(self.scorer(prediction, task.answer or ""))
-
-    def make_env(self, task: Task) -> TextEnv:
-        raise BenchmarkError(f"{self.name} is a QA suite; it has no interactive environment")

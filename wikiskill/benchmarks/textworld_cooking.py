@@ -1,8 +1,8 @@
 """The built-in `textworld-cooking` benchmark: TextWorld cooking games played one command per turn.
 
 Games come from TextWorld's `tw-cooking` challenge (the First TextWorld Problems recipe games),
-generated in-process with `cooking.make` + `compile_game` (the `tw-make` CLI pays the imports and
-knowledge-base load once per game, about 3x slower). Each split owns a fixed, disjoint seed range,
+generated in-process with `cooking.make` + `compile_game` (the `tw-make` CLI would pay the imports
+and the knowledge-base load once per game). Each split owns a fixed, disjoint seed range,
 so a seed always names the same game and train/val/test never share one.
 
 Generation runs once and is cached on disk:
@@ -164,20 +164,13 @@ def generate_game(seed: int, directory: Path) -> Path:
 
 
 def _game_data(path: str | Path) -> dict[str, Any]:
-    """The serialized game next to a `.z8` (plain JSON: `textworld.Game.load` takes ~0.25 s)."""
+    """The serialized game next to a `.z8`, read as plain JSON (`textworld.Game.load` builds far more)."""
     return json.loads(Path(path).with_suffix(".json").read_text())
 
 
 def walkthrough(task: Task) -> list[str]:
     """The generator's winning command sequence for a task (kept out of `Task.metadata`)."""
     return list(_game_data(task.metadata["game_file"])["metadata"]["walkthrough"])
-
-
-def normalized_score(step: EnvStep) -> float:
-    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
-    if step.max_score <= 0:
-        return 1.0 if step.won else 0.0
-    return min(max(step.score / step.max_score, 0.0), 1.0)
 
 
 _BANNER = re.compile(r"\A(?:[ _|\\/$<>]*\n)+")  # the ASCII-art "TEXTWORLD" title at reset
@@ -210,7 +203,7 @@ def single_command(action: str) -> str:
 
 _TEXTWORLD = threading.Lock()
 """TextWorld is not thread-safe (its game loader shares one parser), and agents run episodes in
-threads; every call into it holds this lock. A step takes milliseconds, so the cost is small."""
+threads; every call into it holds this lock. A step is short, so the lock costs little."""
 
 
 class TextWorldEnv:
@@ -297,10 +290,6 @@ class TextWorldCooking:
             )
             for index, (seed, path) in enumerate(zip(seeds, paths))
         ]
-
-    def score(self, task: Task, prediction: str | None) -> float:
-        """Always 0.0: an interactive task's score comes from its environment (see `normalized_score`)."""
-        return 0.0
 
     def make_env(self, task: Task) -> TextWorldEnv:
         return TextWorldEnv(task.metadata["game_file"])
