@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
-from .errors import ConfigError, WikiskillError
+from .errors import ConfigError, WikiskillError, WorkspaceError
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
 from .harness import Harness, Reporter
@@ -42,16 +42,23 @@ __all__ = [
 def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str = "offline",
                    api_base: str | None = None, train: int | None = None, val: int | None = None,
                    test: int | None = None, concurrency: int = 4) -> Workspace:
-    """Create a workspace from workspace_template/ with a validated wikiskill.yaml."""
-    from .benchmarks import BUILTIN_QA, INTERACTIVE
+    """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
-    if benchmark.startswith("jsonl:"):
-        directory = Path(benchmark[len("jsonl:"):]).expanduser().resolve()
-        if not directory.is_dir():
-            raise ConfigError(f"benchmark folder {directory} does not exist")
-        benchmark = f"jsonl:{directory}"
-    elif benchmark not in (*INTERACTIVE, *BUILTIN_QA):
-        raise ConfigError(f"unknown benchmark {benchmark!r}: use textworld-cooking, example-qa or jsonl:DIR")
+    A `jsonl:DIR` suite is read and checked here, so a broken file is refused before any model call.
+    """
+    from .benchmarks import INTERACTIVE, JSONL_PREFIX, is_known, jsonl_folder, known_benchmarks
+
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
+    if benchmark.startswith(JSONL_PREFIX) and is_known(benchmark):
+        from .benchmarks.jsonl import JsonlQA
+
+        directory = Path(jsonl_folder(benchmark)).expanduser().resolve()
+        JsonlQA(directory)
+        benchmark = f"{JSONL_PREFIX}{directory}"
+    elif not is_known(benchmark):
+        raise ConfigError(f"unknown benchmark {benchmark!r}: use {', '.join(known_benchmarks())}")
     generated = benchmark in INTERACTIVE
     if model == OFFLINE_MODEL and not generated:
         raise ConfigError(f"the offline model plays interactive benchmarks only; {benchmark} needs an LLM "
@@ -63,11 +70,17 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                   api_base=api_base, concurrency=concurrency, splits=splits if generated else None,
                   max_steps=INTERACTIVE_MAX_STEPS if generated else defaults.agent.max_steps)
     parse_config(text, CONFIG_FILE)
-    return Workspace.create(Path(path), text)
+    try:
+        return Workspace.create(path, text)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
 
 
 def open_workspace(path: Path | None = None) -> Workspace:
-    return Workspace.open(path)
+    """The workspace at `path` (or above it), refused when its wikiskill.yaml is not valid."""
+    ws = Workspace.open(path)
+    load_config(ws.root)
+    return ws
 
 
 def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
@@ -106,6 +119,7 @@ def status(ws: Workspace) -> Status:
 
 
 def round_log(ws: Workspace) -> list[RoundRow]:
+    load_config(ws.root)  # refused like `status`: a broken wikiskill.yaml is never silently read past
     return round_rows(ws)
 
 
