@@ -152,6 +152,9 @@ def status(ctx: typer.Context) -> None:
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
     table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens")
+    for column in table.columns:
+        column.no_wrap = column.header != "candidate"
+    table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
     for row in api.round_log(_workspace(ctx)):
         candidate = f"{row.action} {row.skill}".strip() or "—"
         table.add_row(f"{row.round:03d}", _score(row.train), candidate, _score(row.val), _score(row.incumbent),

@@ -46,8 +46,10 @@ class QuietReporter:
 
 
 def _fraction(trajectories: list[Trajectory]) -> str:
+    """`won 3/18, score 0.420`: games won (QA: tasks solved) and the mean score, never to be confused."""
     passed = sum(t.success for t in trajectories)
-    return f"{passed}/{len(trajectories)} ({mean_score(trajectories):.3f})"
+    outcome = "won" if any(t.kind == "interactive" for t in trajectories) else "solved"
+    return f"{outcome} {passed}/{len(trajectories)}, score {mean_score(trajectories):.3f}"
 
 
 class Harness:

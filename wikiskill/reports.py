@@ -71,8 +71,10 @@ def _cost_by_role(commits: list) -> dict[str, float]:
 
 
 def round_rows(ws: Workspace) -> list[RoundRow]:
-    """One row per round: train score, candidate, val score, decision and cost."""
+    """One row per round: train score, candidate, val score, decision and cost; and one per manual
+    rollback, after the round it followed."""
     rows: dict[int, RoundRow] = {}
+    rollbacks: list[RoundRow] = []
     costs: dict[int, float] = defaultdict(float)
     tokens: dict[int, int] = defaultdict(int)
     for commit in ws.log("--all", first_parent=False):
@@ -83,10 +85,14 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
         tokens[int(number)] += int(commit.trailer("Tokens") or 0)
     for commit in reversed(ws.log(MAIN)):
         number = commit.trailer("Round")
+        step = commit.trailer("Step")
+        if step == "rollback" and number is not None and number.isdigit():
+            rollbacks.append(RoundRow(int(number), action="rollback", skill=commit.trailer("Skill") or "",
+                                      decision="rolled_back"))
+            continue
         if number is None or not number.isdigit() or int(number) == 0:
             continue
         row = rows.setdefault(int(number), RoundRow(int(number)))
-        step = commit.trailer("Step")
         if step == "rollout":
             row.train = _float(commit.trailer("Score"))
         elif step == "gate":
@@ -98,7 +104,7 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
     for number, row in rows.items():
         row.cost_usd = costs[number]
         row.tokens = tokens[number]
-    return [rows[number] for number in sorted(rows)]
+    return sorted([rows[number] for number in sorted(rows)] + rollbacks, key=lambda row: row.round)
 
 
 def _float(value: str | None) -> float | None:
