@@ -78,8 +78,18 @@ def test_generation_is_lazy_per_split_and_leaves_no_partial_games(generated):
     assert sorted(p.name for p in directory.glob("seed-*")) == [
         f"seed-{seed}.{ext}" for seed in (1000, 1001, 2000) for ext in ("json", "z8")
     ]  # no test game
-    assert calls == [(1, 2), (2, 2), (1, 1)]
+    assert calls == [(0, 2), (1, 2), (2, 2), (0, 1), (1, 1)]  # each bar shows from its start
     assert "walkthrough" in json.loads((directory / "seed-1001.json").read_text())["metadata"]
+
+
+def test_evolve_prepares_train_and_val_in_one_batch_of_57_games(tmp_path, monkeypatch):
+    from wikiskill.benchmarks import textworld_cooking
+
+    batches = []
+    monkeypatch.setenv("WIKISKILL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(textworld_cooking, "_generate_all", lambda seeds, directory, progress: batches.append(seeds))
+    TextWorldCooking().prepare(("val", "train"))
+    assert [len(batch) for batch in batches] == [57] and len(set(batches[0])) == 57
 
 
 def test_second_tasks_call_generates_nothing(generated):

@@ -55,6 +55,9 @@ class Benchmark(Protocol):
 
     def tasks(self, split: Split) -> list[Task]: ...
 
+    def prepare(self, splits: tuple[Split, ...]) -> None:
+        """Make these splits' tasks ready up front (generated suites generate them, with progress)."""
+
 
 class QABenchmark(Benchmark, Protocol):
     """A suite whose tasks have one answer each; a prediction is scored against it."""

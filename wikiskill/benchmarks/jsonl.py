@@ -79,6 +79,10 @@ class JsonlQA:
             self._cache[split] = self._load(split)
         return self._cache[split]
 
+    def prepare(self, splits: tuple[Split, ...]) -> None:
+        for split in splits:
+            self.tasks(split)
+
     def _load(self, split: Split) -> list[Task]:
         path = self.directory / f"{split}.jsonl"
         check_split_file(path)  # again: the file may have changed since the suite was opened
