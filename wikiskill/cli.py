@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
@@ -151,7 +152,8 @@ def status(ctx: typer.Context) -> None:
 @app.command()
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
-    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens")
+    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens",
+                  box=box.SIMPLE_HEAD)
     for column in table.columns:
         column.no_wrap = column.header != "candidate"
     table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
