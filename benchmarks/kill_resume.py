@@ -227,7 +227,7 @@ def start_cli(ws: Path, output: Path, *extra: str):
 
 class ForkServer:
     """Starts the same command forked from a process that has already imported litellm and
-    datasets (about 6 s per start saved; the test suite uses it). Same code path as the CLI."""
+    datasets once, not per start (the test suite uses it). Same code path as the CLI."""
 
     PRELOAD = ["litellm", "datasets", "wikiskill.cli", "kill_resume"]
 
@@ -401,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=1, help="kills per point (each on the next re-run)")
     parser.add_argument("--keep", type=Path, default=None, help="keep every workspace under this folder")
     parser.add_argument("--fork-server", action="store_true",
-                        help="fork runs from a process with litellm already imported (faster start-up)")
+                        help="fork runs from a process with litellm already imported (no import per start)")
     args = parser.parse_args(argv)
     start = ForkServer() if args.fork_server else start_cli
     rng = random.Random(args.seed)

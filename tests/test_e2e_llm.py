@@ -47,6 +47,7 @@ def test_history_shape(evolved):
     steps = [trailers(ws, sha).get("Wikiskill-Step") for sha in
              git(ws, "log", "--first-parent", "--reverse", "--format=%H", "main").split()]
     assert steps == [None, "baseline", "rollout", "maintain", "gate", "rollout", "maintain", "gate"], subjects
+    assert subjects[1] == "baseline: val solved 3/6, score 0.500"  # tasks solved, then the mean score
     merge = git(ws, "rev-list", "--first-parent", "--merges", "main").split()
     assert len(merge) == 1
     parents = git(ws, "log", "-1", "--format=%P", merge[0]).split()

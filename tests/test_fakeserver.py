@@ -12,7 +12,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -107,10 +106,8 @@ def test_503_is_service_unavailable_not_internal_server_error(server):
 
 
 def test_read_timeout_is_litellm_timeout(server):
-    started = time.perf_counter()
     with pytest.raises(litellm.Timeout) as info:
         complete(server, "slow", timeout=0.5)
-    assert time.perf_counter() - started < 1.5
     assert isinstance(info.value, openai.APITimeoutError)
 
 
@@ -149,10 +146,7 @@ def test_acompletion_concurrent():
                 for i in range(n)
             ])
 
-        started = time.perf_counter()
         results = asyncio.run(run())
-        elapsed = time.perf_counter() - started
-        print(f"\n{n} concurrent acompletion calls at latency 0.2 s: {elapsed:.2f} s (serial would be {n * 0.2:.1f} s)")
         assert [r.choices[0].message.content for r in results] == ["hi"] * n
         assert sorted(b["messages"][0]["content"] for b in srv.requests) == [str(i) for i in range(n)]
 
@@ -178,26 +172,3 @@ def test_cli_main():
     finally:
         proc.terminate()
         proc.wait(timeout=5)
-
-
-def test_cpu_cost_per_call_litellm_vs_openai():
-    """Print client-side CPU per call at zero latency (process_time includes the in-process server)."""
-    n = 200
-    messages = [{"role": "user", "content": "Say ok."}]
-    with FakeOpenAIServer(lambda body: Reply(content="ok", completion_tokens=20)) as srv:
-        client = openai.OpenAI(base_url=srv.base_url, api_key="sk-test", max_retries=0)
-        calls = {
-            "openai client": lambda: client.chat.completions.create(model="fake-model", messages=messages),
-            "litellm.completion": lambda: litellm.completion(
-                model=MODEL, api_base=srv.base_url, api_key="sk-test", messages=messages, **NO_RETRY),
-        }
-        print()
-        for label, call in calls.items():
-            for _ in range(5):  # warm-up: lazy imports, client construction, connection pool
-                call()
-            cpu, wall = time.process_time(), time.perf_counter()
-            for _ in range(n):
-                call()
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            print(f"{label:20s} {1000 * cpu / n:5.2f} ms CPU/call, {1000 * wall / n:5.2f} ms wall/call")
-        assert len(srv.requests) == 2 * (n + 5)

@@ -29,6 +29,13 @@ def test_full_mode_shows_every_body_and_no_tool(ws):
     assert skills.tools() == []
 
 
+def test_the_prompt_command_in_full_mode_shows_name_and_description_before_each_body(ws):
+    block = api.prompt(ws, mode="full")
+    for name, (description, _) in TOPICS.items():
+        start = block.index(f'<skill name="{name}">')
+        assert start < block.index(f"Description: {description}", start) < block.index(f"Follow the {name} steps", start)
+
+
 def test_index_mode_lists_names_and_answers_load_skill(ws):
     skills = SkillSet.open(ws.root)
     block = skills.render(mode="index")

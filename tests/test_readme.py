@@ -1,5 +1,6 @@
 """The README stays true: every setting, every command, and CI running its test command."""
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -7,6 +8,7 @@ from typer.main import get_command
 
 from wikiskill.cli import app
 from wikiskill.config import Config
+from wikiskill.traces import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -37,3 +39,16 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in README
     ci = (ROOT / ".ci" / "run").read_text()
     assert '.venv/bin/pip install -q -e ".[test]"' in ci and ".venv/bin/python -m pytest" in ci
+
+
+def test_the_quickstart_workspace_does_not_show_as_untracked_in_the_clone():
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    quickstart = re.search(r"wikiskill init (\S+) &&", README).group(1)
+    assert Path(quickstart).is_absolute() or quickstart.startswith("..") or f"/{quickstart}/" in ignored
+
+
+def test_the_readme_names_every_field_of_a_val_jsonl_line():
+    line = Trajectory(task_id="t", split="val", kind="qa", question="q").outcome()
+    described = README[README.index("raw/rNNN/val.jsonl"):README.index("wiki/index.md")]
+    assert [key for key in line if key not in described] == []
+    assert "scores only" not in README

@@ -1,4 +1,4 @@
-"""textworld-cooking on real generated games (2 train + 1 val, generated once per session, ~10 s)."""
+"""textworld-cooking on real generated games (2 train + 1 val, generated once per session)."""
 
 import json
 import os
@@ -8,13 +8,13 @@ from itertools import combinations
 import pytest
 
 from wikiskill.benchmarks.base import EnvStep
+from wikiskill.roles.agent import normalized_score
 from wikiskill.benchmarks.textworld_cooking import (
     SEED_RANGE,
     TextWorldCooking,
     TextWorldEnv,
     clean_observation,
     games_dir,
-    normalized_score,
     single_command,
     walkthrough,
 )
@@ -78,8 +78,18 @@ def test_generation_is_lazy_per_split_and_leaves_no_partial_games(generated):
     assert sorted(p.name for p in directory.glob("seed-*")) == [
         f"seed-{seed}.{ext}" for seed in (1000, 1001, 2000) for ext in ("json", "z8")
     ]  # no test game
-    assert calls == [(1, 2), (2, 2), (1, 1)]
+    assert calls == [(0, 2), (1, 2), (2, 2), (0, 1), (1, 1)]  # each bar shows from its start
     assert "walkthrough" in json.loads((directory / "seed-1001.json").read_text())["metadata"]
+
+
+def test_evolve_prepares_train_and_val_in_one_batch_of_57_games(tmp_path, monkeypatch):
+    from wikiskill.benchmarks import textworld_cooking
+
+    batches = []
+    monkeypatch.setenv("WIKISKILL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(textworld_cooking, "_generate_all", lambda seeds, directory, progress: batches.append(seeds))
+    TextWorldCooking().prepare(("val", "train"))
+    assert [len(batch) for batch in batches] == [57] and len(set(batches[0])) == 57
 
 
 def test_second_tasks_call_generates_nothing(generated):
@@ -163,15 +173,12 @@ def test_single_command_keeps_the_first_command_on_one_line():
     assert single_command("take apple, banana") == "take apple, banana"
 
 
-def test_normalized_score_and_qa_score():
+def test_normalized_score_is_the_game_score_over_its_maximum_clipped_to_0_1():
     assert normalized_score(EnvStep("", score=3, max_score=8)) == 3 / 8
     assert normalized_score(EnvStep("", score=9, max_score=8)) == 1.0
     assert normalized_score(EnvStep("", score=-1, max_score=8)) == 0.0
     assert normalized_score(EnvStep("", score=0, max_score=0, won=True)) == 1.0
     assert normalized_score(EnvStep("", score=0, max_score=0)) == 0.0
-    bench = TextWorldCooking(0, 0, 0)
-    assert bench.name == "textworld-cooking" and bench.agent_kind == "interactive"
-    assert bench.score(None, "anything") == 0.0
 
 
 def test_step_before_reset_is_an_error(train_tasks):

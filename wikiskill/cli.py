@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
@@ -128,7 +129,8 @@ def eval_command(
         table.add_row(row["id"], f"{scores[row['id']]:.3f}", _short(row["prediction"]), _short(row["expected"]))
     console.print(table)
     repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
-    console.print(f"{evaluated.evaluation.summary()}{repeats}; fingerprint {evaluated.evaluation.fingerprint}")
+    e = evaluated.evaluation
+    console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved){repeats}; fingerprint {e.fingerprint}")
 
 
 @app.command("compare")
@@ -207,7 +209,11 @@ def status(ctx: typer.Context) -> None:
 @app.command()
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
-    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens")
+    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens",
+                  box=box.SIMPLE_HEAD)
+    for column in table.columns:
+        column.no_wrap = column.header != "candidate"
+    table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
     for row in api.round_log(_workspace(ctx)):
         candidate = f"{row.action} {row.skill}".strip() or "—"
         table.add_row(f"{row.round:03d}", _score(row.train), candidate, _score(row.val), _score(row.incumbent),

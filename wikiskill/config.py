@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
 
@@ -121,8 +121,7 @@ class Config(_Section):
     """Tasks run at the same time during rollout, validation and eval."""
     workers: int = Field(1, ge=1)
     """Processes that share `concurrency`, each with its own event loop; above 1 only when one
-    process's CPU is the limit (litellm costs a few ms of CPU a call, so one loop tops out at
-    a few hundred calls/s). A Python script using it needs the `if __name__ == "__main__":` guard."""
+    process's CPU is the limit (litellm's per-call CPU caps what one loop can drive). A Python script using it needs the `if __name__ == "__main__":` guard."""
     seed: int = 0
     """Seed of the offline agent and of generated benchmarks' play."""
     splits: SplitSizes = SplitSizes()
@@ -143,6 +142,15 @@ class Config(_Section):
     """Spending limits."""
     llm: LLMSettings = LLMSettings()
     """Retries, timeouts and caching of model calls."""
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, name: str) -> str:
+        from .benchmarks import is_known, known_benchmarks
+
+        if is_known(name):
+            return name
+        raise ValueError(f"unknown benchmark {name!r}: use {', '.join(known_benchmarks())}")
 
     def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""
@@ -169,11 +177,31 @@ class Config(_Section):
         return Config.model_validate({**self.model_dump(), **update})
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error, not a silent merge."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[object, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{key!r} is set twice (first on line {seen[key].line + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
 def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
+    """The one way a wikiskill.yaml is read: every command refuses the same broken file the same way."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        where = f", line {exc.problem_mark.line + 1}" if exc.problem_mark else ""
+        raise ConfigError(f"{source}{where}: not valid YAML ({exc.problem})") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc.__class__.__name__}: {exc})") from exc
+        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: must be a YAML mapping of settings")
     try:
@@ -182,7 +210,8 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{source}: {where}: {first['msg']}{more}") from exc
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{source}: {where}: {message}{more}") from exc
 
 
 def load_config(root: Path) -> Config:

@@ -29,10 +29,6 @@ class ProposalError(WikiskillError):
     """A skill proposal is invalid; the reason is recorded in skill-impact.md."""
 
 
-class EditError(WikiskillError):
-    """An edit could not be applied (missing target, bad path)."""
-
-
 class ValidationIndecisive(WikiskillError):
     """A candidate's validation could not complete (the provider failed, a budget stopped it):
     recorded as indecisive, never merged, retried by the next `evolve`."""

@@ -36,10 +36,6 @@ class Evaluation:
     def solved(self) -> int:
         return sum(score >= 1.0 for score in self.scores.values())
 
-    def summary(self) -> str:
-        """`won 3/18, score 0.201` (the number solved is not the score)."""
-        return f"won {self.solved}/{self.n}, score {self.mean:.3f}"
-
 
 def per_task_scores(runs: list[list[Trajectory]]) -> dict[str, float]:
     """Each task's mean score over the repeats, in task order."""

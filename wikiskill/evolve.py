@@ -17,7 +17,7 @@ from .history import ROUND_TAG, completed_rounds, incumbent_score, round_label, 
 from .steps import round_steps
 from .steps.evaluation import incumbent, record_incumbent
 from .trailers import Step, Trailers
-from .workspace import MAIN, format_message
+from .workspace import MAIN, Workspace, format_message
 
 RUN_FILE = "run.json"
 
@@ -31,9 +31,8 @@ class EvolveResult:
     stopped_early: bool
 
 
-def check_human_edits(harness: Harness, commit_them: bool) -> None:
+def check_human_edits(ws: Workspace, commit_them: bool) -> None:
     """Refuse to evolve over uncommitted edits, or commit them as a `human` step."""
-    ws = harness.ws
     if ws.dirty_paths("raw"):
         raise WorkspaceError("raw/ has uncommitted changes; it is written by wikiskill only "
                              "(restore it with `git checkout -- raw && git clean -fd raw`)")
@@ -104,14 +103,14 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
     ws = harness.ws
     with ws.lock("wikiskill evolve"):
         ws.recover()
-        check_human_edits(harness, commit_human_edits)
+        check_human_edits(ws, commit_human_edits)
         done = completed_rounds(ws)
         target = _run_target(harness, rounds, done)
         ensure_baseline(harness)
         decisions: list[str] = []
         stopped_early = False
         while done < target:
-            check_human_edits(harness, commit_human_edits)  # a person may edit during a long run
+            check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
             number = done + 1
             if not round_state(ws, number).started:
                 if harness.recorded(MAIN) is None:

@@ -86,6 +86,10 @@ class Harness:
         self._setups: dict[tuple[str, int], EvalSetup] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
 
+    @property
+    def interactive(self) -> bool:
+        return self.benchmark.agent_kind == "interactive"
+
     # -- evaluating skills ----------------------------------------------------------------------
 
     def skills_at(self, ref: str) -> list[Skill]:

@@ -180,7 +180,7 @@ class LiteLLMModel:
         self.cache = cache if settings.temperature == 0 else None
         # The runner checks the budget between agent tasks, so a task in flight is never cut short.
         self.checks_budget = role != "agent"
-        # The environment's secrets, read once: rescanning os.environ per reply cost 0.2 ms a call.
+        # The environment's secrets are read once, not rescanned for every reply.
         self._scrub = Scrubber()
 
     def _request(self, messages: list[dict], tools: list[dict] | None) -> dict:
@@ -314,7 +314,7 @@ def _to_reply(response: Any, litellm: Any, scrub_text: Scrubber) -> Reply:
 
 def _cost(response: Any, litellm: Any) -> float:
     """USD of one response: litellm already priced it while logging the call (None when it has no
-    price for the model), so it is read back rather than computed twice (~1 ms CPU a call)."""
+    price for the model), so it is read back rather than computed twice."""
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         return float(hidden["response_cost"] or 0.0)

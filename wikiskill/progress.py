@@ -17,9 +17,9 @@ class RichReporter:
         self._preparing: Progress | None = None
 
     def preparing(self, done: int, total: int) -> None:
-        """A bar for one-off preparation (generating games), shown while it runs."""
+        """A bar for one-off preparation, shown from its start (0 done) until it ends."""
         if self._preparing is None:
-            self._preparing = Progress(TextColumn("preparing benchmark (generating games, once)"), BarColumn(),
+            self._preparing = Progress(TextColumn("generating games (once; later runs reuse them)"), BarColumn(),
                                        MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
             self._preparing.add_task("prepare", total=total)
             self._preparing.start()

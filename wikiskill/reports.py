@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .config import load_config
 from .history import completed_rounds, incumbent_score
 from .skills import load_skills
-from .trailers import Step
+from .trailers import Decision, Step
 from .workspace import MAIN, Commit, Workspace
 
 
@@ -66,8 +66,10 @@ def _cost_by_role(commits: list[Commit]) -> dict[str, float]:
 
 
 def round_rows(ws: Workspace) -> list[RoundRow]:
-    """One row per round: train score, candidate, val score, decision and cost."""
+    """One row per round: train score, candidate, val score, decision and cost; and one per manual
+    rollback, after the round it followed."""
     rows: dict[int, RoundRow] = {}
+    rollbacks: list[RoundRow] = []
     costs: dict[int, float] = defaultdict(float)
     tokens: dict[int, int] = defaultdict(int)
     for commit in ws.log("--all", first_parent=False):
@@ -78,6 +80,10 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
         tokens[number] += commit.meta.tokens or 0
     for commit in reversed(ws.log(MAIN)):
         meta = commit.meta
+        if meta.step == Step.ROLLBACK and meta.round is not None:
+            rollbacks.append(RoundRow(meta.round, action="rollback", skill=meta.skill or "",
+                                      decision=Decision.ROLLED_BACK.value))
+            continue
         if not meta.round or meta.step not in (Step.ROLLOUT, Step.GATE):
             continue
         row = rows.setdefault(meta.round, RoundRow(meta.round))
@@ -92,5 +98,5 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
     for number, row in rows.items():
         row.cost_usd = costs[number]
         row.tokens = tokens[number]
-    return [rows[number] for number in sorted(rows)]
+    return sorted([rows[number] for number in sorted(rows)] + rollbacks, key=lambda row: row.round)
 

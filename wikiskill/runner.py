@@ -2,7 +2,7 @@
 
 Results come back in task order whatever order they finish in. One event loop drives up to
 `concurrency` tasks; `workers` > 1 splits the tasks over that many processes, each with its own
-event loop, for when one loop's CPU (litellm's ~4 ms a call) is the limit.
+event loop, for when one loop's CPU (litellm's per-call overhead) is the limit.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from .benchmarks import Task
 from .config import Config
 from .errors import BudgetExceeded, WikiskillError
+from .lifeline import Lifeline, watch_parent
 from .llm import Meter
 from .redact import Scrubber
 from .roles.agent import Agent
@@ -31,8 +32,8 @@ from .traces import Trajectory, Usage
 class ResultCache:
     """Finished trajectories of one step, as JSON lines under .wikiskill/results/<key>/.
 
-    Each writer appends to a file of its own, opened once: a task costs one short write (creating
-    a file per task cost ~0.4 ms, a tenth of a model call's CPU). A line that a crash cut short
+    Each writer appends to a file of its own, opened once: a task costs one short write, not a
+    file of its own. A line that a crash cut short
     does not parse and is skipped, so that task simply runs again. Secrets are scrubbed as in git.
     """
 
@@ -190,8 +191,12 @@ def run_in_workers(
         # shared by the workers: [calls, USD] spent, and a stop flag; kept referenced here until
         # the workers end, since collecting them would unlink their semaphores under the workers
         shared, stop = context.Array("d", 2), context.Event()
-        running = _start(context, todo, recipe, workers, concurrency, meter, cache, shared, stop)
-        _collect(running, results, meter, on_done)
+        lifeline = Lifeline(context)  # the workers end with this process, even when it is killed
+        try:
+            running = _start(context, todo, recipe, workers, concurrency, meter, cache, shared, stop, lifeline)
+            _collect(running, results, meter, on_done)
+        finally:
+            lifeline.close()
     return [results[task.id] for task in tasks]
 
 
@@ -212,14 +217,16 @@ def _context(recipe: AgentRecipe) -> multiprocessing.context.BaseContext:
 
 
 def _start(context, todo: list[Task], recipe: AgentRecipe, workers: int, concurrency: int, meter: Meter,
-           cache: ResultCache | None, shared, stop) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
+           cache: ResultCache | None, shared, stop,
+           lifeline: Lifeline) -> list[tuple[multiprocessing.process.BaseProcess, Connection]]:
     spent = meter.spent()
     running = []
     for index in range(workers):
         share = concurrency // workers + (index < concurrency % workers)
         shard = _Shard(recipe, todo[index::workers], max(1, share), cache, spent)
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_work, args=(shard, shared, stop, send), name=f"wikiskill-worker-{index}")
+        process = context.Process(target=_work, args=(shard, shared, stop, send, lifeline.end),
+                                  name=f"wikiskill-worker-{index}")
         process.start()
         send.close()
         running.append((process, receive))
@@ -261,8 +268,9 @@ def _collect(running: list, results: dict[str, Trajectory], meter: Meter,
         raise errors[0]
 
 
-def _work(shard: _Shard, shared, stop, send: Connection) -> None:
+def _work(shard: _Shard, shared, stop, send: Connection, parent: Connection) -> None:
     """A worker process: run its shard on its own event loop, streaming results to the parent."""
+    watch_parent(parent)
     meter = Meter(shard.recipe.config.budget, spent=shard.spent, shared=shared)
     try:
         agent = shard.recipe.build(meter)

@@ -150,12 +150,3 @@ def load_skills(files: dict[str, str]) -> list[Skill]:
         if skill.name == parts[0]:
             skills.append(skill)
     return skills
-
-
-def read_skills_dir(skills_dir: Path) -> list[Skill]:
-    files = {
-        str(path.relative_to(skills_dir)): path.read_text(encoding="utf-8")
-        for path in skills_dir.glob("*/SKILL.md")
-        if path.is_file() and not path.is_symlink()
-    }
-    return load_skills(files)

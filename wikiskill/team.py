@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
-from .benchmarks import Benchmark
+from .benchmarks import Benchmark, InteractiveBenchmark, QABenchmark
 from .config import OFFLINE_MODEL, Config
 from .llm import ChatModel, LiteLLMModel, Meter, ResponseCache
 from .roles.agent import Agent, InteractiveAgent, QAAgent
@@ -44,8 +45,8 @@ class Team:
                                 self.config.seed if seed is None else seed)
         model = self._factory("agent")
         if self.benchmark.agent_kind == "qa":
-            return QAAgent(model, self.benchmark, skills, self.config.skills)
-        return InteractiveAgent(model, self.benchmark, skills, self.config.skills, self.config.agent.max_steps)
+            return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills)
+        return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills, self.config.agent.max_steps)
 
     def maintainer(self):
         if self.offline("maintainer"):

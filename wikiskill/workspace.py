@@ -25,7 +25,7 @@ from .redact import Scrubber, scrub
 from .resources import data_dir
 from .trailers import format_message
 from .workspace_commits import HARNESS_IDENTITY, build_commit, check_path, parse_message
-from .workspace_lock import hold_lock
+from .workspace_lock import hold_lock, refuse_if_held
 from .workspace_reads import MAIN, Commit, WorkspaceReads
 from .workspace_sync import WorkingTreeSyncs, remove_stale_git_locks, sync_worktree
 
@@ -130,8 +130,8 @@ class Workspace(WorkspaceReads):
         """A commit on main rewrites the working files it changes: refuse while one of them holds
         edits that are not committed (a person's, made during a long run) instead of losing them.
 
-        git status is asked about the folders holding `paths`, then filtered: a thousand literal
-        pathspecs (a rollout's traces) cost it ~50 ms, a few folders ~3 ms.
+        git status is asked about the folders holding `paths`, then filtered: a few folders are far
+        cheaper for it than a thousand literal pathspecs (a rollout's traces).
         """
         wanted = set(paths)
         folders = sorted({path.rpartition("/")[0] or path for path in wanted})
@@ -250,6 +250,10 @@ class Workspace(WorkspaceReads):
             return {}
         except git.GitCommandError:
             return HARNESS_IDENTITY
+
+    def refuse_if_locked(self) -> None:
+        """Raise the lock's one-line error now when another writer holds it."""
+        refuse_if_held(self.state_dir / "lock")
 
     @contextmanager
     def lock(self, command: str) -> Iterator[None]:

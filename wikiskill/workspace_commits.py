@@ -46,8 +46,8 @@ def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, s
             data = scrub_text(changes[path]).encode("utf-8")
             stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (quoted, len(data), data))
     stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
-    # Kept as a small pack: unpacking it into loose objects cost another git process (~6 ms a
-    # commit); `pack_objects` folds the packs together between rounds.
+    # Kept as a small pack: unpacking it into loose objects would cost another git process a
+    # commit; `pack_objects` folds the packs together between rounds.
     return reads._git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
                            b"".join(stream))
 

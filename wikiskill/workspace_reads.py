@@ -77,7 +77,7 @@ class WorkspaceReads:
 
     def _ask_cat_file(self, ask: Callable[[str], tuple], name: str) -> tuple | None:
         """`ask(name)`: one of GitPython's calls to its long-running `git cat-file --batch[-check]`,
-        ~20 times cheaper than a git process; None when `name` names no object. That protocol is a
+        which spares a git process per read; None when `name` names no object. That protocol is a
         name per line, so a name holding a line break is first resolved to an id by `rev-parse`."""
         if "\n" in name or "\r" in name:
             try:

@@ -57,7 +57,7 @@ def trailers(round_number: int, step: str, **extra: object) -> dict[str, object]
 def build_round(ws: Workspace, number: int, index: list[str]) -> None:
     label = f"r{number:03d}"
     changes = {f"raw/{label}/train/train-{i:05d}.json": trace(f"train-{i:05d}", number) for i in range(TRACES_PER_ROUND)}
-    ws.commit(changes, format_message(f"{label} rollout: train 66/200 (0.330)", trailers(number, "rollout", Score="0.330000")))
+    ws.commit(changes, format_message(f"{label} rollout: train won 66/200, score 0.330", trailers(number, "rollout", Score="0.330000")))
     pages = {}
     for i in range(PAGES_PER_ROUND):
         slug = f"pattern-{number:03d}-{i}"
@@ -93,7 +93,7 @@ def build(root: Path, rounds: int) -> Path:
     suite = qa_suite(root / "suite", {"train": 5, "val": 5, "test": 5})
     ws = api.init_workspace(root / "ws", benchmark=f"jsonl:{suite}", model=MODEL, api_base="http://127.0.0.1:9/v1")
     ws.commit({"raw/baseline/val.jsonl": '{"id": "val-0", "score": 0.4}\n'}, format_message(
-        "baseline: val 2/5 (0.400)", {"Round": 0, "Step": "baseline", "Score": "0.400000",
+        "baseline: val won 2/5, score 0.400", {"Round": 0, "Step": "baseline", "Score": "0.400000",
                                       "Skills-Tree": ws.tree_id(MAIN, "skills")}))
     ws.tag("baseline", ws.head(MAIN))
     index: list[str] = []

@@ -8,16 +8,26 @@ from pathlib import Path
 from ..config import Config
 from ..errors import BenchmarkError
 from ..resources import data_dir
-from .base import SPLITS, Benchmark, EnvStep, Split, Task, TextEnv
+from .base import SPLITS, Benchmark, EnvStep, InteractiveBenchmark, QABenchmark, Split, Task, TextEnv
 
 BUILTIN_QA = {"example-qa": "example-qa"}
 INTERACTIVE = ("textworld-cooking",)
+JSONL_PREFIX = "jsonl:"
 
-__all__ = ["SPLITS", "Benchmark", "EnvStep", "Split", "Task", "TextEnv", "load_benchmark", "known_benchmarks"]
+__all__ = ["SPLITS", "Benchmark", "EnvStep", "InteractiveBenchmark", "QABenchmark", "Split", "Task", "TextEnv", "load_benchmark", "known_benchmarks", "is_known"]
 
 
 def known_benchmarks() -> list[str]:
-    return [*INTERACTIVE, *BUILTIN_QA, "jsonl:DIR"]
+    return [*INTERACTIVE, *BUILTIN_QA, f"{JSONL_PREFIX}DIR"]
+
+
+def is_known(name: str) -> bool:
+    """A built-in suite's name, or `jsonl:` followed by a folder."""
+    return name in INTERACTIVE or name in BUILTIN_QA or (name.startswith(JSONL_PREFIX) and bool(jsonl_folder(name)))
+
+
+def jsonl_folder(name: str) -> str:
+    return name[len(JSONL_PREFIX):].strip()
 
 
 def load_benchmark(config: Config, root: Path | None = None,
@@ -27,10 +37,10 @@ def load_benchmark(config: Config, root: Path | None = None,
     `progress(done, total)` reports one-off preparation such as generating games.
     """
     name = config.benchmark
-    if name.startswith("jsonl:"):
+    if name.startswith(JSONL_PREFIX):
         from .jsonl import JsonlQA
 
-        directory = Path(name[len("jsonl:"):]).expanduser()
+        directory = Path(jsonl_folder(name)).expanduser()
         if not directory.is_absolute() and root is not None:
             directory = root / directory
         return JsonlQA(directory)

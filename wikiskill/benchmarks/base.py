@@ -48,13 +48,24 @@ class TextEnv(Protocol):
 
 
 class Benchmark(Protocol):
-    """A suite of tasks. QA suites score a prediction; interactive suites make environments."""
+    """A suite of tasks: a QA suite (`QABenchmark`) or an interactive one (`InteractiveBenchmark`)."""
 
     name: str
     agent_kind: Literal["qa", "interactive"]
 
     def tasks(self, split: Split) -> list[Task]: ...
 
+    def prepare(self, splits: tuple[Split, ...]) -> None:
+        """Make these splits' tasks ready up front (generated suites generate them, with progress)."""
+
+
+class QABenchmark(Benchmark, Protocol):
+    """A suite whose tasks have one answer each; a prediction is scored against it."""
+
     def score(self, task: Task, prediction: str | None) -> float: ...
+
+
+class InteractiveBenchmark(Benchmark, Protocol):
+    """A suite of text environments; an episode's score comes from its environment."""
 
     def make_env(self, task: Task) -> TextEnv: ...

@@ -3,20 +3,61 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
 from ..errors import BenchmarkError
-from .base import SPLITS, Split, Task, TextEnv
+from .base import SPLITS, Split, Task
 from .scoring import get_scorer
 
 REQUIRED = ("id", "question", "answer")
 
 
+def check_split_file(path: Path) -> int:
+    """Refuse, naming the file and line, what would otherwise fail mid-run; returns the task count.
+
+    Every line must be a JSON object with `id`, `question` and `answer` (text or a number),
+    ids must be unique, and the split must hold at least one task.
+    """
+    if not path.is_file():
+        raise BenchmarkError(f"{path} is missing")
+    first_line: dict[str, int] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchmarkError(f"{path}: cannot be read ({exc})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BenchmarkError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(row, dict):
+            raise BenchmarkError(f"{where}: must be a JSON object with {', '.join(REQUIRED)}")
+        for key in REQUIRED:
+            value = row.get(key)
+            if value is None:
+                raise BenchmarkError(f"{where}: missing {key!r} (every line needs {', '.join(REQUIRED)})")
+            if isinstance(value, (dict, list, bool)):
+                raise BenchmarkError(f"{where}: {key!r} must be text or a number")
+        task_id = str(row["id"])
+        if task_id in first_line:
+            raise BenchmarkError(f"{where}: duplicate id {task_id!r} (first on line {first_line[task_id]})")
+        first_line[task_id] = number
+    if not first_line:
+        raise BenchmarkError(f"{path}: no tasks (the split is empty)")
+    return len(first_line)
+
+
 class JsonlQA:
     """A QA suite read from a folder of JSONL files (loaded with `datasets`, fully offline).
 
-    An optional `suite.json` in the folder sets `{"scorer": "exact|numeric|contains|regex|module:fn"}`.
+    Every split file is checked when the suite is opened, so a broken line is refused before any
+    model call. An optional `suite.json` in the folder sets
+    `{"scorer": "exact|numeric|contains|regex|module:fn"}`.
     """
 
     agent_kind = "qa"
@@ -26,9 +67,9 @@ class JsonlQA:
             raise BenchmarkError(f"benchmark folder {directory} does not exist")
         self.directory = directory
         self.name = name or f"jsonl:{directory}"
-        settings_path = directory / "suite.json"
-        settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
-        self.scorer = get_scorer(settings.get("scorer", "exact"))
+        self.scorer = get_scorer(_suite_settings(directory / "suite.json").get("scorer", "exact"))
+        for split in SPLITS:
+            check_split_file(directory / f"{split}.jsonl")
         self._cache: dict[str, list[Task]] = {}
 
     def tasks(self, split: Split) -> list[Task]:
@@ -38,22 +79,23 @@ class JsonlQA:
             self._cache[split] = self._load(split)
         return self._cache[split]
 
+    def prepare(self, splits: tuple[Split, ...]) -> None:
+        for split in splits:
+            self.tasks(split)
+
     def _load(self, split: Split) -> list[Task]:
         path = self.directory / f"{split}.jsonl"
-        if not path.is_file():
-            raise BenchmarkError(f"{path} is missing")
+        check_split_file(path)  # again: the file may have changed since the suite was opened
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
         import datasets
 
         datasets.disable_progress_bars()
+        logging.getLogger("datasets").setLevel(logging.CRITICAL)  # its errors reach the user as ours
         try:
             rows = datasets.load_dataset("json", data_files=str(path), split="train", keep_in_memory=True)
         except Exception as exc:  # noqa: BLE001 - datasets raises many types for bad files
             raise BenchmarkError(f"{path}: cannot be read as JSON lines ({type(exc).__name__}: {exc})") from exc
-        missing = [key for key in REQUIRED if key not in rows.column_names]
-        if missing:
-            raise BenchmarkError(f"{path}: every line needs {', '.join(REQUIRED)} (missing {', '.join(missing)})")
-        tasks = [
+        return [
             Task(
                 id=str(row["id"]),
                 split=split,
@@ -63,13 +105,18 @@ class JsonlQA:
             )
             for row in rows
         ]
-        ids = [task.id for task in tasks]
-        if len(set(ids)) != len(ids):
-            raise BenchmarkError(f"{path}: task ids must be unique")
-        return tasks
 
     def score(self, task: Task, prediction: str | None) -> float:
         return float(self.scorer(prediction, task.answer or ""))
 
-    def make_env(self, task: Task) -> TextEnv:
-        raise BenchmarkError(f"{self.name} is a QA suite; it has no interactive environment")
+
+def _suite_settings(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BenchmarkError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(settings, dict):
+        raise BenchmarkError(f'{path}: must be a JSON object such as {{"scorer": "exact"}}')
+    return settings

@@ -51,6 +51,9 @@ def get_scorer(spec: str) -> Scorer:
     if not function_name:
         raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(BUILTIN)} or module:function")
     try:
-        return getattr(importlib.import_module(module_name), function_name)
+        scorer = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
         raise BenchmarkError(f"cannot load scorer {spec!r}: {exc}") from exc
+    if not callable(scorer):
+        raise BenchmarkError(f"scorer {spec!r} is not a function taking (prediction, answer)")
+    return scorer

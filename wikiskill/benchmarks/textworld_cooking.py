@@ -1,8 +1,8 @@
 """The built-in `textworld-cooking` benchmark: TextWorld cooking games played one command per turn.
 
 Games come from TextWorld's `tw-cooking` challenge (the First TextWorld Problems recipe games),
-generated in-process with `cooking.make` + `compile_game` (the `tw-make` CLI pays the imports and
-knowledge-base load once per game, about 3x slower). Each split owns a fixed, disjoint seed range,
+generated in-process with `cooking.make` + `compile_game` (the `tw-make` CLI would pay the imports
+and the knowledge-base load once per game). Each split owns a fixed, disjoint seed range,
 so a seed always names the same game and train/val/test never share one.
 
 Generation runs once and is cached on disk:
@@ -21,12 +21,14 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +38,7 @@ from textworld.challenges.tw_cooking import cooking
 from textworld.generator import compile_game
 
 from wikiskill.benchmarks.base import EnvStep, Split, Task
+from wikiskill.lifeline import Lifeline, watch_parent
 
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` after each newly generated game."""
@@ -125,7 +128,14 @@ def _spawn_safe() -> bool:
 
 
 def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) -> None:
-    """Generate in `spawn` worker processes: forking a parent that may run threads can deadlock."""
+    """Generate on every core (up to GENERATION_WORKERS), in `spawn` workers: forking a parent that
+    may run threads can deadlock. A seed decides its game wherever it is generated.
+
+    Ctrl-C (or any error) here stops the workers at once: each removes its unfinished temporary
+    folder and moves no game in. Workers also end with this process if it is killed.
+    """
+    if progress is not None:
+        progress(0, len(seeds))
     workers = min(GENERATION_WORKERS, os.cpu_count() or 1, len(seeds))
     if workers == 1 or not _spawn_safe():
         for done, seed in enumerate(seeds, start=1):
@@ -134,22 +144,47 @@ def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) 
                 progress(done, len(seeds))
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(generate_game, seed, directory) for seed in seeds]
-        for done, future in enumerate(as_completed(futures), start=1):
-            future.result()
+    lifeline = Lifeline(context)
+    pool = context.Pool(workers, initializer=_generator_started, initargs=(lifeline.end,))
+    try:
+        jobs = pool.imap_unordered(_generate_seed, [(seed, directory) for seed in seeds])
+        for done, _ in enumerate(jobs, start=1):
             if progress is not None:
                 progress(done, len(seeds))
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        lifeline.close()
+
+
+def _generator_started(parent: Connection) -> None:
+    """A generator process: ends with its parent; Ctrl-C is the parent's to handle (it stops the
+    pool with SIGTERM, which unwinds the game in progress so its temporary folder is removed)."""
+    watch_parent(parent)
+    signal.signal(signal.SIGINT, lambda *_: None)
+    signal.signal(signal.SIGTERM, _unwind)
+
+
+def _unwind(*_: object) -> None:
+    raise SystemExit(1)
+
+
+def _generate_seed(job: tuple[int, Path]) -> Path:
+    return generate_game(*job)
 
 
 def generate_game(seed: int, directory: Path) -> Path:
     """Generate and compile the game of `seed` into `directory`; returns its `.z8` file.
 
     Everything is built in a private temporary folder inside `directory` and then moved in with
-    `os.replace`, the `.json` first: a `.z8` in place therefore always has a complete sidecar, and
-    a killed run leaves only a `.tmp-*` folder that nothing loads. Two runs racing on the same
-    seed each move in a complete game of that seed (the files may differ in the order of set-valued
-    entries, which follows the process's hash seed, never in content), so any mix is fine.
+    `os.replace`, the `.json` first and with interrupts held off between the two: a `.z8` in place
+    therefore always has a complete sidecar, and a killed run leaves at most a `.tmp-*` folder
+    that nothing loads. Two runs racing on the same seed each move in a complete game of that
+    seed (the files may differ in the order of set-valued entries, which follows the process's
+    hash seed, never in content), so any mix is fine.
     """
     target = game_file(directory, seed)
     with tempfile.TemporaryDirectory(dir=directory, prefix=".tmp-") as tmp:
@@ -158,26 +193,33 @@ def generate_game(seed: int, directory: Path) -> Path:
         options.path = str(Path(tmp) / target.name)
         game = cooking.make(dict(GENERATION_SETTINGS), options)
         built = Path(compile_game(game, options))
-        os.replace(built.with_suffix(".json"), target.with_suffix(".json"))
-        os.replace(built, target)
+        with _interrupts_held():
+            os.replace(built.with_suffix(".json"), target.with_suffix(".json"))
+            os.replace(built, target)
     return target
 
 
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done (where the platform can hold signals)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _game_data(path: str | Path) -> dict[str, Any]:
-    """The serialized game next to a `.z8` (plain JSON: `textworld.Game.load` takes ~0.25 s)."""
+    """The serialized game next to a `.z8`, read as plain JSON (`textworld.Game.load` builds far more)."""
     return json.loads(Path(path).with_suffix(".json").read_text())
 
 
 def walkthrough(task: Task) -> list[str]:
     """The generator's winning command sequence for a task (kept out of `Task.metadata`)."""
     return list(_game_data(task.metadata["game_file"])["metadata"]["walkthrough"])
-
-
-def normalized_score(step: EnvStep) -> float:
-    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
-    if step.max_score <= 0:
-        return 1.0 if step.won else 0.0
-    return min(max(step.score / step.max_score, 0.0), 1.0)
 
 
 _BANNER = re.compile(r"\A(?:[ _|\\/$<>]*\n)+")  # the ASCII-art "TEXTWORLD" title at reset
@@ -210,7 +252,7 @@ def single_command(action: str) -> str:
 
 _TEXTWORLD = threading.Lock()
 """TextWorld is not thread-safe (its game loader shares one parser), and agents run episodes in
-threads; every call into it holds this lock. A step takes milliseconds, so the cost is small."""
+threads; every call into it holds this lock. A step is short, so the lock costs little."""
 
 
 class TextWorldEnv:
@@ -285,6 +327,10 @@ class TextWorldCooking:
         base = SEED_BASES[split]
         return list(range(base, base + self.counts[split]))
 
+    def prepare(self, splits: tuple[Split, ...]) -> None:
+        """Generate the missing games of all these splits in one batch, under one progress bar."""
+        ensure_games([seed for split in splits for seed in self.seeds(split)], progress=self.progress)
+
     def tasks(self, split: Split) -> list[Task]:
         seeds = self.seeds(split)
         paths = ensure_games(seeds, progress=self.progress)
@@ -297,10 +343,6 @@ class TextWorldCooking:
             )
             for index, (seed, path) in enumerate(zip(seeds, paths))
         ]
-
-    def score(self, task: Task, prediction: str | None) -> float:
-        """Always 0.0: an interactive task's score comes from its environment (see `normalized_score`)."""
-        return 0.0
 
     def make_env(self, task: Task) -> TextWorldEnv:
         return TextWorldEnv(task.metadata["game_file"])

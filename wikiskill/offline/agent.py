@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from typing import cast
 
-from ..benchmarks import Benchmark, EnvStep, Task
+from ..benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task
 from ..errors import BenchmarkError
 from ..roles.agent import normalized_score
 from ..skills import Skill
@@ -24,7 +25,7 @@ class OfflineAgent:
             raise BenchmarkError(
                 f"the offline model plays interactive benchmarks only; {benchmark.name} needs an LLM "
                 "(pass --model, e.g. --model openai/gpt-4o-mini)")
-        self.benchmark = benchmark
+        self.benchmark = cast(InteractiveBenchmark, benchmark)
         self.skills = skills
         self.rules = parse_rules(skills)
         self.max_steps = max_steps

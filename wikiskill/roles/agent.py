@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..benchmarks import Benchmark, EnvStep, Task
+from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task
 from ..config import SkillsSettings
 from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
 from ..prompts import render
@@ -50,6 +50,7 @@ def extract_action(text: str | None) -> str:
 
 
 def normalized_score(step: EnvStep) -> float:
+    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
     if step.max_score <= 0:
         return 1.0 if step.won else 0.0
     return max(0.0, min(1.0, step.score / step.max_score))
@@ -79,7 +80,7 @@ class _SkillfulChat:
 
 
 class QAAgent:
-    def __init__(self, model: ChatModel, benchmark: Benchmark, skills: list[Skill], settings: SkillsSettings):
+    def __init__(self, model: ChatModel, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings):
         self.model = model
         self.benchmark = benchmark
         self.skills = skills
@@ -116,7 +117,7 @@ class InteractiveAgent:
     def __init__(
         self,
         model: ChatModel,
-        benchmark: Benchmark,
+        benchmark: InteractiveBenchmark,
         skills: list[Skill],
         settings: SkillsSettings,
         max_steps: int,

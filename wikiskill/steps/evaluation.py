@@ -11,6 +11,7 @@ from ..gate import RETIRE
 from ..history import round_label
 from ..trailers import Decision, Step, Trailers
 from ..workspace import MAIN, Commit
+from .summary import of_evaluation
 
 if TYPE_CHECKING:
     from ..harness import Harness
@@ -25,7 +26,7 @@ def record_incumbent(harness: Harness, number: int) -> Evaluation:
     what = "baseline" if first else f"{round_label(number)} re-validate incumbent"
     evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
-    sha = harness.commit(f"{what}: val {evaluated.evaluation.summary()}",
+    sha = harness.commit(f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
                          Trailers(round=number, step=Step.BASELINE, **evaluated.trailers(path)),
                          {path: evaluated.outcomes})
     if first:
@@ -82,7 +83,7 @@ def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_r
         raise ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
                                    "run `wikiskill evolve` again to retry it") from exc
     path = f"raw/{label}/{file}"
-    harness.commit(f"{label} {step.value}: val {evaluated.evaluation.summary()}",
+    harness.commit(f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
                    Trailers(round=state.number, step=step, **evaluated.trailers(path)),
                    {path: evaluated.outcomes}, branch=state.branch)
 

@@ -11,7 +11,7 @@ from ..trailers import Step, Trailers
 from ..traces import mean_score, outcomes_jsonl
 from ..wiki import apply_maintainer_output, read_wiki
 from ..workspace import MAIN
-from .summary import won
+from .summary import of_trajectories
 
 if TYPE_CHECKING:
     from ..harness import Harness
@@ -33,7 +33,7 @@ class Rollout:
         folder = f"raw/{label}/train"
         changes = {f"{folder}/{t.task_id}.json": t.to_json() for t in results}
         changes[f"{folder}/outcomes.jsonl"] = outcomes_jsonl(results)
-        harness.commit(f"{label} rollout: train {won(results)}",
+        harness.commit(f"{label} rollout: train {of_trajectories(results, harness.interactive)}",
                        Trailers(round=number, step=Step.ROLLOUT, score=mean_score(results)), changes)
 
 
