@@ -93,7 +93,7 @@ def test_skill_impact_and_wiki(evolved):
     assert "+2. SPELL-OUT-MARKER: read the lines bottom-up." in impact
     assert "tag rejected/r002-useless-hint" in impact
     assert "name 'Useless Hint' normalised" not in impact  # notes live in the commit, not the entry
-    assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nkind: pattern\n")
+    assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nslug: reversal-slips\n")
     assert "## Round 2" in (ws / "wiki/log.md").read_text()
 
 

@@ -19,7 +19,7 @@ from .sandbox import Sandbox
 from .skills import Skill, load_skills
 from .team import ModelFactory, Team
 from .traces import Trajectory, Usage, mean_score, outcomes_jsonl
-from .wiki import IMPACT, apply_maintainer_output, read_wiki
+from .wiki import IMPACT, apply_maintainer_output, check_output, maintainer_view, read_wiki
 from .workspace import MAIN, Workspace, format_message
 
 
@@ -166,26 +166,34 @@ class Harness:
         results = self.train_results(round_number)
         sampled = sample_traces(results, self.config.sampling, round_number)
         wiki = read_wiki(self.ws.read_files(MAIN, "wiki"))
+        max_chars = self.config.sampling.max_chars
+        view = maintainer_view(wiki, "\n".join(t.render(max_chars) for t in sampled),
+                               self.config.maintainer.wiki_token_budget)
+        shown, known = [t.task_id for t in sampled], [t.task_id for t in results]
         self.reporter.info(f"{round_label(round_number)} maintain: {len(sampled)} traces to the wiki maintainer")
         outcome = self.team.maintainer().run(
-            round_number, wiki, sampled, mean_score(results), sum(t.success for t in results), len(results),
-            self.config.sampling.max_chars,
+            round_number, view, sampled, mean_score(results), sum(t.success for t in results), len(results),
+            max_chars, check=lambda output: check_output(output, wiki, round_number, shown, known),
         )
-        trailers = {"Round": round_number, "Step": "maintain", "Sampled": ",".join(t.task_id for t in sampled)}
+        trailers = {"Round": round_number, "Step": "maintain", "Sampled": ",".join(shown),
+                    "Attempts": outcome.attempts}
+        retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         if outcome.output is None:
             self._commit(
                 f"{round_label(round_number)} maintain failed: wiki unchanged",
                 {**trailers, "Status": "failed"},
-                body=f"The maintainer's reply could not be used after {outcome.attempts} attempts: {outcome.error}",
+                body="\n".join([f"The maintainer's reply could not be used after {outcome.attempts} attempts: "
+                                f"{outcome.error}", *retry]),
             )
             return
-        update = apply_maintainer_output(outcome.output, wiki, round_number, [t.task_id for t in results])
+        update = apply_maintainer_output(outcome.output, wiki, round_number, shown, known)
         pages = sum(1 for path in update.changes if path.startswith("wiki/patterns/"))
         self._commit(
             f"{round_label(round_number)} maintain: {pages} pattern page(s) written",
-            trailers,
+            {**trailers, "Refused": len(update.refused)},
             update.changes,
-            body="\n".join(f"- {line}" for line in update.report),
+            body="\n".join([*retry, *(f"- {line}" for line in update.report),
+                            *(f"- refused, not written: {line}" for line in update.refused)]),
         )
 
     def propose(self, round_number: int, incumbent: float) -> None:

@@ -18,15 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from .links import SCHEME, links
 from .skills import skill_problems
 from .wiki import INDEX, PATTERNS, index_entries
 
 LINTED = ("skills", "wiki")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.DOTALL | re.MULTILINE)
-_CODE_SPAN = re.compile(r"(`+)[^\n]+?\1")
-_INLINE_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*(<[^>\n]*>|\S+)", re.MULTILINE)
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _PAGE = re.compile(rf"^{re.escape(PATTERNS)}/([^/]+)\.md$")
 
 
@@ -128,19 +124,12 @@ def _index_problems(files: Mapping[str, str]) -> tuple[list[Problem], set[str]]:
     return problems, {f"{PATTERNS}/{slug}.md" for slug in listed - pages}
 
 
-def links(text: str) -> list[str]:
-    """Link targets of a Markdown text, code blocks and code spans excluded."""
-    text = _CODE_SPAN.sub("", _FENCE.sub("", text))
-    targets = [m.group(1) for m in _INLINE_LINK.finditer(text)] + [m.group(1) for m in _REFERENCE.finditer(text)]
-    return [target[1:-1] if target.startswith("<") else target for target in targets]
-
-
 def _link_problems(path: str, text: str, files: Mapping[str, str], outside: Callable[[str], bool],
                    skip: set[str]) -> list[Problem]:
     problems = []
     for target in links(text):
         local = unquote(target.split("#", 1)[0].split("?", 1)[0])
-        if not local or _SCHEME.match(target):
+        if not local or SCHEME.match(target):
             continue
         if local.startswith("/"):
             resolved = posixpath.normpath(local.lstrip("/"))
