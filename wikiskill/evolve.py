@@ -86,9 +86,11 @@ def run_round(harness: Harness, number: int, incumbent: float) -> str:
     if state.gate is None:
         if state.rollout is None:
             harness.rollout(number)
-        if state.maintain is None:
+        if state.maintain is None and harness.config.maintainer.enabled:
             harness.maintain(number)
         if state.branch is None:
+            if harness.consolidation_due(number):
+                harness.consolidate(number)
             harness.propose(number, incumbent)
             state = round_state(ws, number)
         if state.gate is None and state.branch is not None:

@@ -9,9 +9,11 @@ from typing import Protocol
 
 from .benchmarks import Split, load_benchmark
 from .config import Config, load_config
+from .consolidation import WordOverlap, consolidate
 from .gate import GateDecision, decide, impact_entry
 from .history import REJECTED_PREFIX, candidate_branch, round_label
 from .llm import Meter
+from .offline.consolidation import PatternCover
 from .proposals import InvalidProposal, prepare_proposal
 from .runner import AgentRecipe, ResultCache, cache_key, run_in_workers, run_tasks
 from .sampling import sample_traces
@@ -176,7 +178,7 @@ class Harness:
             max_chars, check=lambda output: check_output(output, wiki, round_number, shown, known),
         )
         trailers = {"Round": round_number, "Step": "maintain", "Sampled": ",".join(shown),
-                    "Attempts": outcome.attempts}
+                    "Attempts": outcome.attempts, "Wiki-Tokens": view.tokens()}
         retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         if outcome.output is None:
             self._commit(
@@ -194,6 +196,30 @@ class Harness:
             update.changes,
             body="\n".join([*retry, *(f"- {line}" for line in update.report),
                             *(f"- refused, not written: {line}" for line in update.refused)]),
+        )
+
+    # -- consolidation (a step of its own every `wiki.consolidate_every` rounds) -----------------
+
+    def consolidation_due(self, round_number: int) -> bool:
+        every = self.config.wiki.consolidate_every
+        return (every > 0 and round_number % every == 0 and self.config.maintainer.enabled
+                and not any(c.trailer("Step") == "consolidate" and c.trailer("Round") == str(round_number)
+                            for c in self.ws.log(MAIN)))
+
+    def consolidate(self, round_number: int) -> None:
+        """Merge duplicate pages and retire stale ones, by fixed rules, as one commit."""
+        self._begin()
+        rule = PatternCover() if self.team.offline("maintainer") else WordOverlap(self.config.wiki.duplicate_similarity)
+        result = consolidate(self.ws.read_files(MAIN, "wiki"), self.ws.read_files(MAIN, "skills"), round_number,
+                             self.config.wiki, rule)
+        self._commit(
+            f"{round_label(round_number)} consolidate: {len(result.merged)} merged, {len(result.retired)} retired",
+            {"Round": round_number, "Step": "consolidate", "Merged": len(result.merged),
+             "Retired": len(result.retired)},
+            result.changes,
+            body="\n".join([*(f"- merged {gone} into {kept}" for gone, kept in result.merged),
+                            *(f"- retired {slug}: no new evidence for {self.config.wiki.retire_after} rounds"
+                              for slug in result.retired)]),
         )
 
     def propose(self, round_number: int, incumbent: float) -> None:

@@ -129,31 +129,33 @@ def append_section(document: str, heading: str, body: str) -> str:
 # -- what the maintainer sees ---------------------------------------------------------------------
 
 def maintainer_view(wiki: Wiki, query: str, token_budget: int) -> WikiView:
-    """The index lines and full pages most relevant to `query` (the sampled traces), best first,
-    and the latest log sections, all within `token_budget`: the view stays the same size however
-    large the wiki grows."""
+    """The latest log sections, the pages most relevant to `query` (the sampled traces) in full
+    (up to half the budget), then index lines of the next most relevant pages, all within
+    `token_budget`: the view stays the same size however large the wiki grows."""
     active = {slug: page for slug, page in wiki.pages.items() if page.active}
     slugs = list(active)
     ranked = [slugs[index] for index, _ in rank([active[s].text_for_search() for s in slugs], query)]
-    log = "\n\n## ".join(wiki.log.split("\n## ")[-LOG_SECTIONS_SHOWN:]) if "\n## " in wiki.log else wiki.log
-    log = log[-token_budget:]
+    log = "\n## ".join(wiki.log.split("\n## ")[-LOG_SECTIONS_SHOWN:])[-token_budget:]
     left = token_budget - tokens(log)
-    lines = {slug: line for slug, line in _index_lines(active)}
-    shown_lines, pages = [], {}
-    for slug in ranked:  # every relevant page gets its index line before any full page
-        if tokens(lines[slug]) > left:
-            break
-        shown_lines.append(slug)
-        left -= tokens(lines[slug]) + 1
+    pages: dict[str, str] = {}
     for slug in ranked:
         text = render_page(active[slug], wiki.pages)
-        if tokens(text) <= left:
-            pages[slug] = text
-            left -= tokens(text)
-    hidden = len(active) - len(shown_lines)
-    index = "\n".join([lines[slug] for slug in sorted(shown_lines)]
+        if tokens(text) > left // 2:
+            break
+        pages[slug] = text
+        left -= tokens(text) + 1
+    lines = dict(_index_lines(active))
+    listed = []
+    for slug in ranked:
+        if slug not in pages:
+            if tokens(lines[slug]) + 1 > left:
+                break
+            listed.append(slug)
+            left -= tokens(lines[slug]) + 1
+    hidden = len(active) - len(pages) - len(listed)
+    index = "\n".join([lines[slug] for slug in sorted(listed)]
                       + ([f"({hidden} less relevant page(s) not shown)"] if hidden else []))
-    return WikiView(index=index or "(no pages yet)", log=log, pages=pages)
+    return WikiView(index=index or "(no other pages)", log=log, pages=pages)
 
 
 def _index_lines(active: dict[str, Page]) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..llm import ChatModel, extract_json
 from ..pages import PageKind
 from ..prompts import render
+from ..search import tokens
 from ..traces import Trajectory, Usage
 
 
@@ -78,6 +79,9 @@ class WikiView:
     index: str
     log: str
     pages: dict[str, str]
+
+    def tokens(self) -> int:
+        return tokens("\n".join([self.index, self.log, *self.pages.values()]))
 
 
 Check = Callable[[MaintainerOutput], list[str]]
