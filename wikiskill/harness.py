@@ -14,7 +14,8 @@ from .gate import GateDecision, decide, impact_entry
 from .history import REJECTED_PREFIX, candidate_branch, round_label
 from .llm import Meter
 from .offline.consolidation import PatternCover
-from .proposals import InvalidProposal, prepare_proposal
+from .pages import read_pages
+from .proposals import InvalidProposal, addressed_pages, prepare_proposal, record_decision
 from .runner import AgentRecipe, ResultCache, cache_key, run_in_workers, run_tasks
 from .sampling import sample_traces
 from .sandbox import Sandbox
@@ -307,14 +308,27 @@ class Harness:
                     "Skill": name, "Score": f"{candidate:.6f}", "Incumbent": f"{incumbent:.6f}"}
         subject = f"{round_label(round_number)} gate: {decision.decision} {name} ({decision.reason})"[:120]
         if decision.decision == "accepted":
+            changes.update(self._purpose_after_merge(tip, name, round_number, action, candidate, incumbent, rationale))
             merged = self.ws.merged_tree(MAIN, tip)
-            self._commit(subject, {**trailers, "Skills-Tree": validation.trailer("Skills-Tree")}, changes,
+            skills_tree = self.ws.tree_after(merged, changes, "skills")  # PURPOSE.md is not in any prompt
+            self._commit(subject, {**trailers, "Skills-Tree": skills_tree}, changes,
                          body=decision.reason, base=merged, extra_parents=(tip,))
         else:
             self.ws.tag(tag, tip, force=True)
             self._commit(subject, trailers, changes, body=decision.reason)
         self.ws.delete_branch(branch)
         return decision.decision
+
+
+    def _purpose_after_merge(self, tip: str, name: str, round_number: int, action: str, candidate: float,
+                             incumbent: float, rationale: str) -> dict[str, str]:
+        """The accepted skill's PURPOSE.md with Patterns Addressed and the decision recorded."""
+        path = f"skills/{name}/PURPOSE.md"
+        purpose = self.ws.read_file(tip, path) or ""
+        pages = read_pages(self.ws.read_files(MAIN, "wiki"))
+        addressed = addressed_pages(purpose, rationale, name, pages)
+        return {path: record_decision(purpose, name, round_number, action, "accepted", candidate, incumbent,
+                                      addressed, pages)}
 
 
 def _cell(value: object, limit: int = 80) -> str:

@@ -479,6 +479,11 @@ class Workspace:
     def delete_branch(self, branch: str) -> None:
         self.repo.git.update_ref("-d", f"refs/heads/{branch}")
 
+    def tree_after(self, base: str, changes: dict[str, str | None], path: str) -> str:
+        """The id of `path`'s tree once `changes` are applied to the tree-ish `base`; nothing is
+        published (the commit object built for it is unreferenced)."""
+        return self.tree_id(self._build_commit(None, changes, "scratch\n", Scrubber(), base), path)
+
     def merged_tree(self, ours: str, theirs: str) -> str:
         """A three-way merge computed without touching the working tree; raises on conflicts."""
         try:
