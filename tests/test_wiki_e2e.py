@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from conftest import git
 from scripted import ScriptedWorld
 from wikiskill.cli import app
+from wikiskill.host import SkillSet
 from wikiskill.pages import Section, parse_page
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -118,3 +119,28 @@ def test_the_maintainer_prompt_shows_the_schema_generated_from_the_model(rounds)
     system = next(r for r in requests if r["messages"][0]["content"].startswith("You are a Wiki Maintainer Agent"))
     assert '"add_evidence"' in system["messages"][0]["content"]
     assert "One line for the index: the problem + its root cause + the fix" in system["messages"][0]["content"]
+
+
+def test_search_ranks_pages_skills_and_traces_with_path_and_snippet(rounds):
+    ws, *_ = rounds
+    runner = CliRunner()
+    wiki = runner.invoke(app, ["-C", str(ws), "search", "long words"])
+    assert wiki.exit_code == 0
+    assert wiki.output.splitlines()[0].split()[1] == "wiki/patterns/long-words.md"
+    skills = runner.invoke(app, ["-C", str(ws), "search", "spell letter by letter", "--in", "skills"])
+    assert "skills/spell-letters/SKILL.md" in skills.output and "letter" in skills.output
+    traces = runner.invoke(app, ["-C", str(ws), "search", "strawberry backwards", "--in", "traces", "--limit", "1"])
+    first = traces.output.splitlines()
+    assert len(first) == 1 and re.search(r"raw/r00\d/train/train-\d\d\.json .*strawberry", first[0])
+    nothing = runner.invoke(app, ["-C", str(ws), "search", "zzzqqq"])
+    assert nothing.exit_code == 0 and nothing.output.strip() == "no matches"
+    bad = runner.invoke(app, ["-C", str(ws), "search", "x", "--in", "val"])
+    assert bad.exit_code == 1 and "unknown corpus 'val': use wiki, skills or traces" in bad.output
+
+
+def test_the_host_api_searches_at_its_ref(rounds):
+    ws, *_ = rounds
+    skills = SkillSet.open(ws, ref="round/001")
+    hits = skills.search("reversal", corpus="wiki")
+    assert [hit.path for hit in hits] == ["wiki/patterns/reversal-slips.md"]  # long-words came in round 2
+    assert SkillSet.open(ws).search("spell")[0].path == "skills/spell-letters/SKILL.md"

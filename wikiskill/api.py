@@ -138,6 +138,7 @@ if typing.TYPE_CHECKING:
     from .export import ExportResult
     from .host import SkillSet
     from .lint import Problem
+    from .lookup import Hit
     from .watch import WatchReport
 
 
@@ -170,4 +171,14 @@ def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool 
     _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
 
 
-__all__ += ["skill_set", "export", "lint", "watch"]
+def search(ws: Workspace, query: str, corpus: str = "wiki", ref: str | None = "main", limit: int = 10) -> list[Hit]:
+    """Ranked hits (BM25) for `query` in the wiki's pages, the skills, or the latest train traces."""
+    from .lookup import corpus as _corpus
+    from .lookup import search as _search
+
+    if ref is not None:
+        ws.resolve(ref)
+    return _search(ws, query, _corpus(corpus), ref, limit)
+
+
+__all__ += ["skill_set", "export", "lint", "watch", "search"]

@@ -225,6 +225,22 @@ def lint_command(ctx: typer.Context) -> None:
     typer.echo("no problems")
 
 
+@app.command("search")
+def search_command(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="Words to look for."),
+    corpus: str = typer.Option("wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train traces)."),
+    limit: int = typer.Option(10, "--limit", min=1, help="Most hits to show."),
+    ref: str = typer.Option("main", "--ref", help="Search at this git ref."),
+) -> None:
+    """Ranked hits (BM25) with path and the best-matching line."""
+    hits = api.search(_workspace(ctx), query, corpus, ref, limit)
+    for hit in hits:
+        typer.echo(f"{hit.score:6.2f}  {hit.path}  {hit.snippet}")
+    if not hits:
+        typer.echo("no matches")
+
+
 @app.command("watch")
 def watch_command(
     ctx: typer.Context,
