@@ -1,6 +1,7 @@
 """Two rounds through the CLI and litellm against a local scripted OpenAI-compatible server:
 round 1's proposal raises val (accepted, merged), round 2's does not (rejected, tagged)."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -106,6 +107,8 @@ def test_status_and_log_read_git(evolved):
     assert "accepted" in result.output and "rejected" in result.output
     result = runner.invoke(app, ["-C", str(ws), "status"])
     assert "2 completed" in result.output and "0.833" in result.output and "spell-letters" in result.output
+    block = int(re.search(r"skills block: (\d+) tokens", result.output).group(1))
+    assert block == len(runner.invoke(app, ["-C", str(ws), "prompt"]).output) // 4
     result = runner.invoke(app, ["-C", str(ws), "prompt"])
     assert SPELL in result.output
 

@@ -142,7 +142,8 @@ def status(ctx: typer.Context) -> None:
     console.print(f"benchmark   {info.benchmark} (model {info.model})")
     console.print(f"rounds      {info.rounds} completed")
     console.print(f"incumbent   {_score(info.incumbent)} on val")
-    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'}")
+    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
+                  f"(skills block: {info.skills_tokens} tokens)")
     console.print(f"wiki pages  {info.wiki_pages}")
     roles = ", ".join(f"{role} ${cost:.4f}" for role, cost in sorted(info.cost_by_role.items()))
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens{'; ' + roles if roles else ''})")
@@ -216,13 +217,16 @@ def export_command(
 
 @app.command("lint")
 def lint_command(ctx: typer.Context) -> None:
-    """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems."""
+    """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems.
+
+    Skills that overlap are reported as warnings, which do not fail the check."""
     problems = api.lint(_workspace(ctx))
     for problem in problems:
         typer.echo(str(problem))
-    if problems:
+    if any(not problem.warning for problem in problems):
         raise typer.Exit(1)
-    typer.echo("no problems")
+    if not problems:
+        typer.echo("no problems")
 
 
 @app.command("search")

@@ -16,7 +16,7 @@ from typing import Protocol
 from .config import WikiSettings
 from .links import rewrite_links
 from .pages import Page, PageStatus, Section, page_path, read_pages
-from .search import words
+from .search import overlap
 from .wiki import INDEX, render_index, render_page, resolve
 
 
@@ -33,16 +33,13 @@ class WordOverlap:
     threshold: float
 
     def keeper(self, a: Page, b: Page) -> Page | None:
-        if a.meta.kind != b.meta.kind:
-            return None
-        first, second = _words(a), _words(b)
-        if not first or not second or len(first & second) / len(first | second) < self.threshold:
+        if a.meta.kind != b.meta.kind or overlap(_text(a), _text(b)) < self.threshold:
             return None
         return min(a, b, key=lambda page: (-len(page.meta.tasks()), page.meta.first_seen, page.slug))
 
 
-def _words(page: Page) -> set[str]:
-    return set(words(f"{page.meta.title} {page.meta.summary} {page.sections.get(Section.FIX, '')}"))
+def _text(page: Page) -> str:
+    return f"{page.meta.title} {page.meta.summary} {page.sections.get(Section.FIX, '')}"
 
 
 @dataclass

@@ -307,7 +307,7 @@ class Harness:
         trailers = {"Round": round_number, "Step": "gate", "Decision": decision.decision, "Action": action,
                     "Skill": name, "Score": f"{candidate:.6f}", "Incumbent": f"{incumbent:.6f}"}
         subject = f"{round_label(round_number)} gate: {decision.decision} {name} ({decision.reason})"[:120]
-        if decision.decision == "accepted":
+        if decision.decision == "accepted" and action != "retire":
             changes.update(self._purpose_after_merge(tip, name, round_number, action, candidate, incumbent, rationale))
             merged = self.ws.merged_tree(MAIN, tip)
             skills_tree = self.ws.tree_after(merged, changes, "skills")  # PURPOSE.md is not in any prompt

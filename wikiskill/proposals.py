@@ -54,8 +54,9 @@ def prepare_proposal(raw: object, skill_files: dict[str, str], round_number: int
     rationale = " ".join(rationale.split())[:MAX_RATIONALE_CHARS]
     if action == "no_action":
         return Proposal("no_action", rationale=rationale)
-    if action not in ("create", "patch"):
-        raise InvalidProposal(f"unknown action {str(action)[:40]!r}: use create, patch or no_action", rationale=rationale)
+    if action not in ("create", "patch", "retire"):
+        raise InvalidProposal(f"unknown action {str(action)[:40]!r}: use create, patch, retire or no_action",
+                              rationale=rationale)
     raw_name = raw.get("name")
     try:
         name = normalize_name(raw_name)
@@ -71,6 +72,8 @@ def prepare_proposal(raw: object, skill_files: dict[str, str], round_number: int
     try:
         if action == "create":
             _create(proposal, raw, skill_files, round_number)
+        elif action == "retire":
+            _retire(proposal, skill_files)
         else:
             _patch(proposal, raw, skill_files, round_number)
     except InvalidProposal as exc:
@@ -148,6 +151,14 @@ def _patch(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_num
         f"{skill_dir(name)}/PURPOSE.md": add_history(
             texts["PURPOSE.md"] or f"# {name}\n", round_number, f"patched: {proposal.rationale or 'no rationale given'}"),
     }
+
+
+def _retire(proposal: Proposal, skill_files: dict[str, str]) -> None:
+    """Remove the skill's whole folder (it stays in history and in skill-impact.md)."""
+    prefix = f"{proposal.name}/"
+    if f"{prefix}SKILL.md" not in skill_files:
+        raise InvalidProposal(f"cannot retire {proposal.name!r}: no such skill")
+    proposal.changes = {f"skills/{path}": None for path in skill_files if path.startswith(prefix)}
 
 
 def add_history(purpose: str, round_number: int, line: str) -> str:

@@ -29,3 +29,9 @@ def rank(documents: list[str], query: str) -> list[tuple[int, float]]:
 
 def tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN
+
+
+def overlap(first: str, second: str) -> float:
+    """The share of words two texts have in common (Jaccard over their word sets); 0 when empty."""
+    a, b = set(words(first)), set(words(second))
+    return len(a & b) / len(a | b) if a and b else 0.0
