@@ -139,6 +139,7 @@ if typing.TYPE_CHECKING:
     from .host import SkillSet
     from .lint import Problem
     from .lookup import Hit
+    from .usage import SkillUsage
     from .watch import WatchReport
 
 
@@ -181,4 +182,12 @@ def search(ws: Workspace, query: str, corpus: str = "wiki", ref: str | None = "m
     return _search(ws, query, _corpus(corpus), ref, limit)
 
 
-__all__ += ["skill_set", "export", "lint", "watch", "search"]
+def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
+    """Per skill: train prompts it reached, and the tasks its changes helped and hurt."""
+    from .usage import skill_usage as _skill_usage
+
+    ws.resolve(ref)
+    return _skill_usage(ws, ref)
+
+
+__all__ += ["skill_set", "export", "lint", "watch", "search", "skill_usage"]

@@ -162,12 +162,16 @@ def log(ctx: typer.Context) -> None:
 
 @skills_app.callback()
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
-    """List the active skills."""
+    """List the active skills: train prompts each reached, tasks its changes helped and hurt."""
     if ctx.invoked_subcommand is not None:
         return
-    table = Table("name", "description", "round")
-    for skill in api.load_skills(_workspace(ctx), ref):
-        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""))
+    ws = _workspace(ctx)
+    usage = api.skill_usage(ws, ref)
+    table = Table("name", "description", "round", "prompts", "helped", "hurt")
+    for skill in api.load_skills(ws, ref):
+        counts = usage.get(skill.name)
+        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""),
+                      *(str(getattr(counts, key, 0)) for key in ("prompts", "helped", "hurt")))
     console.print(table)
 
 

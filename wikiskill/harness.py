@@ -22,6 +22,7 @@ from .sandbox import Sandbox
 from .skills import Skill, load_skills
 from .team import ModelFactory, Team
 from .traces import Trajectory, Usage, mean_score, outcomes_jsonl
+from .usage import effect, incumbent_outcomes, outcomes
 from .wiki import IMPACT, apply_maintainer_output, check_output, maintainer_view, read_wiki
 from .workspace import MAIN, Workspace, format_message
 
@@ -327,8 +328,10 @@ class Harness:
         purpose = self.ws.read_file(tip, path) or ""
         pages = read_pages(self.ws.read_files(MAIN, "wiki"))
         addressed = addressed_pages(purpose, rationale, name, pages)
+        helped, hurt = effect(outcomes(self.ws.read_file(tip, f"raw/{round_label(round_number)}/val.jsonl")),
+                              incumbent_outcomes(self.ws))
         return {path: record_decision(purpose, name, round_number, action, "accepted", candidate, incumbent,
-                                      addressed, pages)}
+                                      addressed, pages, helped, hurt)}
 
 
 def _cell(value: object, limit: int = 80) -> str:
