@@ -24,6 +24,7 @@ from .team import ModelFactory, Team
 from .traces import Trajectory, Usage, mean_score, outcomes_jsonl
 from .usage import effect, incumbent_outcomes, outcomes
 from .wiki import IMPACT, apply_maintainer_output, check_output, maintainer_view, read_wiki
+from .wikitool import WikiShelf
 from .workspace import MAIN, Workspace, format_message
 
 
@@ -91,14 +92,16 @@ class Harness:
         """
         tasks = self.benchmark.tasks(split)
         tree = self.ws.tree_id(ref, "skills")
-        cache = ResultCache(self.ws.state_dir, cache_key(split, tree, round_number, self._agent_fingerprint()))
+        shelf = WikiShelf.from_files(self.ws.read_files(ref, "wiki")) if self.config.agent.wiki_access else None
+        wiki = (self.ws.tree_id(ref, "wiki/patterns"),) if shelf else ()  # what the agent may read
+        cache = ResultCache(self.ws.state_dir, cache_key(split, tree, round_number, self._agent_fingerprint(), *wiki))
         skills = self.skills_at(ref)
         concurrency = self.config.concurrency
         with self.reporter.tasks(description, len(tasks)) as on_done:
             if self.config.workers > 1 and self._model_factory is None:  # a host's factory cannot cross processes
-                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills))
+                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills), shelf)
                 return run_in_workers(tasks, recipe, self.config.workers, concurrency, self.meter, cache, on_done)
-            return run_tasks(tasks, self.team.agent(skills), concurrency, self.meter, cache, on_done)
+            return run_tasks(tasks, self.team.agent(skills, shelf), concurrency, self.meter, cache, on_done)
 
     def _begin(self) -> None:
         self._step_start = self.meter.total

@@ -27,6 +27,7 @@ from .llm import Meter
 from .redact import Scrubber
 from .roles.agent import Agent
 from .skills import Skill
+from .wikitool import WikiShelf
 from .traces import Trajectory, Usage
 
 
@@ -146,13 +147,14 @@ class AgentRecipe:
     state_dir: Path
     config: Config
     skills: tuple[Skill, ...]
+    shelf: WikiShelf | None = None
 
     def build(self, meter: Meter) -> Agent:
         from .benchmarks import load_benchmark
         from .team import Team
 
         benchmark = load_benchmark(self.config, self.root)
-        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills))
+        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills), self.shelf)
 
 
 @dataclass(frozen=True)

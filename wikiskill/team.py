@@ -12,6 +12,7 @@ from .roles.agent import Agent, InteractiveAgent, QAAgent
 from .roles.maintainer import Maintainer
 from .roles.proposer import Library, Proposer
 from .skills import Skill
+from .wikitool import WikiShelf
 
 ModelFactory = Callable[[str], ChatModel]
 
@@ -35,15 +36,16 @@ class Team:
     def offline(self, role: str) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL  # type: ignore[arg-type]
 
-    def agent(self, skills: list[Skill]) -> Agent:
+    def agent(self, skills: list[Skill], shelf: WikiShelf | None = None) -> Agent:
+        """`shelf`: the wiki the agent may read with `read_wiki` (only with `agent.wiki_access`)."""
         if self.offline("agent"):
             from .offline.agent import OfflineAgent
 
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps, self.config.seed)
         model = self._factory("agent")
         if self.benchmark.agent_kind == "qa":
-            return QAAgent(model, self.benchmark, skills, self.config.skills)
-        return InteractiveAgent(model, self.benchmark, skills, self.config.skills, self.config.agent.max_steps)
+            return QAAgent(model, self.benchmark, skills, self.config.skills, shelf)
+        return InteractiveAgent(model, self.benchmark, skills, self.config.skills, self.config.agent.max_steps, shelf)
 
     def maintainer(self):
         if self.offline("maintainer"):
