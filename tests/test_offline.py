@@ -170,13 +170,19 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
     ws = tmp_path / "ws"
     result = runner.invoke(app, ["init", str(ws), "--train", str(TRAIN), "--val", str(VAL)])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
-    assert result.exit_code == 0, result.output
+    config = ws / "wikiskill.yaml"
+    config.write_text(config.read_text() + "wiki:\n  consolidate_every: 2\n")
+    for _ in range(2):
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+        assert result.exit_code == 0, result.output
+        lint = runner.invoke(app, ["-C", str(ws), "lint"])
+        assert (lint.exit_code, lint.output) == (0, "no problems\n")
     steps = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
     assert steps[:4] == ["baseline", "rollout", "maintain", "gate"]
     assert steps.count("gate") == 2 and steps.count("rollout") == 2
+    assert steps[steps.index("maintain", 4) + 1] == "consolidate"  # round 2, between maintain and propose
     assert {"baseline", "round/001", "round/002"} <= set(git(ws, "tag").split())
-    assert git(ws, "status", "--porcelain") == ""
+    assert git(ws, "status", "--porcelain") == " M wikiskill.yaml\n"  # the test's own edit
     assert len(list(ws.glob("wiki/patterns/*.md"))) >= 1
     for skill_md in ws.glob("skills/*/SKILL.md"):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
