@@ -141,7 +141,7 @@ def maintainer_view(wiki: Wiki, query: str, token_budget: int) -> WikiView:
     for slug in ranked:
         text = render_page(active[slug], wiki.pages)
         if tokens(text) > left // 2:
-            break
+            continue
         pages[slug] = text
         left -= tokens(text) + 1
     lines = dict(_index_lines(active))
