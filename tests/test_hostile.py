@@ -358,3 +358,12 @@ def test_a_round_with_hostile_roles_records_every_rejection(tmp_path, case):
     assert git(ws.root, "status", "--porcelain") == ""
     assert not (tmp_path / "escape").exists() and not list(tmp_path.glob("*.md"))
     assert sorted(p.name for p in (ws.root / "skills").iterdir()) in ([".gitkeep"], [".gitkeep", "spell-letters"])
+
+
+@PROPERTY
+@given(page_text)
+def test_any_page_text_reads_as_a_page_and_renders_to_one_that_reads_back_the_same(raw):
+    page = parse_page("p", raw)
+    again = parse_page("p", page.render())
+    assert again.meta == page.meta
+    assert again.missing_sections() == page.missing_sections()

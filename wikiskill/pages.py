@@ -192,6 +192,8 @@ def parse_page(slug: str, text: str) -> Page:
     except (ValueError, RecursionError):
         data, body = {}, text
     title, sections, extra = parse_body(body)
+    data = {key: value for key, value in data.items()  # extra keys are kept as strings only
+            if key in PageMeta.model_fields or (isinstance(key, str) and isinstance(value, str))}
     data = {**data, "slug": slug, "title": str(data.get("title") or title or slug)}
     data["evidence"] = [_evidence(item) for item in data.get("evidence") or [] if _evidence(item)] \
         if isinstance(data.get("evidence"), list) else []

@@ -64,15 +64,15 @@ def resolve(pages: dict[str, Page], slug: str) -> str:
     return slug
 
 
-def page_link_resolver(pages: dict[str, Page], folder: str):
-    """For links written in `folder`: a link to a known page is rewritten to its canonical target
-    (relative to `folder`), the index, log and skill-impact links are kept, anything else dropped."""
-    kept = {"index.md", "log.md", "skill-impact.md"}
-    up = "" if folder == "wiki" else "../"
+def page_link_resolver(pages: dict[str, Page]):
+    """For links written in a page: a link to a known page is rewritten to its canonical target
+    (`slug.md`, following merges), links to the index, log and skill-impact are kept, anything
+    else is dropped (its text stays)."""
+    kept = {f"../{name}" for name in ("index.md", "log.md", "skill-impact.md")}
 
     def resolver(target: str) -> str | None:
         local = target.split("#", 1)[0]
-        if local in {f"{up}{name}" for name in kept}:
+        if local in kept:
             return target
         if not (local.endswith(".md") or "/" not in local):
             return None
@@ -80,9 +80,7 @@ def page_link_resolver(pages: dict[str, Page], folder: str):
             slug = resolve(pages, page_slug(local.rsplit("/", 1)[-1]))
         except ProposalError:
             return None
-        if slug not in pages:
-            return None
-        return f"{slug}.md" if folder == PATTERNS else f"patterns/{slug}.md"
+        return f"{slug}.md" if slug in pages else None
 
     return resolver
 
@@ -114,7 +112,7 @@ def render_index(pages: dict[str, Page]) -> str:
 
 def render_page(page: Page, pages: dict[str, Page]) -> str:
     """A page's file text, its links rewritten to pages that exist."""
-    return rewrite_links(page.render(), page_link_resolver(pages, PATTERNS))
+    return rewrite_links(page.render(), page_link_resolver(pages))
 
 
 def index_entries(index: str) -> list[tuple[str, str, str]]:
