@@ -3,7 +3,8 @@
 - The task agent answers letter-counting questions right; it reverses words right only when
   its system prompt carries the SPELL marker, and then only for words of at most 6 letters.
   So a skill with the marker lifts val from 0.500 to 0.833, and any other skill changes nothing.
-- The maintainer returns a page about reversal slips.
+- The maintainer returns a page about reversal slips, citing the first trace it was shown
+  (`SHOWN-TASK` in a reply stands for that trace's task id).
 - The proposer reads 4 traces, then proposes `proposals[round]`.
 """
 
@@ -38,10 +39,13 @@ def create(name: str, marker: str) -> dict:
 
 
 DEFAULT_PROPOSALS = {1: create("spell-letters", SPELL), 2: create("Useless Hint", USELESS)}
+REVERSAL_PAGE = ("# Reversal slips\n\n## Description\nThe agent reverses words wrongly.\n\n"
+                 "## Root cause\nIt reads the word as a whole.\n\n"
+                 "## Evidence\nSHOWN-TASK: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n")
 MAINTAINER_REPLY = {
-    "create_patterns": [{"name": "reversal-slips", "content": "# Reversal slips\n\nThe agent reverses words wrongly (train-01).\n\n## Root cause\nIt reads the word as a whole.\n\n## Fix\nSpell it letter by letter.\n"}],
+    "create_patterns": [{"name": "reversal-slips", "summary": "words reversed wrongly + read as a whole + spell letter by letter",
+                         "evidence": ["SHOWN-TASK"], "content": REVERSAL_PAGE}],
     "update_patterns": [],
-    "update_index": "# Wiki index\n\n- [reversal-slips](patterns/reversal-slips.md): words reversed wrongly + read as a whole + spell letter by letter",
     "append_log": "Found reversal slips in the sampled failures.",
 }
 
@@ -64,7 +68,8 @@ class ScriptedWorld:
         system = messages[0]["content"] if messages[0]["role"] == "system" else ""
         if system.startswith("You are a Wiki Maintainer Agent"):
             reply = self.maintainer_reply
-            return reply if isinstance(reply, str) else json.dumps(reply)
+            shown = re.search(r"^# Trace (\S+)", messages[1]["content"], re.MULTILINE)
+            return (reply if isinstance(reply, str) else json.dumps(reply)).replace("SHOWN-TASK", shown.group(1))
         if system.startswith("You are a Skill Proposer Agent"):
             return self.propose(messages)
         return self.answer(system, messages[-1]["content"])

@@ -1,6 +1,8 @@
 """Two rounds through the CLI and litellm against a local scripted OpenAI-compatible server:
 round 1's proposal raises val (accepted, merged), round 2's does not (rejected, tagged)."""
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -9,7 +11,9 @@ from typer.testing import CliRunner
 
 from conftest import git
 from scripted import SPELL, USELESS, ScriptedWorld
+from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.skills import skill_problems
 
@@ -78,6 +82,8 @@ def test_skills_on_main_and_in_prompts(evolved):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
     purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
     assert "- r001 created: reversal tasks fail" in purpose
+    assert "- r001 create accepted: val 0.833, incumbent 0.500; helped 2 val task(s), hurt 0" in purpose
+    assert "## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md): words reversed" in purpose
     prompts = agent_prompts(during)
     assert not any(SPELL in p for p in prompts[:6])  # baseline val
     assert any(SPELL in p for p in prompts) and any(USELESS in p for p in prompts)  # candidates' validation
@@ -94,7 +100,7 @@ def test_skill_impact_and_wiki(evolved):
     assert "+2. SPELL-OUT-MARKER: read the lines bottom-up." in impact
     assert "tag rejected/r002-useless-hint" in impact
     assert "name 'Useless Hint' normalised" not in impact  # notes live in the commit, not the entry
-    assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nkind: pattern\n")
+    assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nslug: reversal-slips\n")
     assert "## Round 2" in (ws / "wiki/log.md").read_text()
 
 
@@ -105,8 +111,22 @@ def test_status_and_log_read_git(evolved):
     assert "accepted" in result.output and "rejected" in result.output
     result = runner.invoke(app, ["-C", str(ws), "status"])
     assert "2 completed" in result.output and "0.833" in result.output and "spell-letters" in result.output
+    block = int(re.search(r"skills block: (\d+) tokens", result.output).group(1))
+    assert block == len(runner.invoke(app, ["-C", str(ws), "prompt"]).output) // 4
     result = runner.invoke(app, ["-C", str(ws), "prompt"])
     assert SPELL in result.output
+
+
+def test_skill_usage_counts_prompts_and_the_tasks_its_merge_helped(evolved):
+    ws, *_ = evolved
+    usage = api.skill_usage(Workspace.open(ws))
+    short_reversals = sum(1 for line in (Path(__file__).parents[1] / "benchmarks/example-qa/train.jsonl").open()
+                          if "backwards" in line and len(json.loads(line)["answer"]) <= 6)
+    assert set(usage) == {"spell-letters"}  # the rejected useless-hint never reached main
+    assert usage["spell-letters"].prompts == 12  # every train task of round 2
+    assert (usage["spell-letters"].helped, usage["spell-letters"].hurt) == (2 + short_reversals, 0)
+    listed = CliRunner().invoke(app, ["-C", str(ws), "skills"])
+    assert re.search(r"spell-letters .* 12 .* " + str(2 + short_reversals) + r" .* 0 ", listed.output)
 
 
 def test_skills_commands_and_running_inside_the_workspace(evolved, monkeypatch):
@@ -160,6 +180,6 @@ def test_every_score_commit_carries_its_fingerprint(evolved):
     ws, *_ = evolved
     for ref in ("baseline", "round/001"):
         commit = trailers(ws, ref)
-        assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Tree",
+        assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Id",
                 "Wikiskill-Results"} <= set(commit), ref
-        assert commit["Wikiskill-Skills-Tree"] == git(ws, "rev-parse", f"{ref}:skills").strip()
+        assert commit["Wikiskill-Results"] in git(ws, "ls-tree", "-r", "--name-only", ref, "raw").split()

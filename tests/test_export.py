@@ -12,6 +12,7 @@ from conftest import git
 from workspaces import commit_skills, new_workspace, skill_md
 from wikiskill.cli import app
 from wikiskill.export import MANIFEST, ExportError, export_skills
+from wikiskill.links import links
 from wikiskill.skills import skill_problems
 from wikiskill.workspace import Workspace, format_message
 
@@ -138,3 +139,20 @@ def test_cli_export(ws, tmp_path):
     assert os.access(out / "quote-shell-paths/scripts/check.sh", os.X_OK)
     refused = runner.invoke(app, ["-C", str(ws.root), "export", str(ws.root / "skills")])
     assert refused.exit_code == 1 and "error: refusing to export" in refused.output
+
+
+def test_no_exported_link_leaves_the_export_folder(ws, tmp_path):
+    purpose = ("# spell-letters\n\n## Patterns Addressed\n- [slips](../../wiki/patterns/slips.md): reversal\n"
+               "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and [abs](/etc/x.md)\n"
+               "- `[code](../../wiki/index.md)`\n")
+    ws.commit({"skills/spell-letters/PURPOSE.md": purpose}, format_message("human: purpose", {"Step": "human"}))
+    out = tmp_path / "out"
+    export_skills(ws, out)
+    exported = (out / "spell-letters/PURPOSE.md").read_text()
+    assert exported == ("# spell-letters\n\n## Patterns Addressed\n- slips: reversal\n"
+                        "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and abs\n"
+                        "- `[code](../../wiki/index.md)`\n")
+    for page in out.rglob("*.md"):
+        for target in links(page.read_text()):
+            if "://" not in target:
+                assert (page.parent / target.split("#")[0]).resolve().is_relative_to(out.resolve()), (page, target)

@@ -26,6 +26,8 @@ from wikiskill.roles.proposer import Proposer
 from wikiskill.sandbox import Sandbox
 from wikiskill.skills import NAME_PATTERN, skill_problems, split_front_matter
 from wikiskill.traces import Trajectory
+from wikiskill.lint import lint_files
+from wikiskill.pages import parse_page
 from wikiskill.wiki import INDEX, LOG, apply_maintainer_output, read_wiki
 from wikiskill.workspace import MAIN
 
@@ -111,13 +113,19 @@ def commit_and_check(ws, outside, changes: dict, allowed: re.Pattern) -> None:
 
 # -- the maintainer ---------------------------------------------------------------------------------
 
+SECTIONED = "# T\n\n## Description\nd\n\n## Root cause\nr\n\n## Evidence\ntrain-00 did x\n\n## Fix\nf\n"
 maintainer_json = st.fixed_dictionaries(
-    {"update_index": text, "append_log": text},
+    {"append_log": text},
     optional={
-        "create_patterns": st.lists(st.fixed_dictionaries({"name": text, "content": page_text}), max_size=3),
+        "create_patterns": st.lists(st.fixed_dictionaries(
+            {"name": text, "content": page_text | st.just(SECTIONED)},
+            optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]))}),
+            max_size=3),
         "update_patterns": st.lists(st.fixed_dictionaries(
             {"name": st.sampled_from(["trap", "odd", "linked", "linked.md", "../patterns/trap.md"]) | text,
-             "edits": st.lists(edit, max_size=3)}), max_size=3),
+             "edits": st.lists(edit, max_size=3)},
+            optional={"add_evidence": text, "evidence": st.lists(st.sampled_from(["train-00", "train-09"]))}),
+            max_size=3),
         "extra": json_value,
     })
 reply_text = st.one_of(
@@ -141,21 +149,25 @@ def test_maintainer_reply_parses_or_is_refused_with_a_reason(reply):
 
 @PROPERTY
 @given(maintainer_json)
-def test_maintainer_output_writes_only_the_wiki_and_reports_every_skip(planted, raw):
+def test_maintainer_output_writes_only_valid_pages_and_reports_every_refusal(planted, raw):
     ws, outside = planted
     output = MaintainerOutput.model_validate(raw)
     wiki = read_wiki(ws.read_files(MAIN, "wiki"))
-    update = apply_maintainer_output(output, wiki, 2, ["train-00", "train-01"])
+    update = apply_maintainer_output(output, wiki, 2, ["train-00", "train-01"], ["train-00", "train-01", "train-09"])
     for path, content in update.changes.items():
         assert path in (INDEX, LOG) or re.fullmatch(r"wiki/patterns/[^/]+\.md", path), path
         if path.startswith("wiki/patterns/"):
-            data, _ = split_front_matter(content)
-            assert data["kind"] and all(isinstance(task_id, str) for task_id in data["evidence"])
-            if path.removeprefix("wiki/patterns/").removesuffix(".md") not in wiki.pages:
-                assert NAME_PATTERN.fullmatch(path.removeprefix("wiki/patterns/").removesuffix(".md"))
-    creates, updates = output.create_patterns, output.update_patterns
-    assert sum(bool(re.match(r"(created |create .*skipped)", line)) for line in update.report) == len(creates)
-    assert sum(bool(re.match(r"(updated |update .*skipped)", line)) for line in update.report) == len(updates)
+            slug = path.removeprefix("wiki/patterns/").removesuffix(".md")
+            page = parse_page(slug, content)
+            assert page.missing_sections() == [] and page.meta.evidence
+            assert {e.task for e in page.meta.evidence} - {e.task for e in wiki.pages.get(slug, page).meta.evidence} \
+                <= {"train-00", "train-01"}
+            assert NAME_PATTERN.fullmatch(slug)
+    assert "train-09" not in "".join(update.changes.values())
+    requests = [*output.create_patterns, *output.update_patterns]
+    assert len(update.report) + len(update.refused) == len(requests)
+    assert lint_files({**{f"wiki/{p}": t for p, t in ws.read_files(MAIN, "wiki").items()},
+                       **{p: t for p, t in update.changes.items() if t is not None}}) == []
     commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
 
 
@@ -323,8 +335,10 @@ ROUNDS = {
     "escaping names are normalised": (
         ScriptedWorld({1: {**create("../../Spell Letters", "SPELL-OUT-MARKER")}},
                       maintainer_reply={**MAINTAINER_REPLY, "create_patterns": [
-                          {"name": "../../../escape", "content": "x"}, {"name": "/", "content": "y"}]}),
-        ["created escape (asked for '../../../escape')", "create skipped: skill name '/' has no letters or digits",
+                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "../../../escape"},
+                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "/"}]}),
+        ["created escape (asked for '../../../escape')",
+         "refused, not written: create '/': page name '/' has no letters or digits",
          "name '../../Spell Letters' normalised to 'spell-letters'", "ACCEPTED"]),
     "a proposer that never finishes": (
         LoopingWorld(), ["invalid proposal: the proposer did not call finish within 20 turns"]),
@@ -344,3 +358,12 @@ def test_a_round_with_hostile_roles_records_every_rejection(tmp_path, case):
     assert git(ws.root, "status", "--porcelain") == ""
     assert not (tmp_path / "escape").exists() and not list(tmp_path.glob("*.md"))
     assert sorted(p.name for p in (ws.root / "skills").iterdir()) in ([".gitkeep"], [".gitkeep", "spell-letters"])
+
+
+@PROPERTY
+@given(page_text)
+def test_any_page_text_reads_as_a_page_and_renders_to_one_that_reads_back_the_same(raw):
+    page = parse_page("p", raw)
+    again = parse_page("p", page.render())
+    assert again.meta == page.meta
+    assert again.missing_sections() == page.missing_sections()

@@ -109,3 +109,13 @@ def test_lint_files_works_on_an_in_memory_tree():
     assert lint_files({**files, "wiki/patterns/b.md": "# b\n", "wiki/index.md": files["wiki/index.md"]
                        + "- [b](patterns/b.md): page b\n"}) == []
     assert links('[a](<with space.md> "title") ![img](pic.png) `[c](d.md)`') == ["with space.md", "pic.png"]
+
+
+def test_overlapping_skills_are_a_warning_that_does_not_fail_lint(ws):
+    text = (ws.root / "skills/spell-letters/SKILL.md").read_text().replace("spell-letters", "spell-letters-again")
+    write(ws.root, "skills/spell-letters-again/SKILL.md", text)
+    problems = lint_workspace(ws.root)
+    assert [(p.path, p.warning) for p in problems] == [("skills/spell-letters-again/SKILL.md", True)]
+    assert "overlaps skill 'spell-letters' (92% of their words are shared): merge them or retire one" in problems[0].message
+    result = CliRunner().invoke(app, ["-C", str(ws.root), "lint"])
+    assert result.exit_code == 0 and result.output.startswith("warning: skills/spell-letters-again/SKILL.md: overlaps")

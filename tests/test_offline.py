@@ -19,10 +19,11 @@ from wikiskill.offline.maintainer import OfflineMaintainer, mine
 from wikiskill.offline.proposer import OfflineProposer
 from wikiskill.offline.rules import Rule, generalize, parse_rules, rule_line
 from wikiskill.proposals import prepare_proposal
+from wikiskill.pages import parse_page
 from wikiskill.roles.maintainer import WikiView
 from wikiskill.sampling import sample_traces
 from wikiskill.skills import parse_skill, skill_problems
-from wikiskill.wiki import apply_maintainer_output
+from wikiskill.wiki import Wiki, apply_maintainer_output
 
 TRAIN, VAL = 3, 2
 
@@ -80,20 +81,24 @@ def test_skills_steer_the_agent(bench):
     assert not any(step.action.startswith("go ") for step in boxed.steps if step.note is None)
 
 
-def test_maintainer_mines_valid_pages_deterministically(baseline_traces):
+def test_maintainer_mines_pages_that_pass_the_page_model_deterministically(baseline_traces):
     sampled = sample_traces(baseline_traces, SamplingSettings(), 1)
-    wiki = WikiView(index="# Wiki index\n", log="# Evolution log\n", pages={})
-    first = OfflineMaintainer().run(1, wiki, sampled, 0.1, 0, TRAIN, 15000)
-    second = OfflineMaintainer().run(1, wiki, sampled, 0.1, 0, TRAIN, 15000)
+    wiki = Wiki(pages={}, log="# Evolution log\n")
+    view = WikiView(index="", log="", pages={})
+    first = OfflineMaintainer().run(1, view, sampled, 0.1, 0, TRAIN, 15000)
+    second = OfflineMaintainer().run(1, view, sampled, 0.1, 0, TRAIN, 15000)
     assert first.output == second.output and first.output.create_patterns
-    update = apply_maintainer_output(first.output, wiki, 1, [t.task_id for t in baseline_traces])
+    update = apply_maintainer_output(first.output, wiki, 1, [t.task_id for t in sampled],
+                                     [t.task_id for t in baseline_traces])
+    assert update.refused == []
     assert update.report == [f"created {p.name}" for p in first.output.create_patterns]
     for finding in mine(sampled):
         for task_id, sequence, _ in finding.evidence:
             trace = next(t for t in sampled if t.task_id == task_id)
             assert sequence[-1] in [step.action for step in trace.steps]
-    pages = [text for path, text in update.changes.items() if path.startswith("wiki/patterns/")]
-    assert all(10 <= len(page.splitlines()) <= 30 for page in pages)
+    pages = [parse_page(path, text) for path, text in update.changes.items() if path.startswith("wiki/patterns/")]
+    assert all(page.missing_sections() == [] and 10 <= len(page.body().splitlines()) <= 30 for page in pages)
+    assert all(page.meta.evidence and page.meta.summary for page in pages)
 
 
 class Library:
@@ -117,7 +122,7 @@ class Library:
 
 
 def page(rule, pattern, evidence):
-    return f"---\nkind: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\nevidence: {evidence}\n---\n# p\n"
+    return f"---\nfinding: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\nevidence: {evidence}\n---\n# p\n"
 
 
 def test_proposer_picks_strongest_uncovered_unrejected_pattern():
@@ -165,13 +170,19 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
     ws = tmp_path / "ws"
     result = runner.invoke(app, ["init", str(ws), "--train", str(TRAIN), "--val", str(VAL)])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
-    assert result.exit_code == 0, result.output
+    config = ws / "wikiskill.yaml"
+    config.write_text(config.read_text() + "wiki:\n  consolidate_every: 2\n")
+    for _ in range(2):
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+        assert result.exit_code == 0, result.output
+        lint = runner.invoke(app, ["-C", str(ws), "lint"])
+        assert (lint.exit_code, lint.output) == (0, "no problems\n")
     steps = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
     assert steps[:4] == ["baseline", "rollout", "maintain", "gate"]
     assert steps.count("gate") == 2 and steps.count("rollout") == 2
+    assert steps[steps.index("maintain", 4) + 1] == "consolidate"  # round 2, between maintain and propose
     assert {"baseline", "round/001", "round/002"} <= set(git(ws, "tag").split())
-    assert git(ws, "status", "--porcelain") == ""
+    assert git(ws, "status", "--porcelain") == " M wikiskill.yaml\n"  # the test's own edit
     assert len(list(ws.glob("wiki/patterns/*.md"))) >= 1
     for skill_md in ws.glob("skills/*/SKILL.md"):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []

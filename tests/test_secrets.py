@@ -32,10 +32,12 @@ class LeakyWorld(ScriptedWorld):
         super().__init__(
             proposals={1: leak, 2: {**create("useless", "USELESS"), "name": f"Leak {SECRET}"}},
             maintainer_reply={
-                "create_patterns": [{"name": "key-echo", "content": f"# Key echo\nThe key is {SECRET} (train-01)."},
-                                    {"name": f"page {SECRET.upper()}", "content": "named after the key"}],
+                "create_patterns": [{"name": "key-echo", "summary": f"the key {SECRET}", "content":
+                                     f"# Key echo\n## Description\nThe key is {SECRET}.\n## Root cause\nr\n"
+                                     f"## Evidence\nSHOWN-TASK printed {SECRET}.\n## Fix\nf\n"},
+                                    {"name": f"page {SECRET.upper()}", "summary": "named after the key",
+                                     "content": "## Description\nd\n## Root cause\nr\n## Evidence\nSHOWN-TASK\n## Fix\nf"}],
                 "update_patterns": [],
-                "update_index": f"# Wiki index\n\n- [key-echo](patterns/key-echo.md): {SECRET}",
                 "append_log": f"Saw the key {SECRET.upper()}.",
             })
         self.broken = False
@@ -98,16 +100,15 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
     from wikiskill.proposals import InvalidProposal, prepare_proposal
-    from wikiskill.roles.maintainer import MaintainerOutput, PageCreate, WikiView
-    from wikiskill.wiki import apply_maintainer_output
+    from wikiskill.roles.maintainer import MaintainerOutput, PageCreate
+    from wikiskill.wiki import Wiki, apply_maintainer_output
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(InvalidProposal, match="the skill name contains a secret"):
         prepare_proposal({**create("x", SPELL), "name": f"leak {SECRET}"}, {}, 1)
-    output = MaintainerOutput(create_patterns=[PageCreate(name=f"page {SECRET}", content="c")],
-                              update_index="# Wiki index", append_log="log")
-    update = apply_maintainer_output(output, WikiView(index="", log="", pages={}), 1, [])
-    assert "create skipped: the page name contains a secret" in update.report
+    output = MaintainerOutput(create_patterns=[PageCreate(name=f"page {SECRET}", content="c")], append_log="log")
+    update = apply_maintainer_output(output, Wiki(pages={}), 1, [])
+    assert update.refused == ["create '[REDACTED]': the page name contains a secret"]
     assert not any(path.startswith("wiki/patterns/") for path in update.changes)
 
 

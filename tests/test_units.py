@@ -101,3 +101,14 @@ def test_scorers():
     assert get_scorer("wikiskill.benchmarks.scoring:exact") is exact
     with pytest.raises(BenchmarkError):
         get_scorer("nope")
+
+
+def test_a_retire_proposal_removes_the_whole_skill_folder_and_nothing_else():
+    from wikiskill.proposals import InvalidProposal, prepare_proposal
+
+    files = {"spell/SKILL.md": "s", "spell/PURPOSE.md": "p", "spell/scripts/x.sh": "x", "other/SKILL.md": "o"}
+    proposal = prepare_proposal({"action": "retire", "name": "Spell", "rationale": "overlaps other"}, files, 3)
+    assert proposal.changes == {"skills/spell/SKILL.md": None, "skills/spell/PURPOSE.md": None,
+                                "skills/spell/scripts/x.sh": None}
+    with pytest.raises(InvalidProposal, match="cannot retire 'ghost': no such skill"):
+        prepare_proposal({"action": "retire", "name": "ghost"}, files, 3)

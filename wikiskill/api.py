@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from .export import ExportResult
     from .host import SkillSet
     from .lint import Problem
+    from .lookup import Hit
+    from .usage import SkillUsage
     from .watch import WatchReport
 
 INTERACTIVE_MAX_STEPS = 40
@@ -38,7 +40,7 @@ INTERACTIVE_MAX_STEPS = 40
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
-    "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch",
+    "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
 ]
 
 
@@ -221,3 +223,22 @@ def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool 
     from .watch import watch as _watch
 
     _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
+
+
+def search(ws: Workspace, query: str, corpus: str = "wiki", ref: str | None = "main", limit: int = 10) -> list[Hit]:
+    """Ranked hits (BM25) for `query` in the wiki's pages, the skills, or the latest train traces."""
+    from .lookup import corpus as _corpus
+    from .lookup import search as _search
+
+    if ref is not None:
+        ws.resolve(ref)
+    return _search(ws, query, _corpus(corpus), ref, limit)
+
+
+def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
+    """Per skill: train prompts it reached, and the tasks its changes helped and hurt."""
+    from .usage import skill_usage as _skill_usage
+
+    ws.resolve(ref)
+    return _skill_usage(ws, ref)
+

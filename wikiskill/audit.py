@@ -1,7 +1,7 @@
 """`wikiskill audit`: check that every accepted merge on main is the evidence its commit claims.
 
 For each accepted gate merge (rolled back or not): the trailers name an evaluation of exactly the
-merge's own skills tree; that evaluation and the incumbent's it was compared with share one setup;
+merge's own skills; that evaluation and the incumbent's it was compared with share one setup;
 the claimed score is the mean of the per-task results committed with it; and, with `rerun`,
 evaluating the merge again from scratch under the current settings gives the claimed score.
 """
@@ -48,14 +48,14 @@ def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
     ws, meta = harness.ws, merge.meta
     if len(merge.parents) != 2:
         return ["an accepted gate commit that is not a merge"]
-    if not (meta.fingerprint and meta.setup and meta.skills_tree and meta.results):
+    if not (meta.fingerprint and meta.setup and meta.skills_id and meta.results):
         return ["records no evaluation fingerprint"]
     problems = []
-    tree = ws.tree_id(merge.sha, "skills")
-    if meta.skills_tree != tree:
-        problems.append(f"validated skills tree {meta.skills_tree[:10]} is not the merged one {tree[:10]}")
-    if meta.fingerprint != digest([meta.setup, meta.skills_tree]):
-        problems.append("its fingerprint is not of its setup and skills tree")
+    merged = harness.skills_id(merge.sha)
+    if meta.skills_id != merged:
+        problems.append(f"validated skills {meta.skills_id[:10]} are not the merged ones {merged[:10]}")
+    if meta.fingerprint != digest([meta.setup, meta.skills_id]):
+        problems.append("its fingerprint is not of its setup and skills")
     evaluation = evaluation_at(ws, merge)
     if evaluation is None:
         problems.append(f"its results file {meta.results} is missing")

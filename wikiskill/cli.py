@@ -178,7 +178,7 @@ def audit_command(
 ) -> None:
     """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
 
-    Each merge must record an evaluation of exactly its own skills tree, compared with an
+    Each merge must record an evaluation of exactly its own skills, compared with an
     incumbent evaluated under the same setup, with the claimed score in its results file;
     --rerun also evaluates each merge again under the current settings."""
     report = api.audit(_workspace(ctx), rerun=rerun, model=model, api_base=api_base, concurrency=concurrency,
@@ -200,7 +200,8 @@ def status(ctx: typer.Context) -> None:
     console.print(f"benchmark   {info.benchmark} (model {info.model})")
     console.print(f"rounds      {info.rounds} completed")
     console.print(f"incumbent   {_score(info.incumbent)} on val")
-    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'}")
+    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
+                  f"(skills block: {info.skills_tokens} tokens)")
     console.print(f"wiki pages  {info.wiki_pages}")
     roles = ", ".join(f"{role} ${cost:.4f}" for role, cost in sorted(info.cost_by_role.items()))
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens{'; ' + roles if roles else ''})")
@@ -223,12 +224,16 @@ def log(ctx: typer.Context) -> None:
 
 @skills_app.callback()
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
-    """List the active skills."""
+    """List the active skills: train prompts each reached, tasks its changes helped and hurt."""
     if ctx.invoked_subcommand is not None:
         return
-    table = Table("name", "description", "round")
-    for skill in api.load_skills(_workspace(ctx), ref):
-        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""))
+    ws = _workspace(ctx)
+    usage = api.skill_usage(ws, ref)
+    table = Table("name", "description", "round", "prompts", "helped", "hurt")
+    for skill in api.load_skills(ws, ref):
+        counts = usage.get(skill.name)
+        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""),
+                      *(str(getattr(counts, key, 0)) for key in ("prompts", "helped", "hurt")))
     console.print(table)
 
 
@@ -282,13 +287,32 @@ def export_command(
 
 @app.command("lint")
 def lint_command(ctx: typer.Context) -> None:
-    """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems."""
+    """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems.
+
+    Skills that overlap are reported as warnings, which do not fail the check."""
     problems = api.lint(_workspace(ctx))
     for problem in problems:
         typer.echo(str(problem))
-    if problems:
+    if any(not problem.warning for problem in problems):
         raise typer.Exit(1)
-    typer.echo("no problems")
+    if not problems:
+        typer.echo("no problems")
+
+
+@app.command("search")
+def search_command(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="Words to look for."),
+    corpus: str = typer.Option("wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train traces)."),
+    limit: int = typer.Option(10, "--limit", min=1, help="Most hits to show."),
+    ref: str = typer.Option("main", "--ref", help="Search at this git ref."),
+) -> None:
+    """Ranked hits (BM25) with path and the best-matching line."""
+    hits = api.search(_workspace(ctx), query, corpus, ref, limit)
+    for hit in hits:
+        typer.echo(f"{hit.score:6.2f}  {hit.path}  {hit.snippet}")
+    if not hits:
+        typer.echo("no matches")
 
 
 @app.command("watch")

@@ -32,10 +32,29 @@ class RoleSettings(_Section):
 class AgentSettings(RoleSettings):
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode."""
+    wiki_access: bool = False
+    """Give the task agent a `read_wiki` tool that reads pages of main's wiki (the paper's
+    wiki-access ablation)."""
 
 
 class MaintainerSettings(RoleSettings):
-    pass
+    enabled: bool = True
+    """`false` skips the maintain step: no wiki is written and the proposer reads traces only
+    (the paper's no-wiki ablation)."""
+    wiki_token_budget: int = Field(6000, ge=200)
+    """The most tokens (about 4 characters each) of index lines, pages and log the maintainer is
+    shown; the pages most relevant to the sampled traces (BM25) come first."""
+
+
+class WikiSettings(_Section):
+    consolidate_every: int = Field(5, ge=0)
+    """Every this many rounds, a `consolidate` step merges duplicate pages and retires stale
+    ones; 0 = never."""
+    retire_after: int = Field(10, ge=1)
+    """A page with no new evidence for this many rounds is retired by consolidation."""
+    duplicate_similarity: float = Field(0.6, gt=0, le=1)
+    """Consolidation merges two pages of the same kind whose word sets (title, summary, root
+    cause, fix) overlap at least this much (Jaccard)."""
 
 
 class ProposerSettings(RoleSettings):
@@ -138,6 +157,8 @@ class Config(_Section):
     """What a candidate must show to be merged."""
     sampling: SamplingSettings = SamplingSettings()
     """Which traces the maintainer sees."""
+    wiki: WikiSettings = WikiSettings()
+    """Consolidation of the wiki."""
     budget: BudgetSettings = BudgetSettings()
     """Spending limits."""
     llm: LLMSettings = LLMSettings()

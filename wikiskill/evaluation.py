@@ -1,13 +1,14 @@
 """Evaluations as the gate sees them: per-task scores under one fingerprint, kept in git.
 
 An evaluation is written once, as a commit that carries its fingerprint (`Fingerprint`,
-`Eval-Setup`, `Skills-Tree` trailers) and names the per-task outcomes file it was scored from
-(`Results`). Finding the incumbent is finding such a commit on main for main's skills tree and
+`Eval-Setup`, `Skills-Id` trailers) and names the per-task outcomes file it was scored from
+(`Results`). Finding the incumbent is finding such a commit on main for main's skills and
 the current setup; nothing else is trusted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ class Evaluation:
 
     fingerprint: str
     setup: str
-    skills_tree: str
+    skills_id: str
     scores: dict[str, float]
 
     @property
@@ -35,6 +36,21 @@ class Evaluation:
     @property
     def solved(self) -> int:
         return sum(score >= 1.0 for score in self.scores.values())
+
+
+PURPOSE = "PURPOSE.md"
+"""A skill's documentation for people (origin, patterns, history): never in any prompt."""
+
+
+def skills_id(ws: Workspace, ref: str, wiki_access: bool = False) -> str:
+    """The id of what the task agent is given at `ref`: every file under skills/ except the
+    PURPOSE.md files (the gate records its decision there on a merge, which must not make the
+    merged skills differ from the validated ones), and the pattern pages when the agent may read
+    the wiki (`agent.wiki_access`)."""
+    files = [[path, mode, hashlib.sha1(data).hexdigest()] for path, mode, data in ws.blobs_with_modes(ref, "skills")
+             if path.rpartition("/")[2] != PURPOSE]
+    wiki = ws.tree_id(ref, "wiki/patterns") if wiki_access else None
+    return hashlib.sha256(json.dumps([files, wiki]).encode()).hexdigest()[:24]
 
 
 def per_task_scores(runs: list[list[Trajectory]]) -> dict[str, float]:
@@ -76,12 +92,12 @@ def read_scores(text: str) -> dict[str, float]:
 def evaluation_at(ws: Workspace, commit: Commit) -> Evaluation | None:
     """The evaluation a commit records, or None when it records none (or its file is gone)."""
     meta = commit.meta
-    if not (meta.fingerprint and meta.results and meta.setup and meta.skills_tree):
+    if not (meta.fingerprint and meta.results and meta.setup and meta.skills_id):
         return None
     text = ws.read_file(commit.sha, meta.results)
     if text is None:
         return None
-    return Evaluation(meta.fingerprint, meta.setup, meta.skills_tree, read_scores(text))
+    return Evaluation(meta.fingerprint, meta.setup, meta.skills_id, read_scores(text))
 
 
 def find_evaluation(ws: Workspace, ref: str, fingerprint: str) -> tuple[Commit, Evaluation] | None:

@@ -125,5 +125,5 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
         # same command finds the run complete; after it, the person has seen it end.
         (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
         final = harness.recorded(MAIN)
-        score = final[1].mean if final else incumbent_score(ws) or 0.0
+        score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
         return EvolveResult(done, target, score, decisions, stopped_early)

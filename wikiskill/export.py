@@ -1,7 +1,8 @@
 """Export the accepted skills as plain Agent Skills folders that any agent loads as they are.
 
 `export_skills(ws, DIR, ref)` writes `DIR/<name>/` (SKILL.md plus every other file the skill's
-folder holds at `ref`, byte for byte, executable bits kept). A manifest in DIR records which files
+folder holds at `ref`, byte for byte, executable bits kept), except that a Markdown link that would
+leave DIR (PURPOSE.md's `../../wiki/...`) is dropped and its text kept. A manifest in DIR records which files
 the export wrote, so a re-export rewrites nothing that is unchanged, removes the skills that are
 gone, and never deletes or overwrites a file that it did not write itself.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import WikiskillError
+from .links import rewrite_links
 from .skills import NAME_PATTERN, skill_problems
 from .workspace import MAIN, Workspace
 
@@ -56,6 +58,8 @@ def export_skills(ws: Workspace, dest: Path, ref: str = MAIN) -> ExportResult:
     _write_manifest(dest, ref, commit, union)
     for name, files in sorted(skills.items()):
         for relative, (data, executable) in sorted(files.items()):
+            if relative.endswith(".md"):
+                data = _contained_links(f"{name}/{relative}", data)
             if _write_if_changed(dest / name / relative, data, executable):
                 result.written.append(f"{name}/{relative}")
     for name, relatives in sorted(previous.items()):
@@ -85,6 +89,23 @@ def exportable(blobs: dict[str, tuple[bytes, bool]]) -> tuple[dict[str, SkillFil
         else:
             skills[name] = files
     return skills, skipped
+
+
+def _contained_links(path: str, data: bytes) -> bytes:
+    """The file with every relative link that resolves outside the export folder dropped."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+    def inside(target: str) -> str | None:
+        local = target.split("#", 1)[0]
+        if not local:
+            return target
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), local))
+        return None if local.startswith("/") or resolved == ".." or resolved.startswith("../") else target
+
+    return rewrite_links(text, inside).encode("utf-8")
 
 
 def _checked_destination(ws: Workspace, dest: Path) -> Path:

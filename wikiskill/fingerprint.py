@@ -3,8 +3,8 @@
 A score means something only together with what produced it. `EvalSetup` holds all of that except
 the skills: the benchmark and its version, the split and the tasks themselves, the agent's model
 and settings, how skills are rendered, the task agent's prompt templates, the wikiskill version,
-the seed and the repeats. The fingerprint of an evaluation is the setup's id with the git tree id
-of `skills/`. It keys the result cache, finds the incumbent, and is a trailer on every commit that
+the seed and the repeats. The fingerprint of an evaluation is the setup's id with the id of the
+skills the agent is given (`evaluation.skills_id`: skills/ without PURPOSE.md). It keys the result cache, finds the incumbent, and is a trailer on every commit that
 records a score, so the gate compares only evaluations that differ in the skills alone.
 
 Left out on purpose: `api_base` (where a model is served, not which model), retries, timeouts and
@@ -29,7 +29,7 @@ AGENT_TEMPLATE_PREFIXES = ("agent_", "skills_")
 
 
 class EvalSetup(BaseModel):
-    """Everything but the skills tree that decides the score of an evaluation."""
+    """Everything but the skills that decides the score of an evaluation."""
 
     benchmark: str
     benchmark_version: str
@@ -50,8 +50,8 @@ class EvalSetup(BaseModel):
     def id(self) -> str:
         return digest(self.model_dump())
 
-    def fingerprint(self, skills_tree: str) -> str:
-        return digest([self.id, skills_tree])
+    def fingerprint(self, skills_id: str) -> str:
+        return digest([self.id, skills_id])
 
 
 def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int = 1,

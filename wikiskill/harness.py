@@ -11,7 +11,7 @@ from typing import Protocol
 
 from .benchmarks import Split, load_benchmark
 from .config import Config, load_config
-from .evaluation import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores
+from .evaluation import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate import GatePolicy, gate_policy
 from .history import round_label
@@ -21,6 +21,7 @@ from .skills import Skill, load_skills
 from .team import ModelFactory, Team
 from .trailers import Trailers, format_message
 from .traces import Trajectory, Usage
+from .wikitool import WikiShelf
 from .workspace import MAIN, Commit, Workspace
 
 
@@ -61,7 +62,7 @@ class Evaluated:
 
     def trailers(self, results_path: str) -> dict[str, object]:
         e = self.evaluation
-        return {"score": e.mean, "skills_tree": e.skills_tree, "setup": e.setup, "fingerprint": e.fingerprint,
+        return {"score": e.mean, "skills_id": e.skills_id, "setup": e.setup, "fingerprint": e.fingerprint,
                 "results": results_path}
 
 
@@ -104,8 +105,11 @@ class Harness:
             self._setups[key] = eval_setup(self.config, self.benchmark, split, repeats, first_repeat)
         return self._setups[key]
 
+    def skills_id(self, ref: str) -> str:
+        return skills_id(self.ws, ref, self.config.agent.wiki_access)
+
     def fingerprint(self, ref: str, split: Split = "val", first_repeat: int = 0) -> str:
-        return self.setup(split, first_repeat).fingerprint(self.ws.tree_id(ref, "skills"))
+        return self.setup(split, first_repeat).fingerprint(self.skills_id(ref))
 
     def recorded(self, ref: str, split: Split = "val") -> tuple[Commit, Evaluation] | None:
         """The evaluation of `ref`'s skills under the current setup, if `ref`'s history records one."""
@@ -116,7 +120,7 @@ class Harness:
         """Run the agent with the skills at `ref` on every task of `split`, `repeats` times
         (`cached=False`: from scratch, neither reading nor writing the result cache)."""
         setup = self.setup(split, first_repeat)
-        tree = self.ws.tree_id(ref, "skills")
+        tree = self.skills_id(ref)
         fingerprint = setup.fingerprint(tree)
         runs = []
         for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
@@ -132,12 +136,13 @@ class Harness:
         tasks = self.benchmark.tasks(split)
         cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)
+        shelf = WikiShelf.from_files(self.ws.read_files(ref, "wiki")) if self.config.agent.wiki_access else None
         concurrency = self.config.concurrency
         with self.reporter.tasks(description, len(tasks)) as on_done:
             if self.config.workers > 1 and self._model_factory is None:  # a host's factory cannot cross processes
-                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills), seed)
+                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills), seed, shelf)
                 return run_in_workers(tasks, recipe, self.config.workers, concurrency, self.meter, cache, on_done)
-            return run_tasks(tasks, self.team.agent(skills, seed), concurrency, self.meter, cache, on_done)
+            return run_tasks(tasks, self.team.agent(skills, seed, shelf), concurrency, self.meter, cache, on_done)
 
     def train_results(self, round_number: int) -> list[Trajectory]:
         """The round's train trajectories on main. Maintain and propose both read them, so the

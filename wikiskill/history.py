@@ -32,6 +32,7 @@ class RoundState:
     number: int
     rollout: Commit | None = None
     maintain: Commit | None = None
+    consolidate: Commit | None = None
     gate: Commit | None = None
     branch: str | None = None
     tip: str | None = None
@@ -59,7 +60,7 @@ def completed_rounds(workspace: Workspace) -> int:
 def round_state(workspace: Workspace, number: int) -> RoundState:
     state = RoundState(number)
     for commit in reversed(workspace.log(MAIN)):
-        if commit.meta.round == number and commit.meta.step in (Step.ROLLOUT, Step.MAINTAIN, Step.GATE):
+        if commit.meta.round == number and commit.meta.step in (Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE, Step.GATE):
             setattr(state, commit.meta.step.value, commit)
     prefix = f"{BRANCH_PREFIX}{round_label(number)}-"
     for branch, tip in sorted(workspace.refs(f"refs/heads/{BRANCH_PREFIX}").items()):
@@ -78,10 +79,13 @@ def round_state(workspace: Workspace, number: int) -> RoundState:
     return state
 
 
-def incumbent_score(workspace: Workspace, main_log: list[Commit] | None = None) -> float | None:
-    """The score last recorded for main's current skills tree, under whatever setup it was run."""
-    tree = workspace.tree_id(MAIN, "skills")
+def incumbent_score(workspace: Workspace, wiki_access: bool = False,
+                    main_log: list[Commit] | None = None) -> float | None:
+    """The score last recorded for main's current skills, under whatever setup it was run."""
+    from .evaluation import skills_id
+
+    current = skills_id(workspace, MAIN, wiki_access)
     for commit in main_log if main_log is not None else workspace.log(MAIN):
-        if commit.meta.skills_tree == tree and commit.meta.score is not None:
+        if commit.meta.skills_id == current and commit.meta.score is not None:
             return commit.meta.score
     return None

@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
+from . import lookup
 from .config import SkillsSettings, load_config
 from .errors import ConfigError, WikiskillError, WorkspaceError
 from .lint import working_files
+from .lookup import Hit
 from .skills import Skill, load_skills, markdown_section
 from .skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills
 from .watch import ChangeForwarder
@@ -123,6 +125,12 @@ class SkillSet:
     def render(self, task: str = "", mode: Mode | None = None) -> str:
         """The skills block for a system prompt; `retrieve` picks the skills relevant to `task`."""
         return render_skills(self.skills, self._mode_settings(mode), task)
+
+    def search(self, query: str, corpus: str = "skills", limit: int = 10) -> list[Hit]:
+        """Ranked hits (BM25) in the skills, the wiki's pages or the latest train traces, read at
+        this set's ref (`wikiskill search`)."""
+        return lookup.search(self.workspace, query, lookup.corpus(corpus),
+                             self.commit if self.ref is not None else None, limit)
 
     def tools(self, mode: Mode | None = None) -> list[dict]:
         """Tool schemas (OpenAI format) the host must offer: `load_skill` in index mode."""

@@ -15,30 +15,32 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from urllib.parse import unquote
 
-from .skills import skill_problems
+from .links import SCHEME, links
+from .search import overlap
+from .skills import load_skills, skill_problems
 from .wiki import INDEX, PATTERNS, index_entries
 
 LINTED = ("skills", "wiki")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.DOTALL | re.MULTILINE)
-_CODE_SPAN = re.compile(r"(`+)[^\n]+?\1")
-_INLINE_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*(<[^>\n]*>|\S+)", re.MULTILINE)
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+SKILL_OVERLAP = 0.6
+"""Share of common words (description and instructions) above which two skills are reported."""
 _PAGE = re.compile(rf"^{re.escape(PATTERNS)}/([^/]+)\.md$")
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One thing to fix: the file it is in and what is wrong."""
+    """One thing to fix: the file it is in and what is wrong. A warning is worth a look but does
+    not fail `wikiskill lint`."""
 
     path: str
     message: str
+    warning: bool = False
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{'warning: ' if self.warning else ''}{self.path}: {self.message}"
 
 
 def hidden(path: str) -> bool:
@@ -79,9 +81,10 @@ def _walk(root: Path, folders: tuple[str, ...]) -> Iterator[str]:
 
 
 def lint_workspace(root: Path) -> list[Problem]:
-    """Every problem in the working tree's skills/ and wiki/, uncommitted edits included."""
+    """Every problem in the working tree's skills/ and wiki/, uncommitted edits included, and
+    warnings about skills that overlap."""
     files = working_files(root, *LINTED)
-    problems = lint_files(files, outside=lambda path: (root / path).exists())
+    problems = lint_files(files, outside=lambda path: (root / path).exists()) + skill_overlaps(files)
     problems += [Problem(path, "is a symbolic link; skills/ and wiki/ hold plain files only")
                  for path in symlinks(root, *LINTED)]
     return sorted(set(problems))
@@ -101,6 +104,20 @@ def lint_files(files: Mapping[str, str], outside: Callable[[str], bool] = lambda
             skip = dangling if path == INDEX else set()
             problems += _link_problems(path, text, files, outside, skip)
     return sorted(set(problems))
+
+
+def skill_overlaps(files: Mapping[str, str]) -> list[Problem]:
+    """Warnings for pairs of skills whose description and instructions share most of their words:
+    both reach the prompt, so one of them is probably bloat."""
+    skills = load_skills({path[len("skills/"):]: text for path, text in files.items() if path.startswith("skills/")})
+    warnings = []
+    for first, second in combinations(skills, 2):
+        shared = overlap(f"{first.description} {first.section('Instructions')}",
+                         f"{second.description} {second.section('Instructions')}")
+        if shared >= SKILL_OVERLAP:
+            warnings.append(Problem(first.location, f"overlaps skill {second.name!r} ({shared:.0%} of their words "
+                                    "are shared): merge them or retire one", warning=True))
+    return warnings
 
 
 def _skill_folder_problems(files: Mapping[str, str]) -> list[Problem]:
@@ -128,19 +145,12 @@ def _index_problems(files: Mapping[str, str]) -> tuple[list[Problem], set[str]]:
     return problems, {f"{PATTERNS}/{slug}.md" for slug in listed - pages}
 
 
-def links(text: str) -> list[str]:
-    """Link targets of a Markdown text, code blocks and code spans excluded."""
-    text = _CODE_SPAN.sub("", _FENCE.sub("", text))
-    targets = [m.group(1) for m in _INLINE_LINK.finditer(text)] + [m.group(1) for m in _REFERENCE.finditer(text)]
-    return [target[1:-1] if target.startswith("<") else target for target in targets]
-
-
 def _link_problems(path: str, text: str, files: Mapping[str, str], outside: Callable[[str], bool],
                    skip: set[str]) -> list[Problem]:
     problems = []
     for target in links(text):
         local = unquote(target.split("#", 1)[0].split("?", 1)[0])
-        if not local or _SCHEME.match(target):
+        if not local or SCHEME.match(target):
             continue
         if local.startswith("/"):
             resolved = posixpath.normpath(local.lstrip("/"))

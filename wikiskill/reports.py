@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from .config import load_config
 from .history import completed_rounds, incumbent_score
+from .search import tokens
 from .skills import load_skills
+from .skillsblock import render_skills
 from .trailers import Decision, Step
 from .workspace import MAIN, Commit, Workspace
 
@@ -20,6 +22,8 @@ class Status:
     rounds: int
     incumbent: float | None
     skills: list[str]
+    skills_tokens: int
+    """Tokens (about 4 characters each) of the skills block main's skills put in the agent's prompt."""
     wiki_pages: int
     cost_usd: float
     tokens: int
@@ -43,12 +47,14 @@ def status(ws: Workspace) -> Status:
     config = load_config(ws.root)
     every = ws.log("--all", first_parent=False)
     main_log = ws.log(MAIN)
+    skills = load_skills(ws.read_files(MAIN, "skills"))
     return Status(
         benchmark=config.benchmark,
         model=config.model,
         rounds=completed_rounds(ws),
-        incumbent=incumbent_score(ws, main_log),
-        skills=[skill.name for skill in load_skills(ws.read_files(MAIN, "skills"))],
+        incumbent=incumbent_score(ws, config.agent.wiki_access, main_log),
+        skills=[skill.name for skill in skills],
+        skills_tokens=tokens(render_skills(skills, config.skills)),
         wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
         cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
         tokens=sum(c.meta.tokens or 0 for c in every),

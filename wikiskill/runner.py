@@ -26,6 +26,7 @@ from .llm import Meter
 from .redact import Scrubber
 from .roles.agent import Agent
 from .skills import Skill
+from .wikitool import WikiShelf
 from .traces import Trajectory, Usage
 
 
@@ -142,13 +143,14 @@ class AgentRecipe:
     config: Config
     skills: tuple[Skill, ...]
     seed: int | None = None
+    shelf: WikiShelf | None = None
 
     def build(self, meter: Meter) -> Agent:
         from .benchmarks import load_benchmark
         from .team import Team
 
         benchmark = load_benchmark(self.config, self.root)
-        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills), self.seed)
+        return Team(self.config, benchmark, meter, self.state_dir).agent(list(self.skills), self.seed, self.shelf)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,11 @@
 
 from __future__ import annotations
 
-import re
-
 from .config import SkillsSettings
 from .prompts import render
+from .search import rank, tokens
 from .skills import Skill
 
-CHARS_PER_TOKEN = 4
 LOAD_SKILL_TOOL = {
     "type": "function",
     "function": {
@@ -58,28 +56,13 @@ def load_skill(skills: list[Skill], name: str) -> str:
     return f"No skill named {name!r}. Available: {names}."
 
 
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
 def retrieve(skills: list[Skill], task: str, top_k: int, token_budget: int) -> list[Skill]:
     """The top-k skills for `task` by BM25, kept within `token_budget` (best first)."""
-    if not skills:
-        return []
-    import bm25s
-
-    corpus = [_tokens(f"{s.name.replace('-', ' ')} {s.description} {s.section('When to Apply')}") for s in skills]
-    query = _tokens(task)
-    if not query or not any(corpus):
-        ranked = list(range(len(skills)))
-    else:
-        retriever = bm25s.BM25()
-        retriever.index(corpus, show_progress=False)
-        scores = retriever.get_scores(query)
-        ranked = sorted(range(len(skills)), key=lambda i: (-scores[i], skills[i].name))
+    corpus = [f"{s.name.replace('-', ' ')} {s.description} {s.section('When to Apply')}" for s in skills]
+    ranked = [index for index, _ in sorted(rank(corpus, task), key=lambda item: (-item[1], skills[item[0]].name))]
     chosen, used = [], 0
     for index in ranked[:top_k]:
-        cost = len(skills[index].body) // CHARS_PER_TOKEN
+        cost = tokens(skills[index].body)
         if chosen and used + cost > token_budget:
             break
         chosen.append(skills[index])

@@ -13,6 +13,7 @@ from .roles.agent import Agent, InteractiveAgent, QAAgent
 from .roles.maintainer import Maintainer
 from .roles.proposer import Library, Proposer
 from .skills import Skill
+from .wikitool import WikiShelf
 
 ModelFactory = Callable[[str], ChatModel]
 
@@ -36,8 +37,9 @@ class Team:
     def offline(self, role: str) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL  # type: ignore[arg-type]
 
-    def agent(self, skills: list[Skill], seed: int | None = None) -> Agent:
-        """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one."""
+    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> Agent:
+        """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
+        `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
         if self.offline("agent"):
             from .offline.agent import OfflineAgent
 
@@ -45,8 +47,9 @@ class Team:
                                 self.config.seed if seed is None else seed)
         model = self._factory("agent")
         if self.benchmark.agent_kind == "qa":
-            return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills)
-        return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills, self.config.agent.max_steps)
+            return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills, shelf)
+        return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills,
+                                self.config.agent.max_steps, shelf)
 
     def maintainer(self):
         if self.offline("maintainer"):

@@ -19,6 +19,7 @@ class Step(str, Enum):
     BASELINE = "baseline"
     ROLLOUT = "rollout"
     MAINTAIN = "maintain"
+    CONSOLIDATE = "consolidate"
     PROPOSE = "propose"
     REAPPLY = "reapply"
     VALIDATE = "validate"
@@ -52,11 +53,12 @@ class Trailers(BaseModel):
     action: str | None = Field(None, alias="Action")
     skill: str | None = Field(None, alias="Skill")
     incumbent: float | None = Field(None, alias="Incumbent")
-    skills_tree: str | None = Field(None, alias="Skills-Tree")
+    skills_id: str | None = Field(None, alias="Skills-Id")
+    """What the task agent was given (see `evaluation.skills_id`)."""
     setup: str | None = Field(None, alias="Eval-Setup")
     """The evaluation setup: everything that decides a score except the skills."""
     fingerprint: str | None = Field(None, alias="Fingerprint")
-    """The evaluation's id: its setup and its skills tree together."""
+    """The evaluation's id: its setup and its skills together."""
     results: str | None = Field(None, alias="Results")
     """Path of the per-task outcomes this commit's score was computed from."""
     incumbent_fingerprint: str | None = Field(None, alias="Incumbent-Fingerprint")
@@ -69,6 +71,13 @@ class Trailers(BaseModel):
     broken: int | None = Field(None, alias="Broken")
     reads: int | None = Field(None, alias="Reads")
     sampled: str | None = Field(None, alias="Sampled")
+    attempts: int | None = Field(None, alias="Attempts")
+    wiki_tokens: int | None = Field(None, alias="Wiki-Tokens")
+    """Tokens of wiki text shown to the maintainer."""
+    refused: int | None = Field(None, alias="Refused")
+    """Maintainer pages refused by the page model (listed in the commit body)."""
+    merged: int | None = Field(None, alias="Merged")
+    retired: int | None = Field(None, alias="Retired")
     reverts: str | None = Field(None, alias="Reverts")
     """Comma-separated ids of the merge commits a rollback reverts."""
     cost_usd: float | None = Field(None, alias="Cost-USD")

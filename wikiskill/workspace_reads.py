@@ -97,9 +97,10 @@ class WorkspaceReads:
         """`(path relative to prefix, mode, bytes)` of every blob under `prefix` at `ref`, read by
         one `ls-tree` and one `cat-file --batch` rather than a round trip per blob. A tree never
         changes, so the last few read are kept by id: the steps of a round read the same skills."""
-        tree = self._object_id(f"{ref}^{{commit}}:{prefix.rstrip('/')}")
+        tree = self._object_id(f"{ref}:{prefix.rstrip('/')}")  # `ref`: a commit, a tag or a tree
         if tree is None:
-            self.resolve(ref)  # raises when `ref` is unknown
+            if self._object_id(ref) is None:
+                raise WorkspaceError(f"unknown git ref {ref!r}")
             return []  # there is no such folder at `ref`
         if tree not in self._trees:
             self._trees[tree] = self._read_tree_blobs(tree)
@@ -220,6 +221,11 @@ class WorkspaceReads:
             return self.repo.git.merge_tree("--write-tree", "--no-messages", ours, theirs).splitlines()[0]
         except git.GitCommandError as exc:
             raise WorkspaceError(f"cannot combine {ours[:8]} with {theirs[:8]}: conflicting changes") from exc
+
+    def blobs_with_modes(self, ref: str, prefix: str) -> list[tuple[str, str, bytes]]:
+        """`(path relative to prefix, git mode, bytes)` of every entry under `prefix` at `ref`,
+        symlinks (mode 120000, their target as bytes) included."""
+        return list(self._blobs_under(ref, prefix))
 
     def blobs(self, ref: str, prefix: str) -> dict[str, tuple[bytes, bool]]:
         """`{path relative to prefix: (bytes, executable)}` of every regular file under `prefix`

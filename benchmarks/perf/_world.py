@@ -2,7 +2,7 @@
 process by `python -m wikiskill.testing.fakeserver --handler _world:handler`.
 
 The task agent answers "3" (right) except for every fifth question (wrong), the maintainer writes
-one pattern page, and the proposer reads four traces then creates a skill that changes nothing.
+one pattern page citing the first trace it was shown, and the proposer reads four traces then creates a skill that changes nothing.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import re
 from wikiskill.testing.fakeserver import Reply
 
 MAINTAINER = {
-    "create_patterns": [{"name": "miscounted-letters", "content": "# Miscounted letters\n\nSome counts are off.\n\n"
-                         "## Root cause\nThe agent skims.\n\n## Fix\nCount one letter at a time.\n"}],
+    "create_patterns": [{"name": "miscounted-letters", "summary": "wrong counts + skimming + count one letter at a time",
+                         "content": "# Miscounted letters\n\n## Description\nSome counts are off.\n\n"
+                         "## Root cause\nThe agent skims.\n\n## Evidence\nSHOWN-TASK answered 4.\n\n"
+                         "## Fix\nCount one letter at a time.\n"}],
     "update_patterns": [],
-    "update_index": "# Wiki index\n\n- [miscounted-letters](patterns/miscounted-letters.md): wrong counts + "
-                    "skimming + count one letter at a time",
     "append_log": "Found miscounted letters.",
 }
 SKILL = ("---\nname: count-letters\ndescription: Count letters one at a time.\n---\n\n## When to Apply\n"
@@ -30,7 +30,8 @@ def handler(body: dict) -> Reply | str:
     messages = body["messages"]
     system = messages[0]["content"] if messages[0]["role"] == "system" else ""
     if system.startswith("You are a Wiki Maintainer Agent"):
-        return json.dumps(MAINTAINER)
+        shown = re.search(r"^# Trace (\S+)", messages[1]["content"], re.MULTILINE)
+        return json.dumps(MAINTAINER).replace("SHOWN-TASK", shown.group(1) if shown else "")
     if system.startswith("You are a Skill Proposer Agent"):
         reads = sum(1 for message in messages if message["role"] == "tool")
         if reads < 4:

@@ -23,6 +23,7 @@ from pathlib import Path
 from _common import MODEL, median_time, qa_suite, table
 
 from wikiskill import api
+from wikiskill.evaluation import skills_id
 from wikiskill.workspace import MAIN, Workspace, format_message
 
 TRACES_PER_ROUND, PAGES_PER_ROUND = 200, 10
@@ -72,14 +73,13 @@ def build_round(ws: Workspace, number: int, index: list[str]) -> None:
     files = {f"skills/{name}/SKILL.md": skill(name, number) for name in names}
     ws.commit(files, format_message(f"{label} propose: create {names[0]}",
                                     trailers(number, "propose", Action="create", Skill=names[0])), branch=branch)
-    tree = ws.tree_id(branch, "skills")
     tip = ws.commit({f"raw/{label}/val.jsonl": '{"id": "val-0", "score": 1.0}\n'}, format_message(
-        f"{label} validate: val", trailers(number, "validate", Score="0.500000", **{"Skills-Tree": tree})), branch=branch)
+        f"{label} validate: val", trailers(number, "validate", Score="0.500000", **{"Skills-Id": skills_id(ws, branch)})), branch=branch)
     impact = (ws.read_file(MAIN, "wiki/skill-impact.md") or "") + f"\n\n## {label} · create · {names[0]}\n"
     gate = trailers(number, "gate", Decision="accepted" if accept else "rejected", Action="create", Skill=names[0],
                     Score="0.500000", Incumbent="0.400000")
     if accept:
-        ws.commit({"wiki/skill-impact.md": impact}, format_message(f"{label} gate: accepted", {**gate, "Skills-Tree": tree}),
+        ws.commit({"wiki/skill-impact.md": impact}, format_message(f"{label} gate: accepted", {**gate, "Skills-Id": skills_id(ws, branch)}),
                   base=ws.merged_tree(MAIN, tip), extra_parents=(tip,))
     else:
         ws.tag(f"rejected/{label}-{names[0]}", tip)
@@ -94,7 +94,7 @@ def build(root: Path, rounds: int) -> Path:
     ws = api.init_workspace(root / "ws", benchmark=f"jsonl:{suite}", model=MODEL, api_base="http://127.0.0.1:9/v1")
     ws.commit({"raw/baseline/val.jsonl": '{"id": "val-0", "score": 0.4}\n'}, format_message(
         "baseline: val won 2/5, score 0.400", {"Round": 0, "Step": "baseline", "Score": "0.400000",
-                                      "Skills-Tree": ws.tree_id(MAIN, "skills")}))
+                                      "Skills-Id": skills_id(ws, MAIN)}))
     ws.tag("baseline", ws.head(MAIN))
     index: list[str] = []
     for number in range(1, rounds + 1):

@@ -13,15 +13,20 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..roles.maintainer import MaintainerOutput, MaintainerResult, PageCreate, PageUpdate, WikiView
-from ..skills import normalize_name
+from ..pages import PageKind, page_slug
+from ..roles.maintainer import Check, MaintainerOutput, MaintainerResult, PageCreate, WikiView
 from ..traces import Trajectory
-from ..wiki import index_entries
 from .rules import group_actions, shape_key
 
 CONTEXT_STEPS = 3
 MAX_EVIDENCE_LINES = 6
 
+DESCRIPTION = {
+    "loss": "Episodes were lost right after an action of the form `{pattern}`.",
+    "gain": "Actions of the form `{pattern}` earned points.",
+    "success": "Every won episode in the sample does `{pattern}`; no failed one does.",
+    "loop": "The agent repeated `{pattern}` several times in one episode without progress.",
+}
 WHY = {
     "loss": ("Episodes ended in a loss right after an action of this form. The agent has no rule "
              "telling it the action is irreversible, so it takes it while exploring."),
@@ -44,7 +49,7 @@ class Finding:
     @property
     def slug(self) -> str:
         prefix = {"loss": "avoid", "gain": "prefer", "success": "finish-with", "loop": "loop"}[self.kind]
-        return normalize_name(f"{prefix} {self.pattern.replace('*', 'x')}")
+        return page_slug(f"{prefix} {self.pattern.replace('*', 'x')}")
 
     def title(self) -> str:
         return {"loss": f"Losing after `{self.pattern}`", "gain": f"Points from `{self.pattern}`",
@@ -65,23 +70,26 @@ class Finding:
         return lines
 
     def page(self) -> str:
-        front = yaml.safe_dump({"kind": self.kind, "rule": self.rule, "pattern": self.pattern}, sort_keys=False)
-        tasks = sorted({task_id for task_id, _, _ in self.evidence})
+        front = yaml.safe_dump({"finding": self.kind, "rule": self.rule, "pattern": self.pattern}, sort_keys=False)
         return "\n".join([
             f"---\n{front.strip()}\n---", "", f"# {self.title()}", "",
-            f"**Problem.** Seen in {len(tasks)} episode(s): {', '.join(tasks)}.", "",
-            f"**Root cause.** {WHY[self.kind]}", "",
-            "**Evidence (exact action sequences).**", *self.evidence_lines(), "",
-            f"**Fix.** {self.fix()}", "",
+            "## Description", "", DESCRIPTION[self.kind].format(pattern=self.pattern), "",
+            "## Root cause", "", WHY[self.kind], "",
+            "## Evidence", "", "Exact action sequences, last action last:", *self.evidence_lines(), "",
+            "## Fix", "", self.fix(), "",
         ])
 
-    def index_line(self) -> str:
-        tasks = len({task_id for task_id, _, _ in self.evidence})
+    def create(self) -> PageCreate:
+        return PageCreate(name=self.slug, title=self.title(), content=self.page(), summary=self.summary(),
+                          kind=PageKind.SUCCESS if self.kind in ("gain", "success") else PageKind.FAILURE,
+                          evidence=sorted({task_id for task_id, _, _ in self.evidence}))
+
+    def summary(self) -> str:
         problem = {"loss": "lost after", "gain": "points from", "success": "every win does",
                    "loop": "repeats"}[self.kind]
         cause = {"loss": "irreversible action taken blindly", "gain": "found only by chance",
                  "success": "failures never reach it", "loop": "exploration exhausted"}[self.kind]
-        return f"- [{self.slug}](patterns/{self.slug}.md): {problem} `{self.pattern}` ({tasks} episodes) + {cause} + {self.fix()}"
+        return f"{problem} `{self.pattern}` + {cause} + {self.fix()}"
 
 
 def _outcome(trace: Trajectory) -> str:
@@ -130,23 +138,14 @@ def _loops(traces: list[Trajectory]) -> list[Finding]:
 
 
 class OfflineMaintainer:
+    """Creates one page per finding; for a page that exists, the harness adds the new evidence."""
+
     def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
-            passed: int, total: int, max_chars: int) -> MaintainerResult:
+            passed: int, total: int, max_chars: int, check: Check = lambda output: []) -> MaintainerResult:
         findings = {f.slug: f for f in mine(traces)}
-        creates, updates = [], []
-        for slug, finding in sorted(findings.items()):
-            if slug in wiki.pages:
-                new_lines = [line for line in finding.evidence_lines() if line not in wiki.pages[slug]]
-                if new_lines:
-                    updates.append(PageUpdate(name=slug, edits=[{"op": "append", "content": "\n".join(
-                        [f"Round {round_number} evidence:", *new_lines])}]))
-            else:
-                creates.append(PageCreate(name=slug, content=finding.page()))
-        lines = {slug: f"- [{title}](patterns/{slug}.md): {description}" for title, slug, description in index_entries(wiki.index)}
-        lines.update({slug: findings[slug].index_line() for slug in findings if slug not in lines})
-        index = "\n".join(["# Wiki index", "", *[lines[slug] for slug in sorted(lines)]])
+        creates = [findings[slug].create() for slug in sorted(findings)]
         summary = (f"Round {round_number}: train {passed}/{total} won (mean score {train_score:.3f}). "
-                   f"Mined {len(traces)} sampled traces: {len(creates)} new pattern(s) "
-                   f"({', '.join(c.name for c in creates) or 'none'}), {len(updates)} page(s) given new evidence.")
-        output = MaintainerOutput(create_patterns=creates, update_patterns=updates, update_index=index, append_log=summary)
+                   f"Mined {len(traces)} sampled traces into {len(creates)} pattern(s): "
+                   f"{', '.join(c.name for c in creates) or 'none'}.")
+        output = MaintainerOutput(create_patterns=creates, append_log=summary)
         return MaintainerResult(output, attempts=1)

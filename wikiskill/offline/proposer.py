@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..roles.proposer import Library, ProposerResult
-from ..skills import Skill, parse_skill, split_front_matter
+from ..pages import parse_page
+from ..skills import Skill, parse_skill
 from .rules import parse_rules, rule_line
 
 SKILL_FOR = {"avoid": "avoid-losing-actions", "prefer": "prefer-scoring-actions"}
@@ -65,17 +66,19 @@ class OfflineProposer:
         return text
 
     def candidates(self, result: ProposerResult) -> list[Candidate]:
+        """Active pages that carry a mined rule (merged and retired pages propose nothing)."""
         found = []
         for path in self.library.list("wiki/patterns"):
             if not path.endswith(".md"):
                 continue
             try:
-                data, _ = split_front_matter(self._read(path, result))
-            except (ValueError, LookupError):
+                page = parse_page(path.rsplit("/", 1)[-1][:-3], self._read(path, result))
+            except LookupError:
                 continue
-            if data.get("rule") in SKILL_FOR and isinstance(data.get("pattern"), str):
-                found.append(Candidate(path.rsplit("/", 1)[-1][:-3], str(data.get("kind")), data["rule"],
-                                       data["pattern"], [str(e) for e in data.get("evidence") or []]))
+            extra = page.meta.model_extra or {}
+            if page.active and extra.get("rule") in SKILL_FOR and isinstance(extra.get("pattern"), str):
+                found.append(Candidate(page.slug, str(extra.get("finding")), extra["rule"], extra["pattern"],
+                                       page.meta.tasks()))
         return found
 
     def run(self, context: dict) -> ProposerResult:

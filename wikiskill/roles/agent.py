@@ -1,7 +1,8 @@
 """The task agent: solves one task with the active skills in its system prompt.
 
 Kinds: `qa` (one answer in <answer></answer>) and `interactive` (one action per turn in a text
-environment). In skills mode `index` both can call `load_skill(name)` to read a skill's body.
+environment). In skills mode `index` both can call `load_skill(name)` to read a skill's body; with
+`agent.wiki_access` both can call `read_wiki(name)` to read a wiki page.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..prompts import render
 from ..skills import Skill
 from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
 from ..traces import Step, Trajectory, Usage
+from ..wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12
@@ -57,12 +59,16 @@ def normalized_score(step: EnvStep) -> float:
 
 
 class _SkillfulChat:
-    """A conversation that resolves `load_skill` tool calls before returning a text reply."""
+    """A conversation that resolves `load_skill` (and `read_wiki`) tool calls before returning a
+    text reply."""
 
-    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings):
+    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings,
+                 shelf: WikiShelf | None = None):
         self.model = model
         self.skills = skills
-        self.tools = [LOAD_SKILL_TOOL] if settings.mode == "index" and skills else None
+        self.shelf = shelf
+        tools = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + ([READ_WIKI_TOOL] if shelf else [])
+        self.tools = tools or None
         self.usage = Usage()
 
     async def reply(self, messages: list[dict]) -> Reply:
@@ -73,18 +79,26 @@ class _SkillfulChat:
             if not reply.tool_calls:
                 return reply
             for call in reply.tool_calls:
-                name = (call.arguments or {}).get("name", "")
-                result = load_skill(self.skills, str(name)) if call.name == LOAD_SKILL_TOOL_NAME else f"Unknown tool {call.name!r}."
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": self._answer(call.name, call.arguments)})
         return reply
+
+    def _answer(self, tool: str, arguments: dict | None) -> str:
+        name = (arguments or {}).get("name", "")
+        if tool == LOAD_SKILL_TOOL_NAME and self.tools and LOAD_SKILL_TOOL in self.tools:
+            return load_skill(self.skills, str(name))
+        if tool == READ_WIKI_TOOL_NAME and self.shelf is not None:
+            return self.shelf.read(name)
+        return f"Unknown tool {tool!r}."
 
 
 class QAAgent:
-    def __init__(self, model: ChatModel, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings):
+    def __init__(self, model: ChatModel, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings,
+                 shelf: WikiShelf | None = None):
         self.model = model
         self.benchmark = benchmark
         self.skills = skills
         self.settings = settings
+        self.shelf = shelf
 
     async def run(self, task: Task) -> Trajectory:
         shown = shown_skills(self.skills, self.settings, task.question)
@@ -93,7 +107,7 @@ class QAAgent:
             {"role": "system", "content": render("agent_qa", skills_block=block)},
             {"role": "user", "content": task.question},
         ]
-        chat = _SkillfulChat(self.model, self.skills, self.settings)
+        chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
         reply = await chat.reply(messages)
         prediction = extract_answer(reply.content)
         return Trajectory(
@@ -121,12 +135,14 @@ class InteractiveAgent:
         skills: list[Skill],
         settings: SkillsSettings,
         max_steps: int,
+        shelf: WikiShelf | None = None,
     ):
         self.model = model
         self.benchmark = benchmark
         self.skills = skills
         self.settings = settings
         self.max_steps = max_steps
+        self.shelf = shelf
 
     async def run(self, task: Task) -> Trajectory:
         env = await asyncio.to_thread(self.benchmark.make_env, task)
@@ -139,7 +155,7 @@ class InteractiveAgent:
         shown = shown_skills(self.skills, self.settings, task.question)
         block = render_block(shown, self.settings)
         system = {"role": "system", "content": render("agent_interactive", skills_block=block)}
-        chat = _SkillfulChat(self.model, self.skills, self.settings)
+        chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
         state: EnvStep = await asyncio.to_thread(env.reset)
         steps: list[Step] = []
         turns: list[dict] = []

@@ -1,45 +1,91 @@
-"""The wiki maintainer: one call that turns sampled traces and the current wiki into wiki edits."""
+"""The wiki maintainer: one call that turns sampled traces and the relevant part of the wiki into
+page edits. Its reply is checked against the page model by the caller's `check`; refused pages
+get one retry with the reasons."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm import ChatModel, extract_json
+from ..pages import PageKind
 from ..prompts import render
+from ..search import tokens
 from ..traces import Trajectory, Usage
 
 
-class PageCreate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
+
+
+class PageCreate(_Reply):
     name: str
+    """Short lowercase slug with hyphens, e.g. `take-examine-move-loop` (no folder, no `.md`)."""
+    title: str = ""
+    """A short human title; empty = the page's first `#` heading."""
+    kind: PageKind = PageKind.FAILURE
+    """Whether the page explains a failure or a success."""
+    summary: str = ""
+    """One line for the index: the problem + its root cause + the fix (required)."""
+    evidence: list[str] = []
+    """Task ids of the traces shown to you that show the pattern (at least one)."""
     content: str
+    """The page as Markdown with the sections `## Description`, `## Root cause`, `## Evidence`
+    (exact action sequences quoted with their task ids) and `## Fix` (the exact action sequence)."""
+    skills: list[str] = []
+    """Names of skills that address this pattern, if any."""
 
 
-class PageUpdate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class PageUpdate(_Reply):
     name: str
-    edits: list
+    """The slug of an existing page."""
+    summary: str | None = None
+    """A new index line for the page; omit to keep the current one."""
+    evidence: list[str] = []
+    """Task ids of the traces shown to you that add evidence for the page."""
+    add_evidence: str = ""
+    """Markdown added at the end of the page's `## Evidence` section (new action sequences)."""
+    edits: list = []
+    """Edits of the page's sections: {"op": "append"|"replace"|"insert_after", "target": "exact
+    existing text", "content": "..."}; a target must be an exact substring of the current page."""
+    skills: list[str] = []
+    """Skills that address this pattern, added to the page's list."""
 
 
-class MaintainerOutput(BaseModel):
-    """The maintainer's JSON reply. Unknown keys are ignored; the two strings are required."""
+class MaintainerOutput(_Reply):
+    """The maintainer's JSON reply. Unknown keys are ignored; `append_log` is required."""
 
-    model_config = ConfigDict(extra="ignore")
     create_patterns: list[PageCreate] = []
+    """New pattern pages."""
     update_patterns: list[PageUpdate] = []
-    update_index: str
+    """Changes to existing pages."""
     append_log: str
+    """A brief summary of this round's findings and actions for wiki/log.md."""
+
+
+def output_schema() -> str:
+    """The reply's JSON schema, generated from the model, as the prompt shows it."""
+    return json.dumps(MaintainerOutput.model_json_schema(), indent=1)
 
 
 @dataclass
 class WikiView:
-    """The whole current wiki as the maintainer sees it."""
+    """The part of the wiki the maintainer sees: the index, recent log sections, and the pages
+    most relevant to the sampled traces (`{slug: text}`)."""
 
     index: str
     log: str
     pages: dict[str, str]
+
+    def tokens(self) -> int:
+        return tokens("\n".join([self.index, self.log, *self.pages.values()]))
+
+
+Check = Callable[[MaintainerOutput], list[str]]
+"""The reasons pages of an output would be refused (empty when every page passes)."""
 
 
 @dataclass
@@ -48,6 +94,8 @@ class MaintainerResult:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
+    retry_reasons: list[str] = field(default_factory=list)
+    """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
 
 
 def parse_output(text: str | None) -> MaintainerOutput:
@@ -66,33 +114,38 @@ def parse_output(text: str | None) -> MaintainerOutput:
 
 
 class Maintainer:
-    """Retries once with the parse error; after that the round's maintain step is recorded as failed."""
+    """One retry, with the parse error or the reasons pages were refused; after that a reply that
+    does not parse fails the step (wiki unchanged), and refused pages are not written."""
 
     def __init__(self, model: ChatModel):
         self.model = model
 
     def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
-            passed: int, total: int, max_chars: int) -> MaintainerResult:
+            passed: int, total: int, max_chars: int, check: Check = lambda output: []) -> MaintainerResult:
         messages = [
-            {"role": "system", "content": render("maintainer_system")},
+            {"role": "system", "content": render("maintainer_system", schema=output_schema())},
             {"role": "user", "content": render(
                 "maintainer_user", round=round_number, train_score=train_score, passed=passed, total=total,
                 index=wiki.index, log=wiki.log, pages=wiki.pages, max_chars=max_chars,
                 traces=[trace.render(max_chars) for trace in traces],
             )},
         ]
-        usage = Usage()
-        error = None
+        result = MaintainerResult(None)
         for attempt in (1, 2):
             reply = self.model.complete(messages)
-            usage = usage + reply.usage
+            result.usage = result.usage + reply.usage
+            result.attempts = attempt
             try:
-                return MaintainerResult(parse_output(reply.content), usage=usage, attempts=attempt)
+                output = parse_output(reply.content)
             except ValueError as exc:
-                error = str(exc)
-                messages += [
-                    reply.message(),
-                    {"role": "user", "content": f"Your reply could not be used: {error}. "
-                     "Reply again with only the JSON object."},
-                ]
-        return MaintainerResult(None, error=error, usage=usage, attempts=2)
+                result.error = str(exc)
+                reasons = [result.error]
+            else:
+                result.output, result.error = output, None
+                reasons = check(output)
+                if not reasons:
+                    return result
+            if attempt == 1:
+                result.retry_reasons = reasons
+                messages += [reply.message(), {"role": "user", "content": render("maintainer_retry", reasons=reasons)}]
+        return result

@@ -39,7 +39,7 @@ TOOLS = [
           {"path": {"type": "string"}}, ["path"]),
     _tool("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
           {"path": {"type": "string"}}, ["path"]),
-    _tool("finish", "Submit your one proposal (create, patch or no_action).",
+    _tool("finish", "Submit your one proposal (create, patch, retire or no_action).",
           {"proposal": {"type": "object", "description": "The proposal object described in the instructions."}},
           ["proposal"]),
 ]

@@ -1,15 +1,20 @@
 """The steps of a round, each one class: `done` asks git whether the step's commit exists (so a
 killed run resumes exactly where it stopped), `run` does it and publishes one commit.
 
-    incumbent  main's skills evaluated under the current setup (skipped when git records it)
-    rollout    the task agent on every train task with main's skills        -> main
-    maintain   sampled traces -> wiki pages                                   -> main
-    propose    one skill change on branch skill/rNNN-<name>, or a recorded no_action/invalid
-    incumbent  again: main may have moved (a rollback, a hand edit, new settings)
-    reapply    main moved since the branch was cut: merge main into it       -> branch
-    validate   the candidate on val, under the same setup as the incumbent   -> branch
-    confirm    (policy `confirm`) a passing candidate again with fresh seeds -> branch
-    gate       the policy's verdict: merge, or tag rejected/...              -> main
+    rollout      the task agent on every train task with main's skills          -> main
+    maintain     sampled traces -> wiki pages (checked against the page model)   -> main
+    consolidate  every `wiki.consolidate_every` rounds: duplicates merged, stale
+                 pages retired                                                    -> main
+    incumbent    main's skills evaluated under the current setup, skipped when git
+                 records it (rerun after a rollback, a hand edit, new settings, or
+                 a wiki change the agent reads with `agent.wiki_access`)          -> main
+    propose      one skill change on branch skill/rNNN-<name>, or a recorded
+                 no_action / invalid                                              -> branch
+    incumbent    again: main may have moved since
+    reapply      main moved after the branch was cut: main merged into it        -> branch
+    validate     the candidate on val, under the incumbent's setup               -> branch
+    confirm      (policy `confirm`) a passing candidate again with fresh seeds   -> branch
+    gate         the policy's verdict: merge, or tag rejected/...                -> main
 
 A step added to the round is one class here and one entry in `round_steps`.
 """
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..trailers import Step
 from .evaluation import Confirm, EnsureIncumbent, Validate
-from .experience import Maintain, Rollout
+from .experience import Consolidate, Maintain, Rollout
 from .gate import Gate
 from .proposal import Propose, Reapply
 
@@ -40,5 +45,5 @@ class RoundStep(Protocol):
 
 
 def round_steps() -> list[RoundStep]:
-    return [EnsureIncumbent(), Rollout(), Maintain(), Propose(), EnsureIncumbent(), Reapply(), Validate(),
-            Confirm(), Gate()]
+    return [Rollout(), Maintain(), Consolidate(), EnsureIncumbent(), Propose(), EnsureIncumbent(), Reapply(),
+            Validate(), Confirm(), Gate()]

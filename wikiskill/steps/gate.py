@@ -7,10 +7,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
+from ..evaluation import Evaluation
 from ..gate import RETIRE, Evidence, Verdict
 from ..history import rejected_tag, round_label
 from ..impact import IMPACT, ImpactEntry, append_entry
+from ..pages import read_pages
+from ..proposals import addressed_pages, record_decision
 from ..trailers import Decision, Step, Trailers
+from ..usage import effect
 from ..workspace import MAIN
 from .evaluation import current_evaluation, incumbent
 
@@ -51,17 +55,17 @@ class Gate:
         validation, candidate = validated
         main_eval = incumbent(harness)
         merged = harness.ws.merged_tree(MAIN, state.tip)
-        if harness.ws.tree_id(merged, "skills") != candidate.skills_tree or candidate.setup != main_eval.setup:
+        if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
             raise WorkspaceError(f"{label}: the validation on {state.branch} is not of main's skills plus the "
                                  "proposal under the current setup; run `wikiskill evolve` again")
         action, name = state.proposal.meta.action or "", state.proposal.meta.skill or ""
+        rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
         verdict = self._verdict(harness, state, candidate, main_eval, action == RETIRE)
         tip = state.tip
         tag = rejected_tag(state.branch)
         accepted = verdict.decision == Decision.ACCEPTED
         where = f"merged from {state.branch} ({tip[:10]})" if accepted else f"tag {tag} ({tip[:10]})"
-        entry = ImpactEntry(number, action, name, verdict.decision, verdict.reason,
-                            harness.ws.body(state.proposal.sha).split("\n\n")[0].strip(), where,
+        entry = ImpactEntry(number, action, name, verdict.decision, verdict.reason, rationale, where,
                             candidate.mean, main_eval.mean, verdict.evidence,
                             harness.ws.diff(MAIN, tip, "skills"))
         changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
@@ -71,9 +75,12 @@ class Gate:
         subject = f"{label} gate: {verdict.decision.value} {name} ({verdict.reason})"
         body = "\n".join([verdict.reason, *_task_lines(verdict.evidence)])
         if accepted:
-            # the merge records the evaluation of its own skills tree: the next incumbent is found in git
+            if action != RETIRE:
+                changes.update(_purpose_after_merge(harness, merged, number, action, name, rationale, candidate,
+                                                    main_eval))
+            # the merge records the evaluation of its own skills: the next incumbent is found in git
             trailers = trailers.model_copy(update={
-                "skills_tree": candidate.skills_tree, "setup": candidate.setup,
+                "skills_id": candidate.skills_id, "setup": candidate.setup,
                 "fingerprint": candidate.fingerprint, "results": validation.meta.results})
             harness.commit(subject, trailers, changes, body=body, base=merged, extra_parents=(tip,))
         else:
@@ -104,3 +111,16 @@ def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
 def _task_lines(evidence: Evidence) -> list[str]:
     return [f"{label}: {', '.join(tasks)}" for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken))
             if tasks]
+
+
+def _purpose_after_merge(harness: Harness, merged: str, number: int, action: str, name: str, rationale: str,
+                         candidate: Evaluation, main_eval: Evaluation) -> dict[str, str]:
+    """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
+    decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""
+    path = f"skills/{name}/PURPOSE.md"
+    purpose = harness.ws.read_file(merged, path) or ""
+    pages = read_pages(harness.ws.read_files(MAIN, "wiki"))
+    helped, hurt = effect(candidate.scores, main_eval.scores)
+    return {path: record_decision(purpose, name, number, action, Decision.ACCEPTED.value, candidate.mean,
+                                  main_eval.mean, addressed_pages(purpose, rationale, name, pages), pages, helped,
+                                  hurt)}
