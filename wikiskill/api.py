@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError, WorkspaceError
-from .benchmarks import Split
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
 from .harness import Harness, Reporter
@@ -84,10 +83,8 @@ def open_workspace(path: Path | None = None) -> Workspace:
     return ws
 
 
-def _harness(ws: Workspace, splits: tuple[Split, ...], model: str | None, api_base: str | None,
-             concurrency: int | None, workers: int | None, console=None,
-             model_factory: ModelFactory | None = None) -> Harness:
-    """A harness whose benchmark has `splits` ready: games are generated before anything else runs."""
+def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
+             workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers)
     reporter: Reporter | None = None
@@ -95,17 +92,14 @@ def _harness(ws: Workspace, splits: tuple[Split, ...], model: str | None, api_ba
         from .progress import RichReporter
 
         reporter = RichReporter(console)
-        reporter.info(f"loading the {config.benchmark} benchmark")
-    harness = Harness(ws, config, reporter, model_factory)
-    harness.benchmark.prepare(splits)
-    return harness
+    return Harness(ws, config, reporter, model_factory)
 
 
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
-    harness = _harness(ws, ("val", "train"), model, api_base, concurrency, workers, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     return _evolve(harness, rounds, commit_human_edits)
 
 
@@ -116,7 +110,8 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
     if split not in ("train", "val", "test"):
         raise WikiskillError(f"unknown split {split!r}: use val, test or train")
     ws.resolve(ref)
-    harness = _harness(ws, (split,), model, api_base, concurrency, workers, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    harness.benchmark.prepare((split,))  # type: ignore[arg-type]
     return harness.run_split(split, ref, f"eval {split}")  # type: ignore[arg-type]
 
 
