@@ -92,6 +92,8 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
         from .progress import RichReporter
 
         reporter = RichReporter(console)
+        with console.status(f"loading the {config.benchmark} benchmark"):  # shown at once, gone when done
+            return Harness(ws, config, reporter, model_factory)
     return Harness(ws, config, reporter, model_factory)
 
 
