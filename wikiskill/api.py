@@ -88,10 +88,8 @@ def open_workspace(path: Path | None = None) -> Workspace:
     return ws
 
 
-def _harness(ws: Workspace, splits: tuple[Split, ...], model: str | None, api_base: str | None,
-             concurrency: int | None, workers: int | None, console=None,
-             model_factory: ModelFactory | None = None) -> Harness:
-    """A harness whose benchmark has `splits` ready: games are generated before anything else runs."""
+def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
+             workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers)
     reporter: Reporter | None = None
@@ -99,10 +97,9 @@ def _harness(ws: Workspace, splits: tuple[Split, ...], model: str | None, api_ba
         from .progress import RichReporter
 
         reporter = RichReporter(console)
-        reporter.info(f"loading the {config.benchmark} benchmark")
-    harness = Harness(ws, config, reporter, model_factory)
-    harness.benchmark.prepare(splits)
-    return harness
+        with console.status(f"loading the {config.benchmark} benchmark"):  # shown at once, gone when done
+            return Harness(ws, config, reporter, model_factory)
+    return Harness(ws, config, reporter, model_factory)
 
 
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
@@ -112,7 +109,7 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
     ws.refuse_if_locked()  # refusals come before the benchmark is loaded or prepared
     if not commit_human_edits:
         check_human_edits(ws, commit_them=False)
-    harness = _harness(ws, ("val", "train"), model, api_base, concurrency, workers, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     return _evolve(harness, rounds, commit_human_edits)
 
 
@@ -129,7 +126,8 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
     split = _split(split)
     ws.resolve(ref)
-    harness = _harness(ws, (split,), model, api_base, concurrency, workers, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    harness.benchmark.prepare((split,))
     return harness.evaluate(ref, split, f"eval {split}")
 
 
@@ -142,7 +140,8 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
 
     split = _split(split)
     ws.resolve(ref_a), ws.resolve(ref_b)
-    harness = _harness(ws, (split,), model, api_base, concurrency, workers, console, model_factory)
+    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
+    harness.benchmark.prepare((split,))
     return _compare(harness, ref_a, ref_b, split)
 
 
@@ -152,7 +151,9 @@ def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .audit import audit as _audit
 
-    return _audit(_harness(ws, ("val",), model, api_base, concurrency, None, console, model_factory), rerun)
+    harness = _harness(ws, model, api_base, concurrency, None, console, model_factory)
+    harness.benchmark.prepare(("val",))
+    return _audit(harness, rerun)
 
 
 def status(ws: Workspace) -> Status:

@@ -104,6 +104,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
     with ws.lock("wikiskill evolve"):
         ws.recover()
         check_human_edits(ws, commit_human_edits)
+        harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
         done = completed_rounds(ws)
         target = _run_target(harness, rounds, done)
         ensure_baseline(harness)
