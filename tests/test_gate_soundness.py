@@ -330,3 +330,22 @@ def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_ro
     assert flagged.exit_code == 1
     assert "round 2 (spell-letters" in flagged.output
     assert "are not the merged ones" in flagged.output and "claims val 0.900, its results file gives 0.833" in flagged.output
+
+
+def test_a_retire_is_merged_at_an_equal_score_and_a_harmful_one_is_not(after_round_one):
+    from scripted import USELESS
+
+    ws = after_round_one
+    (ws.root / "skills/useless-hint").mkdir()
+    (ws.root / "skills/useless-hint/SKILL.md").write_text(skill_md("useless-hint", USELESS))
+    retire = {"action": "retire", "rationale": "it changes nothing"}
+    world = ScriptedWorld({2: {**retire, "name": "useless-hint"}, 3: {**retire, "name": "spell-letters"}})
+    evolve_scripted(ws, rounds=2, world=world, commit_human_edits=True)
+    equal = gate_of(ws, 2).meta
+    assert (equal.decision, equal.action) == (Decision.ACCEPTED, "retire")
+    assert equal.score == equal.incumbent == pytest.approx(5 / 6)
+    assert not (ws.root / "skills/useless-hint").exists()
+    harmful = gate_of(ws, 3).meta
+    assert (harmful.decision, harmful.score) == (Decision.REJECTED, 0.5)
+    assert (ws.root / "skills/spell-letters/SKILL.md").exists()
+    assert_every_merge_is_sound(ws)
