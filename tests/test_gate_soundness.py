@@ -9,12 +9,13 @@ import pytest
 import yaml
 from conftest import git
 from scripted import SPELL, ScriptedWorld, create, skill_md
+from test_resume import DiesAfter
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
 from wikiskill import api
 from wikiskill.errors import ValidationIndecisive, WorkspaceError
 from wikiskill.evolve import evolve
-from wikiskill.harness import Harness, QuietReporter
+from wikiskill.harness import Harness
 from wikiskill.history import round_state
 from wikiskill.rollback import accepted_merges
 from wikiskill.steps import round_steps
@@ -170,15 +171,6 @@ class PerfectWorld(ScriptedWorld):
 
             return f"<answer>{true_answer(question)}</answer>"
         return super().answer(system, question)
-
-
-class DiesAfter(QuietReporter):
-    def __init__(self, line: str):
-        self.line = line
-
-    def info(self, message: str) -> None:
-        if self.line in message:
-            raise SystemExit("killed")
 
 
 def test_a_round_whose_gate_merged_a_perfect_score_is_finished_before_stopping(tmp_path):

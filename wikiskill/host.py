@@ -56,7 +56,7 @@ class SkillChange:
     step: str | None
     """baseline | propose | gate | rollback | human ... (the `Wikiskill-Step` trailer)."""
     decision: str | None
-    """accepted | rejected | no_action for gate commits (the `Wikiskill-Decision` trailer)."""
+    """A `trailers.Decision` value for gate and rollback commits (the `Wikiskill-Decision` trailer)."""
 
 
 @dataclass(frozen=True)
