@@ -27,10 +27,15 @@ from pathlib import Path
 from _common import MODEL, fake_server, qa_suite, table
 
 from wikiskill import api
-from wikiskill.harness import Harness
+from wikiskill import evolve as evolve_module
+from wikiskill.steps.evaluation import Validate
+from wikiskill.steps.experience import Maintain, Rollout
+from wikiskill.steps.gate import Gate
+from wikiskill.steps.proposal import Propose
 from wikiskill.llm import LiteLLMModel
 
-STEPS = ("baseline", "rollout", "maintain", "propose", "validate", "gate")
+STEPS = {"rollout": Rollout, "maintain": Maintain, "propose": Propose, "validate": Validate, "gate": Gate}
+"""The round's steps timed (the baseline is timed through `record_incumbent`)."""
 
 
 class Recorder:
@@ -59,14 +64,15 @@ class Recorder:
                 recorder.calls.append((started, time.perf_counter()))
 
         LiteLLMModel.acomplete, LiteLLMModel.complete = acomplete, complete
-        for step in STEPS:
-            setattr(Harness, step, self._timed(step, getattr(Harness, step)))
+        for name, step in STEPS.items():
+            step.run = self._timed(name, step.run)
+        evolve_module.record_incumbent = self._timed("baseline", evolve_module.record_incumbent)
 
-    def _timed(self, step: str, method: Callable) -> Callable:
-        def timed(harness, *args, **kwargs):
+    def _timed(self, step: str, function: Callable) -> Callable:
+        def timed(*args, **kwargs):
             started = time.perf_counter()
             try:
-                return method(harness, *args, **kwargs)
+                return function(*args, **kwargs)
             finally:
                 self.steps[step] = (started, time.perf_counter())
         return timed
@@ -105,7 +111,7 @@ def one_round(root: Path, url: str, train: int, concurrency: int, recorder: Reco
     api.evolve(ws, 1)
     ended = time.perf_counter()
     rows = []
-    for step in STEPS:
+    for step in ("baseline", *STEPS):
         start, end = recorder.steps[step]
         wall, model = end - start, recorder.in_calls(start, end)
         rows.append(_row(train, concurrency, step, wall, model))
