@@ -172,10 +172,12 @@ class Harness:
             self.config.sampling.max_chars,
         )
         trailers = {"Round": round_number, "Step": "maintain", "Sampled": ",".join(t.task_id for t in sampled)}
+        transcript = {f"raw/{round_label(round_number)}/maintainer.json": outcome.transcript.to_json()}
         if outcome.output is None:
             self._commit(
                 f"{round_label(round_number)} maintain failed: wiki unchanged",
                 {**trailers, "Status": "failed"},
+                transcript,
                 body=f"The maintainer's reply could not be used after {outcome.attempts} attempts: {outcome.error}",
             )
             return
@@ -184,7 +186,7 @@ class Harness:
         self._commit(
             f"{round_label(round_number)} maintain: {pages} pattern page(s) written",
             trailers,
-            update.changes,
+            {**update.changes, **transcript},
             body="\n".join(f"- {line}" for line in update.report),
         )
 
@@ -205,17 +207,20 @@ class Harness:
         }
         self.reporter.info(f"{round_label(round_number)} propose: the skill proposer is investigating")
         result = self.team.proposer(library).run(context)
+        transcript = {f"raw/{round_label(round_number)}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, self.ws.read_files(MAIN, "skills"), round_number)
         except InvalidProposal as rejected:
             decision = GateDecision("rejected", f"invalid proposal: {rejected.reason}")
-            self._record_without_branch(round_number, rejected.action, rejected.name, rejected.rationale, decision, incumbent)
+            self._record_without_branch(round_number, rejected.action, rejected.name, rejected.rationale, decision,
+                                        incumbent, transcript)
             return
         if proposal.action == "no_action":
             self._record_without_branch(round_number, "no_action", "", proposal.rationale,
-                                        GateDecision("no_action", "the proposer proposed no change"), incumbent)
+                                        GateDecision("no_action", "the proposer proposed no change"), incumbent,
+                                        transcript)
             return
         branch = candidate_branch(round_number, proposal.name)
         if self.ws.head(branch) is None:
@@ -224,20 +229,20 @@ class Harness:
             f"{round_label(round_number)} propose: {proposal.action} {proposal.name}",
             {"Round": round_number, "Step": "propose", "Action": proposal.action, "Skill": proposal.name,
              "Reads": len(result.reads)},
-            proposal.changes,
+            {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", "\n".join(f"- {note}" for note in proposal.notes)])),
             branch=branch,
         )
 
     def _record_without_branch(self, round_number: int, action: str, name: str, rationale: str,
-                               decision: GateDecision, incumbent: float) -> None:
+                               decision: GateDecision, incumbent: float, transcript: dict[str, str]) -> None:
         entry = impact_entry(round_number, action, name, rationale, decision, None, incumbent, "main (no branch)")
         impact = self.ws.read_file(MAIN, IMPACT) or ""
         self._commit(
             f"{round_label(round_number)} gate: {decision.decision} ({decision.reason})"[:120],
             {"Round": round_number, "Step": "gate", "Decision": decision.decision, "Action": action,
              "Skill": name or None, "Incumbent": f"{incumbent:.6f}"},
-            {IMPACT: f"{impact.rstrip()}\n\n{entry}"},
+            {IMPACT: f"{impact.rstrip()}\n\n{entry}", **transcript},
             body=decision.reason,
         )
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
-from .edits import apply_edits, parse_edits
+from pydantic import BaseModel, Field
+
+from .edits import Edit, apply_edits, parse_edits
 from .errors import ProposalError
 from .redact import scrub
 from .skills import normalize_name, skill_problems, with_front_matter
@@ -13,6 +16,44 @@ MAX_SKILL_CHARS = 20_000
 MAX_RATIONALE_CHARS = 2_000
 PATCHABLE = ("SKILL.md", "PURPOSE.md")
 HISTORY = "## Evolution History"
+
+
+class SkillEdit(Edit):
+    file: Literal["SKILL.md", "PURPOSE.md"] = "SKILL.md"
+
+
+class CreateSkill(BaseModel):
+    """Create a skill (or rewrite one)."""
+
+    action: Literal["create"]
+    name: str = Field(description="lowercase letters, digits and single hyphens, at most 64 characters")
+    skill_md: str = Field(description="the full SKILL.md: YAML front matter with name and description, then "
+                                      "## When to Apply, ## When NOT to Apply and ## Instructions")
+    purpose_md: str = Field("", description="the full PURPOSE.md: ## Origin, ## Patterns Addressed (links to "
+                                            "wiki/patterns/<slug>.md) and ## Evolution History")
+    rationale: str = Field(description="why this change should fix the failures, citing task ids")
+
+
+class PatchSkill(BaseModel):
+    """Edit an existing skill's SKILL.md or PURPOSE.md."""
+
+    action: Literal["patch"]
+    name: str = Field(description="an existing skill's name")
+    edits: list[SkillEdit] = Field(description="edits whose `target` is exact existing text (not needed to append)")
+    rationale: str
+
+
+class NoAction(BaseModel):
+    """Change nothing: no change is likely to help."""
+
+    action: Literal["no_action"]
+    rationale: str
+
+
+class ProposalSchema(BaseModel):
+    """The arguments of `finish`: your one proposal."""
+
+    proposal: CreateSkill | PatchSkill | NoAction
 
 
 class InvalidProposal(ProposalError):

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..errors import ContextOverflow
 from ..llm import ChatModel, extract_json
 from ..prompts import render
 from ..traces import Trajectory, Usage
+from ..transcript import Transcript
 
 
 class PageCreate(BaseModel):
@@ -48,6 +50,7 @@ class MaintainerResult:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
+    transcript: Transcript = field(default_factory=lambda: Transcript(role="maintainer"))
 
 
 def parse_output(text: str | None) -> MaintainerOutput:
@@ -83,16 +86,26 @@ class Maintainer:
         ]
         usage = Usage()
         error = None
+        transcript = Transcript(role="maintainer", messages=messages)
         for attempt in (1, 2):
-            reply = self.model.complete(messages)
-            usage = usage + reply.usage
             try:
-                return MaintainerResult(parse_output(reply.content), usage=usage, attempts=attempt)
+                reply = self.model.complete(messages, response_model=MaintainerOutput)
+            except ContextOverflow as exc:
+                transcript.error = str(exc)
+                return MaintainerResult(None, error=str(exc), usage=usage, attempts=attempt, transcript=transcript)
+            usage = usage + reply.usage
+            turn = transcript.add_turn(reply.content, reply.usage, reply.notes)
+            try:
+                output = parse_output(reply.content)
             except ValueError as exc:
-                error = str(exc)
+                error = turn.error = str(exc)
                 messages += [
                     reply.message(),
                     {"role": "user", "content": f"Your reply could not be used: {error}. "
                      "Reply again with only the JSON object."},
                 ]
-        return MaintainerResult(None, error=error, usage=usage, attempts=2)
+                continue
+            transcript.outcome = output.model_dump()
+            return MaintainerResult(output, usage=usage, attempts=attempt, transcript=transcript)
+        transcript.error = error
+        return MaintainerResult(None, error=error, usage=usage, attempts=2, transcript=transcript)

@@ -1,6 +1,10 @@
-"""The skill proposer: a native tool-calling loop that reads the wiki and traces, then proposes
-one skill change. It reads through a sandboxed `Library` and returns the raw proposal; the
-harness validates and applies it."""
+"""The skill proposer: a tool-calling loop that reads the wiki and traces, then proposes one skill
+change. It reads through a sandboxed `Library` and returns the raw proposal with the whole
+conversation as a transcript; the harness validates and applies the proposal.
+
+Tool calls may come natively or written as text (see toolcalls.py); a reply with neither gets a
+short correction, and a reply that is just a proposal object is taken as `finish`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..llm import ChatModel
+from pydantic import BaseModel, Field
+
+from ..errors import ContextOverflow
+from ..jsontext import json_objects
+from ..llm import ChatModel, Reply, ToolCall
 from ..prompts import render
+from ..proposals import ProposalSchema
+from ..toolcalls import TEXT_CALL_PREFIX, json_schema, tool_spec
 from ..traces import Usage
+from ..transcript import Transcript, TranscriptCall
+
+RESULT_SUMMARY_CHARS = 200
+INVALID_CALL = "Error: invalid call:"
+"""Starts the answer to a call the model got wrong (as opposed to a read that found nothing)."""
 
 
 class Library(Protocol):
@@ -23,26 +38,21 @@ class Library(Protocol):
     def list(self, path: str) -> list[str]: ...
 
 
-def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+class PathArgument(BaseModel):
+    path: str = Field(description="a workspace path, e.g. wiki/index.md, wiki/patterns, traces/<task_id>")
 
 
 TOOLS = [
-    _tool("read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.",
-          {"path": {"type": "string"}}, ["path"]),
-    _tool("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
-          {"path": {"type": "string"}}, ["path"]),
-    _tool("finish", "Submit your one proposal (create, patch or no_action).",
-          {"proposal": {"type": "object", "description": "The proposal object described in the instructions."}},
-          ["proposal"]),
+    tool_spec("read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.",
+              PathArgument),
+    tool_spec("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
+              PathArgument),
+    tool_spec("finish", "Submit your one proposal (create, patch or no_action).", ProposalSchema),
 ]
+TOOL_NAMES = ", ".join(tool["function"]["name"] for tool in TOOLS)
+CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
+              'Without native tool calls, write the call as one JSON object, e.g. '
+              '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
 
 
 @dataclass
@@ -52,6 +62,7 @@ class ProposerResult:
     usage: Usage = field(default_factory=Usage)
     reads: list[str] = field(default_factory=list)
     turns: int = 0
+    transcript: Transcript = field(default_factory=lambda: Transcript(role="proposer"))
 
 
 class Proposer:
@@ -65,36 +76,56 @@ class Proposer:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
         messages = [
             {"role": "system", "content": render(
-                "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns)},
+                "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns,
+                proposal_schema=json.dumps(json_schema(ProposalSchema)["properties"]["proposal"]))},
             {"role": "user", "content": render("proposer_user", **context)},
         ]
         result = ProposerResult(proposal=None)
+        result.transcript.messages = messages
+        try:
+            self._converse(messages, result)
+        except ContextOverflow as exc:
+            result.error = str(exc)
+        result.transcript.outcome = result.proposal
+        result.transcript.error = result.error
+        return result
+
+    def _converse(self, messages: list[dict], result: ProposerResult) -> None:
         traces_read: set[str] = set()
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
             reply = self.model.complete(messages, TOOLS)
             result.usage = result.usage + reply.usage
+            record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
-            if not reply.tool_calls:
-                messages.append({"role": "user", "content": "Use the tools: read what you need, then call `finish`."})
+            calls = reply.tool_calls or _bare_proposal(reply.content)
+            if not calls:
+                record.error = "no tool call"
+                messages.append({"role": "user", "content": CORRECTION.format(names=TOOL_NAMES)})
                 continue
-            for call in reply.tool_calls:
+            if not reply.tool_calls:
+                messages[-1] = Reply(reply.content, calls).message()
+            for call in calls:
                 answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
+                record.calls.append(TranscriptCall(
+                    name=call.name, arguments=call.arguments, result=answer[:RESULT_SUMMARY_CHARS],
+                    protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native"))
+                if answer.startswith(INVALID_CALL):
+                    record.error = answer
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
                 if proposal is not None:
                     result.proposal = proposal
-                    return result
+                    return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
-        return result
 
     def _handle(self, name: str, arguments: dict | None, traces_read: set[str],
                 result: ProposerResult) -> tuple[str, dict | None]:
         if not isinstance(arguments, dict):
-            return "Error: the arguments were not a JSON object.", None
+            return f"{INVALID_CALL} the arguments were not a JSON object.", None
         if name in ("read_file", "list_files"):
             path = arguments.get("path")
             if not isinstance(path, str):
-                return "Error: `path` must be a string.", None
+                return f"{INVALID_CALL} `path` must be a string.", None
             try:
                 if name == "list_files":
                     return "\n".join(self.library.list(path)) or "(empty)", None
@@ -111,9 +142,20 @@ class Proposer:
                         f"before finishing (you have read {len(traces_read)})."), None
             proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
-                return "Error: `proposal` must be a JSON object.", None
+                return f"{INVALID_CALL} `proposal` must be a JSON object.", None
             return "Proposal received.", proposal
-        return f"Error: unknown tool {name!r}; use read_file, list_files or finish.", None
+        return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
+
+
+def _bare_proposal(content: str | None) -> list[ToolCall]:
+    """A reply that holds a proposal object (with an `action`) but no call: taken as `finish`."""
+    try:
+        for value in json_objects(content or ""):
+            if isinstance(value, dict) and isinstance(value.get("action"), str):
+                return [ToolCall(f"{TEXT_CALL_PREFIX}finish", "finish", {"proposal": value}, json.dumps(value))]
+    except ValueError:
+        pass
+    return []
 
 
 def _object(value: object) -> object:
