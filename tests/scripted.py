@@ -5,6 +5,7 @@
   So a skill with the marker lifts val from 0.500 to 0.833, and any other skill changes nothing.
 - The maintainer returns a page about reversal slips.
 - The proposer reads 4 traces, then proposes `proposals[round]`.
+- `wikiskill doctor`'s probes get the tool call and the JSON object they ask for.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from wikiskill.doctor import DOCTOR_SYSTEM
 from wikiskill.testing.fakeserver import Reply
 
 SPELL = "SPELL-OUT-MARKER"
@@ -67,6 +69,10 @@ class ScriptedWorld:
             return reply if isinstance(reply, str) else json.dumps(reply)
         if system.startswith("You are a Skill Proposer Agent"):
             return self.propose(messages)
+        if system.startswith(DOCTOR_SYSTEM):
+            if body.get("tools") or "# Tools" in system:
+                return Reply(tool_calls=[{"name": "report", "arguments": {"status": "ok"}}])
+            return json.dumps({"status": "ok"})
         return self.answer(system, messages[-1]["content"])
 
     def answer(self, system: str, question: str) -> str:
@@ -78,7 +84,7 @@ class ScriptedWorld:
 
     def propose(self, messages: list[dict]) -> Reply:
         round_number = int(re.search(r"Round (\d+)\.", messages[1]["content"]).group(1))
-        reads = sum(1 for m in messages if m["role"] == "tool")
+        reads = sum(1 for m in messages if m["role"] == "assistant")  # one call per turn, native or text
         if reads < 4:
             return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
         proposal = self.proposals.get(round_number, {"action": "no_action", "rationale": "nothing left to try"})

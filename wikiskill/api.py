@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError
+from .llm import check_credentials
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
 from .harness import Harness, Reporter
@@ -64,6 +65,8 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
              workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers)
+    if model_factory is None:
+        check_credentials(config)  # before any progress bar, lock or file: a missing key is one line
     reporter: Reporter | None = None
     if console is not None:
         from .progress import RichReporter
@@ -171,3 +174,28 @@ def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool 
 
 
 __all__ += ["skill_set", "export", "lint", "watch"]
+
+
+# -- looking into rounds and models: show, doctor ------------------------------------------------
+
+if typing.TYPE_CHECKING:
+    from .doctor import RoleCheck
+    from .roundstory import RoundStory
+
+
+def show_round(ws: Workspace, round_number: int) -> RoundStory:
+    """What happened in a round: traces sampled, pages changed, the proposer's reads and proposal
+    (or why it was invalid), the per-task validation and the decision, all read from git."""
+    from .roundstory import round_story
+
+    return round_story(ws, round_number)
+
+
+def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context, price."""
+    from .doctor import diagnose
+
+    return diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base))
+
+
+__all__ += ["show_round", "doctor"]

@@ -1,0 +1,105 @@
+"""What happened in one round, read back from git: `wikiskill show ROUND`.
+
+Main's first-parent history has the round's rollout, maintain and gate commits; the proposal,
+the proposer's transcript and the validation live where the candidate ended: merged into main,
+under a `rejected/` tag, or still on its `skill/` branch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .errors import WikiskillError
+from .history import BRANCH_PREFIX, REJECTED_PREFIX, round_label
+from .workspace import MAIN, Commit, Workspace
+
+
+@dataclass
+class RoundStory:
+    number: int
+    train_score: float | None = None
+    sampled: list[str] = field(default_factory=list)
+    maintain_failed: str | None = None
+    pages_changed: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    proposer_turns: int = 0
+    invalid_outputs: int = 0
+    action: str | None = None
+    skill: str | None = None
+    rationale: str = ""
+    proposer_error: str | None = None
+    validation: list[dict] = field(default_factory=list)
+    decision: str | None = None
+    reason: str = ""
+    score: float | None = None
+    incumbent: float | None = None
+
+
+def _float(value: str | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _step(commits: list[Commit], number: int, step: str) -> Commit | None:
+    return next((c for c in commits if c.trailer("Round") == str(number) and c.trailer("Step") == step), None)
+
+
+def round_story(ws: Workspace, number: int) -> RoundStory:
+    main_log = ws.log(MAIN)
+    if not any(c.trailer("Round") == str(number) and c.trailer("Step") == "rollout" for c in main_log):
+        raise WikiskillError(f"round {number} has not run in this workspace (see `wikiskill log`)")
+    story = RoundStory(number)
+    label = round_label(number)
+    rollout = _step(main_log, number, "rollout")
+    story.train_score = _float(rollout.trailer("Score")) if rollout else None
+    maintain = _step(main_log, number, "maintain")
+    if maintain is not None:
+        story.sampled = [s for s in (maintain.trailer("Sampled") or "").split(",") if s]
+        if maintain.trailer("Status") == "failed":
+            story.maintain_failed = ws.body(maintain.sha)
+        story.pages_changed = ws.changed_paths(maintain.parents[0], maintain.sha, "wiki")
+    gate = _step(main_log, number, "gate")
+    if gate is not None:
+        story.decision, story.reason = gate.trailer("Decision"), ws.body(gate.sha)
+        story.score, story.incumbent = _float(gate.trailer("Score")), _float(gate.trailer("Incumbent"))
+        story.action, story.skill = gate.trailer("Action"), gate.trailer("Skill")
+    refs = [gate.sha] if gate is not None else []
+    refs += [sha for name, sha in sorted(ws.refs(f"refs/tags/{REJECTED_PREFIX}").items())
+             if name.startswith(f"{label}-")]
+    refs += [sha for name, sha in sorted(ws.refs(f"refs/heads/{BRANCH_PREFIX}").items())
+             if name.startswith(f"{label}-")]
+    _read_proposer(ws, story, refs, label)
+    _read_validation(ws, story, refs, label)
+    return story
+
+
+def _read_proposer(ws: Workspace, story: RoundStory, refs: list[str], label: str) -> None:
+    for ref in refs:
+        text = ws.read_file(ref, f"raw/{label}/proposer.json")
+        if text is None:
+            continue
+        transcript = json.loads(text)
+        turns = transcript.get("turns", [])
+        story.proposer_turns = len(turns)
+        story.invalid_outputs = sum(1 for turn in turns if turn.get("error"))
+        story.reads = [str((call.get("arguments") or {}).get("path")) for turn in turns for call in turn.get("calls", [])
+                       if call.get("name") == "read_file" and isinstance(call.get("arguments"), dict)]
+        story.proposer_error = transcript.get("error")
+        outcome = transcript.get("outcome")
+        if isinstance(outcome, dict) and isinstance(outcome.get("rationale"), str):
+            story.rationale = outcome["rationale"]
+        break
+    for ref in refs:
+        propose = _step(ws.log(ref), story.number, "propose")
+        if propose is not None:
+            story.action, story.skill = propose.trailer("Action"), propose.trailer("Skill")
+            story.rationale = ws.body(propose.sha).split("\n\n")[0].strip()
+            break
+
+
+def _read_validation(ws: Workspace, story: RoundStory, refs: list[str], label: str) -> None:
+    for ref in refs:
+        text = ws.read_file(ref, f"raw/{label}/val.jsonl")
+        if text is not None:
+            story.validation = [json.loads(line) for line in text.splitlines() if line.strip()]
+            return
