@@ -61,7 +61,7 @@ def fit_messages(messages: list[dict], limit_tokens: int, tools: list[dict] | No
         return Fitted(messages)
     fitted = [dict(message) for message in messages]
     notes = []
-    excess_chars = int(excess * CHARS_PER_TOKEN) + 1
+    excess_chars = int((excess + len(messages)) * CHARS_PER_TOKEN) + 1  # each message rounds up a token
     older = range(2, len(fitted) - KEPT_RECENT_MESSAGES)
     shortened = 0
     for index in older:
