@@ -45,13 +45,33 @@ def test_auto_switches_to_text_once_the_model_writes_its_call_as_text():
         second = chat.complete(MESSAGES + [first.message(), {"role": "tool", "tool_call_id": first.tool_calls[0].id,
                                                              "content": "wiki/index.md"}], TOOLS)
     assert first.tool_calls[0].name == "list_files" and first.tool_calls[0].arguments == {"path": "wiki"}
-    assert any("text tool protocol" in note for note in first.notes)
+    assert any("the text tool protocol from now on" in note for note in first.notes)
     assert chat.protocol == ToolProtocol.TEXT and second.tool_calls[0].name == "list_files"
     later = server.requests[1]
     assert "tools" not in later
     assert "# Tools" in later["messages"][0]["content"] and '"path"' in later["messages"][0]["content"]
     assert [m["role"] for m in later["messages"]] == ["system", "user", "assistant", "user"]
     assert later["messages"][-1]["content"].startswith("Result of list_files:\nwiki/index.md")
+
+
+def test_a_required_call_under_the_text_protocol_is_held_to_the_calls_schema():
+    with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL]), text_tools=True) as server:
+        chat = model(server)
+        first = chat.complete(MESSAGES, TOOLS, call_required=True)
+        chat.complete(MESSAGES, TOOLS, call_required=True)
+        chat.complete(MESSAGES, TOOLS)
+    assert first.tool_calls[0].name == "list_files"
+    assert "response_format" not in server.requests[0]  # native tools were offered first
+    schema = server.requests[1]["response_format"]["json_schema"]["schema"]
+    assert [option["properties"]["name"]["const"] for option in schema["anyOf"]] == ["read_file", "list_files", "finish"]
+    assert "response_format" not in server.requests[2]  # a reply that may be prose is not constrained
+
+
+def test_auto_switches_to_text_when_a_required_call_comes_back_as_prose():
+    with FakeOpenAIServer(lambda body: "I would read the wiki first.") as server:
+        chat = model(server)
+        reply = chat.complete(MESSAGES, TOOLS, call_required=True)
+    assert reply.tool_calls == [] and chat.protocol == ToolProtocol.TEXT
 
 
 def test_native_protocol_never_parses_text():

@@ -47,6 +47,7 @@ def test_a_model_without_native_tool_calls_gets_its_proposal_to_validation(text_
     proposer = role_requests(requests, "You are a Skill Proposer Agent")
     assert "tools" in proposer[0] and all("tools" not in body for body in proposer[1:])
     assert all("# Tools" in body["messages"][0]["content"] for body in proposer[1:])
+    assert all(body["response_format"]["json_schema"]["name"] == "tool_call" for body in proposer[1:])
     gate = git(ws, "log", "-1", "--format=%(trailers:key=Wikiskill-Decision,valueonly)", "main").strip()
     assert gate == "accepted"
     assert (ws / "skills/spell-letters/SKILL.md").is_file()

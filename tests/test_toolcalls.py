@@ -116,7 +116,7 @@ def test_the_proposer_corrects_a_reply_without_a_call_and_takes_a_bare_proposal_
 
 def test_the_proposer_reports_a_context_overflow_as_its_error():
     class Overflowing:
-        def complete(self, messages, tools=None, response_model=None):
+        def complete(self, messages, tools=None, response_model=None, call_required=False):
             raise ContextOverflow("the proposer's system prompt (9000 tokens) does not fit its context window")
 
     result = Proposer(Overflowing(), Library(), max_turns=3, min_trace_reads=0).run(CONTEXT)

@@ -28,7 +28,8 @@ class WorldModel:
         self.world = world
         self.calls = 0
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
+                 call_required=False) -> Reply:
         self.calls += 1
         answer = self.world({"messages": messages, "tools": tools})
         if isinstance(answer, str):
@@ -37,7 +38,8 @@ class WorldModel:
                           json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
         return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None) -> Reply:
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
+                        call_required=False) -> Reply:
         return self.complete(messages, tools)
 
 

@@ -49,7 +49,8 @@ class RoleSettings(_Section):
     """How the role calls tools: `native` tool calls; `text` (the tools and their JSON schemas are
     described in the prompt and a call is a JSON object `{"name": ..., "arguments": ...}` in the
     reply, bare, fenced or in a `<tool_call>` block); `auto` sends native tools and switches to
-    `text` once the model answers without a native call or its server rejects tools."""
+    `text` once the model writes a call as text, answers a turn that needs a call without a
+    native one, or its server rejects tools."""
     response_format: StructuredOutput = StructuredOutput.AUTO
     """JSON replies (the maintainer's): `json_schema` sends the reply's JSON schema as
     `response_format`; `off` never does; `auto` sends it when litellm says the model supports it or

@@ -29,7 +29,7 @@ from .context import conversation_tokens, fit_messages
 from .errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from .jsontext import extract_json
 from .redact import Scrubber, scrub
-from .toolcalls import TEXT_CALL_PREFIX, as_text_conversation, json_schema, parse_text_calls
+from .toolcalls import TEXT_CALL_PREFIX, as_text_conversation, call_schema, json_schema, parse_text_calls
 from .traces import Usage
 
 __all__ = ["ChatModel", "LiteLLMModel", "Meter", "Reply", "ResponseCache", "ToolCall", "check_credentials",
@@ -86,13 +86,15 @@ class ChatModel(Protocol):
 
     `response_model`: the reply should be a JSON object of this pydantic model (its schema may be
     sent as `response_format`; the role still extracts and validates the JSON itself).
+    `call_required`: every reply should call one of `tools` (the proposer's loop); under the text
+    protocol the reply may then be held to a call's JSON schema with `response_format`.
     """
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
-                 response_model: type[BaseModel] | None = None) -> Reply: ...
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
-                        response_model: type[BaseModel] | None = None) -> Reply: ...
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
 
 
 _RESUME = "; finished tasks are kept: raise the budget in wikiskill.yaml and run the command again to continue"
@@ -273,8 +275,8 @@ class LiteLLMModel:
     # -- calls --------------------------------------------------------------------------------
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
-                 response_model: type[BaseModel] | None = None) -> Reply:
-        call = _Call(self, messages, tools, response_model)
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = _Call(self, messages, tools, response_model, call_required)
         hit = call.cached()
         if hit is not None:
             return hit
@@ -289,8 +291,8 @@ class LiteLLMModel:
             return call.finish(response, litellm)
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
-                        response_model: type[BaseModel] | None = None) -> Reply:
-        call = _Call(self, messages, tools, response_model)
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = _Call(self, messages, tools, response_model, call_required)
         hit = call.cached()
         if hit is not None:
             return hit
@@ -310,11 +312,12 @@ class _Call:
     decisions between attempts (back off, retry at once in another form, or give up)."""
 
     def __init__(self, model: LiteLLMModel, messages: list[dict], tools: list[dict] | None,
-                 response_model: type[BaseModel] | None):
+                 response_model: type[BaseModel] | None, call_required: bool = False):
         self.model = model
         self.messages = messages
         self.tools = tools or None
         self.response_model = response_model
+        self.call_required = call_required
         self.attempt = 0
         self.timeouts = 0
         self.overflows = 0
@@ -346,8 +349,9 @@ class _Call:
         if settings.api_base:
             request["api_base"] = settings.api_base
         if self.response_model is not None and model._sends_schema():
-            request["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": self.response_model.__name__, "schema": json_schema(self.response_model), "strict": False}}
+            request["response_format"] = _schema_format(self.response_model.__name__, json_schema(self.response_model))
+        elif self.call_required and self._text_protocol() and model._sends_schema():
+            request["response_format"] = _schema_format("tool_call", call_schema(self.tools or []))
         return request
 
     def cached(self) -> Reply | None:
@@ -374,9 +378,9 @@ class _Call:
             names = {tool["function"]["name"] for tool in self.tools}
             reply.tool_calls = [ToolCall(f"{TEXT_CALL_PREFIX}{next(model._text_ids)}", call.name, call.arguments,
                                          call.raw_arguments) for call in parse_text_calls(reply.content, names)]
-            if reply.tool_calls and model.protocol == ToolProtocol.AUTO:
+            if model.protocol == ToolProtocol.AUTO and (reply.tool_calls or self.call_required):
                 model.protocol = ToolProtocol.TEXT
-                self.notes.append("the model wrote its tool call as text: the text tool protocol from now on")
+                self.notes.append("no native tool call: the text tool protocol from now on")
         reply.notes = self.notes + reply.notes
         model.meter.add(model.role, reply.usage)
         if model.cache is not None:
@@ -443,6 +447,10 @@ class _Call:
         self.notes.append(f"the server reported a context overflow; fitted into {self.shrink:.0%} of the window")
         self.request = self._build()
         return 0.0
+
+
+def _schema_format(name: str, schema: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
 
 
 def _is_overflow(name: str, text: str) -> bool:

@@ -54,6 +54,14 @@ def tool_spec(name: str, description: str, arguments: type[BaseModel]) -> dict:
                                              "parameters": json_schema(arguments)}}
 
 
+def call_schema(tools: list[dict]) -> dict:
+    """The JSON schema of one text call to any of `tools`: what a server that turns schemas into
+    grammars (llama.cpp, vLLM, Ollama) can hold a reply to, so even a weak model writes a call."""
+    return {"anyOf": [{"type": "object", "properties": {"name": {"const": tool["function"]["name"]},
+                                                         "arguments": tool["function"].get("parameters", {})},
+                       "required": ["name", "arguments"]} for tool in tools]}
+
+
 def describe_tools(tools: list[dict]) -> str:
     """The prompt section that teaches the text protocol (prompts/tools_text.j2)."""
     shown = [{"name": tool["function"]["name"], "description": tool["function"].get("description", ""),

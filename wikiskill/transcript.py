@@ -14,7 +14,7 @@ class TranscriptCall(BaseModel):
     arguments: object = None
     """As the model sent them (a JSON object when the call was well formed)."""
     protocol: str
-    """`native`, or `text` for a call parsed from the reply's text."""
+    """`native`, `text` for a call parsed from the reply's text, or `offline` (no model)."""
     result: str = ""
     """What the role answered, cut to a line or two (the full text is in `messages`)."""
 

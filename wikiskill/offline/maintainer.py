@@ -15,7 +15,8 @@ import yaml
 
 from ..roles.maintainer import MaintainerOutput, MaintainerResult, PageCreate, PageUpdate, WikiView
 from ..skills import normalize_name
-from ..traces import Trajectory
+from ..traces import Trajectory, Usage
+from ..transcript import Transcript
 from ..wiki import index_entries
 from .rules import group_actions, shape_key
 
@@ -149,4 +150,6 @@ class OfflineMaintainer:
                    f"Mined {len(traces)} sampled traces: {len(creates)} new pattern(s) "
                    f"({', '.join(c.name for c in creates) or 'none'}), {len(updates)} page(s) given new evidence.")
         output = MaintainerOutput(create_patterns=creates, update_patterns=updates, update_index=index, append_log=summary)
-        return MaintainerResult(output, attempts=1)
+        transcript = Transcript(role="maintainer", outcome=output.model_dump())
+        transcript.add_turn(None, Usage(), ["the offline maintainer: fixed rules, no model"])
+        return MaintainerResult(output, attempts=1, transcript=transcript)

@@ -19,7 +19,7 @@ from ..jsontext import json_objects
 from ..llm import ChatModel, Reply, ToolCall
 from ..prompts import render
 from ..proposals import ProposalSchema
-from ..toolcalls import TEXT_CALL_PREFIX, json_schema, tool_spec
+from ..toolcalls import TEXT_CALL_PREFIX, tool_spec
 from ..traces import Usage
 from ..transcript import Transcript, TranscriptCall
 
@@ -76,8 +76,7 @@ class Proposer:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
         messages = [
             {"role": "system", "content": render(
-                "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns,
-                proposal_schema=json.dumps(json_schema(ProposalSchema)["properties"]["proposal"]))},
+                "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns)},
             {"role": "user", "content": render("proposer_user", **context)},
         ]
         result = ProposerResult(proposal=None)
@@ -94,7 +93,7 @@ class Proposer:
         traces_read: set[str] = set()
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
-            reply = self.model.complete(messages, TOOLS)
+            reply = self.model.complete(messages, TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
