@@ -63,7 +63,8 @@ def test_a_required_call_under_the_text_protocol_is_held_to_the_calls_schema():
     assert first.tool_calls[0].name == "list_files"
     assert "response_format" not in server.requests[0]  # native tools were offered first
     schema = server.requests[1]["response_format"]["json_schema"]["schema"]
-    assert [option["properties"]["name"]["const"] for option in schema["anyOf"]] == ["read_file", "list_files", "finish"]
+    names = [option["properties"]["name"]["const"] for option in schema["anyOf"]]
+    assert names == ["read_file", "list_files", "finish"]
     assert "response_format" not in server.requests[2]  # a reply that may be prose is not constrained
 
 

@@ -42,7 +42,8 @@ def test_a_call_is_found_however_it_is_wrapped(name, args, wrapper):
 
 
 @PROPERTY
-@given(text=st.text(max_size=300) | st.sampled_from(["{" * 5000, '{"name": "finish", "arguments": ' * 300, "```json\n{"]))
+@given(text=st.text(max_size=300) | st.sampled_from(
+    ["{" * 5000, '{"name": "finish", "arguments": ' * 300, "```json\n{"]))
 def test_hostile_text_never_raises(text):
     for call in parse_text_calls(text, NAMES):
         assert isinstance(call.name, str) and (call.arguments is None or isinstance(call.arguments, dict))
@@ -108,7 +109,8 @@ def test_the_proposer_corrects_a_reply_without_a_call_and_takes_a_bare_proposal_
     assert result.proposal == proposal and result.turns == 3 and result.reads == ["traces/t1"]
     turns = result.transcript.turns
     assert turns[0].error == "no tool call" and result.transcript.invalid_outputs == 1
-    assert "Without native tool calls, write the call as one JSON object" in server.requests[1]["messages"][-1]["content"]
+    correction = server.requests[1]["messages"][-1]["content"]
+    assert "Without native tool calls, write the call as one JSON object" in correction
     assert turns[1].calls[0].protocol == "text" and "tools" not in server.requests[2]
     assert server.requests[2]["messages"][-1]["content"].startswith("Result of read_file:\ntrace traces/t1")
     assert turns[2].calls[0].name == "finish" and result.transcript.outcome == proposal

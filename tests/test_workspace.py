@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 from scripted import ScriptedWorld
+from workspaces import UNUSED_SERVER
 from typer.testing import CliRunner
 
 from wikiskill import api
@@ -45,7 +46,8 @@ class WorldModel:
 
 def scripted_workspace(path: Path) -> Workspace:
     """An example-qa workspace whose roles will be WorldModels (see `evolve_scripted`)."""
-    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", concurrency=4)
+    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER,
+                              concurrency=4)
 
 
 def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):

@@ -403,13 +403,15 @@ class _Call:
         if name == "PermissionDeniedError" or status == 403:
             raise ModelError(f"{summary} — the key in {_key_names(model.settings)} may not use this model") from None
         if name == "NotFoundError" or status == 404:
-            raise ModelError(f"{summary} — check `{model.role}.model` (or `model`) and `api_base` in wikiskill.yaml") from None
+            raise ModelError(f"{summary} — check `{model.role}.model` (or `model`) and `api_base` "
+                             "in wikiskill.yaml") from None
         if self._degrade(status, text):
             return 0.0
         if name == "Timeout" or status == 408 or "timed out" in text.lower():
             if self.timeouts:
-                raise ProviderUnavailable(f"{summary} (timed out twice, after {model.llm.timeout:g}s and "
-                                          f"{2 * model.llm.timeout:g}s: raise llm.timeout or use a faster model)") from None
+                raise ProviderUnavailable(
+                    f"{summary} (timed out twice, after {model.llm.timeout:g}s and {2 * model.llm.timeout:g}s: "
+                    "raise llm.timeout or use a faster model)") from None
             self.timeouts += 1
             self.notes.append(f"timed out after {model.llm.timeout:g}s; retried once with twice the time")
             return 0.0

@@ -82,7 +82,8 @@ def _read_proposer(ws: Workspace, story: RoundStory, refs: list[str], label: str
         turns = transcript.get("turns", [])
         story.proposer_turns = len(turns)
         story.invalid_outputs = sum(1 for turn in turns if turn.get("error"))
-        story.reads = [str((call.get("arguments") or {}).get("path")) for turn in turns for call in turn.get("calls", [])
+        calls = [call for turn in turns for call in turn.get("calls", [])]
+        story.reads = [str(call["arguments"].get("path")) for call in calls
                        if call.get("name") == "read_file" and isinstance(call.get("arguments"), dict)]
         story.proposer_error = transcript.get("error")
         outcome = transcript.get("outcome")

@@ -9,7 +9,7 @@ short correction, and a reply that is just a proposal object is taken as `finish
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -97,13 +97,12 @@ class Proposer:
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
-            calls = reply.tool_calls or _bare_proposal(reply.content)
+            calls = _numbered(reply.tool_calls or _bare_proposal(reply.content), turn)
             if not calls:
                 record.error = "no tool call"
                 messages.append({"role": "user", "content": CORRECTION.format(names=TOOL_NAMES)})
                 continue
-            if not reply.tool_calls:
-                messages[-1] = Reply(reply.content, calls).message()
+            messages[-1] = Reply(reply.content, calls).message()
             for call in calls:
                 answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
                 record.calls.append(TranscriptCall(
@@ -155,6 +154,13 @@ def _bare_proposal(content: str | None) -> list[ToolCall]:
     except ValueError:
         pass
     return []
+
+
+def _numbered(calls: list[ToolCall], turn: int) -> list[ToolCall]:
+    """The calls with ids of our own (`<protocol prefix><turn>-<n>`): a provider's ids are random,
+    and the transcript of the same conversation should be the same file."""
+    return [replace(call, id=f"{TEXT_CALL_PREFIX if call.id.startswith(TEXT_CALL_PREFIX) else 'call-'}{turn}-{n}")
+            for n, call in enumerate(calls, 1)]
 
 
 def _object(value: object) -> object:
