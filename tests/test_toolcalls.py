@@ -2,6 +2,7 @@
 any hostile text is survived, and every well-formed call is found however it is wrapped."""
 
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,7 @@ from wikiskill.config import LLMSettings, RoleSettings
 from wikiskill.context import conversation_tokens, fit_messages
 from wikiskill.errors import ContextOverflow
 from wikiskill.jsontext import extract_json
-from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.llm import LiteLLMModel, Meter, Reply, ToolCall
 from wikiskill.roles.proposer import TOOLS, Proposer
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.toolcalls import as_text_conversation, describe_tools, parse_text_calls
@@ -138,3 +139,27 @@ def test_fitting_keeps_the_system_prompt_and_stays_under_the_limit(sizes, limit)
         return
     assert conversation_tokens(fitted.messages) <= limit
     assert fitted.messages[0] == messages[0] and len(fitted.messages) == len(messages)
+
+
+class Follower:
+    """A weak model: it finishes at once, and afterwards does exactly what the last answer says."""
+
+    def __init__(self):
+        self.turn = 0
+
+    def complete(self, messages, tools=None, response_model=None, call_required=False):
+        self.turn += 1
+        told = re.search(r'Next, call read_file with (\{.*?\})', str(messages[-1].get("content")))
+        if told:
+            call = ToolCall(f"c{self.turn}", "read_file", json.loads(told.group(1)), told.group(1))
+        else:
+            call = ToolCall(f"c{self.turn}", "finish", {"proposal": {"action": "no_action"}}, "{}")
+        return Reply(None, [call])
+
+
+def test_a_refused_finish_names_the_next_trace_to_read_failures_first():
+    outcomes = [{"id": task, "success": success, "score": float(success), "prediction": "x", "expected": "y"}
+                for task, success in (("t1", True), ("t2", False), ("t3", False))]
+    result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run({**CONTEXT, "outcomes": outcomes})
+    assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
+    assert result.turns == 5  # finish, read, finish, read, finish

@@ -71,6 +71,7 @@ class Proposer:
         self.library = library
         self.max_turns = max_turns
         self.min_trace_reads = min_trace_reads
+        self._trace_order: list[str] = []
 
     def run(self, context: dict) -> ProposerResult:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
@@ -81,6 +82,8 @@ class Proposer:
         ]
         result = ProposerResult(proposal=None)
         result.transcript.messages = messages
+        outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
+        self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         try:
             self._converse(messages, result)
         except ContextOverflow as exc:
@@ -130,19 +133,29 @@ class Proposer:
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
                 return f"Error: {exc.args[0] if exc.args else exc}", None
+            again = is_trace and text in traces_read and len(traces_read) < self.min_trace_reads
             result.reads.append(path)
+            if again:
+                return f"You have read {path} already. {self._next_read(result)}", None
             if is_trace:
                 traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
             return text, None
         if name == "finish":
             if len(traces_read) < self.min_trace_reads:
-                return (f"Error: read at least {self.min_trace_reads} traces with read_file('traces/<task_id>') "
-                        f"before finishing (you have read {len(traces_read)})."), None
+                return (f"Error: read at least {self.min_trace_reads} traces before finishing (you have read "
+                        f"{len(traces_read)}). {self._next_read(result)}"), None
             proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
                 return f"{INVALID_CALL} `proposal` must be a JSON object.", None
             return "Proposal received.", proposal
         return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
+
+
+    def _next_read(self, result: ProposerResult) -> str:
+        """A concrete next call: weak models repeat a refused call unless told exactly what to do."""
+        unread = [path for path in self._trace_order if path not in result.reads]
+        path = unread[0] if unread else "traces/<task_id>"
+        return f'Next, call read_file with {{"path": "{path}"}}.'
 
 
 def _bare_proposal(content: str | None) -> list[ToolCall]:
