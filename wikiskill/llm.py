@@ -253,13 +253,15 @@ class LiteLLMModel:
         info = self._model_info()
         return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
 
+    def _reserved_tokens(self) -> int:
+        """Tokens of the window kept for the completion."""
+        return self.settings.max_tokens or min(MAX_DEFAULT_COMPLETION_TOKENS, self.context_window // 4)
+
     def _completion_tokens(self) -> int | None:
         """The completion cap to send: the setting, or for a model litellm does not know (a local
-        server, which would otherwise generate until its context is full) a share of the window."""
-        if self.settings.max_tokens:
-            return self.settings.max_tokens
-        window, known = self._context()
-        return None if known else min(MAX_DEFAULT_COMPLETION_TOKENS, window // 4)
+        server, which would otherwise generate until its context is full) the reserved share."""
+        known = self._context()[1]
+        return None if known and not self.settings.max_tokens else self._reserved_tokens()
 
     def _sends_schema(self) -> bool:
         if self.structured == StructuredOutput.AUTO:
@@ -335,8 +337,7 @@ class _Call:
         if self._text_protocol():
             messages, tools = as_text_conversation(messages, self.tools or []), None
         completion = model._completion_tokens()
-        budget = int((model.context_window - (completion or min(MAX_DEFAULT_COMPLETION_TOKENS,
-                                                                model.context_window // 4))) * self.shrink)
+        budget = int((model.context_window - model._reserved_tokens()) * self.shrink)
         if conversation_tokens(messages, tools) > budget:
             fitted = fit_messages(messages, budget, tools, model.role)
             messages = fitted.messages
