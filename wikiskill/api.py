@@ -6,10 +6,10 @@ from pathlib import Path
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError
-from .llm import check_credentials
 from .evolve import EvolveResult
 from .evolve import evolve as _evolve
 from .harness import Harness, Reporter
+from .llm import check_credentials
 from .prompts import render
 from .reports import RoundRow, Status, round_rows
 from .reports import status as _status
