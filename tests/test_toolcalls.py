@@ -157,9 +157,9 @@ class Follower:
         return Reply(None, [call])
 
 
-def test_a_refused_finish_names_the_next_trace_to_read_failures_first():
+def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_are_read():
     outcomes = [{"id": task, "success": success, "score": float(success), "prediction": "x", "expected": "y"}
                 for task, success in (("t1", True), ("t2", False), ("t3", False))]
     result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run({**CONTEXT, "outcomes": outcomes})
     assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
-    assert result.turns == 5  # finish, read, finish, read, finish
+    assert result.turns == 4  # finish (refused), read, read (its result says what to read next), finish

@@ -133,17 +133,18 @@ class Proposer:
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
                 return f"Error: {exc.args[0] if exc.args else exc}", None
-            again = is_trace and text in traces_read and len(traces_read) < self.min_trace_reads
             result.reads.append(path)
-            if again:
-                return f"You have read {path} already. {self._next_read(result)}", None
-            if is_trace:
-                traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
-            return text, None
+            if not is_trace:
+                return text, None
+            if text in traces_read:
+                return f"You have read {path} already. {self._next_step(result, traces_read)}", None
+            traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
+            return (f"{text}\n\n[{len(traces_read)} trace(s) read; {self.min_trace_reads} needed before `finish`. "
+                    f"{self._next_step(result, traces_read)}]"), None
         if name == "finish":
             if len(traces_read) < self.min_trace_reads:
                 return (f"Error: read at least {self.min_trace_reads} traces before finishing (you have read "
-                        f"{len(traces_read)}). {self._next_read(result)}"), None
+                        f"{len(traces_read)}). {self._next_step(result, traces_read)}"), None
             proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
                 return f"{INVALID_CALL} `proposal` must be a JSON object.", None
@@ -151,8 +152,12 @@ class Proposer:
         return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
 
 
-    def _next_read(self, result: ProposerResult) -> str:
-        """A concrete next call: weak models repeat a refused call unless told exactly what to do."""
+    def _next_step(self, result: ProposerResult, traces_read: set[str]) -> str:
+        """A concrete next call: weak models repeat a call (even a refused one) unless told
+        exactly what to do next."""
+        if len(traces_read) >= self.min_trace_reads:
+            return ("Next, call finish with your one proposal (create, patch or no_action), as its schema "
+                    "describes, or read a wiki page or another trace first if you need to.")
         unread = [path for path in self._trace_order if path not in result.reads]
         path = unread[0] if unread else "traces/<task_id>"
         return f'Next, call read_file with {{"path": "{path}"}}.'
