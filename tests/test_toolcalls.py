@@ -13,7 +13,9 @@ from wikiskill.context import conversation_tokens, fit_messages
 from wikiskill.errors import ContextOverflow
 from wikiskill.jsontext import extract_json
 from wikiskill.llm import LiteLLMModel, Meter, Reply, ToolCall
+from wikiskill.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.proposer import TOOLS, Proposer
+from wikiskill.skills import skill_problems
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.toolcalls import as_text_conversation, describe_tools, parse_text_calls
 
@@ -163,3 +165,17 @@ def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_a
     result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run({**CONTEXT, "outcomes": outcomes})
     assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
     assert result.turns == 4  # finish (refused), read, read (its result says what to read next), finish
+
+
+def test_a_created_skill_can_be_given_as_its_parts_which_weak_models_manage():
+    parts = {"action": "create", "name": "Spell Letters", "description": "Spell a word\nbefore reversing it.",
+             "when_to_apply": "A task asks to reverse a word.", "when_not_to_apply": "Other tasks.",
+             "instructions": "1. Write one letter per line.\n2. Read them bottom-up.", "rationale": "train-01 failed"}
+    proposal = prepare_proposal(parts, {}, 1)
+    text = proposal.changes["skills/spell-letters/SKILL.md"]
+    assert skill_problems(text, "spell-letters") == []
+    assert "description: Spell a word before reversing it." in text and "## Instructions\n1. Write one" in text
+    with pytest.raises(InvalidProposal, match="`instructions` must be a non-empty string"):
+        prepare_proposal({**parts, "instructions": " "}, {}, 1)
+    whole = prepare_proposal({**parts, "skill_md": text.replace("Read them", "Then read them")}, {}, 1)
+    assert "Then read them bottom-up" in whole.changes["skills/spell-letters/SKILL.md"]  # the whole file wins

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, Field
 
 from .edits import Edit, apply_edits, parse_edits
@@ -23,15 +24,19 @@ class SkillEdit(Edit):
 
 
 class CreateSkill(BaseModel):
-    """Create a skill (or rewrite one)."""
+    """Create a skill (or rewrite one). SKILL.md is built from the four parts, or given whole."""
 
     action: Literal["create"]
     name: str = Field(description="lowercase letters, digits and single hyphens, at most 64 characters")
-    skill_md: str = Field(description="the full SKILL.md: YAML front matter with name and description, then "
-                                      "## When to Apply, ## When NOT to Apply and ## Instructions")
+    description: str = Field(description="what the skill does and when to use it (one or two sentences)")
+    when_to_apply: str = Field(description="the situations the skill is for")
+    when_not_to_apply: str = Field(description="the situations it is not for")
+    instructions: str = Field(description="concrete, numbered steps: exact actions, not vague advice")
+    rationale: str = Field(description="why this change should fix the failures, citing task ids")
+    skill_md: str = Field("", description="instead of the four parts: the full SKILL.md (YAML front matter "
+                                          "with name and description, then the three sections)")
     purpose_md: str = Field("", description="the full PURPOSE.md: ## Origin, ## Patterns Addressed (links to "
                                             "wiki/patterns/<slug>.md) and ## Evolution History")
-    rationale: str = Field(description="why this change should fix the failures, citing task ids")
 
 
 class PatchSkill(BaseModel):
@@ -126,6 +131,21 @@ def _text_field(raw: dict, key: str) -> str:
     return value
 
 
+SKILL_PARTS = {"when_to_apply": "When to Apply", "when_not_to_apply": "When NOT to Apply",
+               "instructions": "Instructions"}
+
+
+def _skill_md(raw: dict, name: str) -> str:
+    """The proposal's SKILL.md: given whole, or built from its description and three sections."""
+    given_whole = raw.get("skill_md") not in (None, "")
+    if given_whole or not any(key in raw for key in ("description", *SKILL_PARTS)):
+        return _text_field(raw, "skill_md")
+    front = yaml.safe_dump({"name": name, "description": " ".join(_text_field(raw, "description").split())},
+                           sort_keys=False, allow_unicode=True, width=1000).strip()
+    sections = "\n\n".join(f"## {title}\n{_text_field(raw, key).strip()}" for key, title in SKILL_PARTS.items())
+    return f"---\n{front}\n---\n\n{sections}\n"
+
+
 def _checked_skill(text: str, name: str, round_number: int) -> str:
     try:
         text = with_front_matter(text, name, {"wikiskill-round": str(round_number)})
@@ -143,7 +163,7 @@ def _create(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_nu
     name = proposal.name
     if f"{name}/SKILL.md" in skill_files:
         proposal.notes.append(f"skill {name!r} exists: this create rewrites it")
-    skill_md = _checked_skill(_text_field(raw, "skill_md"), name, round_number)
+    skill_md = _checked_skill(_skill_md(raw, name), name, round_number)
     purpose = raw.get("purpose_md") if isinstance(raw.get("purpose_md"), str) else ""
     if len(purpose) > MAX_SKILL_CHARS:
         raise InvalidProposal(f"`purpose_md` is longer than {MAX_SKILL_CHARS} characters")
