@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from conftest import git
 from scripted import SPELL, USELESS, ScriptedWorld
+from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.skills import skill_problems
@@ -145,3 +146,11 @@ def test_rollback_reverts_and_the_incumbent_is_reestablished(evolved, tmp_path):
     assert len(val_calls) == 12  # round 3 rollout only: the baseline tree's val score is reused
     status = runner.invoke(app, ["-C", str(ws), "status"])
     assert "incumbent   0.500" in status.output and "3 completed" in status.output
+
+
+def test_show_reads_a_rejected_candidate_from_its_tag(evolved):
+    ws, *_ = evolved
+    story = api.show_round(api.open_workspace(ws), 2)
+    assert (story.action, story.skill, story.decision) == ("create", "useless-hint", "rejected")
+    assert len(story.validation) == 6 and len(story.reads) == 4 and story.proposer_turns == 5
+    assert story.rationale.startswith("reversal tasks fail; Useless Hint")

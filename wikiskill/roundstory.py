@@ -64,10 +64,9 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
         story.score, story.incumbent = _float(gate.trailer("Score")), _float(gate.trailer("Incumbent"))
         story.action, story.skill = gate.trailer("Action"), gate.trailer("Skill")
     refs = [gate.sha] if gate is not None else []
-    refs += [sha for name, sha in sorted(ws.refs(f"refs/tags/{REJECTED_PREFIX}").items())
-             if name.startswith(f"{label}-")]
-    refs += [sha for name, sha in sorted(ws.refs(f"refs/heads/{BRANCH_PREFIX}").items())
-             if name.startswith(f"{label}-")]
+    for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX)):
+        refs += [sha for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())
+                 if name.startswith(f"{prefix}{label}-")]
     _read_proposer(ws, story, refs, label)
     _read_validation(ws, story, refs, label)
     return story
