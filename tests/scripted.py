@@ -89,3 +89,13 @@ class ScriptedWorld:
             return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
         proposal = self.proposals.get(round_number, {"action": "no_action", "rationale": "nothing left to try"})
         return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": proposal}}])
+
+
+def evolve_through_cli(runner, ws, base_url: str, rounds: int) -> None:
+    """`wikiskill init` an example-qa workspace on the local server, then `evolve --rounds N`."""
+    from wikiskill.cli import app
+
+    for args in (["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", base_url],
+                 ["-C", str(ws), "evolve", "--rounds", str(rounds)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from scripted import SPELL, USELESS, ScriptedWorld
+from scripted import SPELL, USELESS, ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -25,11 +25,7 @@ def evolved(tmp_path_factory):
     runner = CliRunner()
     with FakeOpenAIServer(ScriptedWorld()) as server:
         ws = tmp_path_factory.mktemp("e2e") / "ws"
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url])
-        assert result.exit_code == 0, result.output
-        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
-        assert result.exit_code == 0, result.output
+        evolve_through_cli(runner, ws, server.base_url, rounds=2)
         during = server.requests
         result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         assert result.exit_code == 0, result.output

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from scripted import ScriptedWorld
+from scripted import ScriptedWorld, evolve_through_cli
 from typer.testing import CliRunner
 
 from wikiskill import api
@@ -34,11 +34,7 @@ def text_round(tmp_path_factory):
     runner = CliRunner()
     with FakeOpenAIServer(ScriptedWorld(), text_tools=True) as server:
         ws = tmp_path_factory.mktemp("text") / "ws"
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url])
-        assert result.exit_code == 0, result.output
-        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
-        assert result.exit_code == 0, result.output
+        evolve_through_cli(runner, ws, server.base_url, rounds=1)
         yield ws, server.requests, runner
 
 
