@@ -179,3 +179,27 @@ def test_a_created_skill_can_be_given_as_its_parts_which_weak_models_manage():
         prepare_proposal({**parts, "instructions": " "}, {}, 1)
     whole = prepare_proposal({**parts, "skill_md": text.replace("Read them", "Then read them")}, {}, 1)
     assert "Then read them bottom-up" in whole.changes["skills/spell-letters/SKILL.md"]  # the whole file wins
+
+
+class Reader:
+    """A weak model that reads the same trace forever, unless `finish` is all it is offered."""
+
+    def __init__(self):
+        self.offered: list[list[str]] = []
+
+    def complete(self, messages, tools=None, response_model=None, call_required=False):
+        names = [tool["function"]["name"] for tool in tools]
+        self.offered.append(names)
+        if names == ["finish"]:
+            return Reply(None, [ToolCall("c", "finish", {"proposal": {"action": "no_action"}}, "{}")])
+        return Reply(None, [ToolCall("c", "read_file", {"path": "traces/t2"}, '{"path": "traces/t2"}')])
+
+
+@pytest.mark.parametrize(("max_turns", "offered"), [
+    (10, [["read_file", "list_files", "finish"]] * 2 + [["finish"]]),  # a repeated call, enough traces read
+    (2, [["read_file", "list_files", "finish"], ["finish"]]),  # the last turn
+])
+def test_only_finish_is_offered_after_a_repeated_call_or_on_the_last_turn(max_turns, offered):
+    model = Reader()
+    result = Proposer(model, Library(), max_turns=max_turns, min_trace_reads=1).run(CONTEXT)
+    assert model.offered == offered and result.proposal == {"action": "no_action"}

@@ -50,6 +50,7 @@ TOOLS = [
     tool_spec("finish", "Submit your one proposal (create, patch or no_action).", ProposalSchema),
 ]
 TOOL_NAMES = ", ".join(tool["function"]["name"] for tool in TOOLS)
+FINISH_ONLY = [tool for tool in TOOLS if tool["function"]["name"] == "finish"]
 CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
               'Without native tool calls, write the call as one JSON object, e.g. '
               '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
@@ -93,10 +94,15 @@ class Proposer:
         return result
 
     def _converse(self, messages: list[dict], result: ProposerResult) -> None:
+        """Turns until `finish` is accepted. Once enough traces are read, a repeated call or the
+        last turn leaves only `finish` on offer: weak models otherwise read on until time runs out."""
         traces_read: set[str] = set()
+        made: set[str] = set()
+        repeated = False
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
-            reply = self.model.complete(messages, TOOLS, call_required=True)
+            finish_only = (repeated or turn == self.max_turns) and len(traces_read) >= self.min_trace_reads
+            reply = self.model.complete(messages, FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
@@ -108,6 +114,9 @@ class Proposer:
             messages[-1] = Reply(reply.content, calls).message()
             for call in calls:
                 answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
+                key = f"{call.name} {call.raw_arguments}"
+                repeated = repeated or key in made
+                made.add(key)
                 record.calls.append(TranscriptCall(
                     name=call.name, arguments=call.arguments, result=answer[:RESULT_SUMMARY_CHARS],
                     protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native"))
