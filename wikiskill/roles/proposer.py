@@ -3,7 +3,8 @@ change. It reads through a sandboxed `Library` and returns the raw proposal with
 conversation as a transcript; the harness validates and applies the proposal.
 
 Tool calls may come natively or written as text (see toolcalls.py); a reply with neither gets a
-short correction, and a reply that is just a proposal object is taken as `finish`.
+short correction, and a reply that is just a proposal object is taken as `finish`. Answers end
+with the concrete next call to make, which small models follow where they ignore instructions.
 """
 
 from __future__ import annotations
