@@ -74,6 +74,7 @@ class Proposer:
         self.max_turns = max_turns
         self.min_trace_reads = min_trace_reads
         self._trace_order: list[str] = []
+        self._failures = 0
 
     def run(self, context: dict) -> ProposerResult:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
@@ -86,6 +87,7 @@ class Proposer:
         result.transcript.messages = messages
         outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
+        self._failures = sum(1 for row in outcomes if not row.get("success"))
         try:
             self._converse(messages, result)
         except ContextOverflow as exc:
@@ -166,8 +168,14 @@ class Proposer:
         """A concrete next call: weak models repeat a call (even a refused one) unless told
         exactly what to do next."""
         if len(traces_read) >= self.min_trace_reads:
-            return ("Next, call finish with your one proposal (create, patch or no_action), as its schema "
-                    "describes, or read a wiki page or another trace first if you need to.")
+            failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[:self._failures][:3])
+            example = {"name": "finish", "arguments": {"proposal": {
+                "action": "create", "name": "<skill-name>", "description": "<what it does and when to use it>",
+                "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
+                "instructions": "1. <exact step>\n2. <exact step>",
+                "rationale": f"<why it fixes {failed or 'the failures'}>"}}}
+            return (f"Next, call finish with your one proposal, e.g. {json.dumps(example)} (or a patch, or "
+                    "no_action if no change can help), or read a wiki page or another trace first if you need to.")
         unread = [path for path in self._trace_order if path not in result.reads]
         path = unread[0] if unread else "traces/<task_id>"
         return f'Next, call read_file with {{"path": "{path}"}}.'
