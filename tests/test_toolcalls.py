@@ -165,6 +165,9 @@ def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_a
     result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run({**CONTEXT, "outcomes": outcomes})
     assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
     assert result.turns == 4  # finish (refused), read, read (its result says what to read next), finish
+    last_read = result.transcript.messages[-3]["content"]
+    assert 'Next, call finish with your one proposal, e.g. {"name": "finish"' in last_read
+    assert '"action": "create"' in last_read and "<why it fixes t2, t3>" in last_read
 
 
 def test_a_created_skill_can_be_given_as_its_parts_which_weak_models_manage():
