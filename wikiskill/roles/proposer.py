@@ -105,6 +105,8 @@ class Proposer:
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
             finish_only = (repeated or turn == self.max_turns) and len(traces_read) >= self.min_trace_reads
+            if finish_only:
+                messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
             reply = self.model.complete(messages, FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
@@ -144,7 +146,7 @@ class Proposer:
                     return "\n".join(self.library.list(path)) or "(empty)", None
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
-                return f"Error: {exc.args[0] if exc.args else exc}", None
+                return f"Error: {exc.args[0] if exc.args else exc}. {self._next_step(result, traces_read)}", None
             result.reads.append(path)
             if not is_trace:
                 return text, None
