@@ -9,9 +9,10 @@ same command as a subprocess, its process group is SIGKILLed at a trigger drawn 
 RNG, and the command is re-run until it exits (a run killed after it printed that its last round
 is complete has finished: for its user, and here). A point resumed cleanly when:
 
-- the history has the reference's shape: the (Round, Step, Decision, Skill, Score) trailers and
-  the raw/, skills/ and wiki page trees of every commit on `git log --first-parent main`, the
-  side branches of merges, the tags (and what rejected tags hold); no branch is left over;
+- the history has the reference's shape: the (Round, Step, Decision, Skill, Score) trailers, the
+  raw/ files (but the role transcripts, which quote commit ids) and the skills/ and wiki page
+  trees of every commit on `git log --first-parent main`, the side branches of merges, the tags
+  (and what rejected tags hold); no branch is left over;
 - `git fsck --full` is clean, the working tree is clean and no sync marker is left;
 - no finished per-task result was recomputed: every task is in its step's result journal
   exactly once, and the task agent got at most the reference's requests plus the ones in
@@ -32,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -69,8 +71,17 @@ def git(ws: Path, *args: str, check: bool = True) -> str:
 
 # -- what a finished workspace looks like ---------------------------------------------------------
 
-TREES = ("raw", "skills", "wiki/patterns", "wiki/index.md", "wiki/log.md")
+TREES = ("skills", "wiki/patterns", "wiki/index.md", "wiki/log.md")
 KEYS = ("Round", "Step", "Decision", "Skill", "Score")
+# Role transcripts record prompts that quote commit ids (skill-impact.md names the merged tip), and
+# commit ids differ between runs as dates do; every other file under raw/ must be identical.
+TRANSCRIPT = re.compile(r"^raw/r\d{3}/(maintainer|proposer)\.json$")
+
+
+def _raw_files(ws: Path, sha: str) -> tuple[str, ...]:
+    """(blob id, path) of every file under raw/ at `sha` but the role transcripts."""
+    listing = git(ws, "ls-tree", "-r", sha, "--", "raw", check=False).splitlines()
+    return tuple(line.split(" ", 2)[2] for line in listing if not TRANSCRIPT.match(line.split("\t", 1)[-1]))
 
 
 def _commits(ws: Path, *rev: str) -> list[tuple]:
@@ -83,7 +94,8 @@ def _commits(ws: Path, *rev: str) -> list[tuple]:
         sha, parents, trailer_text = record.strip("\n").split("\x1f")
         trailers = dict(line.split(": ", 1) for line in trailer_text.splitlines() if ": " in line)
         trees = git(ws, "rev-parse", *(f"{sha}:{path}" for path in TREES), check=False).split()
-        rows.append((*(trailers.get(f"Wikiskill-{key}") for key in KEYS), len(parents.split()), *trees))
+        rows.append((*(trailers.get(f"Wikiskill-{key}") for key in KEYS), len(parents.split()), *trees,
+                     _raw_files(ws, sha)))
     return rows
 
 

@@ -6,6 +6,7 @@
 - The maintainer returns a page about reversal slips, citing the first trace it was shown
   (`SHOWN-TASK` in a reply stands for that trace's task id).
 - The proposer reads 4 traces, then proposes `proposals[round]`.
+- `wikiskill doctor`'s probes get the tool call and the JSON object they ask for.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 
+from wikiskill.doctor import DOCTOR_SYSTEM
 from wikiskill.testing.fakeserver import Reply
 
 SPELL = "SPELL-OUT-MARKER"
@@ -72,6 +74,10 @@ class ScriptedWorld:
             return (reply if isinstance(reply, str) else json.dumps(reply)).replace("SHOWN-TASK", shown.group(1))
         if system.startswith("You are a Skill Proposer Agent"):
             return self.propose(messages)
+        if system.startswith(DOCTOR_SYSTEM):
+            if body.get("tools") or "# Tools" in system:
+                return Reply(tool_calls=[{"name": "report", "arguments": {"status": "ok"}}])
+            return json.dumps({"status": "ok"})
         return self.answer(system, messages[-1]["content"])
 
     def answer(self, system: str, question: str) -> str:
@@ -83,8 +89,18 @@ class ScriptedWorld:
 
     def propose(self, messages: list[dict]) -> Reply:
         round_number = int(re.search(r"Round (\d+)\.", messages[1]["content"]).group(1))
-        reads = sum(1 for m in messages if m["role"] == "tool")
+        reads = sum(1 for m in messages if m["role"] == "assistant")  # one call per turn, native or text
         if reads < 4:
             return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
         proposal = self.proposals.get(round_number, {"action": "no_action", "rationale": "nothing left to try"})
         return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": proposal}}])
+
+
+def evolve_through_cli(runner, ws, base_url: str, rounds: int) -> None:
+    """`wikiskill init` an example-qa workspace on the local server, then `evolve --rounds N`."""
+    from wikiskill.cli import app
+
+    for args in (["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", base_url],
+                 ["-C", str(ws), "evolve", "--rounds", str(rounds)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output

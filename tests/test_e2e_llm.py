@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from scripted import SPELL, USELESS, ScriptedWorld
+from scripted import SPELL, USELESS, ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.workspace import Workspace
@@ -28,11 +28,7 @@ def evolved(tmp_path_factory):
     runner = CliRunner()
     with FakeOpenAIServer(ScriptedWorld()) as server:
         ws = tmp_path_factory.mktemp("e2e") / "ws"
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url])
-        assert result.exit_code == 0, result.output
-        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
-        assert result.exit_code == 0, result.output
+        evolve_through_cli(runner, ws, server.base_url, rounds=2)
         during = server.requests
         result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         assert result.exit_code == 0, result.output
@@ -183,3 +179,11 @@ def test_every_score_commit_carries_its_fingerprint(evolved):
         assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Id",
                 "Wikiskill-Results"} <= set(commit), ref
         assert commit["Wikiskill-Results"] in git(ws, "ls-tree", "-r", "--name-only", ref, "raw").split()
+
+
+def test_show_reads_a_rejected_candidate_from_its_tag(evolved):
+    ws, *_ = evolved
+    story = api.show_round(api.open_workspace(ws), 2)
+    assert (story.action, story.skill, story.decision) == ("create", "useless-hint", "rejected")
+    assert len(story.validation) == 6 and len(story.reads) == 4 and story.proposer_turns == 5
+    assert story.rationale.startswith("reversal tasks fail; Useless Hint")

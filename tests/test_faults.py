@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from wikiskill.cli import app
 from wikiskill.config import LLMSettings, RoleSettings
-from wikiskill.errors import ModelError
+from wikiskill.errors import ProviderUnavailable
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.llm import LiteLLMModel, Meter, _Call
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"
 ROUND_STEPS = [None, None, "baseline", "rollout", "maintain", "gate"]  # init, config, one round
@@ -126,9 +126,12 @@ class _RateLimited(Exception):
 @pytest.mark.parametrize("attempt", [0, 1, 2])
 def test_backoff_grows_with_jitter_and_is_bounded(attempt):
     model = LiteLLMModel(RoleSettings(model="openai/x"), LLMSettings(retries=3), "agent", Meter())
-    delays = {model._backoff(_RateLimited("slow down"), attempt) for _ in range(20)}
+    call = _Call(model, [{"role": "user", "content": "hi"}], None, None)
+    call.attempt = attempt + 1
+    delays = {call.recover(_RateLimited("slow down")) for _ in range(20)}
     base = 0.5 * 2 ** attempt
     assert all(0.5 * base <= delay <= 1.5 * base for delay in delays)
     assert len(delays) > 10  # jittered, so concurrent retries spread out
-    with pytest.raises(ModelError, match="gave up after 4 attempts"):
-        model._backoff(_RateLimited("slow down"), 3)
+    call.attempt = 4
+    with pytest.raises(ProviderUnavailable, match="gave up after 4 attempts"):
+        call.recover(_RateLimited("slow down"))

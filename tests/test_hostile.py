@@ -240,7 +240,7 @@ class TurnsModel:
         self.turns = list(turns)
         self.messages: list[dict] = []
 
-    def complete(self, messages, tools=None) -> Reply:
+    def complete(self, messages, tools=None, response_model=None, call_required=False) -> Reply:
         self.messages = messages
         if not self.turns:
             return Reply("I am done.")
@@ -248,7 +248,7 @@ class TurnsModel:
         return Reply(None, [ToolCall(f"c{n}", str(call["name"]), call["arguments"], json.dumps(call["arguments"]))
                             for n, call in enumerate(calls)])
 
-    async def acomplete(self, messages, tools=None) -> Reply:
+    async def acomplete(self, messages, tools=None, response_model=None, call_required=False) -> Reply:
         return self.complete(messages, tools)
 
 

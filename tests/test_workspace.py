@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 from scripted import ScriptedWorld
+from workspaces import UNUSED_SERVER
 from typer.testing import CliRunner
 
 from wikiskill import api
@@ -30,7 +31,8 @@ class WorldModel:
         self.world = world
         self.calls = 0
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
+                 call_required=False) -> Reply:
         self.calls += 1
         answer = self.world({"messages": messages, "tools": tools})
         if isinstance(answer, str):
@@ -39,13 +41,15 @@ class WorldModel:
                           json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
         return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
+                        call_required=False) -> Reply:
         return self.complete(messages, tools)
 
 
 def scripted_workspace(path: Path) -> Workspace:
     """An example-qa workspace whose roles will be WorldModels (see `evolve_scripted`)."""
-    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", concurrency=4)
+    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER,
+                              concurrency=4)
 
 
 def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):

@@ -6,6 +6,7 @@ from pathlib import Path
 from wikiskill import api
 from wikiskill.workspace import Workspace, format_message
 
+UNUSED_SERVER = "http://127.0.0.1:9/v1"
 TOPICS = {
     "spell-letters": ("Reverse or spell words letter by letter.", "a task asks to write a word backwards"),
     "convert-units": ("Convert quantities to one unit before combining them.", "grams and kilograms are mixed"),
@@ -23,8 +24,10 @@ def skill_md(name: str, description: str | None = None, when: str | None = None,
 
 
 def new_workspace(tmp_path: Path) -> Workspace:
-    # `offline` plays interactive benchmarks only; no model is ever called in these tests
-    return api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/test-model")
+    # `offline` plays interactive benchmarks only; no model is ever called in these tests (the
+    # closed port stands for a local server, which needs no key)
+    return api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/test-model",
+                              api_base=UNUSED_SERVER)
 
 
 def commit_skills(ws: Workspace, names: list[str], round_number: int = 1, step: str = "gate",

@@ -11,6 +11,7 @@ from .benchmarks import SPLITS, Split
 from .evolve import EvolveResult, check_human_edits
 from .evolve import evolve as _evolve
 from .harness import Evaluated, Harness, Reporter
+from .llm import check_credentials
 from .prompts import render
 from .reports import RoundRow, Status, round_rows
 from .reports import status as _status
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .compare import Comparison
+    from .doctor import RoleCheck
     from .export import ExportResult
     from .host import SkillSet
     from .lint import Problem
     from .lookup import Hit
+    from .roundstory import RoundStory
     from .usage import SkillUsage
     from .watch import WatchReport
 
@@ -41,6 +44,7 @@ INTERACTIVE_MAX_STEPS = 40
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
+    "show_round", "doctor",
 ]
 
 
@@ -92,6 +96,8 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
              workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers)
+    if model_factory is None:
+        check_credentials(config)  # before any progress bar, lock or file: a missing key is one line
     reporter: Reporter | None = None
     if console is not None:
         from .progress import RichReporter
@@ -243,3 +249,18 @@ def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
     ws.resolve(ref)
     return _skill_usage(ws, ref)
 
+
+
+def show_round(ws: Workspace, round_number: int) -> RoundStory:
+    """What happened in a round: traces sampled, pages changed, the proposer's reads and proposal
+    (or why it was invalid), the per-task validation and the decision, all read from git."""
+    from .roundstory import round_story
+
+    return round_story(ws, round_number)
+
+
+def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context, price."""
+    from .doctor import diagnose
+
+    return diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base))

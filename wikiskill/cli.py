@@ -270,6 +270,59 @@ def rollback_command(
                   "The incumbent is re-validated on the next `evolve`.", markup=False, highlight=False, soft_wrap=True)
 
 
+def _plain(text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("show")
+def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
+    """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
+    per-task validation and the decision."""
+    story = api.show_round(_workspace(ctx), round_number)
+    _plain(f"round {story.number}: train score {_score(story.train_score)}")
+    _plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
+    if story.maintain_failed:
+        _plain(f"  failed: {story.maintain_failed}")
+    _plain(f"  wiki files changed: {', '.join(story.pages_changed) or '(none)'}")
+    _plain(f"propose: {story.proposer_turns} turn(s), {story.invalid_outputs} invalid output(s); "
+        f"read: {', '.join(story.reads) or '(nothing)'}")
+    _plain(f"  proposal: {story.action or '(none)'} {story.skill or ''}".rstrip())
+    if story.rationale:
+        _plain(f"  rationale: {story.rationale}")
+    if story.proposer_error:
+        _plain(f"  proposer: {story.proposer_error}")
+    if story.validation:
+        table = Table("task", "score", "prediction", "expected", title=f"validation: {len(story.validation)} tasks")
+        for row in story.validation:
+            table.add_row(str(row.get("id")), f"{float(row.get('score') or 0):.3f}", _short(row.get("prediction")),
+                          _short(row.get("expected")))
+        console.print(table)
+    else:
+        _plain("validation: (none: the proposal did not reach it)")
+    scores = f" ({_score(story.score)} vs incumbent {_score(story.incumbent)})" if story.score is not None else ""
+    _plain(f"decision: {story.decision or '(not yet)'}{scores}" + (f": {story.reason}" if story.reason else ""))
+
+
+@app.command("doctor")
+def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
+                   api_base: Optional[str] = ApiBaseOption) -> None:
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price."""
+    checks = api.doctor(_workspace(ctx), model=model, api_base=api_base)
+    table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
+    mark = {True: "yes", False: "no", None: "—"}
+    for check in checks:
+        table.add_row(check.role, check.model, mark[check.reachable],
+                      f"{check.latency_s:.2f}s" if check.latency_s is not None else "—", mark[check.json_ok],
+                      f"{check.protocol} ({check.configured_protocol})",
+                      str(check.context_window or "—"), mark[check.price_known])
+    console.print(table)
+    for check in checks:
+        for line in filter(None, [check.problem, *check.notes]):
+            console.print(f"{check.role}: {line}", markup=False, highlight=False, soft_wrap=True)
+    if any(check.failed for check in checks):
+        raise typer.Exit(1)
+
+
 @app.command("export")
 def export_command(
     ctx: typer.Context,

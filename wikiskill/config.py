@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+class ToolProtocol(str, Enum):
+    """How a role's model calls tools."""
+
+    NATIVE = "native"
+    TEXT = "text"
+    AUTO = "auto"
+
+
+class StructuredOutput(str, Enum):
+    """Whether a role that needs JSON sends its schema as `response_format`."""
+
+    JSON_SCHEMA = "json_schema"
+    OFF = "off"
+    AUTO = "auto"
+
+
 class RoleSettings(_Section):
     model: str | None = None
     """litellm model string for this role (e.g. `openai/gpt-4o-mini`); empty = the top-level `model`."""
@@ -26,7 +43,21 @@ class RoleSettings(_Section):
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int | None = None
-    """Cap on completion tokens per call; empty = the provider's default."""
+    """Cap on completion tokens per call; empty = the provider's default (for a model litellm does
+    not know, e.g. on a local server, a quarter of the context window, at most 2048)."""
+    tool_protocol: ToolProtocol = ToolProtocol.AUTO
+    """How the role calls tools: `native` tool calls; `text` (the tools and their JSON schemas are
+    described in the prompt and a call is a JSON object `{"name": ..., "arguments": ...}` in the
+    reply, bare, fenced or in a `<tool_call>` block); `auto` sends native tools and switches to
+    `text` once the model writes a call as text, answers a turn that needs a call without a
+    native one, or its server rejects tools."""
+    response_format: StructuredOutput = StructuredOutput.AUTO
+    """JSON replies (the maintainer's): `json_schema` sends the reply's JSON schema as
+    `response_format`; `off` never does; `auto` sends it when litellm says the model supports it or
+    to an `api_base` server, and stops sending it when the server rejects it."""
+    context_window: int | None = Field(None, ge=1024)
+    """Tokens the model accepts per request; empty = litellm's model info, else 8192. Requests are
+    fitted into it: older tool results shortened first, then the longest sections cut."""
 
 
 class AgentSettings(RoleSettings):
@@ -96,7 +127,8 @@ class LLMSettings(_Section):
     retries: int = Field(4, ge=0)
     """Retries of a call after a rate limit, timeout or server error (with backoff and jitter)."""
     timeout: float = Field(120.0, gt=0)
-    """Seconds before one model call times out."""
+    """Seconds before one model call times out; a timed-out call is retried once, with twice the
+    time, and a second timeout is final."""
     cache: bool = False
     """Keep an on-disk cache of replies at temperature 0 in .wikiskill/ (a re-run is then free)."""
 

@@ -21,6 +21,15 @@ class ModelError(WikiskillError):
     """A model call failed for good (after retries), or its output could not be used."""
 
 
+class ProviderUnavailable(ModelError):
+    """A transient provider failure (timeouts, connection errors, 5xx, rate limits) that outlasted
+    the retries: the provider is down for now, which says nothing about the skills under test."""
+
+
+class ContextOverflow(ModelError):
+    """A required part of a request (e.g. a system prompt) cannot fit the model's context window."""
+
+
 class BudgetExceeded(WikiskillError):
     """A configured spending or call budget is reached; the run stops cleanly and can resume."""
 

@@ -1,32 +1,56 @@
 """Model calls: the only module that imports litellm (lazily: its import alone costs seconds).
 
-It owns retries with backoff, token and cost accounting per role, budgets, an optional on-disk
-response cache, native tool calls and JSON extraction from model text.
+It owns retries (transient failures with backoff; a timeout once, with twice the time; errors
+retrying cannot fix not at all), token and cost accounting per role, budgets, an optional on-disk
+response cache, the tool protocols (native, or calls written as text), `response_format` JSON
+schemas, fitting requests into the context window, and the credential check before a run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import os
 import random
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .config import BudgetSettings, LLMSettings, RoleSettings
-from .errors import BudgetExceeded, ModelError
+from pydantic import BaseModel
+
+from .config import OFFLINE_MODEL, BudgetSettings, Config, LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from .context import conversation_tokens, fit_messages
+from .errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
+from .jsontext import extract_json
 from .redact import Scrubber, scrub
+from .toolcalls import TEXT_CALL_PREFIX, as_text_conversation, call_schema, json_schema, parse_text_calls
 from .traces import Usage
 
+__all__ = ["ChatModel", "LiteLLMModel", "Meter", "Reply", "ResponseCache", "ToolCall", "check_credentials",
+           "extract_json"]
+
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+TRANSIENT_ERRORS = {"Timeout", "APIConnectionError", "RateLimitError", "InternalServerError",
+                    "ServiceUnavailableError", "BadGatewayError", "APIError"}
 LOAD_SKILL_TOOL_NAME = "load_skill"
+DEFAULT_CONTEXT_WINDOW = 8192
+MAX_DEFAULT_COMPLETION_TOKENS = 2048
+CONTEXT_SHRINK = 0.7
+CONTEXT_RETRIES = 2
+KEY_ENV = {
+    "openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",), "groq": ("GROQ_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",), "together_ai": ("TOGETHERAI_API_KEY",),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY",), "cohere": ("COHERE_API_KEY",), "xai": ("XAI_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",), "ollama": (), "ollama_chat": (), "hosted_vllm": (), "lm_studio": (),
+}
+"""The API key variable(s) of common providers, any one of which will do (a test checks them
+against litellm's `validate_environment`); other providers ask litellm, whose import is slow."""
 
 
 @dataclass
@@ -42,6 +66,8 @@ class Reply:
     content: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    notes: list[str] = field(default_factory=list)
+    """What the model layer did to get this reply (context fitted, a setting it fell back from)."""
 
     def message(self) -> dict:
         """The assistant message to append to the conversation."""
@@ -55,11 +81,19 @@ class Reply:
 
 
 class ChatModel(Protocol):
-    """What roles need from a model. Tests may pass any object with these methods."""
+    """What roles need from a model. Tests may pass any object with these methods.
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply: ...
+    `response_model`: the reply should be a JSON object of this pydantic model (its schema may be
+    sent as `response_format`; the role still extracts and validates the JSON itself).
+    `call_required`: every reply should call one of `tools` (the proposer's loop); under the text
+    protocol the reply may then be held to a call's JSON schema with `response_format`.
+    """
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply: ...
+    def complete(self, messages: list[dict], tools: list[dict] | None = None,
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
 
 
 _RESUME = "; finished tasks are kept: raise the budget in wikiskill.yaml and run the command again to continue"
@@ -137,6 +171,7 @@ class ResponseCache:
         return Reply(
             content=data["content"],
             tool_calls=[ToolCall(**call) for call in data["tool_calls"]],
+            notes=["from the response cache"],
             usage=Usage(prompt_tokens=data["prompt_tokens"], completion_tokens=data["completion_tokens"]),
         )
 
@@ -160,7 +195,11 @@ def _litellm():
 
 
 class LiteLLMModel:
-    """A ChatModel over any litellm model string, for one role."""
+    """A ChatModel over any litellm model string, for one role.
+
+    Its tool protocol and response_format start as configured; in `auto` they settle on what
+    the model and its server turn out to do, for the rest of this object's life.
+    """
 
     def __init__(
         self,
@@ -182,91 +221,286 @@ class LiteLLMModel:
         self.checks_budget = role != "agent"
         # The environment's secrets are read once, not rescanned for every reply.
         self._scrub = Scrubber()
+        self.protocol = settings.tool_protocol
+        self.structured = settings.response_format
+        self._window: tuple[int, bool] | None = None
+        self._text_ids = itertools.count(1)
 
-    def _request(self, messages: list[dict], tools: list[dict] | None) -> dict:
-        request: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": messages,
-            "temperature": self.settings.temperature,
-        }
+    # -- what the model is --------------------------------------------------------------------
+
+    def _model_info(self) -> dict:
+        litellm = _litellm()
+        try:
+            return litellm.get_model_info(self.settings.model) or {}
+        except Exception:  # noqa: BLE001 - litellm raises for models it does not know
+            return {}
+
+    @property
+    def context_window(self) -> int:
+        """Prompt tokens the model accepts: the role's setting, litellm's model info, or a default."""
+        return self._context()[0]
+
+    def _context(self) -> tuple[int, bool]:
+        """(context window, whether litellm knows the model)."""
+        if self._window is None:
+            known = self._model_info().get("max_input_tokens")
+            window = self.settings.context_window or known or DEFAULT_CONTEXT_WINDOW
+            self._window = (int(window), bool(known))
+        return self._window
+
+    def price_known(self) -> bool:
+        info = self._model_info()
+        return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
+
+    def _reserved_tokens(self) -> int:
+        """Tokens of the window kept for the completion."""
+        return self.settings.max_tokens or min(MAX_DEFAULT_COMPLETION_TOKENS, self.context_window // 4)
+
+    def _completion_tokens(self) -> int | None:
+        """The completion cap to send: the setting, or for a model litellm does not know (a local
+        server, which would otherwise generate until its context is full) the reserved share."""
+        known = self._context()[1]
+        return None if known and not self.settings.max_tokens else self._reserved_tokens()
+
+    def _sends_schema(self) -> bool:
+        if self.structured == StructuredOutput.AUTO:
+            if self.settings.api_base:
+                return True
+            litellm = _litellm()
+            try:
+                return bool(litellm.supports_response_schema(model=self.settings.model))
+            except Exception:  # noqa: BLE001 - unknown models
+                return False
+        return self.structured == StructuredOutput.JSON_SCHEMA
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def complete(self, messages: list[dict], tools: list[dict] | None = None,
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = _Call(self, messages, tools, response_model, call_required)
+        hit = call.cached()
+        if hit is not None:
+            return hit
+        litellm = _litellm()
+        while True:
+            kwargs = call.kwargs()
+            try:
+                response = litellm.completion(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - _Call.recover classifies it
+                time.sleep(call.recover(exc))
+                continue
+            return call.finish(response, litellm)
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = _Call(self, messages, tools, response_model, call_required)
+        hit = call.cached()
+        if hit is not None:
+            return hit
+        litellm = _litellm()
+        while True:
+            kwargs = call.kwargs()
+            try:
+                response = await litellm.acompletion(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - _Call.recover classifies it
+                await asyncio.sleep(call.recover(exc))
+                continue
+            return call.finish(response, litellm)
+
+
+class _Call:
+    """One logical call: the request as the model's protocol and context window want it, and the
+    decisions between attempts (back off, retry at once in another form, or give up)."""
+
+    def __init__(self, model: LiteLLMModel, messages: list[dict], tools: list[dict] | None,
+                 response_model: type[BaseModel] | None, call_required: bool = False):
+        self.model = model
+        self.messages = messages
+        self.tools = tools or None
+        self.response_model = response_model
+        self.call_required = call_required
+        self.attempt = 0
+        self.timeouts = 0
+        self.overflows = 0
+        self.shrink = 1.0
+        self.notes: list[str] = []
+        self.request = self._build()
+
+    def _text_protocol(self) -> bool:
+        return bool(self.tools) and self.model.protocol == ToolProtocol.TEXT
+
+    def _build(self) -> dict:
+        model = self.model
+        settings = model.settings
+        messages, tools = self.messages, self.tools
+        if self._text_protocol():
+            messages, tools = as_text_conversation(messages, self.tools or []), None
+        completion = model._completion_tokens()
+        budget = int((model.context_window - model._reserved_tokens()) * self.shrink)
+        if conversation_tokens(messages, tools) > budget:
+            fitted = fit_messages(messages, budget, tools, model.role)
+            messages = fitted.messages
+            self.notes += [f"context window {model.context_window}: {note}" for note in fitted.notes]
+        request: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
         if tools:
             request["tools"] = tools
-        if self.settings.max_tokens:
-            request["max_tokens"] = self.settings.max_tokens
-        if self.settings.api_base:
-            request["api_base"] = self.settings.api_base
+        if completion:
+            request["max_tokens"] = completion
+        if settings.api_base:
+            request["api_base"] = settings.api_base
+        if self.response_model is not None and model._sends_schema():
+            request["response_format"] = _schema_format(self.response_model.__name__, json_schema(self.response_model))
+        elif self.call_required and self._text_protocol() and model._sends_schema():
+            request["response_format"] = _schema_format("tool_call", call_schema(self.tools or []))
         return request
 
-    def _call_kwargs(self, request: dict) -> dict:
-        kwargs = dict(request, timeout=self.llm.timeout, num_retries=0, max_retries=0)
-        if request.get("api_base") and request["model"].startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+    def cached(self) -> Reply | None:
+        """A hit costs nothing and makes no request: its usage counts no call and no USD."""
+        cache = self.model.cache
+        return cache.get(ResponseCache.key(self.request)) if cache is not None else None
+
+    def kwargs(self) -> dict:
+        model = self.model
+        if model.checks_budget:
+            model.meter.check()
+        self.attempt += 1
+        timeout = model.llm.timeout * (2 if self.timeouts else 1)
+        kwargs = dict(self.request, timeout=timeout, num_retries=0, max_retries=0)
+        if (self.request.get("api_base") and self.request["model"].startswith("openai/")
+                and not os.environ.get("OPENAI_API_KEY")):
             kwargs["api_key"] = "no-key-needed"  # local OpenAI-compatible servers ignore it
         return kwargs
 
-    def _cached(self, request: dict) -> tuple[str | None, Reply | None]:
-        """A hit costs nothing and makes no request: its usage counts no call and no USD."""
-        if self.cache is None:
-            return None, None
-        key = ResponseCache.key(request)
-        return key, self.cache.get(key)
-
-    def _finish(self, key: str | None, response: Any, litellm: Any) -> Reply:
-        reply = _to_reply(response, litellm, self._scrub)
-        self.meter.add(self.role, reply.usage)
-        if self.cache is not None and key is not None:
-            self.cache.put(key, reply)
+    def finish(self, response: Any, litellm: Any) -> Reply:
+        model = self.model
+        reply = _to_reply(response, litellm, model._scrub)
+        if self.tools and not reply.tool_calls and model.protocol != ToolProtocol.NATIVE:
+            names = {tool["function"]["name"] for tool in self.tools}
+            reply.tool_calls = [ToolCall(f"{TEXT_CALL_PREFIX}{next(model._text_ids)}", call.name, call.arguments,
+                                         call.raw_arguments) for call in parse_text_calls(reply.content, names)]
+            if model.protocol == ToolProtocol.AUTO and (reply.tool_calls or self.call_required):
+                model.protocol = ToolProtocol.TEXT
+                self.notes.append("no native tool call: the text tool protocol from now on")
+        reply.notes = self.notes + reply.notes
+        model.meter.add(model.role, reply.usage)
+        if model.cache is not None:
+            model.cache.put(ResponseCache.key(self.request), reply)
         return reply
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
-        request = self._request(messages, tools)
-        key, hit = self._cached(request)
-        if hit is not None:
-            return hit
-        litellm = _litellm()
-        for attempt in self._attempts():
-            try:
-                return self._finish(key, litellm.completion(**self._call_kwargs(request)), litellm)
-            except Exception as exc:  # noqa: BLE001 - _backoff classifies it
-                time.sleep(self._backoff(exc, attempt))
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
-        request = self._request(messages, tools)
-        key, hit = self._cached(request)
-        if hit is not None:
-            return hit
-        litellm = _litellm()
-        for attempt in self._attempts():
-            try:
-                return self._finish(key, await litellm.acompletion(**self._call_kwargs(request)), litellm)
-            except Exception as exc:  # noqa: BLE001 - _backoff classifies it
-                await asyncio.sleep(self._backoff(exc, attempt))
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    def _attempts(self) -> Iterator[int]:
-        """Attempt numbers up to the retry budget, checking the spending budget before each."""
-        for attempt in range(self.llm.retries + 1):
-            if self.checks_budget:
-                self.meter.check()
-            yield attempt
-
-    def _backoff(self, exc: Exception, attempt: int) -> float:
-        """Seconds to wait before retrying `exc`; raise ModelError when it is final."""
+    def recover(self, exc: Exception) -> float:
+        """Seconds to wait before the next attempt; raise ModelError when the failure is final."""
         if isinstance(exc, (BudgetExceeded, ModelError)):
             raise exc
+        model = self.model
+        name = type(exc).__name__
         status = getattr(exc, "status_code", None)
-        retryable = status in RETRYABLE_STATUS or type(exc).__name__ in {
-            "Timeout", "APIConnectionError", "RateLimitError", "InternalServerError",
-            "ServiceUnavailableError", "BadGatewayError", "APIError",
-        }
-        summary = scrub(f"{self.role} model {self.settings.model}: {type(exc).__name__}: {_first_line(exc)}")
-        if not retryable:
+        text = _first_line(exc)
+        summary = scrub(f"{model.role} model {model.settings.model}: {name}: {text}")
+        if _is_overflow(name, text):
+            return self._retry_smaller(summary)
+        if name == "AuthenticationError" or status == 401 or "credentials" in text.lower() or "api_key" in text:
+            raise ModelError(f"{summary} — {_key_advice(model.settings)}") from None
+        if name == "PermissionDeniedError" or status == 403:
+            raise ModelError(f"{summary} — the key in {_key_names(model.settings)} may not use this model") from None
+        if name == "NotFoundError" or status == 404:
+            raise ModelError(f"{summary} — check `{model.role}.model` (or `model`) and `api_base` "
+                             "in wikiskill.yaml") from None
+        if self._degrade(status, text):
+            return 0.0
+        if name == "Timeout" or status == 408 or "timed out" in text.lower():
+            if self.timeouts:
+                raise ProviderUnavailable(
+                    f"{summary} (timed out twice, after {model.llm.timeout:g}s and {2 * model.llm.timeout:g}s: "
+                    "raise llm.timeout or use a faster model)") from None
+            self.timeouts += 1
+            self.notes.append(f"timed out after {model.llm.timeout:g}s; retried once with twice the time")
+            return 0.0
+        if status not in RETRYABLE_STATUS and name not in TRANSIENT_ERRORS:
             raise ModelError(summary) from None
-        if attempt >= self.llm.retries:
-            raise ModelError(f"{summary} (gave up after {attempt + 1} attempts)") from None
-        retry_after = _retry_after(exc)
-        delay = min(30.0, 0.5 * 2**attempt)
-        return max(retry_after or 0.0, delay * (0.5 + random.random()))
+        if self.attempt > model.llm.retries:
+            raise ProviderUnavailable(f"{summary} (gave up after {self.attempt} attempts)") from None
+        delay = min(30.0, 0.5 * 2 ** (self.attempt - 1))
+        return max(_retry_after(exc) or 0.0, delay * (0.5 + random.random()))
+
+    def _degrade(self, status: int | None, text: str) -> bool:
+        """In `auto`, a server that rejects response_format or tools gets the request without them."""
+        model = self.model
+        if status is not None and status not in (400, 422, 500, 501):
+            return False
+        lowered = text.lower()
+        if "response_format" in self.request and model.structured == StructuredOutput.AUTO and (
+                status in (400, 422) or "schema" in lowered or "response_format" in lowered):
+            model.structured = StructuredOutput.OFF
+            self.notes.append(f"the server rejected response_format ({text[:120]}); sent without it from now on")
+        elif "tools" in self.request and model.protocol == ToolProtocol.AUTO and "tool" in lowered:
+            model.protocol = ToolProtocol.TEXT
+            self.notes.append(f"the server rejected tools ({text[:120]}); the text tool protocol from now on")
+        else:
+            return False
+        self.request = self._build()
+        return True
+
+    def _retry_smaller(self, summary: str) -> float:
+        if self.overflows >= CONTEXT_RETRIES:
+            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times: "
+                                  f"set `{self.model.role}.context_window` to the server's real size)") from None
+        self.overflows += 1
+        self.shrink *= CONTEXT_SHRINK
+        self.notes.append(f"the server reported a context overflow; fitted into {self.shrink:.0%} of the window")
+        self.request = self._build()
+        return 0.0
+
+
+def _schema_format(name: str, schema: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+
+
+def _is_overflow(name: str, text: str) -> bool:
+    lowered = text.lower()
+    return name == "ContextWindowExceededError" or any(
+        phrase in lowered for phrase in ("context length", "context window", "context size", "too many tokens",
+                                         "maximum context", "exceeds the available context"))
+
+
+# -- credentials, checked before a run starts ----------------------------------------------------
+
+
+def _provider(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+def _key_names(settings: RoleSettings) -> str:
+    names = KEY_ENV.get(_provider(settings.model or ""))
+    return " or ".join(names) if names else "the provider's API key variable"
+
+
+def _key_advice(settings: RoleSettings) -> str:
+    return (f"set {_key_names(settings)} in the environment, or point `api_base` at a local "
+            "OpenAI-compatible server")
+
+
+def missing_key(settings: RoleSettings) -> str | None:
+    """The environment variable(s) this role's model needs and lacks, as one phrase; None when
+    none is missing. Known providers are checked without importing litellm."""
+    model = settings.model or ""
+    if model == OFFLINE_MODEL or settings.api_base:
+        return None
+    provider = _provider(model)
+    if provider in KEY_ENV:
+        names = KEY_ENV[provider]
+        return None if not names or any(os.environ.get(name) for name in names) else " or ".join(names)
+    missing = _litellm().validate_environment(model=model).get("missing_keys") or []
+    return " and ".join(missing) or None
+
+
+def check_credentials(config: Config) -> None:
+    """Raise one ModelError naming the variable to set when a role's provider key is missing."""
+    for role in ("agent", "maintainer", "proposer"):
+        settings = config.role(role)  # type: ignore[arg-type]
+        missing = missing_key(settings)
+        if missing:
+            raise ModelError(f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "
+                             "or point `api_base` at a local OpenAI-compatible server (`--api-base URL`)")
 
 
 def _first_line(exc: Exception) -> str:
@@ -322,32 +556,3 @@ def _cost(response: Any, litellm: Any) -> float:
         return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:  # noqa: BLE001 - litellm raises for models it has no price for
         return 0.0
-
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-def extract_json(text: str | None) -> Any:
-    """The first JSON object in model text: plain, fenced, or surrounded by prose.
-
-    Raises ValueError with the parse error, which the caller can send back to the model.
-    """
-    if not text or not text.strip():
-        raise ValueError("the reply is empty; expected one JSON object")
-    candidates = [match.group(1) for match in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    error = "no JSON object found"
-    for candidate in candidates:
-        start = candidate.find("{")
-        attempts = 0
-        while start != -1 and attempts < 50:  # bounded: hostile text may hold thousands of "{"
-            attempts += 1
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-                return value
-            except json.JSONDecodeError as exc:
-                error = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            except RecursionError:
-                raise ValueError("the JSON is nested too deeply") from None
-            start = candidate.find("{", start + 1)
-    raise ValueError(error)

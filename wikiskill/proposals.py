@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
-from .edits import apply_edits, parse_edits
+import yaml
+from pydantic import BaseModel, Field
+
+from .edits import Edit, apply_edits, parse_edits
 from .errors import ProposalError
 from .pages import Page, page_slug
 from .redact import scrub
@@ -16,6 +20,57 @@ MAX_SKILL_CHARS = 20_000
 MAX_RATIONALE_CHARS = 2_000
 PATCHABLE = ("SKILL.md", "PURPOSE.md")
 HISTORY = "## Evolution History"
+
+
+class SkillEdit(Edit):
+    file: Literal["SKILL.md", "PURPOSE.md"] = "SKILL.md"
+
+
+class CreateSkill(BaseModel):
+    """Create a skill (or rewrite one). SKILL.md is built from the four parts, or given whole."""
+
+    action: Literal["create"]
+    name: str = Field(description="lowercase letters, digits and single hyphens, at most 64 characters")
+    description: str = Field(description="what the skill does and when to use it (one or two sentences)")
+    when_to_apply: str = Field(description="the situations the skill is for")
+    when_not_to_apply: str = Field(description="the situations it is not for")
+    instructions: str = Field(description="concrete, numbered steps: exact actions, not vague advice")
+    rationale: str = Field(description="why this change should fix the failures, citing task ids")
+    skill_md: str = Field("", description="instead of the four parts: the full SKILL.md (YAML front matter "
+                                          "with name and description, then the three sections)")
+    purpose_md: str = Field("", description="the full PURPOSE.md: ## Origin, ## Patterns Addressed (links to "
+                                            "wiki/patterns/<slug>.md) and ## Evolution History")
+
+
+class PatchSkill(BaseModel):
+    """Edit an existing skill's SKILL.md or PURPOSE.md."""
+
+    action: Literal["patch"]
+    name: str = Field(description="an existing skill's name")
+    edits: list[SkillEdit] = Field(description="edits whose `target` is exact existing text (not needed to append)")
+    rationale: str
+
+
+class RetireSkill(BaseModel):
+    """Remove a skill that no longer earns its place in the prompt (merged when the candidate
+    scores at least the incumbent: a smaller prompt at an equal score is a gain)."""
+
+    action: Literal["retire"]
+    name: str = Field(description="an existing skill's name")
+    rationale: str
+
+
+class NoAction(BaseModel):
+    """Change nothing: no change is likely to help."""
+
+    action: Literal["no_action"]
+    rationale: str
+
+
+class ProposalSchema(BaseModel):
+    """The arguments of `finish`: your one proposal."""
+
+    proposal: CreateSkill | PatchSkill | RetireSkill | NoAction
 
 
 class InvalidProposal(ProposalError):
@@ -91,6 +146,21 @@ def _text_field(raw: dict, key: str) -> str:
     return value
 
 
+SKILL_PARTS = {"when_to_apply": "When to Apply", "when_not_to_apply": "When NOT to Apply",
+               "instructions": "Instructions"}
+
+
+def _skill_md(raw: dict, name: str) -> str:
+    """The proposal's SKILL.md: given whole, or built from its description and three sections."""
+    given_whole = raw.get("skill_md") not in (None, "")
+    if given_whole or not any(key in raw for key in ("description", *SKILL_PARTS)):
+        return _text_field(raw, "skill_md")
+    front = yaml.safe_dump({"name": name, "description": " ".join(_text_field(raw, "description").split())},
+                           sort_keys=False, allow_unicode=True, width=1000).strip()
+    sections = "\n\n".join(f"## {title}\n{_text_field(raw, key).strip()}" for key, title in SKILL_PARTS.items())
+    return f"---\n{front}\n---\n\n{sections}\n"
+
+
 def _checked_skill(text: str, name: str, round_number: int) -> str:
     try:
         text = with_front_matter(text, name, {"wikiskill-round": str(round_number)})
@@ -108,7 +178,7 @@ def _create(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_nu
     name = proposal.name
     if f"{name}/SKILL.md" in skill_files:
         proposal.notes.append(f"skill {name!r} exists: this create rewrites it")
-    skill_md = _checked_skill(_text_field(raw, "skill_md"), name, round_number)
+    skill_md = _checked_skill(_skill_md(raw, name), name, round_number)
     purpose = raw.get("purpose_md") if isinstance(raw.get("purpose_md"), str) else ""
     if len(purpose) > MAX_SKILL_CHARS:
         raise InvalidProposal(f"`purpose_md` is longer than {MAX_SKILL_CHARS} characters")

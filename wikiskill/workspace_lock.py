@@ -14,9 +14,11 @@ from .errors import WorkspaceError
 
 def refuse_if_held(path: Path) -> None:
     """Fail now, before a long preparation, when another process holds the lock (taking it for
-    real still happens in `hold_lock`, which fails the same way if it was taken meanwhile)."""
-    with hold_lock(path, "a check"):
-        pass
+    real still happens in `hold_lock`, which fails the same way if it was taken meanwhile). Writes
+    nothing: a lock file that does not exist is held by nobody."""
+    if path.exists():
+        with hold_lock(path, "a check"):
+            pass
 
 
 @contextmanager

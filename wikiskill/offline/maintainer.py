@@ -15,7 +15,8 @@ import yaml
 
 from ..pages import PageKind, page_slug
 from ..roles.maintainer import Check, MaintainerOutput, MaintainerResult, PageCreate, WikiView
-from ..traces import Trajectory
+from ..traces import Trajectory, Usage
+from ..transcript import Transcript
 from .rules import group_actions, shape_key
 
 CONTEXT_STEPS = 3
@@ -148,4 +149,6 @@ class OfflineMaintainer:
                    f"Mined {len(traces)} sampled traces into {len(creates)} pattern(s): "
                    f"{', '.join(c.name for c in creates) or 'none'}.")
         output = MaintainerOutput(create_patterns=creates, append_log=summary)
-        return MaintainerResult(output, attempts=1)
+        transcript = Transcript(role="maintainer", outcome=output.model_dump())
+        transcript.add_turn(None, Usage(), ["the offline maintainer: fixed rules, no model"])
+        return MaintainerResult(output, attempts=1, transcript=transcript)

@@ -15,6 +15,8 @@ from fnmatch import fnmatchcase
 from ..roles.proposer import Library, ProposerResult
 from ..pages import parse_page
 from ..skills import Skill, parse_skill
+from ..traces import Usage
+from ..transcript import TranscriptCall
 from .rules import parse_rules, rule_line
 
 SKILL_FOR = {"avoid": "avoid-losing-actions", "prefer": "prefer-scoring-actions"}
@@ -82,7 +84,16 @@ class OfflineProposer:
         return found
 
     def run(self, context: dict) -> ProposerResult:
+        """Decide by rules, and record the reads and the proposal as the transcript's one turn."""
         result = ProposerResult(proposal=None)
+        self._decide(context, result)
+        turn = result.transcript.add_turn(None, Usage(), ["the offline proposer: fixed rules, no model"])
+        turn.calls = [TranscriptCall(name="read_file", arguments={"path": path}, protocol="offline")
+                      for path in result.reads]
+        result.transcript.outcome = result.proposal
+        return result
+
+    def _decide(self, context: dict, result: ProposerResult) -> None:
         skills = {}
         for path in self.library.list("skills"):
             if path.endswith("/SKILL.md"):
@@ -96,7 +107,7 @@ class OfflineProposer:
         if not pool:
             result.proposal = {"action": "no_action",
                                "rationale": "every mined pattern is already covered by a skill or was rejected before"}
-            return result
+            return
         best = max(pool, key=lambda c: (len(c.evidence), -KIND_ORDER.get(c.kind, 3), c.slug))
         exceptions = [c.pattern for c in patterns
                       if c.rule == "prefer" and best.rule == "avoid" and fnmatchcase(c.pattern, best.pattern)]
@@ -112,7 +123,6 @@ class OfflineProposer:
             result.proposal = {"action": "create", "name": name, "rationale": rationale,
                                "skill_md": self._skill_md(best.rule, line),
                                "purpose_md": self._purpose_md(name, best)}
-        return result
 
     def _read_traces(self, pool: list[Candidate], result: ProposerResult) -> None:
         """Read the evidence traces first, then others, until `min_trace_reads` are read."""

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..errors import ContextOverflow
 from ..llm import ChatModel, extract_json
 from ..pages import PageKind
 from ..prompts import render
 from ..search import tokens
 from ..traces import Trajectory, Usage
+from ..transcript import Transcript
 
 
 class _Reply(BaseModel):
@@ -96,6 +98,7 @@ class MaintainerResult:
     attempts: int = 0
     retry_reasons: list[str] = field(default_factory=list)
     """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
+    transcript: Transcript = field(default_factory=lambda: Transcript(role="maintainer"))
 
 
 def parse_output(text: str | None) -> MaintainerOutput:
@@ -130,22 +133,32 @@ class Maintainer:
                 traces=[trace.render(max_chars) for trace in traces],
             )},
         ]
-        result = MaintainerResult(None)
+        result = MaintainerResult(None, transcript=Transcript(role="maintainer", messages=messages))
+        transcript = result.transcript
         for attempt in (1, 2):
-            reply = self.model.complete(messages)
-            result.usage = result.usage + reply.usage
             result.attempts = attempt
+            try:
+                reply = self.model.complete(messages, response_model=MaintainerOutput)
+            except ContextOverflow as exc:
+                result.error = transcript.error = str(exc)
+                return result
+            result.usage = result.usage + reply.usage
+            turn = transcript.add_turn(reply.content, reply.usage, reply.notes)
             try:
                 output = parse_output(reply.content)
             except ValueError as exc:
-                result.error = str(exc)
+                result.error = turn.error = str(exc)
                 reasons = [result.error]
             else:
                 result.output, result.error = output, None
+                transcript.outcome = output.model_dump()
                 reasons = check(output)
                 if not reasons:
                     return result
+                turn.error = "; ".join(reasons)
             if attempt == 1:
                 result.retry_reasons = reasons
                 messages += [reply.message(), {"role": "user", "content": render("maintainer_retry", reasons=reasons)}]
+        if result.output is None:
+            transcript.error = result.error
         return result

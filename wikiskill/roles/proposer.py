@@ -1,16 +1,32 @@
-"""The skill proposer: a native tool-calling loop that reads the wiki and traces, then proposes
-one skill change. It reads through a sandboxed `Library` and returns the raw proposal; the
-harness validates and applies it."""
+"""The skill proposer: a tool-calling loop that reads the wiki and traces, then proposes one skill
+change. It reads through a sandboxed `Library` and returns the raw proposal with the whole
+conversation as a transcript; the harness validates and applies the proposal.
+
+Tool calls may come natively or written as text (see toolcalls.py); a reply with neither gets a
+short correction, and a reply that is just a proposal object is taken as `finish`. Answers end
+with the concrete next call to make, which small models follow where they ignore instructions.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ..llm import ChatModel
+from pydantic import BaseModel, Field
+
+from ..errors import ContextOverflow
+from ..jsontext import json_objects
+from ..llm import ChatModel, Reply, ToolCall
 from ..prompts import render
+from ..proposals import ProposalSchema
+from ..toolcalls import TEXT_CALL_PREFIX, tool_spec
 from ..traces import Usage
+from ..transcript import Transcript, TranscriptCall
+
+RESULT_SUMMARY_CHARS = 200
+INVALID_CALL = "Error: invalid call:"
+"""Starts the answer to a call the model got wrong (as opposed to a read that found nothing)."""
 
 
 class Library(Protocol):
@@ -23,26 +39,22 @@ class Library(Protocol):
     def list(self, path: str) -> list[str]: ...
 
 
-def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+class PathArgument(BaseModel):
+    path: str = Field(description="a workspace path, e.g. wiki/index.md, wiki/patterns, traces/<task_id>")
 
 
 TOOLS = [
-    _tool("read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.",
-          {"path": {"type": "string"}}, ["path"]),
-    _tool("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
-          {"path": {"type": "string"}}, ["path"]),
-    _tool("finish", "Submit your one proposal (create, patch, retire or no_action).",
-          {"proposal": {"type": "object", "description": "The proposal object described in the instructions."}},
-          ["proposal"]),
+    tool_spec("read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.",
+              PathArgument),
+    tool_spec("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
+              PathArgument),
+    tool_spec("finish", "Submit your one proposal (create, patch, retire or no_action).", ProposalSchema),
 ]
+TOOL_NAMES = ", ".join(tool["function"]["name"] for tool in TOOLS)
+FINISH_ONLY = [tool for tool in TOOLS if tool["function"]["name"] == "finish"]
+CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
+              'Without native tool calls, write the call as one JSON object, e.g. '
+              '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
 
 
 @dataclass
@@ -52,6 +64,7 @@ class ProposerResult:
     usage: Usage = field(default_factory=Usage)
     reads: list[str] = field(default_factory=list)
     turns: int = 0
+    transcript: Transcript = field(default_factory=lambda: Transcript(role="proposer"))
 
 
 class Proposer:
@@ -60,6 +73,8 @@ class Proposer:
         self.library = library
         self.max_turns = max_turns
         self.min_trace_reads = min_trace_reads
+        self._trace_order: list[str] = []
+        self._failures = 0
 
     def run(self, context: dict) -> ProposerResult:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
@@ -69,51 +84,121 @@ class Proposer:
             {"role": "user", "content": render("proposer_user", **context)},
         ]
         result = ProposerResult(proposal=None)
+        result.transcript.messages = messages
+        outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
+        self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
+        self._failures = sum(1 for row in outcomes if not row.get("success"))
+        try:
+            self._converse(messages, result)
+        except ContextOverflow as exc:
+            result.error = str(exc)
+        result.transcript.outcome = result.proposal
+        result.transcript.error = result.error
+        return result
+
+    def _converse(self, messages: list[dict], result: ProposerResult) -> None:
+        """Turns until `finish` is accepted. Once enough traces are read, a repeated call or the
+        last turn leaves only `finish` on offer: weak models otherwise read on until time runs out."""
         traces_read: set[str] = set()
+        made: set[str] = set()
+        repeated = False
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
-            reply = self.model.complete(messages, TOOLS)
+            finish_only = (repeated or turn == self.max_turns) and len(traces_read) >= self.min_trace_reads
+            if finish_only:
+                messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
+            reply = self.model.complete(messages, FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
+            record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
-            if not reply.tool_calls:
-                messages.append({"role": "user", "content": "Use the tools: read what you need, then call `finish`."})
+            calls = _numbered(reply.tool_calls or _bare_proposal(reply.content), turn)
+            if not calls:
+                record.error = "no tool call"
+                messages.append({"role": "user", "content": CORRECTION.format(names=TOOL_NAMES)})
                 continue
-            for call in reply.tool_calls:
+            messages[-1] = Reply(reply.content, calls).message()
+            for call in calls:
                 answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
+                key = f"{call.name} {call.raw_arguments}"
+                repeated = repeated or key in made
+                made.add(key)
+                record.calls.append(TranscriptCall(
+                    name=call.name, arguments=call.arguments, result=answer[:RESULT_SUMMARY_CHARS],
+                    protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native"))
+                if answer.startswith(INVALID_CALL):
+                    record.error = answer
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
                 if proposal is not None:
                     result.proposal = proposal
-                    return result
+                    return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
-        return result
 
     def _handle(self, name: str, arguments: dict | None, traces_read: set[str],
                 result: ProposerResult) -> tuple[str, dict | None]:
         if not isinstance(arguments, dict):
-            return "Error: the arguments were not a JSON object.", None
+            return f"{INVALID_CALL} the arguments were not a JSON object.", None
         if name in ("read_file", "list_files"):
             path = arguments.get("path")
             if not isinstance(path, str):
-                return "Error: `path` must be a string.", None
+                return f"{INVALID_CALL} `path` must be a string.", None
             try:
                 if name == "list_files":
                     return "\n".join(self.library.list(path)) or "(empty)", None
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
-                return f"Error: {exc.args[0] if exc.args else exc}", None
+                return f"Error: {exc.args[0] if exc.args else exc}. {self._next_step(result, traces_read)}", None
             result.reads.append(path)
-            if is_trace:
-                traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
-            return text, None
+            if not is_trace:
+                return text, None
+            if text in traces_read:
+                return f"You have read {path} already. {self._next_step(result, traces_read)}", None
+            traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
+            return (f"{text}\n\n[{len(traces_read)} trace(s) read; {self.min_trace_reads} needed before `finish`. "
+                    f"{self._next_step(result, traces_read)}]"), None
         if name == "finish":
             if len(traces_read) < self.min_trace_reads:
-                return (f"Error: read at least {self.min_trace_reads} traces with read_file('traces/<task_id>') "
-                        f"before finishing (you have read {len(traces_read)})."), None
+                return (f"Error: read at least {self.min_trace_reads} traces before finishing (you have read "
+                        f"{len(traces_read)}). {self._next_step(result, traces_read)}"), None
             proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
-                return "Error: `proposal` must be a JSON object.", None
+                return f"{INVALID_CALL} `proposal` must be a JSON object.", None
             return "Proposal received.", proposal
-        return f"Error: unknown tool {name!r}; use read_file, list_files or finish.", None
+        return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
+
+
+    def _next_step(self, result: ProposerResult, traces_read: set[str]) -> str:
+        """A concrete next call: weak models repeat a call (even a refused one) unless told
+        exactly what to do next."""
+        if len(traces_read) >= self.min_trace_reads:
+            failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[:self._failures][:3])
+            example = {"name": "finish", "arguments": {"proposal": {
+                "action": "create", "name": "<skill-name>", "description": "<what it does and when to use it>",
+                "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
+                "instructions": "1. <exact step>\n2. <exact step>",
+                "rationale": f"<why it fixes {failed or 'the failures'}>"}}}
+            return (f"Next, call finish with your one proposal, e.g. {json.dumps(example)} (or a patch, or "
+                    "no_action if no change can help), or read a wiki page or another trace first if you need to.")
+        unread = [path for path in self._trace_order if path not in result.reads]
+        path = unread[0] if unread else "traces/<task_id>"
+        return f'Next, call read_file with {{"path": "{path}"}}.'
+
+
+def _bare_proposal(content: str | None) -> list[ToolCall]:
+    """A reply that holds a proposal object (with an `action`) but no call: taken as `finish`."""
+    try:
+        for value in json_objects(content or ""):
+            if isinstance(value, dict) and isinstance(value.get("action"), str):
+                return [ToolCall(f"{TEXT_CALL_PREFIX}finish", "finish", {"proposal": value}, json.dumps(value))]
+    except ValueError:
+        pass
+    return []
+
+
+def _numbered(calls: list[ToolCall], turn: int) -> list[ToolCall]:
+    """The calls with ids of our own (`<protocol prefix><turn>-<n>`): a provider's ids are random,
+    and the transcript of the same conversation should be the same file."""
+    return [replace(call, id=f"{TEXT_CALL_PREFIX if call.id.startswith(TEXT_CALL_PREFIX) else 'call-'}{turn}-{n}")
+            for n, call in enumerate(calls, 1)]
 
 
 def _object(value: object) -> object:

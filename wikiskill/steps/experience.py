@@ -62,10 +62,12 @@ class Maintain:
         trailers = Trailers(round=number, step=Step.MAINTAIN, sampled=",".join(shown), attempts=outcome.attempts,
                             wiki_tokens=view.tokens())
         retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
+        transcript = {f"raw/{label}/maintainer.json": outcome.transcript.to_json()}
         if outcome.output is None:
             harness.commit(
                 f"{label} maintain failed: wiki unchanged",
                 trailers.model_copy(update={"status": "failed"}),
+                transcript,
                 body="\n".join([f"The maintainer's reply could not be used after {outcome.attempts} attempts: "
                                 f"{outcome.error}", *retry]),
             )
@@ -73,7 +75,7 @@ class Maintain:
         update = apply_maintainer_output(outcome.output, wiki, number, shown, known)
         pages = sum(1 for path in update.changes if path.startswith("wiki/patterns/"))
         harness.commit(f"{label} maintain: {pages} pattern page(s) written",
-                       trailers.model_copy(update={"refused": len(update.refused)}), update.changes,
+                       trailers.model_copy(update={"refused": len(update.refused)}), {**update.changes, **transcript},
                        body="\n".join([*retry, *(f"- {line}" for line in update.report),
                                        *(f"- refused, not written: {line}" for line in update.refused)]))
 

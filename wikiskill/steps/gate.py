@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from ..history import RoundState
 
 def close_without_merge(harness: Harness, number: int, action: str, name: str, rationale: str,
-                        decision: Decision, reason: str, incumbent_score: float, branch: str | None = None) -> None:
+                        decision: Decision, reason: str, incumbent_score: float, branch: str | None = None,
+                        changes: dict[str, str | None] | None = None) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
-    commit on main; a branch, if any, is kept as a rejected tag."""
+    commit on main (with `changes`, e.g. the proposer's transcript); a branch, if any, is kept as a
+    rejected tag."""
     where = "main (no branch)"
     if branch is not None:
         tip = harness.ws.head(branch)
@@ -35,7 +37,7 @@ def close_without_merge(harness: Harness, number: int, action: str, name: str, r
     harness.commit(f"{round_label(number)} gate: {decision.value} ({reason})",
                    Trailers(round=number, step=Step.GATE, decision=decision, action=action or None,
                             skill=name or None, incumbent=incumbent_score),
-                   {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}, body=reason)
+                   {**(changes or {}), IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}, body=reason)
     if branch is not None:
         harness.ws.delete_branch(branch)
 

@@ -46,17 +46,18 @@ class Propose:
         }
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
+        transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
         except InvalidProposal as invalid:
             close_without_merge(harness, number, invalid.action, invalid.name, invalid.rationale,
-                                Decision.INVALID, f"invalid proposal: {invalid.reason}", score)
+                                Decision.INVALID, f"invalid proposal: {invalid.reason}", score, changes=transcript)
             return
         if proposal.action == "no_action":
             close_without_merge(harness, number, "no_action", "", proposal.rationale, Decision.NO_ACTION,
-                                "the proposer proposed no change", score)
+                                "the proposer proposed no change", score, changes=transcript)
             return
         branch = candidate_branch(number, proposal.name)
         harness.ws.create_branch(branch, MAIN)
@@ -65,7 +66,7 @@ class Propose:
             f"{label} propose: {proposal.action} {proposal.name}",
             Trailers(round=number, step=Step.PROPOSE, action=proposal.action, skill=proposal.name,
                      reads=len(result.reads)),
-            proposal.changes,
+            {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
             branch=branch,
         )

@@ -10,6 +10,10 @@ Standard library only. A `handler` callable decides each answer::
         server.requests  # request bodies received so far
 
 Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models.
+With ``text_tools=True`` the server acts like a local model without a tool parser: it never
+returns native tool calls (a scripted call comes back as a ```json-fenced
+``{"name": ..., "arguments": ...}`` in the content) and fences any JSON object it answers.
+
 A request with ``"stream": true`` gets a complete SSE stream (role/content or tool-call
 delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is set, then
 ``[DONE]``), sent in one piece with a Content-Length.
@@ -18,6 +22,7 @@ Standalone, answering every request with a fixed content::
 
     python -m wikiskill.testing.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
 
+(add `--text-tools` for the mode without native tool calls)
 or with a scripted handler (`--handler MODULE:NAME`, a handler(body) as above). `--port 0` picks
 a free port; the first line printed gives the base URL.
 """
@@ -82,6 +87,26 @@ def _messages_text(messages: list[dict]) -> str:
         elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
             parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
     return "".join(parts)
+
+
+def as_text_reply(reply: Reply) -> Reply:
+    """`reply` as a model without native tool calls writes it: calls and JSON in ```json fences."""
+    if reply.status != 200:
+        return reply
+    parts = [reply.content] if reply.content else []
+    if parts and parts[0].lstrip().startswith("{"):
+        try:
+            json.loads(parts[0])
+            parts = ["Here is the JSON object:", f"```json\n{parts[0]}\n```"]
+        except ValueError:
+            pass
+    for call in reply.tool_calls or []:
+        arguments = call.get("arguments")
+        arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
+        parts += [f"I will call {call['name']}.", f"```json\n{json.dumps({'name': call['name'], 'arguments': arguments})}\n```"]
+    return Reply(content="\n".join(parts), prompt_tokens=reply.prompt_tokens,
+                 completion_tokens=reply.completion_tokens, headers=reply.headers, delay=reply.delay,
+                 truncate=reply.truncate)
 
 
 def _error_body(status: int, message: str | None) -> dict:
@@ -154,6 +179,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         if isinstance(reply, str):
             reply = Reply(content=reply)
+        if owner.text_tools:
+            reply = as_text_reply(reply)
         if owner.latency or reply.delay:
             time.sleep(owner.latency + reply.delay)
         if reply.status != 200:
@@ -191,13 +218,16 @@ class FakeOpenAIServer:
     """OpenAI-compatible chat-completions server on a background thread.
 
     `handler(body) -> Reply | str` answers each chat request (a str is the content);
-    `latency` seconds are slept before every answer. Use as a context manager, or call
-    `start()` / `stop()`. `port=0` picks a free port.
+    `latency` seconds are slept before every answer; `text_tools` turns native tool calls and
+    bare JSON into fenced text. Use as a context manager, or call `start()` / `stop()`.
+    `port=0` picks a free port.
     """
 
-    def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0,
+                 text_tools: bool = False) -> None:
         self.handler = handler
         self.latency = latency
+        self.text_tools = text_tools
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._ids = itertools.count(1)
@@ -313,12 +343,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
     parser.add_argument("--content", default="ok", help="the answer content")
     parser.add_argument("--completion-tokens", type=int, default=None, help="reported completion tokens")
+    parser.add_argument("--text-tools", action="store_true",
+                        help="never return native tool calls; write calls and JSON in ```json fences")
     parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
                         help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
     handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
-    with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port) as server:
+    with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port,
+                          text_tools=args.text_tools) as server:
         print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
         try:
             threading.Event().wait()

@@ -1,0 +1,196 @@
+"""LiteLLMModel against the local fake server: the text tool protocol and `auto`'s fallbacks,
+response_format schemas, fitting into the context window, and errors that are final at once
+(authentication, unknown model, bad request), retried once (a timeout) or raised as
+ProviderUnavailable once the provider stays down."""
+
+import pytest
+
+from wikiskill.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from wikiskill.errors import ContextOverflow, ModelError, ProviderUnavailable
+from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.roles.maintainer import MaintainerOutput
+from wikiskill.roles.proposer import TOOLS
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+
+MESSAGES = [{"role": "system", "content": "You help."}, {"role": "user", "content": "List the wiki."}]
+CALL = {"name": "list_files", "arguments": {"path": "wiki"}}
+
+
+@pytest.fixture()
+def no_backoff(monkeypatch):
+    monkeypatch.setattr("wikiskill.llm.random.random", lambda: -0.5)  # backoff delays of zero
+
+
+def model(server: FakeOpenAIServer, retries: int = 2, timeout: float = 10, **settings) -> LiteLLMModel:
+    role = RoleSettings(model="openai/fake-model", api_base=server.base_url, **settings)
+    return LiteLLMModel(role, LLMSettings(retries=retries, timeout=timeout), "proposer", Meter())
+
+
+def test_a_native_call_stays_native_in_auto():
+    with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL])) as server:
+        chat = model(server)
+        reply = chat.complete(MESSAGES, TOOLS)
+        chat.complete(MESSAGES + [reply.message(), {"role": "tool", "tool_call_id": reply.tool_calls[0].id,
+                                                    "content": "wiki/index.md"}], TOOLS)
+    assert [c.name for c in reply.tool_calls] == ["list_files"] and reply.tool_calls[0].arguments == {"path": "wiki"}
+    assert chat.protocol == ToolProtocol.AUTO
+    assert all("tools" in body for body in server.requests)
+    assert server.requests[1]["messages"][-1]["role"] == "tool"
+
+
+def test_auto_switches_to_text_once_the_model_writes_its_call_as_text():
+    with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL]), text_tools=True) as server:
+        chat = model(server)
+        first = chat.complete(MESSAGES, TOOLS)
+        second = chat.complete(MESSAGES + [first.message(), {"role": "tool", "tool_call_id": first.tool_calls[0].id,
+                                                             "content": "wiki/index.md"}], TOOLS)
+    assert first.tool_calls[0].name == "list_files" and first.tool_calls[0].arguments == {"path": "wiki"}
+    assert any("the text tool protocol from now on" in note for note in first.notes)
+    assert chat.protocol == ToolProtocol.TEXT and second.tool_calls[0].name == "list_files"
+    later = server.requests[1]
+    assert "tools" not in later
+    assert "# Tools" in later["messages"][0]["content"] and '"path"' in later["messages"][0]["content"]
+    assert [m["role"] for m in later["messages"]] == ["system", "user", "assistant", "user"]
+    assert later["messages"][-1]["content"].startswith("Result of list_files:\nwiki/index.md")
+
+
+def test_a_required_call_under_the_text_protocol_is_held_to_the_calls_schema():
+    with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL]), text_tools=True) as server:
+        chat = model(server)
+        first = chat.complete(MESSAGES, TOOLS, call_required=True)
+        chat.complete(MESSAGES, TOOLS, call_required=True)
+        chat.complete(MESSAGES, TOOLS)
+    assert first.tool_calls[0].name == "list_files"
+    assert "response_format" not in server.requests[0]  # native tools were offered first
+    schema = server.requests[1]["response_format"]["json_schema"]["schema"]
+    names = [option["properties"]["name"]["const"] for option in schema["anyOf"]]
+    assert names == ["read_file", "list_files", "finish"]
+    assert "response_format" not in server.requests[2]  # a reply that may be prose is not constrained
+
+
+def test_auto_switches_to_text_when_a_required_call_comes_back_as_prose():
+    with FakeOpenAIServer(lambda body: "I would read the wiki first.") as server:
+        chat = model(server)
+        reply = chat.complete(MESSAGES, TOOLS, call_required=True)
+    assert reply.tool_calls == [] and chat.protocol == ToolProtocol.TEXT
+
+
+def test_native_protocol_never_parses_text():
+    with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL]), text_tools=True) as server:
+        reply = model(server, tool_protocol=ToolProtocol.NATIVE).complete(MESSAGES, TOOLS)
+    assert reply.tool_calls == [] and "list_files" in reply.content
+
+
+def test_a_server_that_rejects_tools_gets_the_text_protocol():
+    def handler(body):
+        if "tools" in body:
+            return Reply(status=500, content="tools param requires --jinja flag")
+        return Reply(tool_calls=[CALL])
+
+    with FakeOpenAIServer(handler, text_tools=True) as server:
+        chat = model(server)
+        reply = chat.complete(MESSAGES, TOOLS)
+    assert reply.tool_calls[0].name == "list_files" and chat.protocol == ToolProtocol.TEXT
+    assert len(server.requests) == 2 and "tools" not in server.requests[1]
+
+
+def test_the_maintainer_schema_goes_as_response_format_and_a_rejection_drops_it():
+    def handler(body):
+        if "response_format" in body:
+            return Reply(status=400, content="response_format is not supported")
+        return "{}"
+
+    with FakeOpenAIServer(handler) as server:
+        chat = model(server)
+        chat.complete(MESSAGES, response_model=MaintainerOutput)
+        chat.complete(MESSAGES, response_model=MaintainerOutput)
+    sent = server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "MaintainerOutput"
+    assert set(sent["json_schema"]["schema"]["required"]) == {"append_log"}
+    assert "$defs" not in str(sent) and "$ref" not in str(sent)
+    assert [("response_format" in body) for body in server.requests] == [True, False, False]
+    assert chat.structured == StructuredOutput.OFF
+
+
+def test_response_format_off_is_never_sent():
+    with FakeOpenAIServer(lambda body: "{}") as server:
+        model(server, response_format=StructuredOutput.OFF).complete(MESSAGES, response_model=MaintainerOutput)
+    assert "response_format" not in server.requests[0]
+
+
+def test_a_long_conversation_is_fitted_into_the_context_window():
+    history = list(MESSAGES)
+    for number in range(6):
+        history += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{number}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{number}", "content": f"trace {number} " + "x" * 6000}]
+    with FakeOpenAIServer(lambda body: "done") as server:
+        reply = model(server, context_window=4096).complete(history, TOOLS)
+    sent = server.requests[0]
+    total = sum(len(m.get("content") or "") for m in sent["messages"])
+    assert total < 4096 * 3  # characters: the estimate is pessimistic
+    assert sent["max_tokens"] == 1024  # a quarter of the window for a model litellm does not know
+    contents = [m["content"] for m in sent["messages"] if m["role"] == "tool"]
+    assert "shortened to fit the context window" in contents[0] and contents[0].startswith("trace 0")
+    assert contents[-1].startswith("trace 5")
+    assert any("shortened" in note for note in reply.notes)
+    assert history[3]["content"].endswith("x" * 100)  # the caller's conversation is untouched
+
+
+def test_a_system_prompt_that_cannot_fit_is_named_in_one_line():
+    with FakeOpenAIServer(lambda body: "done") as server:
+        with pytest.raises(ContextOverflow, match="proposer's system prompt .* does not fit"):
+            model(server, context_window=1024).complete([{"role": "system", "content": "rule " * 3000},
+                                                         {"role": "user", "content": "go"}])
+    assert server.requests == []
+
+
+def test_a_server_reported_overflow_is_retried_smaller():
+    def handler(body):
+        if sum(len(m.get("content") or "") for m in body["messages"]) > 12_000:
+            return Reply(status=400, content="the request exceeds the available context size, try increasing it")
+        return "fits"
+
+    with FakeOpenAIServer(handler) as server:
+        reply = model(server).complete([{"role": "system", "content": "s"}, {"role": "user", "content": "y" * 15_000}])
+    sizes = [len(body["messages"][1]["content"]) for body in server.requests]
+    assert reply.content == "fits" and sizes[0] == 15_000
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes) and sizes[-1] <= 12_000
+    assert any("context overflow" in note for note in reply.notes)
+
+
+def test_a_timeout_is_retried_once_with_twice_the_time_then_the_provider_is_unavailable():
+    with FakeOpenAIServer(lambda body: Reply(content="late", delay=1.0)) as server:
+        with pytest.raises(ProviderUnavailable, match="timed out twice") as info:
+            model(server, retries=4, timeout=0.3).complete(MESSAGES)
+    assert len(server.requests) == 2
+    assert "\n" not in str(info.value)
+
+
+def test_a_timeout_then_an_answer_succeeds():
+    replies = [Reply(content="late", delay=1.0), Reply(content="ok")]
+    with FakeOpenAIServer(lambda body: replies.pop(0)) as server:
+        reply = model(server, timeout=0.3).complete(MESSAGES)
+    assert reply.content == "ok" and any("twice the time" in note for note in reply.notes)
+
+
+def test_a_provider_that_stays_down_raises_provider_unavailable(no_backoff):
+    with FakeOpenAIServer(lambda body: Reply(status=503)) as server:
+        with pytest.raises(ProviderUnavailable, match="gave up after 3 attempts"):
+            model(server, retries=2).complete(MESSAGES)
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize(("status", "message", "advice"), [
+    (401, "Incorrect API key provided", "OPENAI_API_KEY"),
+    (403, "not allowed", "may not use this model"),
+    (404, "The model `nope` does not exist", "`proposer.model`"),
+    (400, "unknown field frobnicate", "frobnicate"),
+])
+def test_errors_retrying_cannot_fix_fail_at_once_with_what_to_fix(status, message, advice, no_backoff):
+    with FakeOpenAIServer(lambda body: Reply(status=status, content=message)) as server:
+        with pytest.raises(ModelError) as info:
+            model(server, retries=4).complete(MESSAGES)
+    assert len(server.requests) == 1
+    assert advice in str(info.value) and "\n" not in str(info.value)
+    assert not isinstance(info.value, ProviderUnavailable)
