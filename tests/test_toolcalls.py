@@ -206,3 +206,19 @@ def test_only_finish_is_offered_after_a_repeated_call_or_on_the_last_turn(max_tu
     model = Reader()
     result = Proposer(model, Library(), max_turns=max_turns, min_trace_reads=1).run(CONTEXT)
     assert model.offered == offered and result.proposal == {"action": "no_action"}
+
+
+def test_a_page_read_again_is_answered_with_the_next_step():
+    class PageReader:
+        def complete(self, messages, tools=None, response_model=None, call_required=False):
+            told = re.search(r'Next, call read_file with (\{.*?\})', str(messages[-1].get("content")))
+            path = json.loads(told.group(1))["path"] if told else "wiki/index.md"
+            return Reply(None, [ToolCall("c", "read_file", {"path": path}, json.dumps({"path": path}))])
+
+    class Pages(Library):
+        def read(self, path):
+            return ("# Wiki index", False) if path == "wiki/index.md" else super().read(path)
+
+    outcomes = [{"id": "t1", "success": False, "score": 0.0, "prediction": "x", "expected": "y"}]
+    result = Proposer(PageReader(), Pages(), max_turns=4, min_trace_reads=1).run({**CONTEXT, "outcomes": outcomes})
+    assert result.reads[:3] == ["wiki/index.md", "wiki/index.md", "traces/t1"]

@@ -147,9 +147,11 @@ class Proposer:
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
                 return f"Error: {exc.args[0] if exc.args else exc}. {self._next_step(result, traces_read)}", None
+            again = path in result.reads
             result.reads.append(path)
             if not is_trace:
-                return text, None
+                return (f"You have read {path} already. {self._next_step(result, traces_read)}" if again
+                        else text), None
             if text in traces_read:
                 return f"You have read {path} already. {self._next_step(result, traces_read)}", None
             traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
