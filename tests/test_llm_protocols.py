@@ -194,3 +194,29 @@ def test_errors_retrying_cannot_fix_fail_at_once_with_what_to_fix(status, messag
     assert len(server.requests) == 1
     assert advice in str(info.value) and "\n" not in str(info.value)
     assert not isinstance(info.value, ProviderUnavailable)
+
+
+def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
+    import time
+
+    def slow(body):  # prompt processing at a quarter of a second per 1,000 tokens, as on a small CPU
+        prompt = sum(len(m.get("content") or "") for m in body["messages"]) // 4
+        time.sleep(prompt / 4000)
+        return Reply(content="ok", prompt_tokens=prompt, completion_tokens=1)
+
+    def conversation(*sizes: int) -> list[dict]:
+        return [{"role": "system", "content": "You help."},
+                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size} for n, size in enumerate(sizes))]
+
+    huge = conversation(*[1500] * 8, 1500)  # about 3,400 tokens: fits the window, not the time
+    with FakeOpenAIServer(slow) as server:
+        chat = model(server, timeout=1.0, max_tokens=16)
+        first = chat.complete(huge)  # nothing measured yet (a first call pays the client's set-up)
+        chat.complete(conversation(800))
+        chat.complete(conversation(4000))
+        fitted = chat.complete(huge)
+    sizes = [sum(len(m["content"]) for m in body["messages"]) for body in server.requests]
+    assert sizes[0] == sum(len(m["content"]) for m in huge)
+    assert sizes[3] < sizes[0] * 0.7  # cut to what half the timeout allows
+    assert not any("measured speed" in note for note in first.notes)
+    assert any("the server's measured speed" in note for note in fitted.notes)

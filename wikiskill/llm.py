@@ -3,7 +3,8 @@
 It owns retries (transient failures with backoff; a timeout once, with twice the time; errors
 retrying cannot fix not at all), token and cost accounting per role, budgets, an optional on-disk
 response cache, the tool protocols (native, or calls written as text), `response_format` JSON
-schemas, fitting requests into the context window, and the credential check before a run.
+schemas, fitting requests into the context window and into the time the server's measured speed
+allows, and the credential check before a run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ DEFAULT_CONTEXT_WINDOW = 8192
 MAX_DEFAULT_COMPLETION_TOKENS = 2048
 CONTEXT_SHRINK = 0.7
 CONTEXT_RETRIES = 2
+TIMEOUT_SHARE = 0.5
+"""A request is sized to take at most this share of `llm.timeout` at the server's measured speed."""
+SPEED_SAMPLES = 16
 KEY_ENV = {
     "openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "mistral": ("MISTRAL_API_KEY",), "groq": ("GROQ_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
@@ -51,6 +55,41 @@ KEY_ENV = {
 }
 """The API key variable(s) of common providers, any one of which will do (a test checks them
 against litellm's `validate_environment`); other providers ask litellm, whose import is slow."""
+
+
+class ServerSpeed:
+    """Seconds per prompt token and per completion token of one role's server, fitted (by
+    non-negative least squares) to its recent calls. A slow local server is normal: knowing its
+    speed, a request is cut before it is sent rather than timed out and sent again unchanged."""
+
+    def __init__(self) -> None:
+        self._calls: list[tuple[int, int, float]] = []  # (prompt tokens, completion tokens, seconds)
+        self._first = True
+        self._lock = threading.Lock()
+
+    def record(self, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+        """Measure a finished call; the first is left out (it pays the client's own set-up)."""
+        with self._lock:
+            if self._first:
+                self._first = False
+            elif prompt_tokens > 0 and seconds > 0:
+                self._calls = [*self._calls[-(SPEED_SAMPLES - 1):], (prompt_tokens, completion_tokens, seconds)]
+
+    def prompt_budget(self, seconds: float, completion_tokens: int) -> int | None:
+        """The most prompt tokens a request can hold to finish within `seconds` while generating
+        `completion_tokens`; None until two calls of different sizes were measured."""
+        with self._lock:
+            calls = list(self._calls)
+        if len({prompt for prompt, _, _ in calls}) < 2:
+            return None
+        import numpy as np
+        from scipy.optimize import nnls
+
+        (per_prompt, per_completion), _ = nnls(np.array([[p, c] for p, c, _ in calls], dtype=float),
+                                               np.array([s for _, _, s in calls], dtype=float))
+        if per_prompt <= 0:
+            return None
+        return max(0, int((seconds - per_completion * completion_tokens) / per_prompt))
 
 
 @dataclass
@@ -225,6 +264,7 @@ class LiteLLMModel:
         self.structured = settings.response_format
         self._window: tuple[int, bool] | None = None
         self._text_ids = itertools.count(1)
+        self.speed = ServerSpeed()
 
     # -- what the model is --------------------------------------------------------------------
 
@@ -284,12 +324,13 @@ class LiteLLMModel:
         litellm = _litellm()
         while True:
             kwargs = call.kwargs()
+            started = time.monotonic()
             try:
                 response = litellm.completion(**kwargs)
             except Exception as exc:  # noqa: BLE001 - _Call.recover classifies it
                 time.sleep(call.recover(exc))
                 continue
-            return call.finish(response, litellm)
+            return call.finish(response, litellm, time.monotonic() - started)
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
                         response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
@@ -300,12 +341,13 @@ class LiteLLMModel:
         litellm = _litellm()
         while True:
             kwargs = call.kwargs()
+            started = time.monotonic()
             try:
                 response = await litellm.acompletion(**kwargs)
             except Exception as exc:  # noqa: BLE001 - _Call.recover classifies it
                 await asyncio.sleep(call.recover(exc))
                 continue
-            return call.finish(response, litellm)
+            return call.finish(response, litellm, time.monotonic() - started)
 
 
 class _Call:
@@ -337,10 +379,16 @@ class _Call:
             messages, tools = as_text_conversation(messages, self.tools or []), None
         completion = model._completion_tokens()
         budget = int((model.context_window - model._reserved_tokens()) * self.shrink)
+        why = f"context window {model.context_window}"
+        in_time = model.speed.prompt_budget(model.llm.timeout * TIMEOUT_SHARE, completion or model._reserved_tokens())
+        if in_time is not None:
+            in_time = max(in_time, budget // 4)  # a noisy estimate never starves a request
+        if in_time is not None and in_time < budget:
+            budget, why = in_time, f"the server's measured speed ({in_time} prompt tokens in {TIMEOUT_SHARE:.0%} of llm.timeout)"
         if conversation_tokens(messages, tools) > budget:
             fitted = fit_messages(messages, budget, tools, model.role)
             messages = fitted.messages
-            self.notes += [f"context window {model.context_window}: {note}" for note in fitted.notes]
+            self.notes += [f"{why}: {note}" for note in fitted.notes]
         request: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
         if tools:
             request["tools"] = tools
@@ -371,9 +419,10 @@ class _Call:
             kwargs["api_key"] = "no-key-needed"  # local OpenAI-compatible servers ignore it
         return kwargs
 
-    def finish(self, response: Any, litellm: Any) -> Reply:
+    def finish(self, response: Any, litellm: Any, seconds: float) -> Reply:
         model = self.model
         reply = _to_reply(response, litellm, model._scrub)
+        model.speed.record(reply.usage.prompt_tokens, reply.usage.completion_tokens, seconds)
         if self.tools and not reply.tool_calls and model.protocol != ToolProtocol.NATIVE:
             names = {tool["function"]["name"] for tool in self.tools}
             reply.tool_calls = [ToolCall(f"{TEXT_CALL_PREFIX}{next(model._text_ids)}", call.name, call.arguments,
