@@ -182,6 +182,9 @@ def test_a_created_skill_can_be_given_as_its_parts_which_weak_models_manage():
         prepare_proposal({**parts, "instructions": " "}, {}, 1)
     whole = prepare_proposal({**parts, "skill_md": text.replace("Read them", "Then read them")}, {}, 1)
     assert "Then read them bottom-up" in whole.changes["skills/spell-letters/SKILL.md"]  # the whole file wins
+    named = prepare_proposal({**parts, "skill_md": "spell-letters.md"}, {}, 1)  # not a SKILL.md: the parts win
+    assert named.changes["skills/spell-letters/SKILL.md"] == text
+    assert any("`skill_md` has no front matter" in note for note in named.notes)
 
 
 class Reader:

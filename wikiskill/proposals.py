@@ -150,10 +150,16 @@ SKILL_PARTS = {"when_to_apply": "When to Apply", "when_not_to_apply": "When NOT 
                "instructions": "Instructions"}
 
 
-def _skill_md(raw: dict, name: str) -> str:
-    """The proposal's SKILL.md: given whole, or built from its description and three sections."""
+def _skill_md(raw: dict, name: str, notes: list[str]) -> str:
+    """The proposal's SKILL.md: given whole, or built from its description and three sections.
+    A `skill_md` that is no SKILL.md (no front matter) next to all four parts gives way to them:
+    small models fill in every field they are shown."""
     given_whole = raw.get("skill_md") not in (None, "")
-    if given_whole or not any(key in raw for key in ("description", *SKILL_PARTS)):
+    parts = ("description", *SKILL_PARTS)
+    if given_whole and all(isinstance(raw.get(key), str) and raw[key].strip() for key in parts) \
+            and not str(raw["skill_md"]).lstrip().startswith("---"):
+        notes.append("`skill_md` has no front matter: SKILL.md is built from description and the three sections")
+    elif given_whole or not any(key in raw for key in parts):
         return _text_field(raw, "skill_md")
     front = yaml.safe_dump({"name": name, "description": " ".join(_text_field(raw, "description").split())},
                            sort_keys=False, allow_unicode=True, width=1000).strip()
@@ -178,7 +184,7 @@ def _create(proposal: Proposal, raw: dict, skill_files: dict[str, str], round_nu
     name = proposal.name
     if f"{name}/SKILL.md" in skill_files:
         proposal.notes.append(f"skill {name!r} exists: this create rewrites it")
-    skill_md = _checked_skill(_skill_md(raw, name), name, round_number)
+    skill_md = _checked_skill(_skill_md(raw, name, proposal.notes), name, round_number)
     purpose = raw.get("purpose_md") if isinstance(raw.get("purpose_md"), str) else ""
     if len(purpose) > MAX_SKILL_CHARS:
         raise InvalidProposal(f"`purpose_md` is longer than {MAX_SKILL_CHARS} characters")
