@@ -186,9 +186,12 @@ def audit_command(
     for problem in report.problems:
         typer.echo(problem)
     rerun_note = f", {report.rerun} re-evaluated" if rerun else ""
-    typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: "
-               f"{len(report.problems)} problem(s)" if report.problems else
-               f"{len(report.merges)} accepted merge(s) audited{rerun_note}: every one is sound")
+    if not report.merges:
+        typer.echo("no accepted merge on main to audit")
+    elif report.problems:
+        typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: {len(report.problems)} problem(s)")
+    else:
+        typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: every one is sound")
     if report.problems:
         raise typer.Exit(1)
 
