@@ -220,3 +220,21 @@ def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
     assert sizes[3] < sizes[0] * 0.7  # cut to what half the timeout allows
     assert not any("measured speed" in note for note in first.notes)
     assert any("the server's measured speed" in note for note in fitted.notes)
+
+
+def test_a_system_prompt_longer_than_the_measured_speed_allows_is_sent_whole_not_failed():
+    import time
+
+    def slow(body):
+        prompt = sum(len(m.get("content") or "") for m in body["messages"]) // 4
+        time.sleep(prompt / 4000)
+        return Reply(content="ok", prompt_tokens=prompt, completion_tokens=1)
+
+    with FakeOpenAIServer(slow) as server:
+        chat = model(server, timeout=2.0, max_tokens=16)
+        for size in (400, 800, 4000):  # the first call is not measured
+            chat.complete([{"role": "user", "content": "x" * size}])
+        big_system = [{"role": "system", "content": "s" * 12000}, {"role": "user", "content": "u" * 4000}]
+        reply = chat.complete(big_system)
+    assert sum(len(m["content"]) for m in server.requests[-1]["messages"]) == 16000
+    assert any("less than the request's fixed part" in note for note in reply.notes)

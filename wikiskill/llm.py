@@ -379,16 +379,11 @@ class _Call:
             messages, tools = as_text_conversation(messages, self.tools or []), None
         completion = model._completion_tokens()
         budget = int((model.context_window - model._reserved_tokens()) * self.shrink)
-        why = f"context window {model.context_window}"
-        in_time = model.speed.prompt_budget(model.llm.timeout * TIMEOUT_SHARE, completion or model._reserved_tokens())
-        if in_time is not None:
-            in_time = max(in_time, budget // 4)  # a noisy estimate never starves a request
-        if in_time is not None and in_time < budget:
-            budget, why = in_time, f"the server's measured speed ({in_time} prompt tokens in {TIMEOUT_SHARE:.0%} of llm.timeout)"
+        messages = self._fit_in_time(messages, tools, budget, completion or model._reserved_tokens())
         if conversation_tokens(messages, tools) > budget:
             fitted = fit_messages(messages, budget, tools, model.role)
             messages = fitted.messages
-            self.notes += [f"{why}: {note}" for note in fitted.notes]
+            self.notes += [f"context window {model.context_window}: {note}" for note in fitted.notes]
         request: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
         if tools:
             request["tools"] = tools
@@ -401,6 +396,27 @@ class _Call:
         elif self.call_required and self._text_protocol() and model._sends_schema():
             request["response_format"] = _schema_format("tool_call", call_schema(self.tools or []))
         return request
+
+    def _fit_in_time(self, messages: list[dict], tools: list[dict] | None, budget: int,
+                     completion: int) -> list[dict]:
+        """`messages` cut to what the server's measured speed answers in a share of the timeout.
+        Advisory, unlike the window: a noisy estimate never cuts below a quarter of the window, and
+        a request whose fixed part (the system prompt) does not fit the time is sent at the
+        window's size rather than failed."""
+        model = self.model
+        in_time = model.speed.prompt_budget(model.llm.timeout * TIMEOUT_SHARE, completion)
+        if in_time is None or conversation_tokens(messages, tools) <= max(in_time, budget // 4) or in_time >= budget:
+            return messages
+        in_time = max(in_time, budget // 4)
+        try:
+            fitted = fit_messages(messages, in_time, tools, model.role)
+        except ContextOverflow:
+            self.notes.append(f"the server's measured speed allows {in_time} prompt tokens, less than the "
+                              "request's fixed part: sent at the context window's size")
+            return messages
+        why = f"the server's measured speed ({in_time} prompt tokens in {TIMEOUT_SHARE:.0%} of llm.timeout)"
+        self.notes += [f"{why}: {note}" for note in fitted.notes]
+        return fitted.messages
 
     def cached(self) -> Reply | None:
         """A hit costs nothing and makes no request: its usage counts no call and no USD."""
