@@ -145,7 +145,8 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
     from .compare import compare as _compare
 
     split = _split(split)
-    ws.resolve(ref_a), ws.resolve(ref_b)
+    for ref in (ref_a, ref_b):
+        ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
     harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
     harness.benchmark.prepare((split,))
     return _compare(harness, ref_a, ref_b, split)

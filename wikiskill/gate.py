@@ -8,7 +8,7 @@ more evidence than a bare difference of means, which on a few dozen tasks is mos
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol
 
 from .config import GateSettings
@@ -160,7 +160,7 @@ class PairedPolicy:
         evidence = _evidence(self.name, candidate, incumbent)
         fixed, broken = len(evidence.fixed), len(evidence.broken)
         p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed + broken else 1.0
-        evidence = _evidence(self.name, candidate, incumbent, p_value=float(p), confidence=self.confidence)
+        evidence = replace(evidence, p_value=float(p), confidence=self.confidence)
         alpha = 1 - self.confidence
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
                   f"sign test p={p:.4f}")

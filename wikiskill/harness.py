@@ -85,6 +85,7 @@ class Harness:
         self._step_roles: dict[str, Usage] = {}
         self._model_factory = model_factory
         self._setups: dict[tuple[str, int], EvalSetup] = {}
+        self._recorded: dict[tuple[str, str], tuple[Commit, Evaluation] | None] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
 
     @property
@@ -112,8 +113,12 @@ class Harness:
         return self.setup(split, first_repeat).fingerprint(self.skills_id(ref))
 
     def recorded(self, ref: str, split: Split = "val") -> tuple[Commit, Evaluation] | None:
-        """The evaluation of `ref`'s skills under the current setup, if `ref`'s history records one."""
-        return find_evaluation(self.ws, ref, self.fingerprint(ref, split))
+        """The evaluation of `ref`'s skills under the current setup, if `ref`'s history records one.
+        Kept by commit: a round asks about main several times while main stays put."""
+        key = (self.ws.resolve(ref), split)
+        if key not in self._recorded:
+            self._recorded = {key: find_evaluation(self.ws, key[0], self.fingerprint(key[0], split))}
+        return self._recorded[key]
 
     def evaluate(self, ref: str, split: Split, description: str, first_repeat: int = 0,
                  cached: bool = True) -> Evaluated:
