@@ -161,7 +161,7 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
 
 
 def test_offline_refuses_qa_suites(tmp_path):
-    with pytest.raises(ConfigError, match="offline model plays interactive benchmarks only"):
+    with pytest.raises(ConfigError, match="offline model cannot play"):
         init_workspace(tmp_path / "ws", benchmark="example-qa")
 
 

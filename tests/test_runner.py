@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from wikiskill.benchmarks import Task
+from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
@@ -24,7 +25,7 @@ class Doubling:
     """A QA suite: "What is twice 5?" -> "10"."""
 
     name = "doubling"
-    agent_kind = "qa"
+    spec = ExampleQAFamily.spec
 
     def tasks(self, split):
         return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i)) for i in range(N)]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
 from .errors import ConfigError, WikiskillError, WorkspaceError
-from .benchmarks import SPLITS, Split
+from .benchmarks import SPLITS, FamilyListing, Split
 from .evolve import EvolveResult, check_human_edits
 from .evolve import evolve as _evolve
 from .harness import Evaluated, Harness, Reporter
@@ -38,13 +38,10 @@ if TYPE_CHECKING:
     from .usage import SkillUsage
     from .watch import WatchReport
 
-INTERACTIVE_MAX_STEPS = 40
-"""Text games need more actions than the generic default (walkthroughs are 14-20 actions)."""
-
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor",
+    "show_round", "doctor", "benchmarks",
 ]
 
 
@@ -53,31 +50,24 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                    test: int | None = None, concurrency: int = 4) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
-    A `jsonl:DIR` suite is read and checked here, so a broken file is refused before any model call.
+    The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
+    are read line by line, so a broken suite is refused before any model call.
     """
-    from .benchmarks import INTERACTIVE, JSONL_PREFIX, is_known, jsonl_folder, known_benchmarks
+    from .benchmarks import canonical_name, spec_of
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
-    if benchmark.startswith(JSONL_PREFIX) and is_known(benchmark):
-        from .benchmarks.jsonl import JsonlQA
-
-        directory = Path(jsonl_folder(benchmark)).expanduser().resolve()
-        JsonlQA(directory)
-        benchmark = f"{JSONL_PREFIX}{directory}"
-    elif not is_known(benchmark):
-        raise ConfigError(f"unknown benchmark {benchmark!r}: use {', '.join(known_benchmarks())}")
-    generated = benchmark in INTERACTIVE
-    if model == OFFLINE_MODEL and not generated:
-        raise ConfigError(f"the offline model plays interactive benchmarks only; {benchmark} needs an LLM "
+    benchmark = canonical_name(benchmark, base=Path.cwd())
+    spec = spec_of(benchmark)
+    if model == OFFLINE_MODEL and not spec.offline_playable:
+        raise ConfigError(f"the offline model cannot play {benchmark}; it needs an LLM "
                           "(pass --model, e.g. --model openai/gpt-4o-mini)")
-    defaults = Config(benchmark=benchmark)
-    splits = {"train": train or defaults.splits.train, "val": val or defaults.splits.val,
-              "test": test or defaults.splits.test}
+    counts = spec.default_splits
+    splits = None if counts is None else {"train": train or counts.train, "val": val or counts.val,
+                                          "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
-                  api_base=api_base, concurrency=concurrency, splits=splits if generated else None,
-                  max_steps=INTERACTIVE_MAX_STEPS if generated else defaults.agent.max_steps)
+                  api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps)
     parse_config(text, CONFIG_FILE)
     try:
         return Workspace.create(path, text)
@@ -258,6 +248,13 @@ def show_round(ws: Workspace, round_number: int) -> RoundStory:
     from .roundstory import round_story
 
     return round_story(ws, round_number)
+
+
+def benchmarks() -> list[FamilyListing]:
+    """Every registered benchmark family (built-in and plugins) with what it needs."""
+    from .benchmarks import list_families
+
+    return list_families()
 
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:

@@ -326,6 +326,25 @@ def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
         raise typer.Exit(1)
 
 
+@app.command("benchmarks")
+def benchmarks_command() -> None:
+    """List the benchmark suites this install can run (built-in and plugins) and what each needs."""
+    table = Table("benchmark", "kind", "splits", "offline", "needs", "ready",
+                  caption="splits: default train/val/test sizes; offline: the built-in offline model plays it")
+    table.columns[0].no_wrap = True
+    for row in api.benchmarks():
+        spec = row.spec
+        if spec is None:
+            table.add_row(row.name, "—", "—", "—", "—", f"no: {row.error}")
+            continue
+        counts = spec.default_splits
+        table.add_row(row.usage, spec.kind.value,
+                      f"{counts.train}/{counts.val}/{counts.test}" if counts else "its files",
+                      "yes" if spec.offline_playable else "no", spec.needs or "—",
+                      "yes" if row.ready else f"no: missing {', '.join(row.missing)}")
+    console.print(table)
+
+
 @app.command("export")
 def export_command(
     ctx: typer.Context,

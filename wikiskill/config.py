@@ -153,17 +153,18 @@ class GateSettings(_Section):
 
 
 class SplitSizes(_Section):
-    train: int = Field(39, ge=1)
-    """Number of train tasks (generated benchmarks; QA suites use their files)."""
-    val: int = Field(18, ge=1)
-    """Number of validation tasks (generated benchmarks)."""
-    test: int = Field(134, ge=1)
-    """Number of test tasks (generated benchmarks)."""
+    train: int | None = Field(None, ge=1)
+    """Number of train tasks of a generated suite; unset: the suite's default (`wikiskill benchmarks`
+    lists them). Suites read from files (`jsonl:DIR`, `example-qa`) use their files."""
+    val: int | None = Field(None, ge=1)
+    """Number of validation tasks of a generated suite; unset: the suite's default."""
+    test: int | None = Field(None, ge=1)
+    """Number of test tasks of a generated suite; unset: the suite's default."""
 
 
 class Config(_Section):
     benchmark: str
-    """Task suite: a built-in name (`textworld-cooking`, `example-qa`) or `jsonl:DIR`."""
+    """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `example-qa`, `jsonl:DIR`, a plugin's)."""
     model: str = OFFLINE_MODEL
     """Default litellm model string for every role; `offline` is the built-in no-LLM baseline."""
     api_base: str | None = None
@@ -199,11 +200,14 @@ class Config(_Section):
     @field_validator("benchmark")
     @classmethod
     def _known_benchmark(cls, name: str) -> str:
-        from .benchmarks import is_known, known_benchmarks
+        from .benchmarks import resolve
+        from .errors import BenchmarkError
 
-        if is_known(name):
-            return name
-        raise ValueError(f"unknown benchmark {name!r}: use {', '.join(known_benchmarks())}")
+        try:
+            resolve(name, installed=False)
+        except BenchmarkError as exc:
+            raise ValueError(str(exc)) from exc
+        return name
 
     def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""

@@ -59,7 +59,7 @@ def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int 
     agent = config.role("agent")
     return EvalSetup(
         benchmark=config.benchmark,
-        benchmark_version=getattr(benchmark, "version", "1"),
+        benchmark_version=benchmark.spec.version,
         split=split,
         tasks=digest([[t.id, t.question, t.answer] for t in benchmark.tasks(split)]),
         agent={"model": agent.model, "temperature": agent.temperature, "max_tokens": agent.max_tokens,

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
-from .benchmarks import Split, load_benchmark
+from .benchmarks import BenchmarkKind, Split, load_benchmark
 from .config import Config, load_config
 from .evaluation import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
 from .fingerprint import EvalSetup, digest, eval_setup
@@ -90,7 +90,7 @@ class Harness:
 
     @property
     def interactive(self) -> bool:
-        return self.benchmark.agent_kind == "interactive"
+        return self.benchmark.spec.kind is BenchmarkKind.INTERACTIVE
 
     # -- evaluating skills ----------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from .benchmarks import Benchmark, InteractiveBenchmark, QABenchmark
+from .benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark
 from .config import OFFLINE_MODEL, Config
 from .llm import ChatModel, LiteLLMModel, Meter, ResponseCache
 from .roles.agent import Agent, InteractiveAgent, QAAgent
@@ -46,7 +46,7 @@ class Team:
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
                                 self.config.seed if seed is None else seed)
         model = self._factory("agent")
-        if self.benchmark.agent_kind == "qa":
+        if self.benchmark.spec.kind is BenchmarkKind.QA:
             return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills, shelf)
         return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills,
                                 self.config.agent.max_steps, shelf)

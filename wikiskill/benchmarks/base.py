@@ -1,12 +1,63 @@
-"""What a benchmark is: task lists per split, a scorer, and (for interactive suites) environments."""
+"""What a benchmark is: its spec, task lists per split, and how a kind of suite is scored.
+
+Each kind of suite has its own protocol: a QA suite scores an answer, an interactive suite hands
+out text environments. The task agent for a suite is chosen by its spec's kind.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
 
 Split = Literal["train", "val", "test"]
 SPLITS: tuple[Split, ...] = ("train", "val", "test")
+
+
+class BenchmarkKind(StrEnum):
+    """How the task agent meets a suite's tasks."""
+
+    QA = "qa"
+    INTERACTIVE = "interactive"
+
+
+class SplitCounts(BaseModel):
+    """How many tasks each split holds by default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    train: int = Field(ge=0)
+    val: int = Field(ge=0)
+    test: int = Field(ge=0)
+
+
+class BenchmarkSpec(BaseModel):
+    """What a benchmark family declares about itself; `wikiskill benchmarks` lists these."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: str
+    """The name before any `:`, e.g. `scienceworld` in `scienceworld:boil`."""
+    kind: BenchmarkKind
+    summary: str
+    """One line on what the suite is."""
+    argument: str | None = None
+    """How the part after `:` is written (e.g. `<task-name>`); None when the family takes none."""
+    argument_required: bool = False
+    default_splits: SplitCounts | None = None
+    """Split sizes when the config sets none; None when the suite's own files fix them."""
+    max_steps: int = Field(ge=1)
+    """The agent's step limit that `init` writes for this suite."""
+    offline_playable: bool = False
+    """Whether the built-in offline model can play it (else `init` asks for an LLM)."""
+    version: str
+    """Enters the evaluation fingerprint: bump it when the tasks or the scoring change."""
+    needs: str = ""
+    """What it needs beyond wikiskill's own install, in words (`wikiskill benchmarks` shows it)."""
+    requires: tuple[str, ...] = ()
+    """Modules that must be importable; a missing one is reported with `needs`."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +102,7 @@ class Benchmark(Protocol):
     """A suite of tasks: a QA suite (`QABenchmark`) or an interactive one (`InteractiveBenchmark`)."""
 
     name: str
-    agent_kind: Literal["qa", "interactive"]
+    spec: BenchmarkSpec
 
     def tasks(self, split: Split) -> list[Task]: ...
 

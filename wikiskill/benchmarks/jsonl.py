@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from ..errors import BenchmarkError
-from .base import SPLITS, Split, Task
+from .base import SPLITS, BenchmarkSpec, Split, Task
+from .builtin import JsonlFamily
 from .scoring import get_scorer
 
 REQUIRED = ("id", "question", "answer")
@@ -60,13 +61,12 @@ class JsonlQA:
     `{"scorer": "exact|numeric|contains|regex|module:fn"}`.
     """
 
-    agent_kind = "qa"
-
-    def __init__(self, directory: Path, name: str | None = None):
+    def __init__(self, directory: Path, name: str | None = None, spec: BenchmarkSpec | None = None):
         if not directory.is_dir():
             raise BenchmarkError(f"benchmark folder {directory} does not exist")
         self.directory = directory
         self.name = name or f"jsonl:{directory}"
+        self.spec = spec or JsonlFamily.spec
         self.scorer = get_scorer(_suite_settings(directory / "suite.json").get("scorer", "exact"))
         for split in SPLITS:
             check_split_file(directory / f"{split}.jsonl")

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import textworld
 from jericho.jericho import UnsupportedGameWarning
@@ -38,6 +38,7 @@ from textworld.challenges.tw_cooking import cooking
 from textworld.generator import compile_game
 
 from wikiskill.benchmarks.base import EnvStep, Split, Task
+from wikiskill.benchmarks.builtin import TextWorldCookingFamily
 from wikiskill.lifeline import Lifeline, watch_parent
 
 Progress = Callable[[int, int], None]
@@ -48,8 +49,6 @@ SEED_BASES: dict[Split, int] = {"train": 1000, "val": 2000, "test": 3000}
 
 SEED_RANGE = 1000
 """A split holds at most this many games, which keeps the seed ranges disjoint."""
-
-DEFAULT_COUNTS: dict[Split, int] = {"train": 39, "val": 18, "test": 134}
 
 GENERATION_SETTINGS: dict[str, Any] = {
     "recipe": 2,  # ingredients in the recipe
@@ -307,13 +306,13 @@ class TextWorldCooking:
     """TextWorld cooking games; games of a split are generated (once) on its first `tasks` call."""
 
     name = "textworld-cooking"
-    agent_kind: Literal["interactive"] = "interactive"
+    spec = TextWorldCookingFamily.spec
 
     def __init__(
         self,
-        n_train: int = DEFAULT_COUNTS["train"],
-        n_val: int = DEFAULT_COUNTS["val"],
-        n_test: int = DEFAULT_COUNTS["test"],
+        n_train: int = TextWorldCookingFamily.spec.default_splits.train,
+        n_val: int = TextWorldCookingFamily.spec.default_splits.val,
+        n_test: int = TextWorldCookingFamily.spec.default_splits.test,
         *,
         progress: Progress | None = None,
     ):

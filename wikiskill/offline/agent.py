@@ -21,9 +21,9 @@ LAST_RESORT = ("look", "inventory")
 
 class OfflineAgent:
     def __init__(self, benchmark: Benchmark, skills: list[Skill], max_steps: int, seed: int):
-        if benchmark.agent_kind != "interactive":
+        if not benchmark.spec.offline_playable:
             raise BenchmarkError(
-                f"the offline model plays interactive benchmarks only; {benchmark.name} needs an LLM "
+                f"the offline model cannot play {benchmark.name}; it needs an LLM "
                 "(pass --model, e.g. --model openai/gpt-4o-mini)")
         self.benchmark = cast(InteractiveBenchmark, benchmark)
         self.skills = skills

@@ -1,0 +1,200 @@
+"""Benchmark families found through the `wikiskill.benchmarks` entry-point group.
+
+A benchmark name is `family` or `family:argument` (`jsonl:DIR`, `scienceworld:boil`). Each entry
+point names a family: a class with a `spec` (`BenchmarkSpec`), `check` and `load`. The built-in
+families are registered the same way in wikiskill's own package metadata, so a user's package
+adds a suite by declaring, in its pyproject.toml:
+
+    [project.entry-points."wikiskill.benchmarks"]
+    my-suite = "my_package.suite:MySuiteFamily"
+
+Entry points are loaded only when their family is asked for, so listing the suites never imports a
+heavy environment, and one broken plugin breaks only its own name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..errors import BenchmarkError
+from .base import SPLITS, Benchmark, BenchmarkSpec, Split
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+ENTRY_POINT_GROUP = "wikiskill.benchmarks"
+
+Progress = Callable[[int, int], None]
+"""Called as `progress(done, total)` during one-off preparation such as generating games."""
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """What a family needs to open a suite: the workspace's config and where relative paths start."""
+
+    config: Config
+    root: Path | None = None
+    progress: Progress | None = None
+
+    def split_counts(self, spec: BenchmarkSpec) -> dict[Split, int]:
+        """The config's split sizes, each unset one taken from the family's defaults."""
+        defaults = spec.default_splits
+        counts: dict[Split, int] = {}
+        for split in SPLITS:
+            configured = getattr(self.config.splits, split)
+            counts[split] = configured if configured is not None else getattr(defaults, split, 0)
+        return counts
+
+
+@runtime_checkable
+class BenchmarkFamily(Protocol):
+    """One family of suites, as an entry point names it."""
+
+    spec: BenchmarkSpec
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        """The canonical argument, or BenchmarkError naming what is wrong with it (cheap: no tasks built).
+
+        `base` is the folder relative paths start from, when one is known (`init` passes the
+        current folder, so that what it writes into the config is absolute).
+        """
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        """The suite itself."""
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """`family:argument` as (family, argument); a bare family has argument None."""
+    family, colon, argument = name.partition(":")
+    return family.strip(), (argument.strip() if colon else None)
+
+
+@cache
+def _entry_points() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(point.name, point)
+    return found
+
+
+def family_names() -> list[str]:
+    """Every registered family: wikiskill's own first, then plugins, each group by name."""
+    points = _entry_points()
+    builtin = sorted(name for name, point in points.items() if point.value.startswith("wikiskill."))
+    return builtin + sorted(name for name in points if name not in builtin)
+
+
+@cache
+def family(name: str) -> BenchmarkFamily:
+    """The family registered as `name`, loaded on first use."""
+    point = _entry_points().get(name)
+    if point is None:
+        raise BenchmarkError(f"unknown benchmark {name!r}; choose one of: {', '.join(known_benchmarks())}")
+    try:
+        loaded = point.load()
+        found = loaded() if isinstance(loaded, type) else loaded
+    except Exception as exc:  # noqa: BLE001 - a plugin may fail in any way; say which one
+        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) cannot be loaded: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    spec = getattr(found, "spec", None)
+    if not isinstance(found, BenchmarkFamily) or not isinstance(spec, BenchmarkSpec):
+        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) is not a benchmark family: "
+                             "it needs a BenchmarkSpec `spec` and `check` and `load` methods")
+    if spec.family != name:
+        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) declares family {spec.family!r}")
+    return found
+
+
+def missing_requirements(spec: BenchmarkSpec) -> list[str]:
+    return [module for module in spec.requires if importlib.util.find_spec(module) is None]
+
+
+def resolve(name: str, base: Path | None = None, installed: bool = True) -> tuple[BenchmarkFamily, str | None]:
+    """The family of `name` and its checked argument; BenchmarkError says what is wrong.
+
+    `installed=False` checks the name only, not that the suite's requirements are installed
+    (reading a workspace's config must work where its suite cannot run).
+    """
+    family_name, argument = split_name(name)
+    found = family(family_name)
+    spec = found.spec
+    if argument is not None and spec.argument is None:
+        raise BenchmarkError(f"benchmark {family_name!r} takes no argument (got {name!r})")
+    if argument is None and spec.argument_required:
+        raise BenchmarkError(f"benchmark {family_name!r} needs an argument: {family_name}:{spec.argument}")
+    if argument == "":
+        raise BenchmarkError(f"benchmark {name!r}: nothing after the ':' (write {family_name}:{spec.argument})")
+    missing = missing_requirements(spec) if installed else []
+    if missing:
+        raise BenchmarkError(f"benchmark {family_name!r} needs {spec.needs or ', '.join(missing)} "
+                             f"(missing: {', '.join(missing)})")
+    return found, found.check(argument, base)
+
+
+def canonical_name(name: str, base: Path | None = None) -> str:
+    """`name` as the family writes it (e.g. a jsonl folder made absolute from `base`)."""
+    found, argument = resolve(name, base)
+    return found.spec.family if argument is None else f"{found.spec.family}:{argument}"
+
+
+def spec_of(name: str) -> BenchmarkSpec:
+    return family(split_name(name)[0]).spec
+
+
+def is_known(name: str) -> bool:
+    try:
+        resolve(name)
+    except BenchmarkError:
+        return False
+    return True
+
+
+def known_benchmarks() -> list[str]:
+    """How each family's names are written, for error messages."""
+    return [row.usage for row in list_families() if row.spec is not None]
+
+
+@dataclass(frozen=True)
+class FamilyListing:
+    """One row of `wikiskill benchmarks`: a family's spec, or why its plugin cannot be loaded."""
+
+    name: str
+    spec: BenchmarkSpec | None
+    missing: tuple[str, ...] = ()
+    """Required modules that are not installed."""
+    error: str | None = None
+
+    @property
+    def usage(self) -> str:
+        spec = self.spec
+        if spec is None or spec.argument is None:
+            return self.name
+        return f"{self.name}:{spec.argument}" if spec.argument_required else f"{self.name}[:{spec.argument}]"
+
+    @property
+    def ready(self) -> bool:
+        return self.spec is not None and not self.missing
+
+
+def list_families() -> list[FamilyListing]:
+    rows = []
+    for name in family_names():
+        try:
+            spec = family(name).spec
+        except BenchmarkError as exc:
+            rows.append(FamilyListing(name, None, error=str(exc)))
+            continue
+        rows.append(FamilyListing(name, spec, tuple(missing_requirements(spec))))
+    return rows
+
+
+def load_benchmark(config: Config, root: Path | None = None, progress: Progress | None = None) -> Benchmark:
+    """The benchmark a workspace's config names; relative paths in its argument are taken from `root`."""
+    found, argument = resolve(config.benchmark)
+    return found.load(argument, LoadRequest(config, root, progress))
