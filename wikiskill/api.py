@@ -45,7 +45,7 @@ INTERACTIVE_MAX_STEPS = 40
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "ingest",
+    "show_round", "doctor", "ingest", "report",
 ]
 
 
@@ -284,3 +284,12 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
     return _ingest(ws, [Path(path) for path in paths], SessionFormat(session_format), Outcome(outcome))
+
+
+def report(ws: Workspace, out: Path) -> Path:
+    """Write the workspace's evolution (val scores, cost, skills timeline, wiki growth, the latest
+    validation per task) as one static HTML page at `out`; returns its path."""
+    from .htmlreport import write_report
+
+    load_config(ws.root)
+    return write_report(ws, out)

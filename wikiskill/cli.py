@@ -429,3 +429,13 @@ def ingest_command(
     console.print(f"Ingested {len(result.added)} session(s) as raw/r{result.round:03d}/ingested/ "
                   f"({', '.join(t.task_id for t in result.added)}) in {result.commit[:10]}; round {result.round} "
                   "learns from them.", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("report")
+def report_command(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+) -> None:
+    """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round."""
+    path = api.report(_workspace(ctx), out)
+    console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)
