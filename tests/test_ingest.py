@@ -170,3 +170,14 @@ def test_any_file_is_a_trajectory_or_one_transcript_error(tmp_path, lines):
             read_session(path, session_format, Outcome.UNKNOWN, Scrubber())
         except TranscriptError as error:
             assert str(path) in str(error) and "\n" not in str(error)
+
+
+def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(tmp_path):
+    pasted = "Here is the log:\n" + "ERROR disk full\n" * 400
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([{"role": "user", "content": pasted},
+                                {"role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot."}]}]))
+    trajectory = read_session(path, SessionFormat.OPENAI_MESSAGES, Outcome.FAILURE, Scrubber())
+    assert len(trajectory.question) <= 500 and trajectory.question.startswith("Here is the log:")
+    assert trajectory.messages[0]["content"] == pasted
+    assert trajectory.messages[1]["content"] == "(refusal) I cannot." and trajectory.prediction == "(refusal) I cannot."

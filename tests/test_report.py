@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from scripted import ScriptedWorld, evolve_through_cli
+from test_workspace import scripted_workspace
 from typer.testing import CliRunner
 
 from wikiskill import api
@@ -82,3 +83,9 @@ def test_the_report_renders_its_charts_offline_in_a_headless_browser(evolved, tm
     headless(out, tmp_path / "profile", f"--screenshot={screenshot}")
     assert screenshot.stat().st_size > 20_000
     print(f"report screenshot: {screenshot}")
+
+
+def test_a_workspace_that_has_not_evolved_gets_a_page_that_says_so(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    page = api.report(ws, tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "0 round(s) completed" in page and "No candidate has been validated yet." in page

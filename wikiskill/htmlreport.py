@@ -94,12 +94,12 @@ def _incumbent_scores(ws: Workspace, number: int) -> dict[str, float]:
 def render_report(data: ReportData, title: str) -> str:
     import plotly.graph_objects as go
 
-    figures = [_val_figure(go, data.rounds), _cost_figure(go, data.rounds), _skills_figure(go, data.rounds),
-               _wiki_figure(go, data.wiki)]
-    charts = [figure.to_html(full_html=False, include_plotlyjs=index == 0, config={"displaylogo": False},
-                             div_id=f"chart-{name}")
-              for index, (name, figure) in enumerate(zip(("val", "cost", "skills", "wiki"), figures))]
-    return render("report.html", title=title, data=data, charts=dict(zip(("val", "cost", "skills", "wiki"), charts)))
+    figures = {"val": _val_figure(go, data.rounds), "cost": _cost_figure(go, data.rounds),
+               "skills": _skills_figure(go, data.rounds), "wiki": _wiki_figure(go, data.wiki)}
+    charts = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0,  # plotly.js inlined once
+                                   config={"displaylogo": False}, div_id=f"chart-{name}")
+              for index, (name, figure) in enumerate(figures.items())}
+    return render("report.html", title=title, data=data, charts=charts)
 
 
 def write_report(ws: Workspace, out: Path) -> Path:

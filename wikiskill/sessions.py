@@ -17,11 +17,13 @@ from typing import ClassVar, Protocol
 
 from .errors import TranscriptError
 from .redact import Scrubber
-from .traces import Outcome, Provenance, Trajectory
+from .traces import Outcome, Provenance, Trajectory, cut
 
 INGESTED_SPLIT = "ingested"
 KIND = "session"
 ID_STEM_CHARS = 24
+QUESTION_CHARS = 500
+"""The first user message stands as the task; the whole of it is in the messages."""
 
 
 class SessionFormat(str, Enum):
@@ -183,10 +185,12 @@ def _text(content: object, name: str, number: int | None) -> str:
             parts.append(part)
         elif isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text"):
             parts.append(str(part.get("text", "")))
+        elif isinstance(part, dict) and part.get("type") == "refusal":
+            parts.append(f"(refusal) {part.get('refusal', '')}")
         elif isinstance(part, dict) and "image" in str(part.get("type", "")):
             parts.append("[image]")
         else:
-            raise TranscriptError(f"{where}: a content part must be text or an image")
+            raise TranscriptError(f"{where}: a content part must be text, a refusal or an image")
     return "\n".join(parts)
 
 
@@ -215,7 +219,8 @@ def read_session(path: Path, session_format: SessionFormat, outcome: Outcome, sc
     if not users or not any(m["role"] == "assistant" for m in messages):
         raise TranscriptError(f"{path}: no user and assistant messages: is it a {session_format.value} transcript?")
     return Trajectory(
-        task_id=session_id(path, text), split=INGESTED_SPLIT, kind=KIND, question=users[0], messages=messages,
+        task_id=session_id(path, text), split=INGESTED_SPLIT, kind=KIND, question=cut(users[0], QUESTION_CHARS),
+        messages=messages,
         prediction=replies[-1] if replies else None, score=outcome.score,
         provenance=Provenance(format=session_format.value, file=path.name, outcome=outcome),
     )

@@ -1,4 +1,5 @@
-"""Trajectories: what the task agent did on one task, stored as raw/rNNN/train/<task_id>.json."""
+"""Trajectories: what the task agent did on one task, stored as raw/rNNN/train/<task_id>.json (and real
+agent sessions imported by `wikiskill ingest`, as raw/rNNN/ingested/<id>.json)."""
 
 from __future__ import annotations
 
