@@ -22,7 +22,7 @@ from wikiskill.sandbox import Sandbox
 from wikiskill.sessions import SessionFormat, read_session
 from wikiskill.traces import Outcome, Trajectory
 from wikiskill.trailers import Step
-from wikiskill.workspace import MAIN
+from wikiskill.workspace import MAIN, format_message
 
 SESSIONS = Path(__file__).parent / "sessions"
 CLAUDE = SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl"
@@ -181,3 +181,10 @@ def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(
     assert len(trajectory.question) <= 500 and trajectory.question.startswith("Here is the log:")
     assert trajectory.messages[0]["content"] == pasted
     assert trajectory.messages[1]["content"] == "(refusal) I cannot." and trajectory.prediction == "(refusal) I cannot."
+
+
+def test_sessions_go_to_the_first_round_that_has_not_started(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    ws.commit({"raw/r001/train/outcomes.jsonl": ""}, format_message("r001 rollout: train", {"Round": 1, "Step": "rollout"}))
+    assert round_state(ws, 1).started  # interrupted after its rollout: resumed, it keeps the experience it began with
+    assert api.ingest(ws, [CLAUDE], "claude-code").round == 2
