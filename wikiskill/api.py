@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .compare import Comparison
     from .doctor import RoleCheck
     from .export import ExportResult
+    from .ingest import IngestResult
     from .host import SkillSet
     from .lint import Problem
     from .lookup import Hit
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "benchmarks",
+    "show_round", "doctor", "benchmarks", "ingest", "report",
 ]
 
 
@@ -262,3 +263,30 @@ def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None)
     from .doctor import diagnose
 
     return diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base))
+
+
+# -- learning from real agent sessions, and the HTML report ---------------------------------------
+
+
+def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str = "unknown") -> IngestResult:
+    """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
+    as trajectories for the next round, in one commit; a malformed file writes nothing."""
+    from .ingest import ingest as _ingest
+    from .sessions import SessionFormat
+    from .traces import Outcome
+
+    formats, outcomes = [f.value for f in SessionFormat], [o.value for o in Outcome]
+    if session_format not in formats:
+        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    if outcome not in outcomes:
+        raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
+    return _ingest(ws, [Path(path) for path in paths], SessionFormat(session_format), Outcome(outcome))
+
+
+def report(ws: Workspace, out: Path) -> Path:
+    """Write the workspace's evolution (val scores, cost, skills timeline, wiki growth, the latest
+    validation per task) as one static HTML page at `out`; returns its path."""
+    from .htmlreport import write_report
+
+    load_config(ws.root)
+    return write_report(ws, out)

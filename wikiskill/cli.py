@@ -428,3 +428,33 @@ def watch_command(
         api.watch(ws, show, commit=commit)
     except KeyboardInterrupt:
         console.print("stopped")
+
+
+@app.command("ingest")
+def ingest_command(
+    ctx: typer.Context,
+    files: list[Path] = typer.Argument(..., help="Session transcript files."),
+    session_format: str = typer.Option(..., "--format", help="claude-code (a session .jsonl from "
+                                       "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat messages)."),
+    outcome: str = typer.Option("unknown", "--outcome", help="success or failure: how the sessions ended."),
+) -> None:
+    """Import real agent sessions into raw/ so the next round's maintainer and proposer learn from them."""
+    result = api.ingest(_workspace(ctx), files, session_format, outcome)
+    for path in result.skipped:
+        console.print(f"skipped {path}: already ingested", markup=False, highlight=False, soft_wrap=True)
+    if result.commit is None:
+        console.print("Nothing new to ingest.")
+        return
+    console.print(f"Ingested {len(result.added)} session(s) as raw/r{result.round:03d}/ingested/ "
+                  f"({', '.join(t.task_id for t in result.added)}) in {result.commit[:10]}; round {result.round} "
+                  "learns from them.", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("report")
+def report_command(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+) -> None:
+    """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round."""
+    path = api.report(_workspace(ctx), out)
+    console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)

@@ -13,6 +13,10 @@ class WorkspaceError(WikiskillError):
     """The workspace is missing, locked, dirty or otherwise not usable as asked."""
 
 
+class TranscriptError(WikiskillError):
+    """An agent session transcript given to `ingest` is unreadable or not in its format."""
+
+
 class BenchmarkError(WikiskillError):
     """A benchmark name or its data cannot be loaded."""
 

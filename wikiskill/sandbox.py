@@ -1,4 +1,5 @@
-"""What roles may read: wiki/, skills/ and train traces at a git ref, and nothing else.
+"""What roles may read: wiki/, skills/ and train traces (and ingested agent sessions) at a git
+ref, and nothing else.
 
 Reading from the committed tree (not the disk) means symlinks are never followed and files
 outside the workspace do not exist; paths naming val or test material are refused.
@@ -11,7 +12,7 @@ import re
 from .traces import Trajectory
 from .workspace import Workspace
 
-_TRACE = re.compile(r"^raw/r(\d{3})/train/(.+)\.json$")
+_TRACE = re.compile(r"^raw/r(\d{3})/(?:train|ingested)/(.+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_PATH_CHARS = 500
 READABLE = ("wiki/", "skills/", "traces/")

@@ -1,8 +1,10 @@
-"""Trajectories: what the task agent did on one task, stored as raw/rNNN/train/<task_id>.json."""
+"""Trajectories: what the task agent did on one task, stored as raw/rNNN/train/<task_id>.json (and real
+agent sessions imported by `wikiskill ingest`, as raw/rNNN/ingested/<id>.json)."""
 
 from __future__ import annotations
 
 import json
+from enum import Enum
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +39,26 @@ class Step(BaseModel):
     note: str | None = None
 
 
+class Outcome(str, Enum):
+    """How an ingested session ended, as the person who ingested it says (no benchmark scored it)."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    UNKNOWN = "unknown"
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self is Outcome.SUCCESS else 0.0
+
+
+class Provenance(BaseModel):
+    """Where an ingested trajectory came from: a real agent session, not a benchmark task."""
+
+    format: str
+    file: str
+    outcome: Outcome
+
+
 class Trajectory(BaseModel):
     task_id: str
     split: str
@@ -52,6 +74,7 @@ class Trajectory(BaseModel):
     usage: Usage = Usage()
     skills: list[str] = Field(default_factory=list)
     error: str | None = None
+    provenance: Provenance | None = None
 
     @property
     def success(self) -> bool:
@@ -79,6 +102,9 @@ class Trajectory(BaseModel):
             + (f" | won: {self.won} | lost: {self.lost}" if self.won is not None else ""),
             f"task: {self.question}",
         ]
+        if self.provenance:
+            source = self.provenance
+            head.append(f"ingested {source.format} session {source.file}; outcome: {source.outcome.value}")
         if self.skills:
             head.append(f"skills in prompt: {', '.join(self.skills)}")
         if self.error:
@@ -96,6 +122,7 @@ class Trajectory(BaseModel):
                 if message.get("role") == "system":
                     continue
                 lines.append(f"## {message.get('role')}\n{message.get('content') or ''}")
+                lines += [_call_line(call) for call in message.get("tool_calls") or []]
             lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
         text = "\n".join(lines).rstrip() + "\n"
@@ -104,6 +131,11 @@ class Trajectory(BaseModel):
     def to_json(self) -> str:
         """The trace file's text, written by pydantic's own serializer."""
         return self.model_dump_json(indent=1) + "\n"
+
+
+def _call_line(call: dict) -> str:
+    function = call.get("function") or {}
+    return f"-> {function.get('name')}({function.get('arguments') or ''})"
 
 
 def cut(text: str, max_chars: int | None) -> str:

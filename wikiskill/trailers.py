@@ -27,6 +27,7 @@ class Step(str, Enum):
     GATE = "gate"
     ROLLBACK = "rollback"
     HUMAN = "human"
+    INGEST = "ingest"
 
 
 class Decision(str, Enum):

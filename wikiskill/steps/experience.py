@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..fingerprint import digest
 from ..history import round_label
+from ..ingest import read_ingested
 from ..sampling import sample_traces
 from ..trailers import Step, Trailers
 from ..traces import mean_score, outcomes_jsonl
@@ -48,12 +49,13 @@ class Maintain:
         number, label = state.number, round_label(state.number)
         harness.begin_step()
         results = harness.train_results(number)
-        sampled = sample_traces(results, harness.config.sampling, number)
+        experience = results + read_ingested(harness.ws, number)
+        sampled = sample_traces(experience, harness.config.sampling, number)
         wiki = read_wiki(harness.ws.read_files(MAIN, "wiki"))
         max_chars = harness.config.sampling.max_chars
         view = maintainer_view(wiki, "\n".join(t.render(max_chars) for t in sampled),
                                harness.config.maintainer.wiki_token_budget)
-        shown, known = [t.task_id for t in sampled], [t.task_id for t in results]
+        shown, known = [t.task_id for t in sampled], [t.task_id for t in experience]
         harness.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
         outcome = harness.team.maintainer().run(
             number, view, sampled, mean_score(results), sum(t.success for t in results), len(results), max_chars,

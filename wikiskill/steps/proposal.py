@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..errors import WorkspaceError
 from ..history import candidate_branch, round_label
 from ..impact import IMPACT
+from ..ingest import read_ingested
 from ..proposals import InvalidProposal, prepare_proposal
 from ..sandbox import Sandbox
 from ..trailers import Decision, Step, Trailers
@@ -42,7 +43,7 @@ class Propose:
             "index": harness.ws.read_file(MAIN, "wiki/index.md") or "",
             "impact": harness.ws.read_file(MAIN, IMPACT) or "",
             "skills": harness.skills_at(MAIN),
-            "outcomes": [_outcome_row(t) for t in results],
+            "outcomes": [_outcome_row(t) for t in results + read_ingested(harness.ws, number)],
         }
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
@@ -112,5 +113,7 @@ def _outcome_row(trajectory: Trajectory) -> dict:
     if trajectory.kind == "interactive":
         row["prediction"] = f"{'won' if trajectory.won else 'lost' if trajectory.lost else 'unfinished'} in {len(trajectory.steps)} steps"
         row["expected"] = "win"
+    if trajectory.provenance is not None:
+        row["expected"] = f"(ingested {trajectory.provenance.format} session, outcome {trajectory.provenance.outcome.value})"
     row["prediction"], row["expected"] = _cell(row["prediction"]), _cell(row["expected"])
     return row
