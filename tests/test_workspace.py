@@ -141,6 +141,17 @@ def test_recover_drops_a_marker_whose_commit_never_landed(ws):
     assert git(ws.root, "status", "--porcelain") == ""
 
 
+def test_recover_finishes_a_pending_sync_when_the_next_commit_never_landed(ws):
+    old = ws.head()
+    landed = build_commit(ws, old, {"raw/r001/train/t1.json": "{}\n"}, "published, its sync still queued\n", Scrubber())
+    ws.repo.git.update_ref("refs/heads/main", landed, old)
+    never = build_commit(ws, landed, {"wiki/x.md": "x\n"}, "killed before its ref moved\n", Scrubber())
+    ws._marker_path().write_text(json.dumps({"new": never}))  # the next publish's marker, over the queued sync
+    assert ws.recover() is True
+    assert (ws.root / "raw/r001/train/t1.json").read_text() == "{}\n"
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
 def test_sync_never_deletes_through_a_symlinked_folder(ws, tmp_path):
     ws.commit({"wiki/patterns/a.md": "a\n"}, "a\n")
     outside = tmp_path / "outside"

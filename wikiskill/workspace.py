@@ -8,7 +8,6 @@ is unfinished, which `recover` completes from the marker written before the ref 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -202,12 +201,9 @@ class Workspace(WorkspaceReads):
         marker = self._marker_path()
         if not marker.exists():
             return False
-        try:
-            data = json.loads(marker.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}  # written by replace, so only a hand edit can break it
-        if data.get("new") and self.head() == data["new"]:
-            sync_worktree(self._git_bytes, None, data["new"])
+        # The marker names the commit being published, but syncs queued before it may be unfinished
+        # too, whether or not its own ref moved: the tree must reach main's tip, whatever it is now.
+        sync_worktree(self._git_bytes, None, self.head())
         marker.unlink()
         return True
 
