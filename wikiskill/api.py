@@ -44,7 +44,7 @@ INTERACTIVE_MAX_STEPS = 40
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor",
+    "show_round", "doctor", "serve_mcp",
 ]
 
 
@@ -216,6 +216,18 @@ def export(ws: Workspace, dest: Path, ref: str = "main") -> ExportResult:
     from .export import export_skills
 
     return export_skills(ws, dest, ref)
+
+
+def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1",
+              port: int = 8000) -> None:
+    """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.mcp_server); every
+    request reads the ref's current tip, so a skill the gate merges is served without a restart."""
+    from .host import SkillSet
+    from .mcp_server import serve
+    from .mcp_server import transport as _transport
+
+    over = _transport(transport)
+    serve(SkillSet(ws, ref), over, host, port)
 
 
 def lint(ws: Workspace) -> list[Problem]:

@@ -341,6 +341,19 @@ def export_command(
                   markup=False, highlight=False, soft_wrap=True)
 
 
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    ref: str = typer.Option("main", "--ref", help="Serve the skills at this git ref, followed live."),
+    transport: str = typer.Option("stdio", "--transport", help="stdio (a host starts this command) or http "
+                                                               "(streamable HTTP at http://HOST:PORT/mcp)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="http: the address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="http: the port to listen on."),
+) -> None:
+    """Serve the skills to MCP hosts: list_skills, load_skill, search, skills_prompt, skill://NAME."""
+    api.serve_mcp(_workspace(ctx), ref, transport, host, port)
+
+
 @app.command("lint")
 def lint_command(ctx: typer.Context) -> None:
     """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems.
