@@ -211,11 +211,14 @@ def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | No
     return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
 
 
-def export(ws: Workspace, dest: Path, ref: str = "main") -> ExportResult:
-    """Write the skills at `ref` into `dest` as Agent Skills folders (idempotent)."""
+def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents") -> ExportResult:
+    """Write the skills at `ref` as Agent Skills folders (idempotent): into `dest` itself (`agents`),
+    or into the folder Claude Code (`claude`: dest/.claude/skills) or Codex (`codex`:
+    dest/.agents/skills) reads under the project or home folder `dest`."""
     from .export import export_skills
+    from .export_targets import export_target
 
-    return export_skills(ws, dest, ref)
+    return export_skills(ws, dest, ref, export_target(target))
 
 
 def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1",

@@ -329,11 +329,14 @@ def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    dest: Path = typer.Argument(..., help="Folder to write the skill folders into (created when missing)."),
+    dest: Path = typer.Argument(..., help="agents: the folder to write the skill folders into; claude, codex: "
+                                          "the project (or home) folder whose host skills folder to write."),
     ref: str = typer.Option("main", "--ref", help="Export the skills at this git ref."),
+    target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/) "
+                                                          "or codex (DIR/.agents/skills/)."),
 ) -> None:
     """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship)."""
-    result = api.export(_workspace(ctx), dest, ref)
+    result = api.export(_workspace(ctx), dest, ref, target)
     for name, reason in result.skipped.items():
         errors.print(f"skipped {name}: {reason}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     console.print(f"Exported {len(result.skills)} skill(s) from {ref} ({result.commit[:10]}) to {result.dest}: "
