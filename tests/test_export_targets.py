@@ -80,5 +80,5 @@ def test_a_host_skills_folder_named_as_dir_is_refused_rather_than_nested(ws, tmp
 def test_an_unknown_target_is_a_one_line_error(ws, tmp_path):
     result = CliRunner().invoke(app, ["-C", str(ws.root), "export", str(tmp_path / "out"), "--target", "cursor"])
     assert result.exit_code == 1
-    assert result.output.strip() == "error: unknown export target 'cursor': use agents, claude, codex"
+    assert result.output.strip() == "error: unknown export target 'cursor': use agents, claude or codex"
     assert not (tmp_path / "out").exists()

@@ -225,11 +225,11 @@ def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: 
               port: int = 8000) -> None:
     """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.mcp_server); every
     request reads the ref's current tip, so a skill the gate merges is served without a restart."""
+    from .errors import choice
     from .host import SkillSet
-    from .mcp_server import serve
-    from .mcp_server import transport as _transport
+    from .mcp_server import Transport, serve
 
-    over = _transport(transport)
+    over = choice(Transport, transport, "transport")
     serve(SkillSet(ws, ref), over, host, port)
 
 

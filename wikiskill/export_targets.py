@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from .errors import WikiskillError
+from .errors import WikiskillError, choice
 
 
 class Target(str, Enum):
@@ -84,8 +84,5 @@ class Codex(HostSkillsFolder):
 TARGETS: dict[Target, ExportTarget] = {target.kind: target for target in (AgentSkills(), ClaudeCode(), Codex())}
 
 
-def export_target(name: str | Target) -> ExportTarget:
-    try:
-        return TARGETS[Target(name)]
-    except ValueError:
-        raise ExportError(f"unknown export target {name!r}: use {', '.join(t.value for t in Target)}") from None
+def export_target(name: str) -> ExportTarget:
+    return TARGETS[choice(Target, name, "export target")]

@@ -33,13 +33,6 @@ class Transport(str, Enum):
     """Streamable HTTP, served at `http://HOST:PORT/mcp`."""
 
 
-def transport(name: str) -> Transport:
-    try:
-        return Transport(name)
-    except ValueError:
-        raise WikiskillError(f"unknown transport {name!r}: use stdio or http") from None
-
-
 class SkillSummary(BaseModel):
     name: str
     description: str
