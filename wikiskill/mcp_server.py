@@ -12,6 +12,7 @@ time, because the workspace's git readers must not be used from two threads at o
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -43,9 +44,9 @@ class SkillSummary(BaseModel):
 class SkillsServer(MCPServer):
     """An MCP server over a `SkillSet` that re-reads the set's ref on every request."""
 
-    def __init__(self, skills: SkillSet):
+    def __init__(self, skills: SkillSet, log_level: Literal["INFO", "WARNING"] = "WARNING"):
         super().__init__(
-            "wikiskill", version=__version__, log_level="WARNING",
+            "wikiskill", version=__version__, log_level=log_level,
             instructions=("Skills evolved by wikiskill from this workspace's own runs and merged only when they "
                           f"improved validation, read live at {skills.ref}. Call list_skills (or skills_prompt with "
                           "the task) and load_skill for the skill that fits the task before you act."))
@@ -106,8 +107,8 @@ class SkillsServer(MCPServer):
 
 def serve(skills: SkillSet, over: Transport = Transport.STDIO, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve until the host disconnects (stdio) or the process is interrupted (http)."""
-    server = SkillsServer(skills)
     if over == Transport.STDIO:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port, streamable_http_path=HTTP_PATH)
+        SkillsServer(skills).run("stdio")
+    else:  # at INFO, uvicorn says where it listens and logs each request, as any HTTP server in a terminal
+        SkillsServer(skills, log_level="INFO").run("streamable-http", host=host, port=port,
+                                                   streamable_http_path=HTTP_PATH)
