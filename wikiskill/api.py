@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "benchmarks", "ingest", "report",
+    "show_round", "doctor", "benchmarks", "ingest", "report", "serve_mcp",
 ]
 
 
@@ -202,11 +202,26 @@ def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | No
     return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
 
 
-def export(ws: Workspace, dest: Path, ref: str = "main") -> ExportResult:
-    """Write the skills at `ref` into `dest` as Agent Skills folders (idempotent)."""
+def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents") -> ExportResult:
+    """Write the skills at `ref` as Agent Skills folders (idempotent): into `dest` itself (`agents`),
+    or into the folder Claude Code (`claude`: dest/.claude/skills) or Codex (`codex`:
+    dest/.agents/skills) reads under the project or home folder `dest`."""
     from .export import export_skills
+    from .export_targets import export_target
 
-    return export_skills(ws, dest, ref)
+    return export_skills(ws, dest, ref, export_target(target))
+
+
+def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1",
+              port: int = 8000) -> None:
+    """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.mcp_server); every
+    request reads the ref's current tip, so a skill the gate merges is served without a restart."""
+    from .errors import choice
+    from .host import SkillSet
+    from .mcp_server import Transport, serve
+
+    over = choice(Transport, transport, "transport")
+    serve(SkillSet(ws, ref), over, host, port)
 
 
 def lint(ws: Workspace) -> list[Problem]:

@@ -348,16 +348,32 @@ def benchmarks_command() -> None:
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    dest: Path = typer.Argument(..., help="Folder to write the skill folders into (created when missing)."),
+    dest: Path = typer.Argument(..., help="agents: the folder to write the skill folders into; claude, codex: "
+                                          "the project (or home) folder whose host skills folder to write."),
     ref: str = typer.Option("main", "--ref", help="Export the skills at this git ref."),
+    target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/) "
+                                                          "or codex (DIR/.agents/skills/)."),
 ) -> None:
     """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship)."""
-    result = api.export(_workspace(ctx), dest, ref)
+    result = api.export(_workspace(ctx), dest, ref, target)
     for name, reason in result.skipped.items():
         errors.print(f"skipped {name}: {reason}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     console.print(f"Exported {len(result.skills)} skill(s) from {ref} ({result.commit[:10]}) to {result.dest}: "
                   f"{len(result.written)} file(s) written, {len(result.removed)} removed.",
                   markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    ref: str = typer.Option("main", "--ref", help="Serve the skills at this git ref, followed live."),
+    transport: str = typer.Option("stdio", "--transport", help="stdio (a host starts this command) or http "
+                                                               "(streamable HTTP at http://HOST:PORT/mcp)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="http: the address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="http: the port to listen on."),
+) -> None:
+    """Serve the skills to MCP hosts: list_skills, load_skill, search, skills_prompt, skill://NAME."""
+    api.serve_mcp(_workspace(ctx), ref, transport, host, port)
 
 
 @app.command("lint")

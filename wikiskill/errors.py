@@ -1,5 +1,12 @@
 """The errors a user can cause. The CLI prints them as one line and exits non-zero."""
 
+from __future__ import annotations
+
+from enum import Enum
+from typing import TypeVar
+
+E = TypeVar("E", bound=Enum)
+
 
 class WikiskillError(Exception):
     """Base of every error that comes from input, configuration or workspace state."""
@@ -45,3 +52,12 @@ class ProposalError(WikiskillError):
 class ValidationIndecisive(WikiskillError):
     """A candidate's validation could not complete (the provider failed, a budget stopped it):
     recorded as indecisive, never merged, retried by the next `evolve`."""
+
+
+def choice(kind: type[E], value: str, what: str) -> E:
+    """`value` as a member of the enum `kind`, else a one-line error that lists the choices."""
+    try:
+        return kind(value)
+    except ValueError:
+        values = [str(member.value) for member in kind]
+        raise WikiskillError(f"unknown {what} {value!r}: use {', '.join(values[:-1])} or {values[-1]}") from None

@@ -1,8 +1,10 @@
 """Export the accepted skills as plain Agent Skills folders that any agent loads as they are.
 
-`export_skills(ws, DIR, ref)` writes `DIR/<name>/` (SKILL.md plus every other file the skill's
-folder holds at `ref`, byte for byte, executable bits kept), except that a Markdown link that would
-leave DIR (PURPOSE.md's `../../wiki/...`) is dropped and its text kept. A manifest in DIR records which files
+`export_skills(ws, DIR, ref, target)` writes `<name>/` folders into the target's skills folder: DIR
+itself, or the folder a host reads under DIR (`DIR/.claude/skills`, see wikiskill.export_targets).
+Each holds SKILL.md plus every other file the skill's folder holds at `ref`, byte for byte,
+executable bits kept, except that a Markdown link that would leave the skills folder (PURPOSE.md's
+`../../wiki/...`) is dropped and its text kept. A manifest in the skills folder records which files
 the export wrote, so a re-export rewrites nothing that is unchanged, removes the skills that are
 gone, and never deletes or overwrites a file that it did not write itself.
 """
@@ -16,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import WikiskillError
+from .export_targets import AgentSkills, ExportError, ExportTarget
 from .links import rewrite_links
 from .skills import NAME_PATTERN, skill_problems
 from .workspace import MAIN, Workspace
@@ -26,10 +28,6 @@ MANIFEST_FORMAT = 1
 
 SkillFiles = dict[str, tuple[bytes, bool]]
 """`{path inside the skill folder: (bytes, executable)}`."""
-
-
-class ExportError(WikiskillError):
-    """The export directory cannot be used as asked."""
 
 
 @dataclass
@@ -45,10 +43,11 @@ class ExportResult:
     """Skill folders left out, with the reason (a SKILL.md that breaks the Agent Skills rules)."""
 
 
-def export_skills(ws: Workspace, dest: Path, ref: str = MAIN) -> ExportResult:
-    """Write the skills at `ref` into `dest` as Agent Skills folders; safe to repeat."""
+def export_skills(ws: Workspace, dest: Path, ref: str = MAIN, target: ExportTarget = AgentSkills()) -> ExportResult:
+    """Write the skills at `ref` as Agent Skills folders into the folder `target` reads under `dest`
+    (`dest` itself for plain Agent Skills); safe to repeat."""
     commit = ws.resolve(ref)
-    dest = _checked_destination(ws, Path(dest))
+    dest = _checked_destination(ws, target.skills_dir(Path(dest).expanduser().resolve()))
     skills, skipped = exportable(ws.blobs(commit, "skills"))
     previous = _read_manifest(dest)
     _refuse_foreign_files(dest, skills, previous)

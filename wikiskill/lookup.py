@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .errors import WikiskillError
+from .errors import choice
 from .lint import working_files
 from .sandbox import Sandbox
 from .search import rank, words
@@ -23,10 +23,7 @@ class Corpus(str, Enum):
 
 
 def corpus(name: str) -> Corpus:
-    try:
-        return Corpus(name)
-    except ValueError:
-        raise WikiskillError(f"unknown corpus {name!r}: use wiki, skills or traces") from None
+    return choice(Corpus, name, "corpus")
 
 
 @dataclass(frozen=True)
