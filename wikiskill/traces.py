@@ -63,13 +63,21 @@ class Trajectory(BaseModel):
             "id": self.task_id,
             "score": round(self.score, 6),
             "success": self.success,
-            "steps": len(self.steps) or (1 if self.prediction is not None else 0),
+            "steps": self.step_count(),
             "tokens": self.usage.tokens,
             "cost": round(self.usage.cost_usd, 8),
             "prediction": self.prediction,
             "expected": self.expected,
             "error": self.error,
         }
+
+    def step_count(self) -> int:
+        """Actions in an episode, calls in a tool-use conversation, else 1 for a QA answer."""
+        if self.steps:
+            return len(self.steps)
+        if self.kind == "tool_use":
+            return sum(len(message.get("tool_calls") or []) for message in self.messages)
+        return 1 if self.prediction is not None else 0
 
     def render(self, max_chars: int | None = None) -> str:
         """A readable rendering for the maintainer and proposer, cut to `max_chars`."""
@@ -96,7 +104,10 @@ class Trajectory(BaseModel):
                 if message.get("role") == "system":
                     continue
                 lines.append(f"## {message.get('role')}\n{message.get('content') or ''}")
-            lines.append(f"prediction: {self.prediction!r}")
+                lines += [f"call: {call['function']['name']}({call['function']['arguments']})"
+                          for call in message.get("tool_calls") or []]
+            if self.kind != "tool_use":
+                lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
         text = "\n".join(lines).rstrip() + "\n"
         return cut(text, max_chars)
