@@ -18,6 +18,8 @@ import threading
 from functools import cache
 
 from scienceworld import ScienceWorldEnv
+from scienceworld.constants import ID2TASK
+from scienceworld.utils import infer_task
 
 from ..errors import BenchmarkError
 from .base import BenchmarkSpec, EnvStep, Split, Task
@@ -59,16 +61,18 @@ POOL = _Pool()
 atexit.register(POOL.close)
 
 
+def task_names() -> list[str]:
+    """ScienceWorld's task types, read from its package data (no VM needed)."""
+    return sorted(infer_task(task_id) for task_id in ID2TASK)
+
+
 @cache
-def catalog() -> dict[str, dict[Split, list[int]]]:
-    """Every task type's variations per split, as ScienceWorld assigns them."""
+def variations(name: str) -> dict[Split, list[int]]:
+    """A task type's variations per split, as ScienceWorld assigns them."""
     env = POOL.borrow()
     try:
-        found: dict[str, dict[Split, list[int]]] = {}
-        for name in env.get_task_names():
-            env.load(name, 0, "")
-            found[name] = {split: list(getattr(env, method)()) for split, method in _VARIATIONS.items()}
-        return found
+        env.load(name, 0, "")
+        return {split: list(getattr(env, method)()) for split, method in _VARIATIONS.items()}
     finally:
         POOL.give_back(env)
 
@@ -83,12 +87,11 @@ def description(name: str, variation: int) -> str:
         POOL.give_back(env)
 
 
-def sample(task_names: list[str], split: Split) -> list[tuple[str, int]]:
+def sample(names: list[str], split: Split) -> list[tuple[str, int]]:
     """All (task type, variation) pairs of a split, in the fixed round-robin order."""
-    variations = catalog()
     shuffled = []
-    for name in sorted(task_names):
-        pool = list(variations[name][split])
+    for name in sorted(names):
+        pool = list(variations(name)[split])
         random.Random(f"{SAMPLE_SEED}:{name}:{split}").shuffle(pool)
         shuffled.append([(name, variation) for variation in pool])
     longest = max((len(pool) for pool in shuffled), default=0)
@@ -145,7 +148,7 @@ class ScienceWorld:
         self.name = name
 
     def pairs(self, split: Split) -> list[tuple[str, int]]:
-        names = [self.task_name] if self.task_name else list(catalog())
+        names = [self.task_name] if self.task_name else task_names()
         found = sample(names, split)
         wanted = self.counts[split]
         if wanted > len(found) and split in self.configured:

@@ -1,0 +1,92 @@
+"""The `scienceworld` suite: ScienceWorld's gold action sequence scores 1, looking around scores 0,
+and a scripted model plays it through init, one evolve round and eval. All tests of this module
+share the process's pool of ScienceWorld VMs, so the JVM starts once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scripted import ScriptedWorld
+from wikiskill import api
+from wikiskill.benchmarks import registry
+from wikiskill.benchmarks.scienceworld import POOL, ScienceWorld, variations
+from wikiskill.benchmarks.scienceworld_family import ScienceWorldFamily
+from wikiskill.errors import BenchmarkError
+from wikiskill.roles.agent import normalized_score
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+
+@pytest.fixture(scope="module")
+def boil():
+    yield ScienceWorld("boil", {"train": 1, "val": 1, "test": 1}, spec=ScienceWorldFamily.spec, name="scienceworld:boil")
+    POOL.close()
+
+
+def play(bench: ScienceWorld, task, actions: list[str]):
+    env = bench.make_env(task)
+    try:
+        state = env.reset()
+        for action in actions:
+            state = env.step(action)
+        return state
+    finally:
+        env.close()
+
+
+def test_the_gold_actions_score_one_and_looking_around_scores_zero(boil):
+    task = boil.tasks("train")[0]
+    won = play(boil, task, boil.reference_actions(task))
+    assert won.done and won.won and normalized_score(won) == 1.0
+    idle = play(boil, task, ["look around"] * 3)
+    assert not idle.done and normalized_score(idle) == 0.0
+    assert "look around" in idle.admissible_actions
+
+
+def test_splits_come_from_scienceworlds_own_variations_and_are_fixed(boil):
+    splits = variations("boil")
+    for split in ("train", "val", "test"):
+        (task,) = boil.tasks(split)
+        assert task.metadata["variation"] in splits[split]
+        assert task.question.startswith("Your task is to boil")
+    wide = ScienceWorld(None, {"train": 3, "val": 0, "test": 0}, spec=ScienceWorldFamily.spec, name="scienceworld")
+    assert len({task.metadata["task_name"] for task in wide.tasks("train")}) == 3
+    assert [t.id for t in wide.tasks("train")] == [t.id for t in wide.tasks("train")]
+
+
+def test_asking_for_more_variations_than_a_split_has_is_refused(boil):
+    greedy = ScienceWorld("boil", {"train": 0, "val": 500, "test": 0}, configured=frozenset({"val"}),
+                          spec=ScienceWorldFamily.spec, name="scienceworld:boil")
+    with pytest.raises(BenchmarkError, match="ScienceWorld has 7 val variations, not 500"):
+        greedy.tasks("val")
+
+
+def test_task_names_and_ids_are_checked_without_starting_java():
+    assert registry.canonical_name("scienceworld:1-1") == "scienceworld:boil"
+    with pytest.raises(BenchmarkError, match="unknown ScienceWorld task 'boil-the-ocean'"):
+        registry.resolve("scienceworld:boil-the-ocean")
+
+
+class LookingWorld(ScriptedWorld):
+    """The task agent looks around every turn."""
+
+    def answer(self, system: str, question: str) -> str:
+        return "I should look first. <action>look around</action>"
+
+
+def test_scienceworld_is_initialised_evolved_and_evaluated_against_the_scripted_server(tmp_path, boil):
+    with FakeOpenAIServer(LookingWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", benchmark="scienceworld:boil", model="openai/fake-model",
+                                api_base=server.base_url, train=1, val=1, test=1, concurrency=1)
+        config = ws.root / "wikiskill.yaml"
+        config.write_text(config.read_text().replace("max_steps: 100", "max_steps: 2"))
+        evolved = api.evolve(ws, 1)
+        result = api.evaluate(ws, "test")
+    assert evolved.rounds_completed == 1
+    assert result.evaluation.mean == 0.0
+    (trace_file,) = (ws.root / "raw/r001/train").glob("sw-boil-*.json")
+    trace = json.loads(trace_file.read_text())
+    assert trace["question"].startswith("Your task is to boil")
+    assert [step["action"] for step in trace["steps"]] == ["look around", "look around"]
+    assert "This room is called" in trace["steps"][0]["observation"]
