@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
 import importlib
+import inspect
 import json
 import keyword
+import os
 import random
 import re
 import uuid
 from functools import cache
-from typing import Any
+from pathlib import Path
+
+# bfcl-eval writes result/, score/ and file locks under its project root, by default the folder it
+# is installed in (site-packages, maybe read-only): point it into wikiskill's cache before it loads.
+os.environ.setdefault("BFCL_PROJECT_ROOT",
+                      str(Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser() / "bfcl"))
 
 from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC
 from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
