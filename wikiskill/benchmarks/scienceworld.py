@@ -167,7 +167,11 @@ class ScienceWorld:
         return ScienceWorldTextEnv(task.metadata["task_name"], task.metadata["variation"])
 
     def reference_actions(self, task: Task) -> list[str]:
-        """ScienceWorld's gold action sequence for the task: the known-good policy."""
+        """ScienceWorld's gold action sequence for the task: the known-good policy.
+
+        ScienceWorld generates it anew on each call, and for tasks that wait on a process (heating,
+        boiling) its length varies; a replay of such a path does not always reach 100.
+        """
         env = POOL.borrow()
         try:
             env.load(task.metadata["task_name"], task.metadata["variation"], "", generateGoldPath=True)
