@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from scripted import ScriptedWorld
 from wikiskill import api
-from wikiskill.benchmarks import FunctionCall, registry
+from wikiskill.benchmarks import BenchmarkKind, FunctionCall, registry
 from wikiskill.benchmarks.bfcl import Bfcl, entry_pools
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.errors import BenchmarkError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
+from wikiskill.traces import Trajectory
 
 TOOL_AGENT_SYSTEM = "You are an assistant that serves a user by calling functions"
 
@@ -114,6 +115,7 @@ def test_any_call_a_model_writes_gets_one_result_and_never_raises(name, argument
 
 
 def test_categories_are_checked_and_named_as_bfcl_names_them():
+    assert registry.spec_of("bfcl").kind is BenchmarkKind.TOOL_USE
     assert registry.canonical_name("bfcl:multi_turn_miss-param") == "bfcl:miss_param"
     with pytest.raises(BenchmarkError, match="unknown BFCL category 'web_search'"):
         registry.resolve("bfcl:web_search")
@@ -159,3 +161,6 @@ def test_bfcl_is_initialised_evolved_and_evaluated_against_the_scripted_server(t
     calls = [call for m in trace["messages"] if m["role"] == "assistant" for call in m.get("tool_calls") or []]
     results = [m for m in trace["messages"] if m["role"] == "tool"]
     assert calls and len(results) == len(calls) == len([r for r in results if r["content"]])
+    shown = Trajectory.model_validate(trace).render()
+    first = calls[0]["function"]
+    assert f"call: {first['name']}({first['arguments']})" in shown and results[0]["content"] in shown
