@@ -6,6 +6,8 @@ import json
 
 from pydantic import BaseModel, Field
 
+from .benchmarks.base import BenchmarkKind
+
 
 class Usage(BaseModel):
     """Tokens, cost and calls, summed per role and per step."""
@@ -75,7 +77,7 @@ class Trajectory(BaseModel):
         """Actions in an episode, calls in a tool-use conversation, else 1 for a QA answer."""
         if self.steps:
             return len(self.steps)
-        if self.kind == "tool_use":
+        if self.kind == BenchmarkKind.TOOL_USE:
             return sum(len(message.get("tool_calls") or []) for message in self.messages)
         return 1 if self.prediction is not None else 0
 
@@ -106,7 +108,7 @@ class Trajectory(BaseModel):
                 lines.append(f"## {message.get('role')}\n{message.get('content') or ''}")
                 lines += [f"call: {call['function']['name']}({call['function']['arguments']})"
                           for call in message.get("tool_calls") or []]
-            if self.kind != "tool_use":
+            if self.kind != BenchmarkKind.TOOL_USE:
                 lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
         text = "\n".join(lines).rstrip() + "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..benchmarks import FunctionCall, Task, ToolSession, ToolUseBenchmark
+from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..config import SkillsSettings
 from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, ToolCall
 from ..prompts import render
@@ -61,7 +61,7 @@ class ToolUseAgent:
                 error = f"user turn {turn + 1} was still calling functions after {self.max_steps} replies"
                 break
         score = await asyncio.to_thread(session.score, answered)
-        return Trajectory(task_id=task.id, split=task.split, kind="tool_use", question=task.question,
+        return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.TOOL_USE, question=task.question,
                           messages=messages[1:], score=score, usage=usage, skills=[s.name for s in shown],
                           error=error)
 
