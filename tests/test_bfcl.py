@@ -15,7 +15,7 @@ from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, FunctionCall, registry
 from wikiskill.benchmarks.bfcl import Bfcl, entry_pools
 from wikiskill.benchmarks.bfcl_family import BfclFamily
-from wikiskill.errors import BenchmarkError
+from wikiskill.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 from wikiskill.traces import Trajectory
@@ -114,11 +114,13 @@ def test_any_call_a_model_writes_gets_one_result_and_never_raises(name, argument
         session.close()
 
 
-def test_categories_are_checked_and_named_as_bfcl_names_them():
+def test_categories_are_checked_and_named_as_bfcl_names_them(tmp_path):
     assert registry.spec_of("bfcl").kind is BenchmarkKind.TOOL_USE
     assert registry.canonical_name("bfcl:multi_turn_miss-param") == "bfcl:miss_param"
     with pytest.raises(BenchmarkError, match="unknown BFCL category 'web_search'"):
         registry.resolve("bfcl:web_search")
+    with pytest.raises(ConfigError, match="offline model cannot play bfcl"):
+        api.init_workspace(tmp_path / "ws", benchmark="bfcl:base")
 
 
 class GroundTruthWorld(ScriptedWorld):

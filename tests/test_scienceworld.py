@@ -13,7 +13,7 @@ from wikiskill import api
 from wikiskill.benchmarks import registry
 from wikiskill.benchmarks.scienceworld import POOL, ScienceWorld, variations
 from wikiskill.benchmarks.scienceworld_family import ScienceWorldFamily
-from wikiskill.errors import BenchmarkError
+from wikiskill.errors import BenchmarkError, ConfigError
 from wikiskill.roles.agent import normalized_score
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -66,10 +66,12 @@ def test_asking_for_more_variations_than_a_split_has_is_refused(paint):
         greedy.tasks("val")
 
 
-def test_task_names_and_ids_are_checked_without_starting_java():
+def test_task_names_and_ids_are_checked_without_starting_java(tmp_path):
     assert registry.canonical_name("scienceworld:1-1") == "scienceworld:boil"
     with pytest.raises(BenchmarkError, match="unknown ScienceWorld task 'boil-the-ocean'"):
         registry.resolve("scienceworld:boil-the-ocean")
+    with pytest.raises(ConfigError, match="offline model cannot play scienceworld"):
+        api.init_workspace(tmp_path / "ws", benchmark="scienceworld")
 
 
 class LookingWorld(ScriptedWorld):
