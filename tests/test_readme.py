@@ -35,10 +35,12 @@ def test_every_command_is_documented():
 
 
 def test_ci_runs_the_readme_test_command():
-    test_command = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest'
+    test_command = ('python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
+                    '.venv/bin/pip install --no-deps bfcl-eval==2026.3.23 && .venv/bin/python -m pytest')
     assert test_command in README
     ci = (ROOT / ".ci" / "run").read_text()
     assert '.venv/bin/pip install -q -e ".[test]"' in ci and ".venv/bin/python -m pytest" in ci
+    assert ".venv/bin/pip install -q --no-deps bfcl-eval==2026.3.23" in ci
 
 
 def test_the_quickstart_workspace_does_not_show_as_untracked_in_the_clone():

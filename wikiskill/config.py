@@ -62,7 +62,8 @@ class RoleSettings(_Section):
 
 class AgentSettings(RoleSettings):
     max_steps: int = Field(30, ge=1)
-    """Interactive agents: the most actions in one episode."""
+    """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
+    one user message."""
     wiki_access: bool = False
     """Give the task agent a `read_wiki` tool that reads pages of main's wiki (the paper's
     wiki-access ablation)."""

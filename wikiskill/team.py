@@ -6,12 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from .benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark
+from .benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from .config import OFFLINE_MODEL, Config
 from .llm import ChatModel, LiteLLMModel, Meter, ResponseCache
 from .roles.agent import Agent, InteractiveAgent, QAAgent
 from .roles.maintainer import Maintainer
 from .roles.proposer import Library, Proposer
+from .roles.tool_agent import ToolUseAgent
 from .skills import Skill
 from .wikitool import WikiShelf
 
@@ -48,6 +49,9 @@ class Team:
         model = self._factory("agent")
         if self.benchmark.spec.kind is BenchmarkKind.QA:
             return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills, shelf)
+        if self.benchmark.spec.kind is BenchmarkKind.TOOL_USE:
+            return ToolUseAgent(model, cast(ToolUseBenchmark, self.benchmark), skills, self.config.skills,
+                                self.config.agent.max_steps, shelf)
         return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills,
                                 self.config.agent.max_steps, shelf)
 

@@ -8,6 +8,8 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from .benchmarks.base import BenchmarkKind
+
 
 class Usage(BaseModel):
     """Tokens, cost and calls, summed per role and per step."""
@@ -86,13 +88,21 @@ class Trajectory(BaseModel):
             "id": self.task_id,
             "score": round(self.score, 6),
             "success": self.success,
-            "steps": len(self.steps) or (1 if self.prediction is not None else 0),
+            "steps": self.step_count(),
             "tokens": self.usage.tokens,
             "cost": round(self.usage.cost_usd, 8),
             "prediction": self.prediction,
             "expected": self.expected,
             "error": self.error,
         }
+
+    def step_count(self) -> int:
+        """Actions in an episode, calls in a tool-use conversation, else 1 for a QA answer."""
+        if self.steps:
+            return len(self.steps)
+        if self.kind == BenchmarkKind.TOOL_USE:
+            return sum(len(message.get("tool_calls") or []) for message in self.messages)
+        return 1 if self.prediction is not None else 0
 
     def render(self, max_chars: int | None = None) -> str:
         """A readable rendering for the maintainer and proposer, cut to `max_chars`."""
@@ -123,7 +133,8 @@ class Trajectory(BaseModel):
                     continue
                 lines.append(f"## {message.get('role')}\n{message.get('content') or ''}")
                 lines += [_call_line(call) for call in message.get("tool_calls") or []]
-            lines.append(f"prediction: {self.prediction!r}")
+            if self.kind != BenchmarkKind.TOOL_USE:
+                lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
         text = "\n".join(lines).rstrip() + "\n"
         return cut(text, max_chars)

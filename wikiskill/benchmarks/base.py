@@ -1,7 +1,8 @@
 """What a benchmark is: its spec, task lists per split, and how a kind of suite is scored.
 
 Each kind of suite has its own protocol: a QA suite scores an answer, an interactive suite hands
-out text environments. The task agent for a suite is chosen by its spec's kind.
+out text environments, a tool-use suite hands out sessions of simulated APIs that a conversation
+calls. The task agent for a suite is chosen by its spec's kind.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class BenchmarkKind(StrEnum):
 
     QA = "qa"
     INTERACTIVE = "interactive"
+    TOOL_USE = "tool_use"
 
 
 class SplitCounts(BaseModel):
@@ -98,8 +100,48 @@ class TextEnv(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class FunctionCall:
+    """One call the agent makes to a tool-use task's functions: a name and JSON arguments."""
+
+    name: str
+    arguments: dict[str, Any] | None
+    """None when the model's arguments were no JSON object; the session answers with an error."""
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """One user message of a multi-turn tool-use task."""
+
+    content: str
+    added_tools: list[dict] = field(default_factory=list)
+    """Function tools that become callable from this turn on (OpenAI function-tool format)."""
+
+
+class ToolSession(Protocol):
+    """One episode of a tool-use task: the simulated backends' state, changed by the agent's calls.
+
+    The agent answers `user_turns` in order; within a turn each of its replies is one step, and
+    the calls of a step are executed together. `score` judges the whole conversation.
+    """
+
+    tools: list[dict]
+    """The function tools callable from the first turn (OpenAI function-tool format)."""
+    user_turns: list[UserTurn]
+
+    def execute(self, turn: int, calls: list[FunctionCall]) -> list[str]:
+        """Run one step's calls against the backends; one result text per call."""
+
+    def score(self, answered_turns: int) -> float:
+        """The whole conversation's score; `answered_turns` says how many user turns the agent
+        finished (one cut short by the step limit counts as unanswered)."""
+
+    def close(self) -> None: ...
+
+
 class Benchmark(Protocol):
-    """A suite of tasks: a QA suite (`QABenchmark`) or an interactive one (`InteractiveBenchmark`)."""
+    """A suite of tasks: a QA suite (`QABenchmark`), an interactive one (`InteractiveBenchmark`) or a
+    tool-use one (`ToolUseBenchmark`)."""
 
     name: str
     spec: BenchmarkSpec
@@ -120,3 +162,9 @@ class InteractiveBenchmark(Benchmark, Protocol):
     """A suite of text environments; an episode's score comes from its environment."""
 
     def make_env(self, task: Task) -> TextEnv: ...
+
+
+class ToolUseBenchmark(Benchmark, Protocol):
+    """A suite of multi-turn function-calling tasks against simulated APIs."""
+
+    def open_session(self, task: Task) -> ToolSession: ...

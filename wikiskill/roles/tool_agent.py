@@ -1,0 +1,80 @@
+"""The tool-use agent: serves a multi-turn user conversation by calling a task's simulated APIs.
+
+Each user turn runs until the model replies without a function call, for at most `max_steps`
+replies. The task's functions are offered as tools (native tool calls, or the text protocol for
+models without them: the model layer chooses), next to `load_skill` and `read_wiki` where those
+are on. Every call and its result stays in the trajectory's messages, for the maintainer and the
+proposer to read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
+from ..config import SkillsSettings
+from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, ToolCall
+from ..prompts import render
+from ..skills import Skill
+from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
+from ..traces import Trajectory, Usage
+from ..wikitool import READ_WIKI_TOOL, WikiShelf
+
+
+class ToolUseAgent:
+    def __init__(self, model: ChatModel, benchmark: ToolUseBenchmark, skills: list[Skill], settings: SkillsSettings,
+                 max_steps: int, shelf: WikiShelf | None = None):
+        self.model = model
+        self.benchmark = benchmark
+        self.skills = skills
+        self.settings = settings
+        self.max_steps = max_steps
+        self.shelf = shelf
+        self.helpers = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + (
+            [READ_WIKI_TOOL] if shelf else [])
+
+    async def run(self, task: Task) -> Trajectory:
+        session = await asyncio.to_thread(self.benchmark.open_session, task)
+        try:
+            return await self._converse(task, session)
+        finally:
+            await asyncio.to_thread(session.close)
+
+    async def _converse(self, task: Task, session: ToolSession) -> Trajectory:
+        shown = shown_skills(self.skills, self.settings, task.question)
+        messages = [{"role": "system", "content": render("agent_tool_use", skills_block=render_block(shown, self.settings))}]
+        tools = list(session.tools)
+        usage = Usage()
+        answered, error = 0, None
+        for turn, user in enumerate(session.user_turns):
+            tools += user.added_tools
+            messages.append({"role": "user", "content": user.content})
+            for _ in range(self.max_steps):
+                reply = await self.model.acomplete(messages, tools + self.helpers)
+                usage = usage + reply.usage
+                messages.append(reply.message())
+                if not reply.tool_calls:
+                    answered += 1
+                    break
+                messages += await self._results(session, turn, reply.tool_calls)
+            else:
+                error = f"user turn {turn + 1} was still calling functions after {self.max_steps} replies"
+                break
+        score = await asyncio.to_thread(session.score, answered)
+        return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.TOOL_USE, question=task.question,
+                          messages=messages[1:], score=score, usage=usage, skills=[s.name for s in shown],
+                          error=error)
+
+    async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict]:
+        """One tool message per call: the task's calls run together as one step, helpers locally."""
+        helper_names = {tool["function"]["name"] for tool in self.helpers}
+        task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in helper_names]
+        results = iter(await asyncio.to_thread(session.execute, turn, task_calls) if task_calls else [])
+        return [{"role": "tool", "tool_call_id": call.id,
+                 "content": self._helper(call) if call.name in helper_names else next(results)} for call in calls]
+
+    def _helper(self, call: ToolCall) -> str:
+        name = str((call.arguments or {}).get("name", ""))
+        if call.name == LOAD_SKILL_TOOL_NAME:
+            return load_skill(self.skills, name)
+        return self.shelf.read(name) if self.shelf is not None else f"Unknown tool {call.name!r}."
