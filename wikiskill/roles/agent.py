@@ -58,6 +58,26 @@ def normalized_score(step: EnvStep) -> float:
     return max(0.0, min(1.0, step.score / step.max_score))
 
 
+class LookupTools:
+    """The tools the agent's own side answers: `load_skill` (skills mode `index`) and `read_wiki`
+    (with `agent.wiki_access`)."""
+
+    def __init__(self, skills: list[Skill], settings: SkillsSettings, shelf: WikiShelf | None = None):
+        self.skills = skills
+        self.shelf = shelf
+        self.tools = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + (
+            [READ_WIKI_TOOL] if shelf else [])
+        self.names = {tool["function"]["name"] for tool in self.tools}
+
+    def answer(self, tool: str, arguments: dict | None) -> str:
+        name = str((arguments or {}).get("name", ""))
+        if tool == LOAD_SKILL_TOOL_NAME and tool in self.names:
+            return load_skill(self.skills, name)
+        if tool == READ_WIKI_TOOL_NAME and self.shelf is not None:
+            return self.shelf.read(name)
+        return f"Unknown tool {tool!r}."
+
+
 class _SkillfulChat:
     """A conversation that resolves `load_skill` (and `read_wiki`) tool calls before returning a
     text reply."""
@@ -65,10 +85,8 @@ class _SkillfulChat:
     def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings,
                  shelf: WikiShelf | None = None):
         self.model = model
-        self.skills = skills
-        self.shelf = shelf
-        tools = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + ([READ_WIKI_TOOL] if shelf else [])
-        self.tools = tools or None
+        self.lookups = LookupTools(skills, settings, shelf)
+        self.tools = self.lookups.tools or None
         self.usage = Usage()
 
     async def reply(self, messages: list[dict]) -> Reply:
@@ -79,16 +97,9 @@ class _SkillfulChat:
             if not reply.tool_calls:
                 return reply
             for call in reply.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": self._answer(call.name, call.arguments)})
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": self.lookups.answer(call.name, call.arguments)})
         return reply
-
-    def _answer(self, tool: str, arguments: dict | None) -> str:
-        name = (arguments or {}).get("name", "")
-        if tool == LOAD_SKILL_TOOL_NAME and self.tools and LOAD_SKILL_TOOL in self.tools:
-            return load_skill(self.skills, str(name))
-        if tool == READ_WIKI_TOOL_NAME and self.shelf is not None:
-            return self.shelf.read(name)
-        return f"Unknown tool {tool!r}."
 
 
 class QAAgent:

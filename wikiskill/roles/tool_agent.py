@@ -13,12 +13,13 @@ import asyncio
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..config import SkillsSettings
-from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, ToolCall
+from ..llm import ChatModel, ToolCall
 from ..prompts import render
 from ..skills import Skill
-from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
+from ..skillsblock import render_block, shown_skills
 from ..traces import Trajectory, Usage
-from ..wikitool import READ_WIKI_TOOL, WikiShelf
+from ..wikitool import WikiShelf
+from .agent import LookupTools
 
 
 class ToolUseAgent:
@@ -29,9 +30,7 @@ class ToolUseAgent:
         self.skills = skills
         self.settings = settings
         self.max_steps = max_steps
-        self.shelf = shelf
-        self.helpers = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + (
-            [READ_WIKI_TOOL] if shelf else [])
+        self.lookups = LookupTools(skills, settings, shelf)
 
     async def run(self, task: Task) -> Trajectory:
         session = await asyncio.to_thread(self.benchmark.open_session, task)
@@ -50,7 +49,7 @@ class ToolUseAgent:
             tools += user.added_tools
             messages.append({"role": "user", "content": user.content})
             for _ in range(self.max_steps):
-                reply = await self.model.acomplete(messages, tools + self.helpers)
+                reply = await self.model.acomplete(messages, tools + self.lookups.tools)
                 usage = usage + reply.usage
                 messages.append(reply.message())
                 if not reply.tool_calls:
@@ -66,15 +65,10 @@ class ToolUseAgent:
                           error=error)
 
     async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict]:
-        """One tool message per call: the task's calls run together as one step, helpers locally."""
-        helper_names = {tool["function"]["name"] for tool in self.helpers}
-        task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in helper_names]
+        """One tool message per call: the task's calls run together as one step, look-ups locally."""
+        lookups = self.lookups
+        task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in lookups.names]
         results = iter(await asyncio.to_thread(session.execute, turn, task_calls) if task_calls else [])
         return [{"role": "tool", "tool_call_id": call.id,
-                 "content": self._helper(call) if call.name in helper_names else next(results)} for call in calls]
-
-    def _helper(self, call: ToolCall) -> str:
-        name = str((call.arguments or {}).get("name", ""))
-        if call.name == LOAD_SKILL_TOOL_NAME:
-            return load_skill(self.skills, name)
-        return self.shelf.read(name) if self.shelf is not None else f"Unknown tool {call.name!r}."
+                 "content": lookups.answer(call.name, call.arguments) if call.name in lookups.names else next(results)}
+                for call in calls]
