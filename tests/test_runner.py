@@ -178,3 +178,38 @@ def test_eval_with_a_process_pool_through_the_cli(tmp_path):
     assert {path.name.split("-")[0] for path in journals} == {str(os.getpid())}  # the command writes the cache
     rows = [line for line in one.output.splitlines() if "test-0" in line]
     assert len(rows) == 6 and rows == [line for line in two.output.splitlines() if "test-0" in line]
+
+
+def test_a_killed_worker_fails_the_step_in_one_line_and_the_next_step_gets_a_fresh_pool(tmp_path):
+    import signal
+    import threading
+
+    from wikiskill.executors.remote import WorkerDied
+    from workspaces import until
+
+    tasks = Doubling().tasks("train")
+    with FakeOpenAIServer(lambda body: Reply(content="<answer>0</answer>", delay=1.0)) as server:
+        config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
+                        api_base=server.base_url)
+        pool = ProcessPool(Place(tmp_path, tmp_path / "state"), 2, preload_litellm=True)
+        failed: list[BaseException] = []
+
+        def step() -> None:
+            try:
+                pool.run(AgentRecipe(config, ()), tasks, 2, Meter(), ResultCache(tmp_path, "k"))
+            except WorkerDied as exc:
+                failed.append(exc)
+
+        try:
+            running = threading.Thread(target=step)
+            running.start()
+            until(lambda: len(server.requests) >= 2, timeout=120)
+            victim = pool._workers[0].process
+            os.kill(victim.pid, signal.SIGKILL)
+            running.join(timeout=60)
+            assert not pool._workers  # the rest of the pool was ended with it
+            results = pool.run(AgentRecipe(config, ()), tasks, 12, Meter(), ResultCache(tmp_path, "k"))
+        finally:
+            pool.close()
+    assert len(failed) == 1 and str(failed[0]) == f"{victim.name} died (exit code -9)"
+    assert [t.task_id for t in results] == [t.id for t in tasks]

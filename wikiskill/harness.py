@@ -12,11 +12,11 @@ from typing import Protocol
 from .benchmarks import Split, load_benchmark
 from .config import Config, ExecutorKind, load_config
 from .evaluation import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
+from .executors import AgentRecipe, Executor, Place, open_executor
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate import GatePolicy, gate_policy
 from .history import round_label
 from .llm import Meter
-from .executors import AgentRecipe, Executor, Place, open_executor
 from .runner import ResultCache
 from .skills import Skill, load_skills
 from .team import ModelFactory, Team

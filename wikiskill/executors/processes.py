@@ -14,10 +14,11 @@ import signal
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from typing import NoReturn
 
 from ..lifeline import Lifeline, watch_parent
-from .recipe import AgentRecipe, Assignment, Outcome, Place, WorkerDied
-from .remote import RemoteExecutor
+from .recipe import AgentRecipe, Assignment, Outcome, Place
+from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
 # litellm and the heaviest modules it imports on its first call (a missing one is skipped)
@@ -58,12 +59,12 @@ class ProcessPool(RemoteExecutor):
     def prepare(self, recipe: AgentRecipe) -> None:
         if recipe.key != self._prepared:
             for worker in self._workers:
-                worker.assignments.send(("recipe", recipe))
+                self._send(worker, ("recipe", recipe))
             self._prepared = recipe.key
 
     def submit(self, assignment: Assignment) -> None:
         worker = min(self._workers, key=lambda worker: worker.running)
-        worker.assignments.send(("task", assignment))
+        self._send(worker, ("task", assignment))
         worker.running += 1
 
     def finished(self) -> list[Outcome]:
@@ -74,12 +75,21 @@ class ProcessPool(RemoteExecutor):
             try:
                 outcomes.append(worker.outcomes.recv())
             except EOFError:
-                worker.process.join()
-                name, code = worker.process.name, worker.process.exitcode
-                self.close()
-                raise WorkerDied(f"{name} died (exit code {code})") from None
+                self._died(worker)
             worker.running -= 1
         return outcomes
+
+    def _send(self, worker: _Worker, message: tuple) -> None:
+        try:
+            worker.assignments.send(message)
+        except OSError:
+            self._died(worker)
+
+    def _died(self, worker: _Worker) -> NoReturn:
+        worker.process.join()
+        name, code = worker.process.name, worker.process.exitcode
+        self.close()
+        raise WorkerDied(f"{name} died (exit code {code})")
 
     def close(self) -> None:
         """Workers see their assignments end and exit; one that does not is terminated."""

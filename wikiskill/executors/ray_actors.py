@@ -21,8 +21,8 @@ from typing import Any
 from ..config import RaySettings
 from ..errors import WikiskillError
 from ..resources import data_dir
-from .recipe import AgentRecipe, Assignment, Outcome, Place, WorkerDied
-from .remote import RemoteExecutor
+from .recipe import AgentRecipe, Assignment, Outcome, Place
+from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -52,6 +52,7 @@ class RayActors(RemoteExecutor):
         self._prepared = ""
         self._started_ray = False
         self._reaper: subprocess.Popen | None = None
+        self._shipped: Path | None = None
 
     def start(self) -> None:
         if self._actors:
@@ -60,16 +61,23 @@ class RayActors(RemoteExecutor):
         place = self.place
         if not ray.is_initialized():
             address = self.settings.address or os.environ.get("RAY_ADDRESS")
-            if address:
-                ray.init(address=address, runtime_env=cluster_runtime_env(self.place.root, self.settings.pip),
-                         logging_level=logging.WARNING, log_to_driver=False)
-                place = Place()
-            else:
-                before = _children()
-                ray.init(address="local", num_cpus=self.settings.num_cpus, include_dashboard=False,
-                         logging_level=logging.WARNING, log_to_driver=False)
-                self._reaper = _reaper_of(_children() - before)
-            self._started_ray = True
+            self._started_ray = True  # shut down on close, also after a failed start
+            try:
+                if address:
+                    self._shipped = _package_with_data()
+                    ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
+                             runtime_env=cluster_runtime_env(self._shipped, self.place.root, self.settings.pip))
+                    place = Place()
+                else:
+                    before = _children()
+                    ray.init(address="local", num_cpus=self.settings.num_cpus, include_dashboard=False,
+                             logging_level=logging.WARNING, log_to_driver=False)
+                    self._reaper = _reaper_of(_children() - before)
+            except Exception as exc:  # noqa: BLE001 - Ray's own errors, told in one line
+                self.close()
+                where = f"connect to Ray at {address}" if address else "start a local Ray"
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise WikiskillError(f"cannot {where}: {reason}") from exc
         actor = ray.remote(_Actor)
         self._actors = [actor.remote(place) for _ in range(self.size)]
         self._running = [0] * self.size
@@ -111,8 +119,10 @@ class RayActors(RemoteExecutor):
             _ray().shutdown()
         if self._reaper is not None:
             self._reaper.communicate()  # closing its stdin: it ends what shutdown left
+        if self._shipped is not None and self._shipped != _PACKAGE:
+            shutil.rmtree(self._shipped.parent, ignore_errors=True)  # Ray uploaded it at init
         self._actors, self._running, self._pending, self._prepared = [], [], {}, ""
-        self._started_ray, self._reaper = False, None
+        self._started_ray, self._reaper, self._shipped = False, None, None
 
 
 def _ray() -> Any:
@@ -141,9 +151,9 @@ def _reaper_of(pids: set[int]) -> subprocess.Popen | None:
                             stdin=subprocess.PIPE)
 
 
-def cluster_runtime_env(root: Path | None, pip: list[str]) -> dict[str, Any]:
+def cluster_runtime_env(package: Path, root: Path | None, pip: list[str]) -> dict[str, Any]:
     """Ray's runtime environment for a cluster's workers: this wikiskill, the workspace, `pip`."""
-    env: dict[str, Any] = {"py_modules": [str(_package_with_data())]}
+    env: dict[str, Any] = {"py_modules": [str(package)]}
     if root is not None:
         env["working_dir"] = str(root)
         env["excludes"] = ["/.git/", "/.wikiskill/", "/.venv/"]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ..benchmarks import Split, Task
 from ..config import Config
-from ..errors import WikiskillError
 from ..skills import Skill
 from ..traces import Trajectory, Usage
 from ..wikitool import WikiShelf
@@ -60,7 +59,3 @@ class Assignment:
     @classmethod
     def of(cls, recipe: AgentRecipe, task: Task) -> Assignment:
         return cls(recipe.key, task.split, task.id)
-
-
-class WorkerDied(WikiskillError):
-    """A worker process or actor ended while tasks were running on it."""

@@ -7,11 +7,15 @@ from collections import deque
 from collections.abc import Callable
 
 from ..benchmarks import Task
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, WikiskillError
 from ..llm import Meter
 from ..runner import ResultCache
 from ..traces import Trajectory
 from .recipe import AgentRecipe, Assignment, Outcome
+
+
+class WorkerDied(WikiskillError):
+    """A worker process or actor ended while tasks were running on it."""
 
 
 class RemoteExecutor(ABC):
