@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wikiskill.benchmarks import Task
-from wikiskill.config import BudgetSettings, Config, ExecutorKind, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm import LiteLLMModel, Meter
