@@ -1,5 +1,6 @@
 """Real processes, really interrupted: Ctrl-C while games are generated leaves no partial file and
-writes nothing after it; `kill -9` of the main process leaves none of its worker processes behind."""
+writes nothing after it; `kill -9` of a command mid-rollout leaves none of its worker processes
+behind (a process pool's, or a local Ray's), and its resume recomputes no finished task."""
 
 import os
 import signal
@@ -78,34 +79,51 @@ def test_ctrl_c_while_games_are_generated_stops_the_workers_and_leaves_no_partia
     assert stories == sidecars and len(stories) < 8  # and no process is left to write another
 
 
-def test_kill_9_of_the_main_process_ends_its_worker_processes(tmp_path):
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    for split in ("train", "val", "test"):
-        (suite / f"{split}.jsonl").write_text('{"id": "t", "question": "q", "answer": "a"}\n')
+SLOW = ("test-01", "test-04")
+"""example-qa test tasks whose model call never returns while the command is killed."""
+
+
+def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_no_finished_task(tmp_path, executor):
+    from scripted import ScriptedWorld
+
+    from wikiskill import api
+    from wikiskill.benchmarks import load_benchmark
+    from wikiskill.config import Config
+
+    ws_path = tmp_path / "ws"
     main = script(tmp_path, """
         import sys
         from pathlib import Path
 
-        from wikiskill.benchmarks import Task
-        from wikiskill.config import Config
-        from wikiskill.llm import Meter
-        from wikiskill.runner import AgentRecipe, run_in_workers
+        from wikiskill import api
+        from wikiskill.config import ExecutorKind
 
         if __name__ == "__main__":
-            suite, base_url = Path(sys.argv[1]), sys.argv[2]
-            config = Config(benchmark=f"jsonl:{suite}", model="openai/fake-model", api_base=base_url)
-            tasks = [Task(id=f"t{i}", split="train", question=f"question {i}", answer="a") for i in range(4)]
-            run_in_workers(tasks, AgentRecipe(suite, suite / "state", config, ()), 2, 2, Meter())
+            ws = api.open_workspace(Path(sys.argv[1]))
+            api.evaluate(ws, "test", executor=ExecutorKind(sys.argv[2]), workers=2, concurrency=6)
     """)
-    with FakeOpenAIServer(lambda body: Reply(content="<answer>a</answer>", delay=600)) as server:
-        run = subprocess.Popen([sys.executable, str(main), str(suite), server.base_url],
+    world = ScriptedWorld()
+    questions = {task.question: task.id for task in load_benchmark(Config(benchmark="example-qa")).tasks("test")}
+    asked: list[str] = []
+    stalling = [True]
+
+    def stalls_on_slow_tasks(body: dict):
+        task = questions[body["messages"][-1]["content"]]
+        asked.append(task)
+        return Reply(content="", delay=600) if stalling[0] and task in SLOW else world(body)
+
+    with FakeOpenAIServer(stalls_on_slow_tasks) as server:
+        ws = api.init_workspace(ws_path, "example-qa", "openai/fake-model", server.base_url)
+        journals = ws.state_dir / "results"
+        run = subprocess.Popen([sys.executable, str(main), str(ws_path), executor],
                                env={**os.environ, "OPENAI_API_KEY": "sk-test"}, start_new_session=True)
         workers: set[int] = set()
         try:
-            until(lambda: len(server.requests) >= 2, timeout=120)  # both workers are waiting on a model call
+            until(lambda: run.poll() is not None or (set(SLOW) <= set(asked)
+                                                     and finished_lines(journals) == 6 - len(SLOW)), timeout=240)
+            assert run.poll() is None, "the command ended before it was killed"
             workers = descendants(run.pid)
-            assert len(workers) >= 2
+            assert workers
             os.kill(run.pid, signal.SIGKILL)
             run.wait(timeout=30)
             until(lambda: not any(alive(pid) for pid in workers), timeout=30)
@@ -113,3 +131,19 @@ def test_kill_9_of_the_main_process_ends_its_worker_processes(tmp_path):
             for pid in descendants(run.pid) | workers | {run.pid}:
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
+        first = list(asked)
+        asked.clear()
+        stalling[0] = False
+        resumed = api.evaluate(api.open_workspace(ws_path), "test")
+    assert sorted(first) == sorted(questions.values())
+    assert sorted(asked) == sorted(SLOW)  # the four finished tasks were not asked again
+    assert len(resumed.evaluation.scores) == 6
+
+
+def finished_lines(journals: Path) -> int:
+    return sum(len(path.read_text().splitlines()) for path in journals.glob("*/*.jsonl"))
+
+
+@pytest.fixture(params=["processes", "ray"])
+def executor(request) -> str:
+    return request.param

@@ -1,5 +1,6 @@
 """The runner through litellm and a local server: results in task order whatever order tasks
-finish in, each task at most once, the budget between tasks, and the same in worker processes."""
+finish in, each task at most once, the budget between tasks, and the same in a pool of worker
+processes that serves every step of a command."""
 
 import json
 import os
@@ -16,7 +17,9 @@ from wikiskill.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm import LiteLLMModel, Meter
 from wikiskill.roles.agent import QAAgent
-from wikiskill.runner import AgentRecipe, ResultCache, run_in_workers, run_tasks
+from wikiskill.executors import AgentRecipe, Place
+from wikiskill.executors.processes import ProcessPool
+from wikiskill.runner import ResultCache, run_tasks
 
 N = 12
 
@@ -98,26 +101,31 @@ def suite(directory: Path) -> Path:
     return directory
 
 
-def test_workers_keep_order_budget_and_cache(tmp_path):
+def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
     tasks = Doubling().tasks("train")
     finished: list[str] = []
     with FakeOpenAIServer(answer) as server:
         config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
                         api_base=server.base_url, budget=BudgetSettings(max_calls=7))
-        recipe = AgentRecipe(tmp_path, tmp_path / "state", config, ())
-        meter = Meter(config.budget)
-        with pytest.raises(BudgetExceeded):
-            run_in_workers(tasks, recipe, 2, 1, meter, ResultCache(tmp_path, "k"))
-        budgeted = len(server.requests)
-        assert 7 <= budgeted <= 8  # the budget holds across both processes; a task in flight may finish
-        assert meter.total.calls == budgeted
-        meter = Meter()
-        results = run_in_workers(tasks, recipe, 2, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id))
+        recipe = AgentRecipe(config, ())
+        pool = ProcessPool(Place(tmp_path, tmp_path / "state"), 2, preload_litellm=True)
+        try:
+            meter = Meter(config.budget)
+            with pytest.raises(BudgetExceeded):
+                pool.run(recipe, tasks, 1, meter, ResultCache(tmp_path, "k"))
+            assert len(server.requests) == 7  # the command starts every task: the budget holds exactly
+            assert meter.total.calls == 7
+            workers = [worker.process.pid for worker in pool._workers]
+            meter = Meter()
+            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id))
+            assert [worker.process.pid for worker in pool._workers] == workers  # the same pool, not a new one
+        finally:
+            pool.close()
         asked = [body["messages"][-1]["content"] for body in server.requests]
     assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
     assert sorted(finished) == [t.id for t in tasks]
     assert len(asked) == N and len(set(asked)) == N
-    assert meter.total.calls == N - budgeted
+    assert meter.total.calls == N - 7
 
 
 def test_progress_counts_every_concurrent_finish(tmp_path):
@@ -149,7 +157,7 @@ def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
     assert cache.get("t00") == done and cache.get("t01") is None
 
 
-def test_eval_with_workers_through_the_cli(tmp_path):
+def test_eval_with_a_process_pool_through_the_cli(tmp_path):
     from scripted import ScriptedWorld
     from typer.testing import CliRunner
 
@@ -162,11 +170,47 @@ def test_eval_with_workers_through_the_cli(tmp_path):
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         shutil.rmtree(ws / ".wikiskill" / "results")
-        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
+        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
+        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "processes"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers
-    journals = list((ws / ".wikiskill" / "results").glob("*/*.jsonl"))  # one per writing process
-    assert len({path.name.split("-")[0] for path in journals}) == 2
-    assert str(os.getpid()) not in {path.name.split("-")[0] for path in journals}
+    assert refused.exit_code == 1 and "needs executor: processes or ray" in refused.output
+    journals = list((ws / ".wikiskill" / "results").glob("*/*.jsonl"))
+    assert {path.name.split("-")[0] for path in journals} == {str(os.getpid())}  # the command writes the cache
     rows = [line for line in one.output.splitlines() if "test-0" in line]
     assert len(rows) == 6 and rows == [line for line in two.output.splitlines() if "test-0" in line]
+
+
+def test_a_killed_worker_fails_the_step_in_one_line_and_the_next_step_gets_a_fresh_pool(tmp_path):
+    import signal
+    import threading
+
+    from wikiskill.executors.remote import WorkerDied
+    from workspaces import until
+
+    tasks = Doubling().tasks("train")
+    with FakeOpenAIServer(lambda body: Reply(content="<answer>0</answer>", delay=1.0)) as server:
+        config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
+                        api_base=server.base_url)
+        pool = ProcessPool(Place(tmp_path, tmp_path / "state"), 2, preload_litellm=True)
+        failed: list[BaseException] = []
+
+        def step() -> None:
+            try:
+                pool.run(AgentRecipe(config, ()), tasks, 2, Meter(), ResultCache(tmp_path, "k"))
+            except WorkerDied as exc:
+                failed.append(exc)
+
+        try:
+            running = threading.Thread(target=step)
+            running.start()
+            until(lambda: len(server.requests) >= 2, timeout=120)
+            victim = pool._workers[0].process
+            os.kill(victim.pid, signal.SIGKILL)
+            running.join(timeout=60)
+            assert not pool._workers  # the rest of the pool was ended with it
+            results = pool.run(AgentRecipe(config, ()), tasks, 12, Meter(), ResultCache(tmp_path, "k"))
+        finally:
+            pool.close()
+    assert len(failed) == 1 and str(failed[0]) == f"{victim.name} died (exit code -9)"
+    assert [t.task_id for t in results] == [t.id for t in tasks]

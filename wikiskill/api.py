@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import CONFIG_FILE, OFFLINE_MODEL, Config, load_config, parse_config
+from .config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind, load_config, parse_config
 from .errors import ConfigError, WikiskillError, WorkspaceError
 from .benchmarks import SPLITS, FamilyListing, Split
 from .evolve import EvolveResult, check_human_edits
@@ -84,9 +84,10 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-             workers: int | None, console=None, model_factory: ModelFactory | None = None) -> Harness:
+             workers: int | None, console=None, model_factory: ModelFactory | None = None,
+             executor: ExecutorKind | None = None) -> Harness:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
-                                                 workers=workers)
+                                                 workers=workers, executor=executor)
     if model_factory is None:
         check_credentials(config)  # before any progress bar, lock or file: a missing key is one line
     reporter: Reporter | None = None
@@ -101,13 +102,14 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
 
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
-           console=None, model_factory: ModelFactory | None = None) -> EvolveResult:
+           console=None, model_factory: ModelFactory | None = None,
+           executor: ExecutorKind | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
     ws.refuse_if_locked()  # refusals come before the benchmark is loaded or prepared
     if not commit_human_edits:
         check_human_edits(ws, commit_them=False)
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
-    return _evolve(harness, rounds, commit_human_edits)
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+        return _evolve(harness, rounds, commit_human_edits)
 
 
 def _split(split: str) -> Split:
@@ -118,19 +120,21 @@ def _split(split: str) -> Split:
 
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
-             console=None, model_factory: ModelFactory | None = None) -> Evaluated:
+             console=None, model_factory: ModelFactory | None = None,
+             executor: ExecutorKind | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
     split = _split(split)
     ws.resolve(ref)
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
-    harness.benchmark.prepare((split,))
-    return harness.evaluate(ref, split, f"eval {split}")
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+        harness.benchmark.prepare((split,))
+        return harness.evaluate(ref, split, f"eval {split}")
 
 
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
-            console=None, model_factory: ModelFactory | None = None) -> Comparison:
+            console=None, model_factory: ModelFactory | None = None,
+            executor: ExecutorKind | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from .compare import compare as _compare
@@ -138,9 +142,9 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
     split = _split(split)
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
-    harness = _harness(ws, model, api_base, concurrency, workers, console, model_factory)
-    harness.benchmark.prepare((split,))
-    return _compare(harness, ref_a, ref_b, split)
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+        harness.benchmark.prepare((split,))
+        return _compare(harness, ref_a, ref_b, split)
 
 
 def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base: str | None = None,
@@ -149,9 +153,9 @@ def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .audit import audit as _audit
 
-    harness = _harness(ws, model, api_base, concurrency, None, console, model_factory)
-    harness.benchmark.prepare(("val",))
-    return _audit(harness, rerun)
+    with _harness(ws, model, api_base, concurrency, None, console, model_factory) as harness:
+        harness.benchmark.prepare(("val",))
+        return _audit(harness, rerun)
 
 
 def status(ws: Workspace) -> Status:

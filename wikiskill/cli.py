@@ -14,6 +14,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from . import api
+from .config import ExecutorKind
 from .errors import WikiskillError
 from .redact import scrub
 
@@ -50,8 +51,11 @@ ModelOption = typer.Option(None, "--model", help="litellm model string for every
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
 WorkersOption = typer.Option(None, "--workers", min=1,
-                             help="Processes that share --concurrency, each with its own event loop "
-                                  "(for when one process's CPU is the limit).")
+                             help="Worker processes (--executor processes) or Ray actors (--executor ray) "
+                                  "that share --concurrency, each with its own event loop.")
+ExecutorOption = typer.Option(None, "--executor", case_sensitive=False,
+                              help="Where tasks run: local (this process), processes (a pool of --workers "
+                                   "processes) or ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray).")
 
 
 @app.callback()
@@ -96,13 +100,14 @@ def evolve(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
+    executor: Optional[ExecutorKind] = ExecutorOption,
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
     """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
     ws = _workspace(ctx)
     result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
-                        commit_human_edits=commit_human_edits, console=console)
+                        executor=executor, commit_human_edits=commit_human_edits, console=console)
     note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
     console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
                   f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
@@ -117,11 +122,12 @@ def eval_command(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
+    executor: Optional[ExecutorKind] = ExecutorOption,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git."""
     ws = _workspace(ctx)
     evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
-                             workers=workers, console=console)
+                             workers=workers, executor=executor, console=console)
     scores = evaluated.evaluation.scores
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
     for trajectory in evaluated.runs[0]:
@@ -143,6 +149,7 @@ def compare_command(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
+    executor: Optional[ExecutorKind] = ExecutorOption,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
@@ -151,7 +158,7 @@ def compare_command(
     from .compare import Change
 
     result = api.compare(_workspace(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
-                         concurrency=concurrency, workers=workers, console=console)
+                         concurrency=concurrency, workers=workers, executor=executor, console=console)
     table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
     for row in result.rows:
         table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)

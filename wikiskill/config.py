@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -153,6 +153,26 @@ class GateSettings(_Section):
     """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
 
 
+class ExecutorKind(str, Enum):
+    """Where tasks run: this process, a pool of local processes, or Ray workers."""
+
+    LOCAL = "local"
+    PROCESSES = "processes"
+    RAY = "ray"
+
+
+class RaySettings(_Section):
+    address: str | None = None
+    """Ray cluster to run tasks on (`ray://HEAD:10001` or `HEAD:6379`); empty = the `RAY_ADDRESS`
+    environment variable, else a local Ray started for the command and stopped after it."""
+    num_cpus: int | None = Field(None, ge=1)
+    """CPUs of a local Ray started for the command; empty = all of this machine's."""
+    pip: list[str] = []
+    """Packages Ray installs for the workers of a cluster (its runtime environment's `pip`), for
+    nodes whose image lacks wikiskill's dependencies; empty = none. The wikiskill package and
+    the workspace's files (without `.git` and `.wikiskill`) are always shipped to a cluster."""
+
+
 class SplitSizes(_Section):
     train: int | None = Field(None, ge=1)
     """Number of train tasks of a generated suite; unset: the suite's default (`wikiskill benchmarks`
@@ -172,9 +192,15 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
+    executor: ExecutorKind = ExecutorKind.LOCAL
+    """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
+    `workers` processes started once per command, for when one process's CPU is the limit) or
+    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`). Results, the
+    result cache and the budget stay with the command. A Python script using `processes` needs
+    the `if __name__ == "__main__":` guard."""
     workers: int = Field(1, ge=1)
-    """Processes that share `concurrency`, each with its own event loop; above 1 only when one
-    process's CPU is the limit (litellm's per-call CPU caps what one loop can drive). A Python script using it needs the `if __name__ == "__main__":` guard."""
+    """Worker processes (`processes`) or Ray actors (`ray`) that share `concurrency`, each with
+    its own event loop; `local` runs one."""
     seed: int = 0
     """Seed of the offline agent and of generated benchmarks' play."""
     splits: SplitSizes = SplitSizes()
@@ -197,6 +223,8 @@ class Config(_Section):
     """Spending limits."""
     llm: LLMSettings = LLMSettings()
     """Retries, timeouts and caching of model calls."""
+    ray: RaySettings = RaySettings()
+    """The Ray cluster of `executor: ray`."""
 
     @field_validator("benchmark")
     @classmethod
@@ -209,6 +237,12 @@ class Config(_Section):
         except BenchmarkError as exc:
             raise ValueError(str(exc)) from exc
         return name
+
+    @model_validator(mode="after")
+    def _workers_need_an_executor(self) -> Config:
+        if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
+            raise ValueError(f"workers: {self.workers} needs executor: processes or ray (local runs one)")
+        return self
 
     def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""
@@ -232,7 +266,10 @@ class Config(_Section):
                 for name in ("agent", "maintainer", "proposer")
             }
             update.update(roles)
-        return Config.model_validate({**self.model_dump(), **update})
+        try:
+            return Config.model_validate({**self.model_dump(), **update})
+        except ValidationError as exc:
+            raise _config_error(exc, "the command line") from exc
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -265,11 +302,15 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{source}: {where}: {message}{more}") from exc
+        raise _config_error(exc, source) from exc
+
+
+def _config_error(exc: ValidationError, source: str) -> ConfigError:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    message = first["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{source}: {where}: {message}{more}")
 
 
 def load_config(root: Path) -> Config:

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .benchmarks import BenchmarkKind, Split, load_benchmark
-from .config import Config, load_config
+from .config import Config, ExecutorKind, load_config
 from .evaluation import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
+from .executors import AgentRecipe, Executor, Place, open_executor
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate import GatePolicy, gate_policy
 from .history import round_label
 from .llm import Meter
-from .runner import AgentRecipe, ResultCache, run_in_workers, run_tasks
+from .runner import ResultCache
 from .skills import Skill, load_skills
 from .team import ModelFactory, Team
 from .trailers import Trailers, format_message
@@ -87,6 +88,30 @@ class Harness:
         self._setups: dict[tuple[str, int], EvalSetup] = {}
         self._recorded: dict[tuple[str, str], tuple[Commit, Evaluation] | None] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
+        self._executor: Executor | None = None
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the executor's workers (they serve every step of one command)."""
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+
+    @property
+    def executor(self) -> Executor:
+        """The config's executor, started by the first step that runs tasks; a host's model
+        factory cannot cross processes, so with one the tasks run here."""
+        if self._executor is None:
+            config = self.config
+            if self._model_factory is not None:
+                config = config.model_copy(update={"executor": ExecutorKind.LOCAL, "workers": 1})
+            self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
+        return self._executor
 
     @property
     def interactive(self) -> bool:
@@ -142,12 +167,9 @@ class Harness:
         cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)
         shelf = WikiShelf.from_files(self.ws.read_files(ref, "wiki")) if self.config.agent.wiki_access else None
-        concurrency = self.config.concurrency
+        recipe = AgentRecipe(self.config, tuple(skills), seed, shelf)
         with self.reporter.tasks(description, len(tasks)) as on_done:
-            if self.config.workers > 1 and self._model_factory is None:  # a host's factory cannot cross processes
-                recipe = AgentRecipe(self.ws.root, self.ws.state_dir, self.config, tuple(skills), seed, shelf)
-                return run_in_workers(tasks, recipe, self.config.workers, concurrency, self.meter, cache, on_done)
-            return run_tasks(tasks, self.team.agent(skills, seed, shelf), concurrency, self.meter, cache, on_done)
+            return self.executor.run(recipe, tasks, self.config.concurrency, self.meter, cache, on_done)
 
     def train_results(self, round_number: int) -> list[Trajectory]:
         """The round's train trajectories on main. Maintain and propose both read them, so the

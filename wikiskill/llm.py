@@ -141,24 +141,19 @@ _RESUME = "; finished tasks are kept: raise the budget in wikiskill.yaml and run
 class Meter:
     """Usage per role for one command, and the budget that stops it cleanly.
 
-    In a worker process, `shared` is a multiprocessing Array('d', 2) holding the calls and USD
-    spent by every worker of the step, so the budget holds across processes.
+    The command's meter is the one ledger: workers elsewhere count on meters of their own and
+    hand over what they counted (`drain`) with each result.
     """
 
-    def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None, shared: Any = None):
+    def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None):
         self.budget = budget or BudgetSettings()
         self.before = spent or Usage()
-        self.shared = shared
         self.by_role: dict[str, Usage] = {}
         self._lock = threading.Lock()
 
     def add(self, role: str, usage: Usage) -> None:
         with self._lock:
             self.by_role[role] = self.by_role.get(role, Usage()) + usage
-        if self.shared is not None:
-            with self.shared.get_lock():
-                self.shared[0] += usage.calls
-                self.shared[1] += usage.cost_usd
 
     @property
     def total(self) -> Usage:
@@ -169,13 +164,15 @@ class Meter:
         with self._lock:
             return dict(self.by_role)
 
+    def drain(self) -> dict[str, Usage]:
+        """Usage per role counted since the last drain, and count afresh."""
+        with self._lock:
+            counted, self.by_role = self.by_role, {}
+        return counted
+
     def spent(self) -> Usage:
         """What counts against the budget: earlier parts of the run plus every call since."""
-        if self.shared is None:
-            return self.before + self.total
-        with self.shared.get_lock():
-            calls, usd = self.shared[0], self.shared[1]
-        return self.before + Usage(calls=int(calls), cost_usd=usd)
+        return self.before + self.total
 
     def check(self) -> None:
         """Raise BudgetExceeded once the run (including earlier, resumed parts) is over budget."""

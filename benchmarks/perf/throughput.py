@@ -1,15 +1,16 @@
-"""Rollout throughput: QA agent tasks/s through wikiskill's runner against a fake OpenAI server
-with latency L (in its own process), side by side with the ideal C/L and a bare litellm asyncio
-loop making the same calls, at each concurrency C; and litellm's own CPU cost per call, which caps
-one event loop at about 1/cpu_per_call calls/s. `workers` > 1 is the product's scale-out past it,
-shown next to the same bare litellm loop run in that many processes.
+"""Rollout throughput: QA agent tasks/s through each executor (`local`, `processes`, `ray`)
+against a fake OpenAI server with latency L (in its own process), side by side with the ideal
+C/L and a bare litellm asyncio loop making the same calls in one process and in `--workers`
+processes, at each concurrency C; each executor's start-up cost; and litellm's own CPU cost per
+call, which caps one event loop at about 1/cpu_per_call calls/s.
 
-    python benchmarks/perf/throughput.py [--latency 0.2] [--concurrency 1 8 32 64] [--workers 2]
+    python benchmarks/perf/throughput.py [--latency 0.2] [--concurrency 8 32 64] [--workers 2]
 
-Each task is one model call; each C runs max(40, --waves x C) tasks, so a run lasts about
---waves x L seconds and start-up (a worker's first results come ~0.4 s late) weighs as it would in a real step.
-Every variant runs on the same warm server; each figure is the best of --repeats runs (the
-machine may be shared).
+Each task is one model call; each C runs max(40, --waves x C) tasks. An executor is opened once
+and serves every run, as it serves every step of a command; its start-up (workers, a local Ray,
+their first calls) is measured apart: a cold run of one task per worker less a warm one. Every
+variant runs on the same warm server; each figure is the best of --repeats runs (the machine may
+be shared).
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from pathlib import Path
 from _common import MODEL, fake_server, qa_suite, table
 
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.config import Config, SkillsSettings
+from wikiskill.config import Config, ExecutorKind, SkillsSettings
+from wikiskill.executors import AgentRecipe, Executor, Place, open_executor
 from wikiskill.llm import Meter, _litellm
 from wikiskill.prompts import render
-from wikiskill.runner import AgentRecipe, ResultCache, run_in_workers, run_tasks
+from wikiskill.runner import ResultCache
 from wikiskill.skillsblock import render_skills
 from wikiskill.team import Team
 
@@ -50,26 +52,30 @@ class Bench:
         self.runs += 1  # a fresh cache each run: nothing is ever answered from disk here
         return ResultCache(self.root / "state", f"run-{self.runs}")
 
-    def runner(self, concurrency: int, n: int) -> float:
-        """wikiskill's runner in this process: one event loop."""
-        meter = Meter()
-        agent = Team(self.config, self.benchmark, meter, self.root / "state").agent([])
+    def open(self, kind: ExecutorKind, workers: int) -> Executor:
+        config = self.config.model_copy(update={"executor": kind, "workers": workers})
+        team = Team(config, self.benchmark, Meter(), self.root / "state")
+        return open_executor(config, Place(self.root, self.root / "state"), team)
+
+    def run(self, executor: Executor, concurrency: int, n: int) -> float:
+        """tasks/s of `n` tasks on an executor that is already open."""
         tasks = self.tasks(n)
         started = time.perf_counter()
-        results = run_tasks(tasks, agent, concurrency, meter, self._cache())
+        results = executor.run(AgentRecipe(self.config, ()), tasks, concurrency, Meter(), self._cache())
         elapsed = time.perf_counter() - started
         assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
         return n / elapsed
 
-    def workers(self, concurrency: int, n: int, workers: int) -> float:
-        """wikiskill's runner over `workers` processes (process start included)."""
-        recipe = AgentRecipe(self.root, self.root / "state", self.config, ())
-        tasks = self.tasks(n)
+    def start_up(self, kind: ExecutorKind, workers: int) -> tuple[Executor, float]:
+        """An open executor, and what its start-up cost: a cold run of one task per worker less a
+        warm one."""
         started = time.perf_counter()
-        results = run_in_workers(tasks, recipe, workers, concurrency, Meter(), self._cache())
-        elapsed = time.perf_counter() - started
-        assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
-        return n / elapsed
+        executor = self.open(kind, workers)
+        self.run(executor, workers, workers)
+        cold = time.perf_counter() - started
+        started = time.perf_counter()
+        self.run(executor, workers, workers)
+        return executor, cold - (time.perf_counter() - started)
 
     def requests(self, n: int) -> list[list[dict]]:
         """The messages wikiskill's QA agent sends for the first `n` tasks (no skills)."""
@@ -137,8 +143,8 @@ def ceiling(root: Path, repeats: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
-    parser.add_argument("--workers", type=int, default=2, help="processes for the scale-out column")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 64])
+    parser.add_argument("--workers", type=int, default=2, help="worker processes / Ray actors")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--waves", type=int, default=32, help="tasks per run = max(40, waves x C)")
     args = parser.parse_args()
@@ -149,34 +155,35 @@ def main() -> None:
         limit = 1000 / cpu_ms
         print(f"litellm CPU per call: {cpu_ms:.2f} ms -> one event loop's ceiling 1/cpu = {limit:.0f} calls/s "
               f"(reached at zero latency: {saturated:.0f} calls/s)\n")
-        rows = []
+        rows, start_ups = [], []
+        w = args.workers
+        kinds = [(ExecutorKind.LOCAL, 1), (ExecutorKind.PROCESSES, w), (ExecutorKind.RAY, w)]
         with fake_server(args.latency) as url:
             bench = Bench(root / "main", url, max(size(c, args.waves) for c in args.concurrency))
-            bench.bare(8, 40), bench.runner(8, 40), bench.workers(8, 40, args.workers)  # warm-up, forkserver
-            for c in args.concurrency:
-                n = size(c, args.waves)
-                ideal = c / args.latency
-                bare = best(args.repeats, lambda: bench.bare(c, n)[0])
-                ours = best(args.repeats, lambda: bench.runner(c, n))
-                if c >= args.workers:
-                    bare_w = best(args.repeats, lambda: bench.bare_processes(c, n, args.workers))
-                    scaled = best(args.repeats, lambda: bench.workers(c, n, args.workers))
-                else:
-                    bare_w = scaled = None
-                floor = 0.9 * min(ideal, limit)
-                rows.append([c, n, ideal, round(limit), bare, ours, f"{ours / bare:.1%}",
-                             "—" if bare_w is None else bare_w, "—" if scaled is None else scaled,
-                             "—" if scaled is None else f"{scaled / bare_w:.1%}", floor,
-                             "yes" if max(ours, scaled or 0) >= floor else "NO",
-                             "yes" if ours >= 0.95 * bare else "NO"])
-                print(f"C={c} done", flush=True)
+            bench.bare(8, 40)  # warm-up
+            executors: dict[ExecutorKind, Executor] = {}
+            try:
+                for kind, workers in kinds:
+                    executors[kind], cost = bench.start_up(kind, workers)
+                    start_ups.append([kind.value, workers, f"{cost:.2f}"])
+                for c in args.concurrency:
+                    n = size(c, args.waves)
+                    bare = best(args.repeats, lambda: bench.bare(c, n)[0])
+                    bare_w = best(args.repeats, lambda: bench.bare_processes(c, n, w))
+                    rates = {kind: best(args.repeats, lambda: bench.run(executors[kind], c, n)) for kind, _ in kinds}
+                    local, processes, on_ray = (rates[kind] for kind, _ in kinds)
+                    rows.append([c, n, c / args.latency, round(limit), bare, local, f"{local / bare:.1%}", bare_w,
+                                 processes, f"{processes / bare_w:.1%}", on_ray, f"{on_ray / bare_w:.1%}"])
+                    print(f"C={c} done", flush=True)
+            finally:
+                for executor in executors.values():
+                    executor.close()
         print()
-        w = args.workers
-        print(table(["C", "tasks", "ideal C/L", "ceiling", "bare litellm", "wikiskill", "vs bare",
-                     f"bare x{w} procs", f"wikiskill {w} workers", "vs bare", "floor", ">= floor", "within 5%"], rows))
-        print("\ntasks/s; ceiling = 1 / litellm CPU per call; floor = 0.9 x min(C/L, ceiling); "
-              f"'wikiskill {w} workers' = wikiskill's runner over {w} processes, their start-up included; "
-              f"'bare x{w} procs' = the bare loop in {w} processes started together after their imports")
+        print(table(["C", "tasks", "ideal C/L", "ceiling", "bare litellm", "local", "vs bare",
+                     f"bare x{w} procs", f"processes x{w}", "vs bare", f"ray x{w}", "vs bare"], rows))
+        print(f"\ntasks/s; ceiling = 1 / litellm CPU per call; 'bare x{w} procs' = the bare loop in "
+              f"{w} processes started together after their imports; executors opened once, start-up apart\n")
+        print(table(["executor", "workers", "start-up s"], start_ups))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

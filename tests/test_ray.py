@@ -1,0 +1,77 @@
+"""Tasks on a real local Ray (2 CPUs, one session for the whole module: Ray is slow to start):
+an eval and a full round give exactly what the local executor gives, the command itself writes
+the result cache, and a command pointed at the cluster by RAY_ADDRESS ships what its workers need."""
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import ray
+from scripted import ScriptedWorld
+
+from wikiskill import api
+from wikiskill.config import ExecutorKind
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+COMMIT = re.compile(r"\b[0-9a-f]{10}\b")
+"""A commit id in a wiki page: the two workspaces' commits differ in their dates and config."""
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> str:
+    """A Ray this test process started (the executor uses it as it is); yields its address.
+    Without token authentication, so that Ray writes no token into the home folder."""
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+    del os.environ["RAY_AUTH_MODE"]
+
+
+def test_an_eval_on_ray_gives_the_local_executors_trajectories_and_scores(tmp_path, local_ray):
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        local = api.evaluate(ws, "val")
+        shutil.rmtree(ws.state_dir / "results")
+        on_ray = api.evaluate(ws, "val", executor=ExecutorKind.RAY, workers=2)
+        asked = [body["messages"][-1]["content"] for body in server.requests]
+    tasks = len(local.evaluation.scores)
+    assert tasks >= 6 and len(asked) == 2 * tasks and len(set(asked)) == tasks  # each task once per executor
+    assert on_ray.runs == local.runs and on_ray.evaluation == local.evaluation
+    journals = list((ws.state_dir / "results").glob("*/*.jsonl"))
+    assert journals and {path.name.split("-")[0] for path in journals} == {str(os.getpid())}
+
+
+def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, local_ray):
+    outcomes = {}
+    for executor in (ExecutorKind.LOCAL, ExecutorKind.RAY):
+        with FakeOpenAIServer(ScriptedWorld()) as server:
+            ws = api.init_workspace(tmp_path / executor.value, "example-qa", "openai/fake-model", server.base_url)
+            workers = 2 if executor is ExecutorKind.RAY else 1
+            result = api.evolve(ws, 1, executor=executor, workers=workers)
+        folders = {folder: {path: COMMIT.sub("<commit>", text) for path, text in ws.read_files("main", folder).items()}
+                   for folder in ("raw", "wiki", "skills")}
+        outcomes[executor] = (result, folders, [dataclasses.asdict(row) for row in api.round_log(ws)])
+    local, on_ray = outcomes[ExecutorKind.LOCAL], outcomes[ExecutorKind.RAY]
+    assert local[0].rounds_completed == 1 and local[1]["skills"]  # the round merged a skill
+    assert on_ray == local
+
+
+def test_a_command_given_a_cluster_by_ray_address_ships_its_workers_what_they_need(tmp_path, local_ray):
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        local = api.evaluate(ws, "val")
+        shutil.rmtree(ws.state_dir / "results")
+        run = subprocess.run([sys.executable, "-m", "wikiskill", "-C", str(ws.root), "eval", "--executor", "ray",
+                              "--workers", "2"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "RAY_ADDRESS": local_ray, "OPENAI_API_KEY": "sk-test"})
+        asked = [body["messages"][-1]["content"] for body in server.requests]
+    assert run.returncode == 0, run.stderr
+    tasks = len(local.evaluation.scores)
+    assert len(asked) == 2 * tasks and len(set(asked)) == tasks
+    assert f"mean score {local.evaluation.mean:.3f}" in run.stdout and local.evaluation.fingerprint in run.stdout
+    assert sum(len(path.read_text().splitlines()) for path in (ws.state_dir / "results").glob("*/*.jsonl")) == tasks
