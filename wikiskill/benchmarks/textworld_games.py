@@ -1,17 +1,19 @@
-"""The built-in `textworld-cooking` benchmark: TextWorld cooking games played one command per turn.
+"""TextWorld games generated offline and played one command per turn, for every TextWorld challenge.
 
-Games come from TextWorld's `tw-cooking` challenge (the First TextWorld Problems recipe games),
-generated in-process with `cooking.make` + `compile_game` (the `tw-make` CLI would pay the imports
-and the knowledge-base load once per game). Each split owns a fixed, disjoint seed range,
-so a seed always names the same game and train/val/test never share one.
+A challenge (`Challenge`: cooking, treasure hunter, ...) is its name, its generation settings and
+how it makes a game; everything else is shared here. Games are generated in-process with the
+challenge's `make` + `compile_game` (the `tw-make` CLI would pay the imports and the
+knowledge-base load once per game). Each split owns a fixed, disjoint seed range, so a seed
+always names the same game and train/val/test never share one.
 
 Generation runs once and is cached on disk:
 
-    $WIKISKILL_CACHE_DIR (else ~/.cache/wikiskill)/textworld-cooking/<settings hash>/seed-<seed>.{json,z8}
+    $WIKISKILL_CACHE_DIR (else ~/.cache/wikiskill)/<challenge name>/<settings hash>/seed-<seed>.{json,z8}
 
-The hash covers the generation settings and the TextWorld version, so changing either starts a
-fresh folder instead of mixing games. The `.json` sidecar holds what TextWorld needs to track the
-game state (admissible commands, won/lost) and the walkthrough; the `.z8` is the story file.
+The hash covers the challenge, its generation settings and the TextWorld version, so changing
+any of them starts a fresh folder instead of mixing games. The `.json` sidecar holds what
+TextWorld needs to track the game state (admissible commands, won/lost) and the walkthrough; the
+`.z8` is the story file.
 """
 
 from __future__ import annotations
@@ -30,15 +32,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import textworld
 from jericho.jericho import UnsupportedGameWarning
-from textworld.challenges.tw_cooking import cooking
 from textworld.generator import compile_game
 
-from wikiskill.benchmarks.base import EnvStep, Split, Task
-from wikiskill.benchmarks.builtin import TextWorldCookingFamily
+from wikiskill.benchmarks.base import BenchmarkSpec, EnvStep, Split, Task
 from wikiskill.lifeline import Lifeline, watch_parent
 
 Progress = Callable[[int, int], None]
@@ -50,22 +50,19 @@ SEED_BASES: dict[Split, int] = {"train": 1000, "val": 2000, "test": 3000}
 SEED_RANGE = 1000
 """A split holds at most this many games, which keeps the seed ranges disjoint."""
 
-GENERATION_SETTINGS: dict[str, Any] = {
-    "recipe": 2,  # ingredients in the recipe
-    "take": 2,  # ...all of which must be found (none start in the inventory)
-    "go": 6,  # rooms (tw-cooking allows 1, 6, 9 or 12)
-    "open": True,  # doors and containers start closed
-    "cook": True,  # ingredients start raw: roast (oven), fry (stove) or grill (BBQ); cooking twice burns
-    "cut": True,  # ingredients start uncut: slice, dice or chop with the knife
-    "drop": False,  # unlimited inventory; tw-cooking does not record a walkthrough with `drop`
-    "recipe_seed": 0,  # the recipe follows from the game seed
-    "split": None,  # one food distribution for all our splits, so they are identically distributed
-}
-"""`tw-cooking` settings: a small game (14-20 walkthrough steps) that can be lost.
+class Challenge(Protocol):
+    """One kind of TextWorld game: what names it, what decides its games, and how one is made."""
 
-Losing ends the game: burning an ingredient (cooking it twice), cooking or cutting it the wrong
-way, or eating an ingredient instead of the prepared meal.
-"""
+    name: str
+    """The benchmark's name, and its folder in the game cache."""
+    textworld_challenge: str
+    """TextWorld's name for it (`tw-cooking`); enters the cache key."""
+    settings: dict[str, Any]
+    """Everything besides the seed that decides a game; enters the cache key."""
+
+    def make(self, options: textworld.GameOptions) -> textworld.Game:
+        """The game for `options` (its seed and output path are set)."""
+
 
 CACHE_LAYOUT_VERSION = 1
 """Bump when the file layout or generation code changes, to regenerate every game."""
@@ -76,7 +73,7 @@ GENERATION_WORKERS = 2
 # Jericho warns on every game it has no hand-written support for; TextWorld tracks the score and
 # won/lost of its own games itself, so for ours the warning is noise.
 warnings.filterwarnings(
-    "ignore", message=r"Game '.*textworld-cooking.*' is not fully supported", category=UnsupportedGameWarning
+    "ignore", message=r"Game '.*textworld-.*' is not fully supported", category=UnsupportedGameWarning
 )
 
 _REQUEST_INFOS = textworld.EnvInfos(
@@ -89,19 +86,19 @@ def cache_root() -> Path:
     return Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
 
 
-def settings_key() -> str:
+def settings_key(challenge: Challenge) -> str:
     """Hash of everything that decides what a seed generates."""
     spec = {
-        "challenge": "tw-cooking",
-        "settings": GENERATION_SETTINGS,
+        "challenge": challenge.textworld_challenge,
+        "settings": challenge.settings,
         "textworld": textworld.__version__,
         "layout": CACHE_LAYOUT_VERSION,
     }
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def games_dir() -> Path:
-    return cache_root() / "textworld-cooking" / settings_key()
+def games_dir(challenge: Challenge) -> Path:
+    return cache_root() / challenge.name / settings_key(challenge)
 
 
 def game_file(directory: Path, seed: int) -> Path:
@@ -109,13 +106,13 @@ def game_file(directory: Path, seed: int) -> Path:
     return directory / f"seed-{seed}.z8"
 
 
-def ensure_games(seeds: Sequence[int], progress: Progress | None = None) -> list[Path]:
+def ensure_games(challenge: Challenge, seeds: Sequence[int], progress: Progress | None = None) -> list[Path]:
     """The game file of each seed, generating the missing ones in parallel first."""
-    directory = games_dir()
+    directory = games_dir(challenge)
     directory.mkdir(parents=True, exist_ok=True)
     missing = [seed for seed in seeds if not game_file(directory, seed).is_file()]
     if missing:
-        _generate_all(missing, directory, progress)
+        _generate_all(challenge, missing, directory, progress)
     return [game_file(directory, seed) for seed in seeds]
 
 
@@ -126,7 +123,7 @@ def _spawn_safe() -> bool:
     return path is None and getattr(main, "__spec__", None) is None or bool(path and Path(path).is_file())
 
 
-def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) -> None:
+def _generate_all(challenge: Challenge, seeds: list[int], directory: Path, progress: Progress | None) -> None:
     """Generate on every core (up to GENERATION_WORKERS), in `spawn` workers: forking a parent that
     may run threads can deadlock. A seed decides its game wherever it is generated.
 
@@ -138,7 +135,7 @@ def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) 
     workers = min(GENERATION_WORKERS, os.cpu_count() or 1, len(seeds))
     if workers == 1 or not _spawn_safe():
         for done, seed in enumerate(seeds, start=1):
-            generate_game(seed, directory)
+            generate_game(challenge, seed, directory)
             if progress is not None:
                 progress(done, len(seeds))
         return
@@ -146,7 +143,7 @@ def _generate_all(seeds: list[int], directory: Path, progress: Progress | None) 
     lifeline = Lifeline(context)
     pool = context.Pool(workers, initializer=_generator_started, initargs=(lifeline.end,))
     try:
-        jobs = pool.imap_unordered(_generate_seed, [(seed, directory) for seed in seeds])
+        jobs = pool.imap_unordered(_generate_seed, [(challenge, seed, directory) for seed in seeds])
         for done, _ in enumerate(jobs, start=1):
             if progress is not None:
                 progress(done, len(seeds))
@@ -171,12 +168,12 @@ def _unwind(*_: object) -> None:
     raise SystemExit(1)
 
 
-def _generate_seed(job: tuple[int, Path]) -> Path:
+def _generate_seed(job: tuple[Challenge, int, Path]) -> Path:
     return generate_game(*job)
 
 
-def generate_game(seed: int, directory: Path) -> Path:
-    """Generate and compile the game of `seed` into `directory`; returns its `.z8` file.
+def generate_game(challenge: Challenge, seed: int, directory: Path) -> Path:
+    """Generate and compile the `challenge` game of `seed` into `directory`; returns its `.z8` file.
 
     Everything is built in a private temporary folder inside `directory` and then moved in with
     `os.replace`, the `.json` first and with interrupts held off between the two: a `.z8` in place
@@ -190,7 +187,7 @@ def generate_game(seed: int, directory: Path) -> Path:
         options = textworld.GameOptions()
         options.seeds = seed
         options.path = str(Path(tmp) / target.name)
-        game = cooking.make(dict(GENERATION_SETTINGS), options)
+        game = challenge.make(options)
         built = Path(compile_game(game, options))
         with _interrupts_held():
             os.replace(built.with_suffix(".json"), target.with_suffix(".json"))
@@ -255,7 +252,7 @@ threads; every call into it holds this lock. A step is short, so the lock costs 
 
 
 class TextWorldEnv:
-    """One cooking game behind the `TextEnv` protocol; the game process starts at `reset`."""
+    """One TextWorld game behind the `TextEnv` protocol; the game process starts at `reset`."""
 
     def __init__(self, game_file: str | Path):
         self.game_file = str(game_file)
@@ -302,24 +299,18 @@ class TextWorldEnv:
         return self._last
 
 
-class TextWorldCooking:
-    """TextWorld cooking games; games of a split are generated (once) on its first `tasks` call."""
+class TextWorldGames:
+    """The games of one challenge; games of a split are generated (once) on its first `tasks` call."""
 
-    name = "textworld-cooking"
-    spec = TextWorldCookingFamily.spec
-
-    def __init__(
-        self,
-        n_train: int = TextWorldCookingFamily.spec.default_splits.train,
-        n_val: int = TextWorldCookingFamily.spec.default_splits.val,
-        n_test: int = TextWorldCookingFamily.spec.default_splits.test,
-        *,
-        progress: Progress | None = None,
-    ):
-        self.counts: dict[Split, int] = {"train": n_train, "val": n_val, "test": n_test}
-        for split, count in self.counts.items():
+    def __init__(self, challenge: Challenge, spec: BenchmarkSpec, counts: dict[Split, int], *,
+                 progress: Progress | None = None):
+        for split, count in counts.items():
             if not 0 <= count <= SEED_RANGE:
                 raise ValueError(f"{split} must have 0..{SEED_RANGE} games, got {count}")
+        self.challenge = challenge
+        self.name = challenge.name
+        self.spec = spec
+        self.counts = counts
         self.progress = progress
 
     def seeds(self, split: Split) -> list[int]:
@@ -328,11 +319,11 @@ class TextWorldCooking:
 
     def prepare(self, splits: tuple[Split, ...]) -> None:
         """Generate the missing games of all these splits in one batch, under one progress bar."""
-        ensure_games([seed for split in splits for seed in self.seeds(split)], progress=self.progress)
+        ensure_games(self.challenge, [seed for split in splits for seed in self.seeds(split)], progress=self.progress)
 
     def tasks(self, split: Split) -> list[Task]:
         seeds = self.seeds(split)
-        paths = ensure_games(seeds, progress=self.progress)
+        paths = ensure_games(self.challenge, seeds, progress=self.progress)
         return [
             Task(
                 id=f"tw-{split}-{index:03d}",
@@ -345,3 +336,7 @@ class TextWorldCooking:
 
     def make_env(self, task: Task) -> TextWorldEnv:
         return TextWorldEnv(task.metadata["game_file"])
+
+    def reference_actions(self, task: Task) -> list[str]:
+        """The game's walkthrough: it wins."""
+        return walkthrough(task)

@@ -1,0 +1,66 @@
+"""TextWorld's other challenges beside cooking, as `textworld:<challenge>` suites.
+
+Each is its generation settings and TextWorld's maker. Treasure hunter and coin collector are
+generated with `only_last_action`: the objective names the object to take, not the way to it
+(TextWorld's default objective spells out every move, which would hand the agent the
+walkthrough). The simple game's objective is its brief one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import textworld
+from textworld.challenges.tw_coin_collector import coin_collector
+from textworld.challenges.tw_simple import simple
+from textworld.challenges.tw_treasure_hunter import treasure_hunter
+
+from wikiskill.benchmarks.base import BenchmarkSpec, Split
+from wikiskill.benchmarks.textworld_games import Challenge, Progress, TextWorldGames
+
+
+class TreasureHunterChallenge:
+    name = "textworld-treasure-hunter"
+    textworld_challenge = "tw-treasure_hunter"
+    settings: dict[str, Any] = {"level": 15, "only_last_action": True}
+    """Level 15 of 30 (medium): 10 rooms, closed doors and containers, a 6-step quest; taking the
+    wrong object loses."""
+
+    def make(self, options: textworld.GameOptions) -> textworld.Game:
+        options.grammar.only_last_action = self.settings["only_last_action"]
+        return treasure_hunter.make({"level": self.settings["level"]}, options)
+
+
+class CoinCollectorChallenge:
+    name = "textworld-coin-collector"
+    textworld_challenge = "tw-coin_collector"
+    settings: dict[str, Any] = {"level": 105, "only_last_action": True}
+    """Level 105 of 300: a chain of 5 rooms to the coin, with a dead-end distractor room off each."""
+
+    def make(self, options: textworld.GameOptions) -> textworld.Game:
+        options.grammar.only_last_action = self.settings["only_last_action"]
+        return coin_collector.make({"level": self.settings["level"]}, options)
+
+
+class SimpleChallenge:
+    name = "textworld-simple"
+    textworld_challenge = "tw-simple"
+    settings: dict[str, Any] = {"rewards": "balanced", "goal": "brief", "test": False}
+    """A fixed house: find the food item and put it on the stove; rewarded at the quest's
+    milestones; every split from the train food distribution, so splits are identically distributed."""
+
+    def make(self, options: textworld.GameOptions) -> textworld.Game:
+        return simple.make(dict(self.settings), options)
+
+
+CHALLENGES: dict[str, Challenge] = {
+    "treasure-hunter": TreasureHunterChallenge(),
+    "coin-collector": CoinCollectorChallenge(),
+    "simple": SimpleChallenge(),
+}
+"""Each challenge under the name `textworld:<name>` takes."""
+
+
+def open_challenge(argument: str, spec: BenchmarkSpec, counts: dict[Split, int],
+                   progress: Progress | None = None) -> TextWorldGames:
+    return TextWorldGames(CHALLENGES[argument], spec, counts, progress=progress)
