@@ -4,6 +4,11 @@ Each is its generation settings and TextWorld's maker. Treasure hunter and coin 
 generated with `only_last_action`: the objective names the object to take, not the way to it
 (TextWorld's default objective spells out every move, which would hand the agent the
 walkthrough). The simple game's objective is its brief one.
+
+`offline_playable` is measured (`OfflineAgent`, no skills, 40 steps, 8 train games each): coin
+collector 6 of 8 won, mean 0.75; simple none won, mean 0.19 (partial rewards); treasure hunter
+none won, 3 lost by taking the wrong object, mean 0. Exploring admissible actions finds a coin or
+a food item, but cannot know which object a treasure-hunter objective means.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from wikiskill.benchmarks.textworld_games import Challenge, Progress, TextWorldG
 class TreasureHunterChallenge:
     name = "textworld-treasure-hunter"
     textworld_challenge = "tw-treasure_hunter"
+    offline_playable = False
     settings: dict[str, Any] = {"level": 15, "only_last_action": True}
     """Level 15 of 30 (medium): 10 rooms, closed doors and containers, a 6-step quest; taking the
     wrong object loses."""
@@ -34,6 +40,7 @@ class TreasureHunterChallenge:
 class CoinCollectorChallenge:
     name = "textworld-coin-collector"
     textworld_challenge = "tw-coin_collector"
+    offline_playable = True
     settings: dict[str, Any] = {"level": 105, "only_last_action": True}
     """Level 105 of 300: a chain of 5 rooms to the coin, with a dead-end distractor room off each."""
 
@@ -45,6 +52,7 @@ class CoinCollectorChallenge:
 class SimpleChallenge:
     name = "textworld-simple"
     textworld_challenge = "tw-simple"
+    offline_playable = True
     settings: dict[str, Any] = {"rewards": "balanced", "goal": "brief", "test": False}
     """A fixed house: find the food item and put it on the stove; rewarded at the quest's
     milestones; every split from the train food distribution, so splits are identically distributed."""

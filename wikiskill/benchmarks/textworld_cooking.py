@@ -42,6 +42,7 @@ class CookingChallenge:
     name = "textworld-cooking"
     textworld_challenge = "tw-cooking"
     settings = GENERATION_SETTINGS
+    offline_playable = True
 
     def make(self, options: textworld.GameOptions) -> textworld.Game:
         return cooking.make(dict(self.settings), options)

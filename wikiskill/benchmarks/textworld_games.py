@@ -59,6 +59,8 @@ class Challenge(Protocol):
     """TextWorld's name for it (`tw-cooking`); enters the cache key."""
     settings: dict[str, Any]
     """Everything besides the seed that decides a game; enters the cache key."""
+    offline_playable: bool
+    """Whether the offline model plays it (measured, see each challenge)."""
 
     def make(self, options: textworld.GameOptions) -> textworld.Game:
         """The game for `options` (its seed and output path are set)."""
