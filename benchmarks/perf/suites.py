@@ -45,8 +45,8 @@ def default_names() -> tuple[list[str], list[str]]:
 
 def measure(name: str, count: int) -> dict:
     """Run in a child process: setup and reference-episode seconds for one suite."""
+    start = time.perf_counter()  # checking the name imports the suite's package
     config = Config(benchmark=name, splits=SplitSizes(train=count, val=count, test=count))
-    start = time.perf_counter()
     bench = load_benchmark(config, Path.cwd())
     bench.prepare(SPLITS)
     made = [task for split in SPLITS for task in bench.tasks(split)]
@@ -100,7 +100,7 @@ def main() -> None:
         row = json.loads(done.stdout.strip().splitlines()[-1])
         episode = "—" if row["episode"] is None else f"{row['episode']:.4f}"
         score = "—" if row["score"] is None else f"{row['score']:.2f}"
-        print(f"{name:<48} {row['kind']:<12} {row['tasks']:>5} {row['setup']:>12.3f} {episode:>10} {score:>9}")
+        print(f"{name:<48} {row['kind']:<12} {row['tasks']:>5} {row['setup']:>12.4f} {episode:>10} {score:>9}")
     for line in skipped:
         print(f"skipped {line}")
 

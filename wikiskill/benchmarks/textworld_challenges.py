@@ -13,6 +13,7 @@ a food item, but cannot know which object a treasure-hunter objective means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import textworld
@@ -24,29 +25,34 @@ from wikiskill.benchmarks.base import BenchmarkSpec, Split
 from wikiskill.benchmarks.textworld_games import Challenge, Progress, TextWorldGames
 
 
-class TreasureHunterChallenge:
+class _LevelChallenge:
+    """A challenge set by its difficulty level, generated with an objective that names only the last action."""
+
+    settings: dict[str, Any]
+    maker: Callable[[dict[str, Any], textworld.GameOptions], textworld.Game]
+
+    def make(self, options: textworld.GameOptions) -> textworld.Game:
+        options.grammar.only_last_action = self.settings["only_last_action"]
+        return self.maker({"level": self.settings["level"]}, options)
+
+
+class TreasureHunterChallenge(_LevelChallenge):
     name = "textworld-treasure-hunter"
     textworld_challenge = "tw-treasure_hunter"
     offline_playable = False
     settings: dict[str, Any] = {"level": 15, "only_last_action": True}
     """Level 15 of 30 (medium): 10 rooms, closed doors and containers, a 6-step quest; taking the
     wrong object loses."""
-
-    def make(self, options: textworld.GameOptions) -> textworld.Game:
-        options.grammar.only_last_action = self.settings["only_last_action"]
-        return treasure_hunter.make({"level": self.settings["level"]}, options)
+    maker = staticmethod(treasure_hunter.make)
 
 
-class CoinCollectorChallenge:
+class CoinCollectorChallenge(_LevelChallenge):
     name = "textworld-coin-collector"
     textworld_challenge = "tw-coin_collector"
     offline_playable = True
     settings: dict[str, Any] = {"level": 105, "only_last_action": True}
     """Level 105 of 300: a chain of 5 rooms to the coin, with a dead-end distractor room off each."""
-
-    def make(self, options: textworld.GameOptions) -> textworld.Game:
-        options.grammar.only_last_action = self.settings["only_last_action"]
-        return coin_collector.make({"level": self.settings["level"]}, options)
+    maker = staticmethod(coin_collector.make)
 
 
 class SimpleChallenge:

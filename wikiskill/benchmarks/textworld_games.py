@@ -50,11 +50,12 @@ SEED_BASES: dict[Split, int] = {"train": 1000, "val": 2000, "test": 3000}
 SEED_RANGE = 1000
 """A split holds at most this many games, which keeps the seed ranges disjoint."""
 
+
 class Challenge(Protocol):
     """One kind of TextWorld game: what names it, what decides its games, and how one is made."""
 
     name: str
-    """The benchmark's name, and its folder in the game cache."""
+    """Its folder in the game cache, and the name its suite goes by."""
     textworld_challenge: str
     """TextWorld's name for it (`tw-cooking`); enters the cache key."""
     settings: dict[str, Any]
