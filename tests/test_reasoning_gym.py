@@ -19,7 +19,7 @@ from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, registry, spec_of
 from wikiskill.benchmarks.builtin import ReasoningGymFamily
 from wikiskill.benchmarks.reasoning_gym_qa import LIST_NAMES, ReasoningGymQA
-from wikiskill.errors import BenchmarkError
+from wikiskill.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 SPLITS = ("train", "val", "test")
@@ -87,15 +87,14 @@ def test_the_reference_answer_scores_one_and_no_answer_scores_zero(datasets):
         assert bench.score(task, None) == 0.0 and bench.score(task, "") == 0.0
 
 
+HOSTILE_TARGETS = suite(["basic_arithmetic", "arc_1d", "countdown"], train=0, val=3, test=0)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.one_of(st.none(), st.text(max_size=60)))
 def test_any_prediction_scores_between_zero_and_one(prediction):
-    bench = _HOSTILE_SUITE
-    for task in bench.tasks("val"):
-        assert 0.0 <= bench.score(task, prediction) <= 1.0
-
-
-_HOSTILE_SUITE = suite(["basic_arithmetic", "arc_1d", "countdown"], train=0, val=3, test=0)
+    for task in HOSTILE_TARGETS.tasks("val"):
+        assert 0.0 <= HOSTILE_TARGETS.score(task, prediction) <= 1.0
 
 
 def test_names_are_checked_in_one_line_each():
@@ -143,5 +142,5 @@ def test_init_evolve_and_eval_against_the_scripted_server(tmp_path):
 
 
 def test_the_offline_model_is_refused_for_reasoning_gym(tmp_path):
-    with pytest.raises(Exception, match="offline model cannot play reasoning-gym"):
+    with pytest.raises(ConfigError, match="offline model cannot play reasoning-gym"):
         api.init_workspace(tmp_path / "ws", benchmark="reasoning-gym:leg_counting")

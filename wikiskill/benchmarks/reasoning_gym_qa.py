@@ -82,6 +82,7 @@ class ReasoningGymQA:
         self._tasks: dict[Split, list[Task]] | None = None
 
     def prepare(self, splits: tuple[Split, ...]) -> None:
+        """Draws every split, whichever are asked for: a split's tasks depend on those drawn before it."""
         self._all_tasks()
 
     def tasks(self, split: Split) -> list[Task]:
