@@ -5,7 +5,7 @@
   So a skill with the marker lifts val from 0.500 to 0.833, and any other skill changes nothing.
 - The maintainer returns a page about reversal slips, citing the first trace it was shown
   (`SHOWN-TASK` in a reply stands for that trace's task id).
-- The proposer reads 4 traces, then proposes `proposals[round]`.
+- The proposer reads 4 traces (`trace_ids`, example-qa's by default), then proposes `proposals[round]`.
 - `wikiskill doctor`'s probes get the tool call and the JSON object they ask for.
 """
 
@@ -61,9 +61,11 @@ def true_answer(question: str) -> str:
 
 
 class ScriptedWorld:
-    def __init__(self, proposals: dict | None = None, maintainer_reply: object = None):
+    def __init__(self, proposals: dict | None = None, maintainer_reply: object = None,
+                 trace_ids: list[str] | None = None):
         self.proposals = proposals or DEFAULT_PROPOSALS
         self.maintainer_reply = MAINTAINER_REPLY if maintainer_reply is None else maintainer_reply
+        self.trace_ids = trace_ids or [f"train-{index:02d}" for index in range(4)]
 
     def __call__(self, body: dict) -> Reply | str:
         messages = body["messages"]
@@ -91,7 +93,8 @@ class ScriptedWorld:
         round_number = int(re.search(r"Round (\d+)\.", messages[1]["content"]).group(1))
         reads = sum(1 for m in messages if m["role"] == "assistant")  # one call per turn, native or text
         if reads < 4:
-            return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/train-{reads:02d}"}}])
+            trace = self.trace_ids[reads % len(self.trace_ids)]
+            return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": f"traces/{trace}"}}])
         proposal = self.proposals.get(round_number, {"action": "no_action", "rationale": "nothing left to try"})
         return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": proposal}}])
 

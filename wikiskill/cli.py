@@ -76,7 +76,7 @@ def _score(value: float | None) -> str:
 def init(
     path: Path = typer.Argument(..., help="New or empty directory for the workspace."),
     benchmark: str = typer.Option("textworld-cooking", "--benchmark", "-b",
-                                  help="textworld-cooking, example-qa, or jsonl:DIR."),
+                                  help="Any name `wikiskill benchmarks` lists, e.g. textworld-cooking or jsonl:DIR."),
     model: str = typer.Option("offline", "--model", help="litellm model string; `offline` needs no key."),
     api_base: Optional[str] = ApiBaseOption,
     train: Optional[int] = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,6 +60,8 @@ class BenchmarkSpec(BaseModel):
     """What it needs beyond wikiskill's own install, in words (`wikiskill benchmarks` shows it)."""
     requires: tuple[str, ...] = ()
     """Modules that must be importable; a missing one is reported with `needs`."""
+    examples: tuple[str, ...] = ()
+    """Full names to try a family that needs an argument with (`benchmarks/perf/suites.py` measures them)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,13 @@ class QABenchmark(Benchmark, Protocol):
 
 
 class InteractiveBenchmark(Benchmark, Protocol):
-    """A suite of text environments; an episode's score comes from its environment."""
+    """A suite of text environments; an episode's score comes from its environment.
+
+    A suite that knows a winning action sequence for its tasks (a game's walkthrough, a gold
+    trajectory) also offers `reference_actions` (`HasReferenceActions`): tests and
+    `benchmarks/perf/suites.py` play it to check that the adapter scores a win as 1.0. A QA
+    suite's known-good policy is its `Task.answer`.
+    """
 
     def make_env(self, task: Task) -> TextEnv: ...
 
@@ -168,3 +176,10 @@ class ToolUseBenchmark(Benchmark, Protocol):
     """A suite of multi-turn function-calling tasks against simulated APIs."""
 
     def open_session(self, task: Task) -> ToolSession: ...
+
+
+@runtime_checkable
+class HasReferenceActions(Protocol):
+    """An interactive suite's optional hook: the actions that solve a task, played one per turn."""
+
+    def reference_actions(self, task: Task) -> list[str]: ...

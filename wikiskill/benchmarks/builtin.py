@@ -5,6 +5,7 @@ Each family imports its suite's module only in `load`, so listing or checking na
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ..errors import BenchmarkError
@@ -37,6 +38,88 @@ class TextWorldCookingFamily:
         counts = request.split_counts(self.spec)
         return TextWorldCooking(n_train=counts["train"], n_val=counts["val"], n_test=counts["test"],
                                 progress=request.progress)
+
+
+class TextWorldFamily:
+    """`textworld:<challenge>`: TextWorld's treasure hunter, coin collector and simple games.
+
+    TextWorld's own names (`tw-treasure_hunter`) are taken too. Cooking keeps its one name,
+    `textworld-cooking`, so that its evaluations and games are never split across two names.
+    """
+
+    spec = BenchmarkSpec(
+        family="textworld",
+        kind=BenchmarkKind.INTERACTIVE,
+        summary="TextWorld's treasure hunter, coin collector and simple games, generated offline "
+                "(the offline model plays coin-collector and simple)",
+        argument="<challenge>",
+        argument_required=True,
+        default_splits=SplitCounts(train=20, val=10, test=50),
+        max_steps=40,
+        offline_playable=False,
+        version="1",
+        requires=("textworld",),
+        examples=("textworld:treasure-hunter", "textworld:coin-collector", "textworld:simple"),
+    )
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        from .textworld_challenges import CHALLENGES
+
+        name = (argument or "").lower().removeprefix("tw-").replace("_", "-")
+        if name == "cooking":
+            raise BenchmarkError("the cooking challenge is the benchmark `textworld-cooking`")
+        if name not in CHALLENGES:
+            raise BenchmarkError(f"unknown TextWorld challenge {argument!r}; choose one of: "
+                                 f"{', '.join(f'textworld:{known}' for known in CHALLENGES)} (or textworld-cooking)")
+        return name
+
+    def spec_for(self, argument: str) -> BenchmarkSpec:
+        """The family's spec, offline-playable only where the offline model was measured to play the challenge."""
+        from .textworld_challenges import CHALLENGES
+
+        challenge = CHALLENGES[str(self.check(argument))]
+        return self.spec.model_copy(update={"offline_playable": challenge.offline_playable})
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        from .textworld_challenges import open_challenge
+
+        spec = self.spec_for(str(argument))
+        return open_challenge(str(self.check(argument)), spec, request.split_counts(spec), progress=request.progress)
+
+
+def _installed(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "none"
+
+
+class ReasoningGymFamily:
+    """`reasoning-gym:<dataset>[,<dataset>...]`: procedurally generated QA with disjoint seeded splits."""
+
+    spec = BenchmarkSpec(
+        family="reasoning-gym",
+        kind=BenchmarkKind.QA,
+        summary="reasoning-gym's procedurally generated reasoning QA, scored by each dataset's own scorer",
+        argument="<dataset>[,...]",
+        argument_required=True,
+        default_splits=SplitCounts(train=40, val=20, test=100),
+        max_steps=QA_MAX_STEPS,
+        version=f"1+reasoning-gym-{_installed('reasoning-gym')}",
+        needs="pip install 'wikiskill[reasoning-gym]'",
+        requires=("reasoning_gym",),
+        examples=("reasoning-gym:basic_arithmetic", "reasoning-gym:leg_counting,letter_counting"),
+    )
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        from .reasoning_gym_qa import check_datasets
+
+        return ",".join(check_datasets(argument or ""))
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        from .reasoning_gym_qa import ReasoningGymQA, check_datasets
+
+        return ReasoningGymQA(check_datasets(argument or ""), self.spec, request.split_counts(self.spec))
 
 
 class ExampleQAFamily:

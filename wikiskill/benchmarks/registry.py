@@ -144,7 +144,12 @@ def canonical_name(name: str, base: Path | None = None) -> str:
 
 
 def spec_of(name: str) -> BenchmarkSpec:
-    return family(split_name(name)[0]).spec
+    """The spec of the suite `name` names: its family's, or what `spec_for(argument)` says where the
+    family's suites differ (a family may offer that method, e.g. when only some are offline-playable)."""
+    family_name, argument = split_name(name)
+    found = family(family_name)
+    spec_for = getattr(found, "spec_for", None)
+    return found.spec if spec_for is None or argument is None else spec_for(argument)
 
 
 def is_known(name: str) -> bool:
