@@ -113,8 +113,9 @@ def test_the_benchmarks_command_lists_a_plugin_from_another_process(tmp_path, fr
     env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}
     listing = subprocess.run([sys.executable, "-m", "wikiskill", "benchmarks"], env=env, capture_output=True,
                              text=True, check=True).stdout
-    row = next(line for line in listing.splitlines() if " sums " in line)
-    assert "qa" in row and "3/4/2" in row and "yes" in row
+    row = next(line for line in listing.splitlines() if line.startswith("sums "))
+    assert "qa, train/val/test 3/4/2, needs an LLM" in row and row.rstrip().endswith("ready")
+    assert "    sums of two numbers" in listing
 
 
 def test_a_broken_plugin_is_named_in_one_line_and_breaks_only_its_own_name(tmp_path, monkeypatch, fresh_registry):

@@ -10,7 +10,9 @@ import click
 import typer
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperGroup
 
 from . import api
@@ -336,20 +338,18 @@ def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
 @app.command("benchmarks")
 def benchmarks_command() -> None:
     """List the benchmark suites this install can run (built-in and plugins) and what each needs."""
-    table = Table("benchmark", "kind", "splits", "offline", "needs", "ready",
-                  caption="splits: default train/val/test sizes; offline: the built-in offline model plays it")
-    table.columns[0].no_wrap = True
     for row in api.benchmarks():
         spec = row.spec
         if spec is None:
-            table.add_row(row.name, "—", "—", "—", "—", f"no: {row.error}")
+            console.print(f"[bold]{row.name}[/bold]  [red]cannot be loaded[/red]: {row.error}", soft_wrap=True)
             continue
         counts = spec.default_splits
-        table.add_row(row.usage, spec.kind.value,
-                      f"{counts.train}/{counts.val}/{counts.test}" if counts else "its files",
-                      "yes" if spec.offline_playable else "no", spec.needs or "—",
-                      "yes" if row.ready else f"no: missing {', '.join(row.missing)}")
-    console.print(table)
+        splits = f"train/val/test {counts.train}/{counts.val}/{counts.test}" if counts else "splits from its files"
+        offline = "the offline model plays it" if spec.offline_playable else "needs an LLM"
+        ready = "[green]ready[/green]" if row.ready else f"[red]missing {', '.join(row.missing)}[/red]"
+        console.print(f"[bold]{row.usage}[/bold]  {spec.kind.value}, {splits}, {offline}  {ready}", soft_wrap=True)
+        for line in [spec.summary, *([f"needs: {spec.needs}"] if spec.needs else [])]:
+            console.print(Padding(Text(line), (0, 0, 0, 4)))
 
 
 @app.command("export")

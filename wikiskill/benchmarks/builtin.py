@@ -126,7 +126,7 @@ class ExampleQAFamily:
     spec = BenchmarkSpec(
         family="example-qa",
         kind=BenchmarkKind.QA,
-        summary="a small arithmetic and text QA suite that ships with wikiskill",
+        summary="a small letter-counting and word-reversal QA suite that ships with wikiskill",
         max_steps=QA_MAX_STEPS,
         version="1",
     )
