@@ -15,6 +15,7 @@ from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, FunctionCall, registry
 from wikiskill.benchmarks.bfcl import Bfcl, entry_pools
 from wikiskill.benchmarks.bfcl_family import BfclFamily
+from wikiskill.benchmarks.reference import play_calls, play_reference
 from wikiskill.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
@@ -27,28 +28,16 @@ def suite(*categories: str, train: int = 1, val: int = 1, test: int = 1) -> Bfcl
     return Bfcl(categories, {"train": train, "val": val, "test": test}, spec=BfclFamily.spec, name="bfcl")
 
 
-def play(bench: Bfcl, task, calls_per_turn) -> float:
-    session = bench.open_session(task)
-    try:
-        for turn, calls in enumerate(calls_per_turn):
-            if calls:
-                results = session.execute(turn, calls)
-                assert len(results) == len(calls)
-        return session.score(len(session.user_turns))
-    finally:
-        session.close()
-
-
 def test_the_ground_truth_calls_score_one_and_a_silent_agent_scores_zero():
     bench = suite("base", "miss_func", val=2)
     tasks = bench.tasks("val")
     assert [task.metadata["category"] for task in tasks] == ["base", "miss_func"]
     for task in tasks:
         reference = bench.reference_calls(task)
-        assert play(bench, task, reference) == 1.0
-        assert play(bench, task, [[] for _ in reference]) == 0.0
+        assert play_calls(bench, task, reference) == play_reference(bench, task) == 1.0
+        assert play_calls(bench, task, [[] for _ in reference]) == 0.0
         half = [calls[: len(calls) // 2] for calls in reference]
-        assert play(bench, task, half) == 0.0
+        assert play_calls(bench, task, half) == 0.0
 
 
 def test_a_conversation_cut_short_fails_even_with_the_right_calls():

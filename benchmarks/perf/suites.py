@@ -8,7 +8,7 @@ $WIKISKILL_CACHE_DIR, so its imports and any generation are paid cold:
 
 - setup s/task: loading the suite and preparing N tasks of each split, over the tasks made;
 - episode s: one episode of the known-good policy (an interactive suite's `reference_actions`,
-  a QA suite's `Task.answer` put to its scorer), averaged over the train tasks, with the mean
+  a tool-use suite's `reference_calls`, a QA suite's `Task.answer` put to its scorer), averaged over the train tasks, with the mean
   score it earned (1.0 when the adapter scores correctly). "—" where the suite has none.
 """
 
@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from wikiskill.benchmarks import SPLITS, BenchmarkKind, HasReferenceActions, list_families, load_benchmark  # noqa: E402
+from wikiskill.benchmarks import SPLITS, list_families, load_benchmark  # noqa: E402
+from wikiskill.benchmarks.reference import play_reference  # noqa: E402
 from wikiskill.config import Config, SplitSizes  # noqa: E402
 
 
@@ -54,29 +55,14 @@ def measure(name: str, count: int) -> dict:
     episodes, scores = [], []
     for task in bench.tasks("train"):
         start = time.perf_counter()
-        if isinstance(bench, HasReferenceActions):
-            scores.append(play(bench, task, bench.reference_actions(task)))
-        elif bench.spec.kind is BenchmarkKind.QA and task.answer is not None:
-            scores.append(bench.score(task, task.answer))
-        else:
+        score = play_reference(bench, task)
+        if score is None:
             continue
         episodes.append(time.perf_counter() - start)
+        scores.append(score)
     return {"name": name, "kind": bench.spec.kind.value, "tasks": len(made), "setup": setup,
             "episode": sum(episodes) / len(episodes) if episodes else None,
             "score": sum(scores) / len(scores) if scores else None}
-
-
-def play(bench, task, actions: list[str]) -> float:
-    from wikiskill.roles.agent import normalized_score
-
-    env = bench.make_env(task)
-    try:
-        state = env.reset()
-        for action in actions:
-            state = env.step(action)
-        return normalized_score(state)
-    finally:
-        env.close()
 
 
 def main() -> None:

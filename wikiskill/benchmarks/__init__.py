@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from .base import (SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, EnvStep, FunctionCall, HasReferenceActions,
-                   InteractiveBenchmark, QABenchmark, Split, SplitCounts, Task, TextEnv, ToolSession, ToolUseBenchmark,
+                   HasReferenceCalls, InteractiveBenchmark, QABenchmark, Split, SplitCounts, Task, TextEnv, ToolSession, ToolUseBenchmark,
                    UserTurn)
 from .registry import (BenchmarkFamily, FamilyListing, LoadRequest, canonical_name, family, family_names, is_known,
                        known_benchmarks, list_families, load_benchmark, missing_requirements, resolve, spec_of)
 
 __all__ = [
     "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing", "FunctionCall",
-    "HasReferenceActions", "InteractiveBenchmark", "LoadRequest", "QABenchmark", "Split", "SplitCounts", "Task",
+    "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark", "Split", "SplitCounts", "Task",
     "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark", "missing_requirements", "resolve", "spec_of",
 ]

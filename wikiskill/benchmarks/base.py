@@ -183,3 +183,10 @@ class HasReferenceActions(Protocol):
     """An interactive suite's optional hook: the actions that solve a task, played one per turn."""
 
     def reference_actions(self, task: Task) -> list[str]: ...
+
+
+@runtime_checkable
+class HasReferenceCalls(Protocol):
+    """A tool-use suite's optional hook: the calls that serve a task, one list per user turn."""
+
+    def reference_calls(self, task: Task) -> list[list[FunctionCall]]: ...
