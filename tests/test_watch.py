@@ -146,7 +146,7 @@ def test_cli_watch_reports_a_save_and_stops_cleanly_on_ctrl_c(ws):
         write(ws.root, "skills/spell-letters/SKILL.md", skill_md("spell-letters", extra=BAD_LINK))
         until(lambda: any("broken link" in line for line in lines))
         process.send_signal(signal.SIGINT)
-        assert process.wait(10) == 0
+        assert process.wait(60) == 0  # a bound for a busy machine, not a speed check
         reader.join(5)
     finally:
         process.kill()
