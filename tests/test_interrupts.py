@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from workspaces import until
+from workspaces import hears_ctrl_c, until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
 
@@ -66,7 +66,8 @@ def test_ctrl_c_while_games_are_generated_stops_the_workers_and_leaves_no_partia
             ensure_games(list(range(1000, 1000 + int(sys.argv[1]))))
     """)
     run = subprocess.Popen([sys.executable, str(main), str(GAMES)], env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
-                           start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           start_new_session=True, preexec_fn=hears_ctrl_c, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
     workers: set[int] = set()
     try:
         games = until(lambda: next(cache.glob("textworld-cooking/*/"), None) if any(cache.glob("*/*/.tmp-*")) else None,

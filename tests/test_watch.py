@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from workspaces import commit_skills, new_workspace, skill_md, until, write
+from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
 from wikiskill.lint import Problem
 from wikiskill.watch import WatchReport, check, watch
 from wikiskill.workspace import Workspace, format_message
@@ -137,7 +137,8 @@ def test_watch_returns_by_itself_once_its_timeout_passes(ws):
 
 def test_cli_watch_reports_a_save_and_stops_cleanly_on_ctrl_c(ws):
     command = [sys.executable, "-u", "-c", "from wikiskill.cli import app; app()", "-C", str(ws.root), "watch"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=hears_ctrl_c)
     try:
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)

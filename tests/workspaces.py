@@ -1,5 +1,6 @@
 """Workspaces with skills committed the way the harness commits them, for tests that need one."""
 
+import signal
 import time
 from pathlib import Path
 
@@ -54,6 +55,13 @@ def merge_skill(ws: Workspace, name: str, round_number: int) -> str:
     sha = ws.commit({}, message, base=merged, extra_parents=(tip,))
     ws.delete_branch(branch)
     return sha
+
+
+def hears_ctrl_c() -> None:
+    """`preexec_fn` for a child that is sent Ctrl-C: a shell without job control starts its
+    background commands (such as a test run) with SIGINT ignored, every child inherits that, and a
+    Python started so never turns SIGINT into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def until(condition, timeout: float = 5.0):
