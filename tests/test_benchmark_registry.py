@@ -12,6 +12,7 @@ import pytest
 
 from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, is_known, known_benchmarks, registry, spec_of
+from wikiskill.config import parse_config
 from wikiskill.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -167,3 +168,12 @@ def test_the_offline_model_is_refused_for_a_suite_it_cannot_play(plugin_site, tm
     with pytest.raises(ConfigError, match="offline model cannot play sums"):
         api.init_workspace(tmp_path / "ws", benchmark="sums")
 
+
+
+def test_a_config_naming_a_suite_whose_package_is_missing_is_still_read(tmp_path, monkeypatch, fresh_registry):
+    monkeypatch.setitem(sys.modules, "reasoning_gym", None)  # what an install without the extra has
+    monkeypatch.delitem(sys.modules, "wikiskill.benchmarks.reasoning_gym_qa", raising=False)
+    config = parse_config("benchmark: reasoning-gym:basic_arithmetic\nmodel: openai/x\n")
+    assert config.benchmark == "reasoning-gym:basic_arithmetic"
+    with pytest.raises(BenchmarkError, match="needs pip install 'wikiskill\\[reasoning-gym\\]'"):
+        registry.resolve(config.benchmark)

@@ -118,8 +118,9 @@ def missing_requirements(spec: BenchmarkSpec) -> list[str]:
 def resolve(name: str, base: Path | None = None, installed: bool = True) -> tuple[BenchmarkFamily, str | None]:
     """The family of `name` and its checked argument; BenchmarkError says what is wrong.
 
-    `installed=False` checks the name only, not that the suite's requirements are installed
-    (reading a workspace's config must work where its suite cannot run).
+    `installed=False` checks the family and the argument's presence only: neither the suite's
+    requirements nor the family's own `check`, which may import them (reading a workspace's
+    config must work, and stay cheap, where its suite cannot run).
     """
     family_name, argument = split_name(name)
     found = family(family_name)
@@ -130,7 +131,9 @@ def resolve(name: str, base: Path | None = None, installed: bool = True) -> tupl
         raise BenchmarkError(f"benchmark {family_name!r} needs an argument: {family_name}:{spec.argument}")
     if argument == "":
         raise BenchmarkError(f"benchmark {name!r}: nothing after the ':' (write {family_name}:{spec.argument})")
-    missing = missing_requirements(spec) if installed else []
+    if not installed:
+        return found, argument
+    missing = missing_requirements(spec)
     if missing:
         raise BenchmarkError(f"benchmark {family_name!r} needs {spec.needs or ', '.join(missing)} "
                              f"(missing: {', '.join(missing)})")
