@@ -63,6 +63,10 @@ class BenchmarkSpec(BaseModel):
     examples: tuple[str, ...] = ()
     """Full names to try a family that needs an argument with (`benchmarks/perf/suites.py` measures them)."""
 
+    def benchmark_name(self, argument: str | None) -> str:
+        """The suite's full name: `family`, or `family:argument`."""
+        return self.family if argument is None else f"{self.family}:{argument}"
+
 
 @dataclass(frozen=True)
 class Task:

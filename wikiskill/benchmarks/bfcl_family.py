@@ -40,4 +40,4 @@ class BfclFamily:
         categories = (argument,) if argument else BFCL_CATEGORIES
         counts = request.split_counts(self.spec)
         return Bfcl(categories, counts, spec=self.spec,
-                    name=self.spec.family if argument is None else f"{self.spec.family}:{argument}")
+                    name=self.spec.benchmark_name(argument))

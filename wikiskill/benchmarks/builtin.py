@@ -84,7 +84,7 @@ class TextWorldFamily:
         from .textworld_challenges import open_challenge
 
         spec = self.spec_for(str(argument))
-        return open_challenge(str(self.check(argument)), spec, request.split_counts(spec), progress=request.progress)
+        return open_challenge(str(argument), spec, request.split_counts(spec), progress=request.progress)
 
 
 def _installed(distribution: str) -> str:
@@ -117,9 +117,9 @@ class ReasoningGymFamily:
         return ",".join(check_datasets(argument or ""))
 
     def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
-        from .reasoning_gym_qa import ReasoningGymQA, check_datasets
+        from .reasoning_gym_qa import ReasoningGymQA
 
-        return ReasoningGymQA(check_datasets(argument or ""), self.spec, request.split_counts(self.spec))
+        return ReasoningGymQA(str(argument).split(","), self.spec, request.split_counts(self.spec))
 
 
 class ExampleQAFamily:

@@ -76,7 +76,7 @@ class ReasoningGymQA:
                 raise BenchmarkError(f"reasoning-gym {split} split of {count} tasks is too large "
                                      f"(at most {SEED_SPAN // DRAWS_PER_TASK})")
         self.datasets = datasets
-        self.name = f"{spec.family}:{','.join(datasets)}"
+        self.name = spec.benchmark_name(",".join(datasets))
         self.spec = spec
         self.counts = counts
         self._tasks: dict[Split, list[Task]] | None = None

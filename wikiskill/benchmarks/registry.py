@@ -44,12 +44,14 @@ class LoadRequest:
 
     def split_counts(self, spec: BenchmarkSpec) -> dict[Split, int]:
         """The config's split sizes, each unset one taken from the family's defaults."""
-        defaults = spec.default_splits
-        counts: dict[Split, int] = {}
-        for split in SPLITS:
-            configured = getattr(self.config.splits, split)
-            counts[split] = configured if configured is not None else getattr(defaults, split, 0)
-        return counts
+        configured = self.configured_splits()
+        return {split: configured[split] if split in configured else getattr(spec.default_splits, split, 0)
+                for split in SPLITS}
+
+    def configured_splits(self) -> dict[Split, int]:
+        """The split sizes the config sets itself (a suite may hold these to more than its defaults)."""
+        sizes = {split: getattr(self.config.splits, split) for split in SPLITS}
+        return {split: size for split, size in sizes.items() if size is not None}
 
 
 @runtime_checkable
@@ -143,7 +145,7 @@ def resolve(name: str, base: Path | None = None, installed: bool = True) -> tupl
 def canonical_name(name: str, base: Path | None = None) -> str:
     """`name` as the family writes it (e.g. a jsonl folder made absolute from `base`)."""
     found, argument = resolve(name, base)
-    return found.spec.family if argument is None else f"{found.spec.family}:{argument}"
+    return found.spec.benchmark_name(argument)
 
 
 def spec_of(name: str) -> BenchmarkSpec:

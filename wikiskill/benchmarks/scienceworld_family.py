@@ -44,6 +44,5 @@ class ScienceWorldFamily:
                                  "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)")
         from .scienceworld import ScienceWorld
 
-        configured = frozenset(split for split in ("train", "val", "test") if getattr(request.config.splits, split) is not None)
-        return ScienceWorld(argument, request.split_counts(self.spec), configured=configured, spec=self.spec,
-                            name=self.spec.family if argument is None else f"{self.spec.family}:{argument}")
+        return ScienceWorld(argument, request.split_counts(self.spec), configured=frozenset(request.configured_splits()),
+                            spec=self.spec, name=self.spec.benchmark_name(argument))
