@@ -17,7 +17,7 @@ from multiprocessing.process import BaseProcess
 from typing import NoReturn
 
 from ..lifeline import Lifeline, watch_parent
-from .recipe import AgentRecipe, Assignment, Outcome, Place
+from .recipe import AgentRecipe, Assignment, TaskReport, Place
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
@@ -67,7 +67,7 @@ class ProcessPool(RemoteExecutor):
         self._send(worker, ("task", assignment))
         worker.running += 1
 
-    def finished(self) -> list[Outcome]:
+    def finished(self) -> list[TaskReport]:
         by_pipe = {worker.outcomes: worker for worker in self._workers if worker.running}
         outcomes = []
         for pipe in wait(list(by_pipe)):

@@ -21,7 +21,7 @@ from typing import Any
 from ..config import RaySettings
 from ..errors import WikiskillError
 from ..resources import data_dir
-from .recipe import AgentRecipe, Assignment, Outcome, Place
+from .recipe import AgentRecipe, Assignment, TaskReport, Place
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
@@ -39,7 +39,7 @@ class _Actor:
     async def prepare(self, recipe: AgentRecipe) -> None:
         self.runtime.prepare(recipe)
 
-    async def run(self, assignment: Assignment) -> Outcome:
+    async def run(self, assignment: Assignment) -> TaskReport:
         return await self.runtime.run(assignment)
 
 
@@ -94,7 +94,7 @@ class RayActors(RemoteExecutor):
         self._pending[self._actors[index].run.remote(assignment)] = index
         self._running[index] += 1
 
-    def finished(self) -> list[Outcome]:
+    def finished(self) -> list[TaskReport]:
         ray = _ray()
         ready, rest = ray.wait(list(self._pending), num_returns=1)
         if rest:

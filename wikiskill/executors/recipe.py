@@ -37,7 +37,7 @@ class Place:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class TaskReport:
     """A worker's answer for one task: its trajectory or its error, and the model usage the
     worker had not reported yet (so the command's ledger counts every call, failed tasks' too)."""
 

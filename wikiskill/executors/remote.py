@@ -11,7 +11,7 @@ from ..errors import BudgetExceeded, WikiskillError
 from ..llm import Meter
 from ..runner import ResultCache
 from ..traces import Trajectory
-from .recipe import AgentRecipe, Assignment, Outcome
+from .recipe import AgentRecipe, Assignment, TaskReport
 
 
 class WorkerDied(WikiskillError):
@@ -81,7 +81,7 @@ class RemoteExecutor(ABC):
         """Start one task on the least busy worker."""
 
     @abstractmethod
-    def finished(self) -> list[Outcome]:
+    def finished(self) -> list[TaskReport]:
         """Wait for at least one outcome; raise WorkerDied (and end the rest) if a worker died."""
 
     @abstractmethod
@@ -96,7 +96,7 @@ class _Delivery:
                  on_done: Callable[[Trajectory], None] | None):
         self.results, self.cache, self.on_done = results, cache, on_done
 
-    def __call__(self, outcome: Outcome) -> None:
+    def __call__(self, outcome: TaskReport) -> None:
         trajectory = outcome.trajectory
         assert trajectory is not None
         if self.cache:

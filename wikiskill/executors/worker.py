@@ -10,7 +10,7 @@ from ..errors import WikiskillError
 from ..llm import Meter
 from ..roles.agent import Agent
 from ..team import Team
-from .recipe import AgentRecipe, Assignment, Outcome, Place
+from .recipe import AgentRecipe, Assignment, TaskReport, Place
 
 
 class WorkerRuntime:
@@ -35,7 +35,7 @@ class WorkerRuntime:
             agent = exc
         self._agents = {recipe.key: agent}
 
-    async def run(self, assignment: Assignment) -> Outcome:
+    async def run(self, assignment: Assignment) -> TaskReport:
         try:
             agent = self._agents[assignment.recipe_key]
             if isinstance(agent, Exception):
@@ -43,7 +43,7 @@ class WorkerRuntime:
             trajectory, error = await agent.run(self._task(assignment)), None
         except Exception as exc:  # noqa: BLE001 - the command raises it, after the tasks in flight
             trajectory, error = None, portable(exc)
-        return Outcome(assignment.task_id, trajectory, error, self.meter.drain())
+        return TaskReport(assignment.task_id, trajectory, error, self.meter.drain())
 
     def _benchmark_of(self, recipe: AgentRecipe) -> Benchmark:
         config = recipe.config.model_dump_json()
