@@ -5,18 +5,21 @@ searched for it, in any letter case."""
 
 import json
 import os
+import string
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import git
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scripted import SPELL, ScriptedWorld, create
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.redact import REDACTED, is_secret_name, scrub
+from wikiskill.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -235,9 +238,31 @@ def test_json_is_scrubbed_in_its_decoded_strings_and_left_byte_for_byte_when_it_
         assert scrub(untouched) == untouched
 
 
-def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_readme_says_so(monkeypatch):
-    from wikiskill.redact import MIN_SECRET_CHARS
+secret_chars = st.text(st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
+                       min_size=MIN_SECRET_CHARS // 2, max_size=8)
+secret_text = st.builds(lambda head, escaped, tail: head + escaped + tail,
+                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars).filter(lambda text: text == text.strip())
 
+
+@settings(max_examples=80, deadline=None)
+@given(secret=secret_text, before=st.text(max_size=4), depth=st.integers(0, 2), ascii_only=st.booleans(),
+       json_lines=st.booleans())
+def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, before, depth, ascii_only, json_lines):
+    """Nested as tool-call arguments are, dumped with or without `ensure_ascii` (the cache's
+    json.dumps escapes every non-ASCII character), as a document or a line of JSON Lines."""
+    text = json.dumps({"content": f"{before}{secret} tail", "n": 1}, ensure_ascii=ascii_only)
+    for _ in range(depth):
+        text = json.dumps({"arguments": text}, ensure_ascii=ascii_only)
+    assume(secret.lower() not in text.lower())  # only written with escapes: matching the raw text misses it
+    if json_lines:
+        text = f'{{"before": "a\\nb"}}\n{text}\n'
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HYPOTHESIS_TOKEN", secret)
+        clean = scrub(text)
+    assert not leaks(clean, secret) and REDACTED in clean
+
+
+def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_readme_says_so(monkeypatch):
     short, long = "x" * (MIN_SECRET_CHARS - 1), "y" * MIN_SECRET_CHARS
     monkeypatch.setenv("SHORT_TOKEN", short)
     monkeypatch.setenv("LONG_TOKEN", long)

@@ -14,6 +14,7 @@ MIN_SECRET_CHARS = 8
 """Shorter values are not secrets to scrub: replacing a 3-letter value everywhere would wreck text."""
 REDACTED = "[REDACTED]"
 _JSON_START = ("{", "[", '"')
+_UNICODE_ESCAPE = re.compile(r"(?<=\\)u([0-9a-fA-F]{4})")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -35,6 +36,7 @@ class Scrubber:
 
     def __init__(self) -> None:
         self._secrets = [(value, value.lower()) for value in secret_values()]
+        self._unescaped_secrets = [_unescaped(value).lower() for value, _ in self._secrets]
 
     def __call__(self, text: str) -> str:
         """`text` with every secret replaced. A text that is JSON (one document, or JSON Lines)
@@ -42,9 +44,15 @@ class Scrubber:
         (`\\u0073k-...`, `\\/`), and one holding a `"` or `\\` is always escaped, so matching the
         raw text alone would miss it. Only a document that held such a secret is re-encoded."""
         text = self._plain(text)
-        if self._secrets and "\\" in text and text.lstrip().startswith(_JSON_START):
+        if self._secrets and "\\" in text and text.lstrip().startswith(_JSON_START) and self._may_hide_one(text):
             text = self._json_document(text)
         return text
+
+    def _may_hide_one(self, text: str) -> bool:
+        """Whether a secret might be written in `text` with escapes: a cheap test that spares
+        decoding JSON which holds none (nearly all of it)."""
+        loose = _unescaped(text).lower()
+        return any(value in loose for value in self._unescaped_secrets)
 
     def _plain(self, text: str) -> str:
         lowered = text.lower()
@@ -82,6 +90,24 @@ class Scrubber:
                 changed = changed or item_changed or clean_key != key
             return clean, changed
         return value, False
+
+
+def _unescaped(text: str) -> str:
+    """`text` with JSON escapes undone loosely, at every depth of JSON held in JSON strings:
+    `\\uXXXX` behind any number of backslashes becomes its character, other backslashes go."""
+    if "\\u" not in text:
+        return text.replace("\\", "")
+    surrogates = []
+
+    def character(match: re.Match) -> str:
+        code = int(match.group(1), 16)
+        surrogates.append(0xD800 <= code <= 0xDFFF)
+        return chr(code)
+
+    text = _UNICODE_ESCAPE.sub(character, text).replace("\\", "")
+    if any(surrogates):  # a character beyond the BMP is escaped as a surrogate pair
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    return text
 
 
 def _encode(value: object, like: str) -> str:
