@@ -61,9 +61,12 @@ class Derivation:
         return bool(self.summary or self.evidence)
 
     def describe(self) -> str:
-        return "; ".join([*([f"summary from the Description's first sentence ({self.summary})"] if self.summary else []),
-                          *([f"evidence from the shown task ids the page cites ({', '.join(self.evidence)})"]
-                            if self.evidence else [])])
+        parts = []
+        if self.summary:
+            parts.append(f"summary from the Description's first sentence ({self.summary})")
+        if self.evidence:
+            parts.append(f"evidence from the shown task ids the page cites ({', '.join(self.evidence)})")
+        return "; ".join(parts)
 
 
 @dataclass
