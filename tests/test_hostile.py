@@ -27,8 +27,8 @@ from wikiskill.sandbox import Sandbox
 from wikiskill.skills import NAME_PATTERN, skill_problems, split_front_matter
 from wikiskill.traces import Trajectory
 from wikiskill.lint import lint_files
-from wikiskill.pages import parse_page
-from wikiskill.wiki import INDEX, LOG, apply_maintainer_output, read_wiki
+from wikiskill.pages import Section, parse_body, parse_page
+from wikiskill.wiki import INDEX, LOG, Derivation, apply_maintainer_output, first_sentence, page_path, read_wiki
 from wikiskill.workspace import MAIN
 
 CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")
@@ -163,11 +163,53 @@ def test_maintainer_output_writes_only_valid_pages_and_reports_every_refusal(pla
             assert {e.task for e in page.meta.evidence} - {e.task for e in wiki.pages.get(slug, page).meta.evidence} \
                 <= {"train-00", "train-01"}
             assert NAME_PATTERN.fullmatch(slug)
+            assert page.meta.summary or slug in wiki.pages  # a new page has one, given or derived
+            derived = update.derived.get(slug, Derivation())
+            assert derived.summary in ("", page.meta.summary)  # a later request may have set it
+    assert {page_path(slug) for slug in update.derived} <= set(update.changes)
     assert "train-09" not in "".join(update.changes.values())
     requests = [*output.create_patterns, *output.update_patterns]
     assert len(update.report) + len(update.refused) == len(requests)
     assert lint_files({**{f"wiki/{p}": t for p, t in ws.read_files(MAIN, "wiki").items()},
                        **{p: t for p, t in update.changes.items() if t is not None}}) == []
+    commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
+
+
+def sectioned(description: str, cites: str) -> str:
+    return f"# T\n\n## Description\n{description}\n\n## Root cause\nr\n\n## Evidence\n{cites} did x\n\n## Fix\nf\n"
+
+
+derivable_create = st.fixed_dictionaries(
+    {"name": st.from_regex(r"new-[a-z]{1,8}", fullmatch=True),
+     "content": st.builds(sectioned, text,
+                          st.sampled_from(["train-00", "train-00 and train-01", "train-09", "nobody"]))},
+    optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]), max_size=2)})
+
+
+@PROPERTY
+@given(st.lists(derivable_create, min_size=1, max_size=3, unique_by=lambda create: create["name"]))
+def test_a_page_missing_a_derivable_field_is_written_with_it_derived_and_reported(planted, creates):
+    ws, outside = planted
+    output = MaintainerOutput(create_patterns=creates, append_log="log")
+    update = apply_maintainer_output(output, read_wiki(ws.read_files(MAIN, "wiki")), 2, ["train-00", "train-01"],
+                                     ["train-00", "train-01", "train-09"])
+    for request in output.create_patterns:
+        derived = update.derived.get(request.name, Derivation())
+        if page_path(request.name) not in update.changes:
+            reason = next(line for line in update.refused if line.startswith(f"create {request.name!r}: "))
+            description = parse_body(request.content)[1].get(Section.DESCRIPTION, "")
+            assert "no summary" not in reason or not first_sentence(description)  # never refused for what derives
+            assert not derived
+            event("refused")
+            continue
+        page = parse_page(request.name, update.changes[page_path(request.name)])
+        given_summary = " ".join(request.summary.split())[:400]
+        assert page.meta.summary == (given_summary or derived.summary) != ""
+        assert bool(derived.summary) == (not given_summary)
+        assert derived.evidence == sorted(set(page.meta.tasks()) - set(request.evidence))
+        assert set(page.meta.tasks()) <= {"train-00", "train-01"}
+        assert "train-09" not in request.content + "".join(request.evidence)
+        event(f"written; summary derived: {bool(derived.summary)}; evidence derived: {bool(derived.evidence)}")
     commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
 
 

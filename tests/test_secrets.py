@@ -3,19 +3,23 @@ echo them back: the scripted world below puts the key into answers, wiki pages, 
 its name, and a provider error; then every git object, ref, working file and line printed is
 searched for it, in any letter case."""
 
+import json
 import os
+import string
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import git
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scripted import SPELL, ScriptedWorld, create
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.redact import REDACTED, is_secret_name, scrub
+from wikiskill.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -134,3 +138,134 @@ def test_secret_names_and_case_insensitive_scrubbing(monkeypatch):
     monkeypatch.setenv("SHORT_KEY", "abc")  # too short to be told from ordinary text
     assert scrub("x abc-def-123456 ABC-DEF-123456 abc y") == f"x {REDACTED} {REDACTED} abc y"
     assert os.environ["MY_TOKEN"] == "Abc-Def-123456"
+
+
+# -- secrets written with JSON escapes ---------------------------------------------------------------
+
+PASSWORD = 'hunter"2\\swordfish'  # a `"` and a `\`: inside any JSON text it is always escaped
+SLASHED_KEY = "inv/live/9f8e7d6c5b4a3928"
+SESSIONS = Path(__file__).parent / "sessions"
+
+
+def json_strings(value) -> list[str]:
+    """Every string of a decoded JSON value, keys too, and the strings of JSON held in strings."""
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return [value]
+        return [value, *json_strings(inner)] if isinstance(inner, (dict, list)) else [value]
+    if isinstance(value, list):
+        return [text for item in value for text in json_strings(item)]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in [key, *json_strings(item)]]
+    return []
+
+
+def leaks(text: str, secret: str) -> bool:
+    """Whether `text` holds `secret` as written or, once its JSON (or JSON Lines) is decoded."""
+    try:
+        documents = [json.loads(text)]
+    except ValueError:
+        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return secret.lower() in text.lower() or any(secret.lower() in string.lower()
+                                                 for document in documents for string in json_strings(document))
+
+
+def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_path, monkeypatch):
+    from test_workspace import scripted_workspace
+
+    from wikiskill import api
+    from wikiskill.workspace import MAIN
+
+    monkeypatch.setenv("DB_PASSWORD", PASSWORD)
+    monkeypatch.setenv("INVOICE_API_KEY", SLASHED_KEY)
+    claude = tmp_path / "claude.jsonl"  # the key written `\/` and `\u0069`, as JSON allows
+    claude.write_text((SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl").read_text()
+                      .replace("inv-live-9f8e7d6c5b4a39281706", "\\u0069nv\\/live\\/9f8e7d6c5b4a3928"))
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([
+        {"role": "user", "content": "Connect to the database."},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "connect", "arguments": json.dumps({"password": PASSWORD})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": f"login failed for password {PASSWORD}"},
+        {"role": "assistant", "content": "The password was refused."}]))
+    assert SLASHED_KEY not in claude.read_text() and PASSWORD not in chat.read_text()
+    ws = scripted_workspace(tmp_path / "ws")
+    added = [*api.ingest(ws, [claude], "claude-code").added, *api.ingest(ws, [chat], "openai-messages").added]
+    files = ws.read_files(MAIN, "raw/r001/ingested")
+    assert len(added) == len(files) == 2
+    for text in [*files.values(), *(trajectory.to_json() for trajectory in added)]:
+        assert REDACTED in text
+        assert not leaks(text, PASSWORD) and not leaks(text, SLASHED_KEY)
+    objects = subprocess.run(["git", "-C", str(ws.root), "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, check=True).stdout.lower()
+    for secret in (PASSWORD, SLASHED_KEY):
+        for written in {secret, json.dumps(secret)[1:-1], json.dumps(json.dumps(secret))[1:-1]}:
+            assert written.lower().encode() not in objects, written
+
+
+def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_path, monkeypatch):
+    """pydantic writes the `"` as `\\"`, so the trace's file never holds the password as typed."""
+    from test_workspace import scripted_workspace
+
+    from wikiskill.traces import Trajectory
+    from wikiskill.workspace import MAIN
+
+    monkeypatch.setenv("DB_PASSWORD", PASSWORD)
+    ws = scripted_workspace(tmp_path / "ws")
+    trace = Trajectory(task_id="t1", split="train", kind="qa", question="What is the password?",
+                       prediction=f"It is {PASSWORD}.")
+    assert PASSWORD not in trace.to_json() and leaks(trace.to_json(), PASSWORD)
+    ws.commit({"raw/r001/train/t1.json": trace.to_json()}, "r001 rollout\n")
+    committed = git(ws.root, "show", f"{MAIN}:raw/r001/train/t1.json")
+    assert not leaks(committed, PASSWORD)
+    assert Trajectory.model_validate_json(committed).prediction == f"It is {REDACTED}."
+
+
+def test_json_is_scrubbed_in_its_decoded_strings_and_left_byte_for_byte_when_it_hides_nothing(monkeypatch):
+    monkeypatch.setenv("DB_PASSWORD", PASSWORD)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    lines = '{"k": "\\u0073k-test-SECRET123456"}\n{"k": "plain\\n"}\n'
+    assert scrub(lines) == f'{{"k": "{REDACTED}"}}\n{{"k": "plain\\n"}}\n'
+    def tool_call(password: str) -> str:  # JSON held in a JSON string, laid out with an indent
+        return json.dumps([{"arguments": json.dumps({"password": password})}], indent=1) + "\n"
+
+    assert scrub(tool_call(PASSWORD)) == tool_call(REDACTED)
+    assert scrub(json.dumps({PASSWORD: 1})) == json.dumps({REDACTED: 1})
+    for untouched in ['{\n  "a": "line\\nbreak",  "n": NaN}\n', '[link](x) \\ not json', '{"a": "\\u00e9"}',
+                      '{"broken": "\\u0073k-test-SECRET1', '[' * 5000 + "\\"]:
+        assert scrub(untouched) == untouched
+
+
+secret_chars = st.text(st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
+                       min_size=MIN_SECRET_CHARS // 2, max_size=8)
+secret_text = st.builds(lambda head, escaped, tail: head + escaped + tail,
+                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars).filter(lambda text: text == text.strip())
+
+
+@settings(max_examples=80, deadline=None)
+@given(secret=secret_text, before=st.text(max_size=4), depth=st.integers(0, 2), ascii_only=st.booleans(),
+       json_lines=st.booleans())
+def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, before, depth, ascii_only, json_lines):
+    """Nested as tool-call arguments are, dumped with or without `ensure_ascii` (the cache's
+    json.dumps escapes every non-ASCII character), as a document or a line of JSON Lines."""
+    text = json.dumps({"content": f"{before}{secret} tail", "n": 1}, ensure_ascii=ascii_only)
+    for _ in range(depth):
+        text = json.dumps({"arguments": text}, ensure_ascii=ascii_only)
+    assume(secret.lower() not in text.lower())  # only written with escapes: matching the raw text misses it
+    if json_lines:
+        text = f'{{"before": "a\\nb"}}\n{text}\n'
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HYPOTHESIS_TOKEN", secret)
+        clean = scrub(text)
+    assert not leaks(clean, secret) and REDACTED in clean
+
+
+def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_readme_says_so(monkeypatch):
+    short, long = "x" * (MIN_SECRET_CHARS - 1), "y" * MIN_SECRET_CHARS
+    monkeypatch.setenv("SHORT_TOKEN", short)
+    monkeypatch.setenv("LONG_TOKEN", long)
+    assert scrub(f"{short} {long}") == f"{short} {REDACTED}"
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert f"values shorter than {MIN_SECRET_CHARS} characters are not scrubbed" in readme.lower()

@@ -9,7 +9,9 @@ from wikiskill.links import rewrite_links
 from wikiskill.lint import lint_files
 from wikiskill.offline.consolidation import PatternCover
 from wikiskill.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
-from wikiskill.wiki import Wiki, maintainer_view, read_wiki, render_index, render_page
+from wikiskill.roles.maintainer import MaintainerOutput, PageCreate, PageUpdate
+from wikiskill.wiki import (INDEX, Derivation, Wiki, apply_maintainer_output, first_sentence, maintainer_view, read_wiki,
+                            render_index, render_page)
 
 
 def make_page(slug: str, summary: str, tasks: dict[str, int], fix: str = "Spell the word.", **meta) -> Page:
@@ -113,3 +115,81 @@ def test_offline_pages_merge_when_one_mined_pattern_covers_another():
     rule = PatternCover()
     assert rule.keeper(narrow, broad) is broad and rule.keeper(broad, narrow) is broad
     assert rule.keeper(narrow, other) is None and rule.keeper(broad, broad) is None
+
+
+# -- what the maintainer left out is derived, what cannot be derived is refused ----------------------
+
+FOUR_SECTIONS = ("# Slips\n\n## Description\nThe agent returns the word unreversed. It reads it whole.\n\n"
+                 "## Root cause\nIt reads the word whole.\n\n## Evidence\n{cites}: answered `olleh`.\n\n"
+                 "## Fix\nSpell it letter by letter.\n")
+
+
+def create(content: str, **fields) -> MaintainerOutput:
+    return MaintainerOutput(create_patterns=[PageCreate(name="slips", content=content, **fields)], append_log="log")
+
+
+def test_a_page_without_summary_or_evidence_list_is_written_with_both_derived_and_reported():
+    update = apply_maintainer_output(create(FOUR_SECTIONS.format(cites="t1 and t2")), Wiki(pages={}), 3,
+                                     shown=["t1", "t2", "t3"], known=["t1", "t2", "t3"])
+    assert update.refused == [] and update.report == ["created slips"]
+    page = parse_page("slips", update.changes["wiki/patterns/slips.md"])
+    assert page.meta.summary == "The agent returns the word unreversed."
+    assert page.meta.evidence == [Evidence(task="t1", round=3), Evidence(task="t2", round=3)]
+    assert update.derived == {"slips": Derivation("The agent returns the word unreversed.", ["t1", "t2"])}
+    assert update.derived_lines() == ["slips: summary from the Description's first sentence (The agent returns the "
+                                      "word unreversed.); evidence from the shown task ids the page cites (t1, t2)"]
+    assert "(patterns/slips.md): The agent returns the word unreversed. (2 episode(s)" in update.changes[INDEX]
+
+
+def test_a_page_given_its_summary_and_evidence_reports_nothing_derived():
+    update = apply_maintainer_output(create(FOUR_SECTIONS.format(cites="t1"), summary="slips + whole + spell",
+                                            evidence=["t1"]), Wiki(pages={}), 1, shown=["t1"])
+    assert update.report == ["created slips"] and update.derived == {}
+    assert parse_page("slips", update.changes["wiki/patterns/slips.md"]).meta.summary == "slips + whole + spell"
+
+
+@pytest.mark.parametrize("content, reason", [
+    (FOUR_SECTIONS.format(cites="t1").split("## Fix")[0], "missing section(s): ## Fix"),
+    (FOUR_SECTIONS.format(cites="t1 and t9"), "cites task ids it was not shown: t9"),
+    (FOUR_SECTIONS.format(cites="someone"), "cites no task id of the traces shown"),
+    (FOUR_SECTIONS.format(cites="t1").replace("The agent returns the word unreversed. It reads it whole.", "[](x.md)"),
+     "no summary, and no sentence in its Description to derive one from"),
+    ("reversed word only", "missing section(s): ## Root cause, ## Evidence, ## Fix"),
+])
+def test_what_cannot_be_derived_still_refuses_the_page(content, reason):
+    update = apply_maintainer_output(create(content), Wiki(pages={}), 1, shown=["t1"], known=["t1", "t9"])
+    assert update.refused == [f"create 'slips': {reason}"]
+    assert update.derived == {} and "wiki/patterns/slips.md" not in update.changes
+
+
+def test_an_update_to_a_page_with_no_summary_derives_one_and_reports_the_cited_evidence():
+    old = make_page("slips", "", {"t1": 1})
+    edit = PageUpdate(name="slips", add_evidence="- t2: wrong again")
+    update = apply_maintainer_output(MaintainerOutput(update_patterns=[edit], append_log="log"),
+                                     Wiki(pages={"slips": old}), 2, shown=["t2"])
+    assert update.refused == [] and update.report == ["updated slips"]
+    page = parse_page("slips", update.changes["wiki/patterns/slips.md"])
+    assert page.meta.summary == "About slips." and page.meta.tasks() == ["t1", "t2"]
+    assert update.derived == {"slips": Derivation("About slips.", ["t2"])}
+
+
+@pytest.mark.parametrize("description, sentence", [
+    ("Words come back unreversed. Then the answer is wrong.", "Words come back unreversed."),
+    ("- Reads [the word](other.md) whole!\n- Never spells it.", "Reads the word whole!"),
+    ("> A quoted line\nthat wraps\n\nA second paragraph.", "A quoted line that wraps"),
+    ("Version 1.5 of the tool fails", "Version 1.5 of the tool fails"),
+    ("x" * 500, "x" * 400),
+])
+def test_the_first_sentence_is_one_plain_line(description, sentence):
+    assert first_sentence(description) == sentence
+
+
+def test_a_summary_derived_for_a_page_is_not_reported_once_a_later_request_in_the_reply_gives_one():
+    content = FOUR_SECTIONS.format(cites="t1")
+    output = MaintainerOutput(create_patterns=[PageCreate(name="slips", content=content),
+                                               PageCreate(name="slips", content=content, summary="slips + fix")],
+                              append_log="log")
+    update = apply_maintainer_output(output, Wiki(pages={}), 1, shown=["t1"])
+    assert update.report == ["created slips", "added evidence to existing page slips"]
+    assert parse_page("slips", update.changes["wiki/patterns/slips.md"]).meta.summary == "slips + fix"
+    assert update.derived == {"slips": Derivation(evidence=["t1"])}

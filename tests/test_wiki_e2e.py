@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from scripted import ScriptedWorld
+from scripted import MAINTAINER_REPLY, REVERSAL_PAGE, ScriptedWorld, evolve_through_cli
 from wikiskill.cli import app
 from wikiskill.host import SkillSet
 from wikiskill.pages import Section, parse_page
@@ -144,3 +144,19 @@ def test_the_host_api_searches_at_its_ref(rounds):
     hits = skills.search("reversal", corpus="wiki")
     assert [hit.path for hit in hits] == ["wiki/patterns/reversal-slips.md"]  # long-words came in round 2
     assert SkillSet.open(ws).search("spell")[0].path == "skills/spell-letters/SKILL.md"
+
+
+def test_a_page_without_summary_or_evidence_is_written_in_one_attempt_and_the_commit_says_what_was_derived(tmp_path):
+    reply = {**MAINTAINER_REPLY, "create_patterns": [{"name": "reversal-slips", "content": REVERSAL_PAGE}]}
+    with FakeOpenAIServer(ScriptedWorld(maintainer_reply=reply)) as server:
+        evolve_through_cli(CliRunner(), tmp_path / "ws", server.base_url, rounds=1)
+        maintainer = [r for r in server.requests if r["messages"][0]["content"].startswith("You are a Wiki Maintainer")]
+    ws = tmp_path / "ws"
+    shown = re.search(r"^# Trace (\S+)", maintainer[0]["messages"][1]["content"], re.MULTILINE).group(1)
+    body = maintain_bodies(ws)[0]
+    assert len(maintainer) == 1 and "Wikiskill-Attempts: 1" in body and "Wikiskill-Refused: 0" in body
+    assert ("- derived for reversal-slips: summary from the Description's first sentence (The agent reverses words "
+            f"wrongly.); evidence from the shown task ids the page cites ({shown})") in body
+    page = parse_page("reversal-slips", (ws / "wiki/patterns/reversal-slips.md").read_text())
+    assert page.meta.summary == "The agent reverses words wrongly." and page.meta.tasks() == [shown]
+    assert "(patterns/reversal-slips.md): The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 
@@ -10,7 +11,10 @@ import re
 # AWS_SECRET_ACCESS_KEY, SERPAPI_APIKEY, DB_PASSWORD (but not TOKENIZERS_PARALLELISM).
 _SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS"})
 MIN_SECRET_CHARS = 8
+"""Shorter values are not secrets to scrub: replacing a 3-letter value everywhere would wreck text."""
 REDACTED = "[REDACTED]"
+_JSON_START = ("{", "[", '"')
+_UNICODE_ESCAPE = re.compile(r"(?<=\\)u([0-9a-fA-F]{4})")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -32,14 +36,87 @@ class Scrubber:
 
     def __init__(self) -> None:
         self._secrets = [(value, value.lower()) for value in secret_values()]
+        self._unescaped_secrets = [_unescaped(value).lower() for value, _ in self._secrets]
 
     def __call__(self, text: str) -> str:
+        """`text` with every secret replaced. A text that is JSON (one document, or JSON Lines)
+        has its decoded strings scrubbed too: there a secret can be written with escapes
+        (`\\u0073k-...`, `\\/`), and one holding a `"` or `\\` is always escaped, so matching the
+        raw text alone would miss it. Only a document that held such a secret is re-encoded."""
+        text = self._plain(text)
+        if self._secrets and "\\" in text and text.lstrip().startswith(_JSON_START) and self._may_hide_one(text):
+            text = self._json_document(text)
+        return text
+
+    def _may_hide_one(self, text: str) -> bool:
+        """Whether a secret might be written in `text` with escapes: a cheap test that spares
+        decoding JSON which holds none (nearly all of it)."""
+        loose = _unescaped(text).lower()
+        return any(value in loose for value in self._unescaped_secrets)
+
+    def _plain(self, text: str) -> str:
         lowered = text.lower()
         for value, lowered_value in self._secrets:
             if lowered_value in lowered:
                 text = re.sub(re.escape(value), REDACTED, text, flags=re.IGNORECASE)
                 lowered = text.lower()
         return text
+
+    def _json_document(self, text: str) -> str:
+        try:
+            clean, changed = self._value(json.loads(text))
+        except RecursionError:  # nested deeper than Python recurses: left as matched above
+            return text
+        except ValueError:
+            lines = text.splitlines(keepends=True)
+            if len(lines) < 2:
+                return text
+            return "".join(self(line) for line in lines)  # JSON Lines: each line on its own
+        return _encode(clean, text) if changed else text
+
+    def _value(self, value: object) -> tuple[object, bool]:
+        """A decoded JSON value with every string (keys too) scrubbed, and whether any changed."""
+        if isinstance(value, str):
+            clean = self(value)  # a string may hold JSON in turn (a tool call's arguments)
+            return clean, clean != value
+        if isinstance(value, list):
+            items = [self._value(item) for item in value]
+            return [item for item, _ in items], any(changed for _, changed in items)
+        if isinstance(value, dict):
+            clean, changed = {}, False
+            for key, item in value.items():
+                clean_key = self(key)
+                clean[clean_key], item_changed = self._value(item)
+                changed = changed or item_changed or clean_key != key
+            return clean, changed
+        return value, False
+
+
+def _unescaped(text: str) -> str:
+    """`text` with JSON escapes undone loosely, at every depth of JSON held in JSON strings:
+    `\\uXXXX` behind any number of backslashes becomes its character, other backslashes go."""
+    if "\\u" not in text:
+        return text.replace("\\", "")
+    surrogates = []
+
+    def character(match: re.Match) -> str:
+        code = int(match.group(1), 16)
+        surrogates.append(0xD800 <= code <= 0xDFFF)
+        return chr(code)
+
+    text = _UNICODE_ESCAPE.sub(character, text).replace("\\", "")
+    if any(surrogates):  # a character beyond the BMP is escaped as a surrogate pair
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    return text
+
+
+def _encode(value: object, like: str) -> str:
+    """`value` as JSON laid out like the text it came from (indented or on one line, with its
+    surrounding whitespace)."""
+    body = json.dumps(value, ensure_ascii=False, indent=1 if "\n" in like.strip() else None)
+    stripped = like.strip()
+    start = like.index(stripped[0]) if stripped else 0
+    return like[:start] + body + like[start + len(stripped):]
 
 
 def scrub(text: str) -> str:

@@ -30,7 +30,7 @@ INDEX_HEADER = "# Wiki index\n\nOne line per active pattern page, written by wik
 INACTIVE_HEADER = "## Merged and retired pages"
 LOG_SECTIONS_SHOWN = 2
 
-__all__ = ["INDEX", "LOG", "IMPACT", "PATTERNS", "Wiki", "WikiUpdate", "read_wiki", "render_index",
+__all__ = ["INDEX", "LOG", "IMPACT", "PATTERNS", "Wiki", "WikiUpdate", "Derivation", "read_wiki", "render_index",
            "apply_maintainer_output", "maintainer_view", "index_entries", "append_section", "page_path"]
 
 
@@ -48,10 +48,37 @@ def read_wiki(files: dict[str, str]) -> Wiki:
 
 
 @dataclass
+class Derivation:
+    """What the harness derived for a written page from the page itself, because the maintainer
+    left it out."""
+
+    summary: str = ""
+    """The Description's first sentence, when the page was given no summary."""
+    evidence: list[str] = field(default_factory=list)
+    """Shown task ids the page cites that its `evidence` list did not name."""
+
+    def __bool__(self) -> bool:
+        return bool(self.summary or self.evidence)
+
+    def describe(self) -> str:
+        parts = []
+        if self.summary:
+            parts.append(f"summary from the Description's first sentence ({self.summary})")
+        if self.evidence:
+            parts.append(f"evidence from the shown task ids the page cites ({', '.join(self.evidence)})")
+        return "; ".join(parts)
+
+
+@dataclass
 class WikiUpdate:
     changes: dict[str, str | None]
     report: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    derived: dict[str, Derivation] = field(default_factory=dict)
+    """What was derived for each written page (pages with nothing derived are not listed)."""
+
+    def derived_lines(self) -> list[str]:
+        return [f"{slug}: {derivation.describe()}" for slug, derivation in self.derived.items()]
 
 
 def resolve(pages: dict[str, Page], slug: str) -> str:
@@ -170,6 +197,13 @@ class _Context:
     known: set[str]
 
 
+@dataclass
+class _Written:
+    page: Page
+    note: str
+    derived: Derivation = field(default_factory=Derivation)
+
+
 def cited(text: str, task_ids: set[str]) -> set[str]:
     """The task ids among `task_ids` that `text` names (as whole ids: `t1` is not in `t10`)."""
     return {task_id for task_id in task_ids
@@ -206,13 +240,17 @@ def apply_maintainer_output(output: MaintainerOutput, wiki: Wiki, round_number: 
             slug = page_slug(request.name)
             if scrub(slug) != slug:
                 raise ProposalError("the page name contains a secret")
-            page, note = (_create if verb == "create" else _update)(request, slug, pages, ctx)
+            written = (_create if verb == "create" else _update)(request, slug, pages, ctx)
         except ProposalError as exc:
             update.refused.append(f"{verb} {_shown_name(request.name)}: {exc}")
             continue
+        page = written.page
         pages[page.slug] = page
         renamed = f" (asked for {_shown_name(request.name)})" if request.name != page.slug else ""
-        update.report.append(f"{note} {page.slug}{renamed}")
+        update.report.append(f"{written.note} {page.slug}{renamed}")
+        derived = _merged(update.derived.pop(page.slug, Derivation()), written.derived, page)
+        if derived:
+            update.derived[page.slug] = derived
     for slug, page in pages.items():
         if page != wiki.pages.get(slug):
             update.changes[page_path(slug)] = render_page(page, pages)
@@ -237,37 +275,70 @@ def _summary(text: str | None) -> str:
     return " ".join((text or "").split())[:MAX_SUMMARY_CHARS]
 
 
-def _create(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Context) -> tuple[Page, str]:
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def first_sentence(markdown: str) -> str:
+    """The first sentence of a section's first paragraph, as one line of plain text (links kept
+    as their text, a leading list or quote marker dropped): a summary for a page given none."""
+    paragraph = re.split(r"\n\s*\n", markdown.strip(), maxsplit=1)[0]
+    line = " ".join(rewrite_links(paragraph, lambda target: None).split()).lstrip("-*+> ")
+    return _summary(_SENTENCE_END.split(line, maxsplit=1)[0])
+
+
+def _with_summary(page: Page, given: str) -> tuple[Page, str]:
+    """The page with `given` as its summary or, when that is empty and the page has none, the
+    Description's first sentence (returned too: empty unless derived)."""
+    summary = _summary(given) or page.meta.summary
+    derived = "" if summary else first_sentence(page.sections.get(Section.DESCRIPTION, ""))
+    meta = page.meta.model_copy(update={"summary": summary or derived})
+    return page.model_copy(update={"meta": meta}), derived
+
+
+def _cited_only(evidence: set[str], explicit: list[str]) -> list[str]:
+    return sorted(evidence - {str(task) for task in explicit})
+
+
+def _merged(earlier: Derivation, later: Derivation, page: Page) -> Derivation:
+    """What stands derived for a page after a second request in one reply: a summary derived
+    earlier only while the page still has it."""
+    summary = later.summary or (earlier.summary if earlier.summary == page.meta.summary else "")
+    return Derivation(summary, sorted({*earlier.evidence, *later.evidence}))
+
+
+def _create(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Context) -> _Written:
+    """A new page. A summary or evidence list left out is derived from the page (and reported);
+    what cannot be derived - a section, a cited task id that was shown - refuses it."""
     if slug in pages:
         return _evidence_for_existing(request, resolve(pages, slug), pages, ctx)
     if not request.content.strip() or len(request.content) > MAX_PAGE_CHARS:
         raise ProposalError(f"content must be 1-{MAX_PAGE_CHARS} characters")
     title, sections, extra = parse_body(_without_front_matter(request.content))
     meta = PageMeta(slug=slug, title=" ".join((request.title or title or slug).split())[:200], kind=request.kind,
-                    summary=_summary(request.summary), skills=sorted(set(request.skills)),
-                    **_kept_keys(request.content))
-    page = Page(meta=meta, sections=sections, extra=extra)
+                    skills=sorted(set(request.skills)), **_kept_keys(request.content))
+    page, derived = _with_summary(Page(meta=meta, sections=sections, extra=extra), request.summary)
     evidence, problems = _evidence(request.evidence, request.content, set(), ctx)
     problems = _section_problems(page) + problems
-    if not meta.summary:
-        problems.append("no summary (one index line: problem + root cause + fix)")
+    if not page.meta.summary and not problems:
+        problems.append("no summary, and no sentence in its Description to derive one from")
     if not evidence and not problems:
         problems.append("cites no task id of the traces shown")
     if problems:
         raise ProposalError("; ".join(problems))
-    return page.with_evidence([Evidence(task=task, round=ctx.round) for task in sorted(evidence)]), "created"
+    page = page.with_evidence([Evidence(task=task, round=ctx.round) for task in sorted(evidence)])
+    return _Written(page, "created", Derivation(derived, _cited_only(evidence, request.evidence)))
 
 
-def _evidence_for_existing(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Context) -> tuple[Page, str]:
+def _evidence_for_existing(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Context) -> _Written:
     """A create for a page that exists adds its evidence there (and revives a retired page)."""
     _, sections, _ = parse_body(_without_front_matter(request.content))
     update = PageUpdate(name=slug, evidence=request.evidence, add_evidence=sections.get(Section.EVIDENCE, ""),
                         summary=request.summary or None, skills=request.skills)
-    page, _ = _update(update, slug, pages, ctx)
-    return page, "added evidence to existing page"
+    written = _update(update, slug, pages, ctx)
+    return _Written(written.page, "added evidence to existing page", written.derived)
 
 
-def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Context) -> tuple[Page, str]:
+def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Context) -> _Written:
     slug = resolve(pages, slug)
     if slug not in pages:
         raise ProposalError("no such page")
@@ -285,19 +356,19 @@ def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Contex
     new_text = body + request.add_evidence
     evidence, problems = _evidence(request.evidence, new_text, cited(old.render(), ctx.known | ctx.shown), ctx)
     meta = old.meta.model_copy(update={
-        "summary": _summary(request.summary) or old.meta.summary,
         "skills": sorted(set(old.meta.skills) | set(request.skills)),
         "status": PageStatus.ACTIVE, "retired_in": None})
-    page = Page(meta=meta, sections=sections, extra=extra).with_evidence(
-        [Evidence(task=task, round=ctx.round) for task in sorted(evidence)])
+    page, derived = _with_summary(Page(meta=meta, sections=sections, extra=extra), request.summary or "")
+    page = page.with_evidence([Evidence(task=task, round=ctx.round) for task in sorted(evidence)])
     problems = _section_problems(page) + problems
     if len(page.render()) > MAX_PAGE_CHARS:
         problems.append(f"the page would exceed {MAX_PAGE_CHARS} characters")
     if problems:
         raise ProposalError("; ".join(problems))
     if page == old:
-        return page, "nothing changed in"
-    return page, "updated" if old.active else "revived"
+        return _Written(page, "nothing changed in")
+    return _Written(page, "updated" if old.active else "revived",
+                    Derivation(derived, _cited_only(evidence, request.evidence)))
 
 
 def _without_front_matter(content: str) -> str:

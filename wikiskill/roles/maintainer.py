@@ -31,7 +31,8 @@ class PageCreate(_Reply):
     kind: PageKind = PageKind.FAILURE
     """Whether the page explains a failure or a success."""
     summary: str = ""
-    """One line for the index: the problem + its root cause + the fix (required)."""
+    """One line for the index: the problem + its root cause + the fix (left out, the harness
+    uses the Description's first sentence)."""
     evidence: list[str] = []
     """Task ids of the traces shown to you that show the pattern (at least one)."""
     content: str

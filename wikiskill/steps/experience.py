@@ -79,6 +79,7 @@ class Maintain:
         harness.commit(f"{label} maintain: {pages} pattern page(s) written",
                        trailers.model_copy(update={"refused": len(update.refused)}), {**update.changes, **transcript},
                        body="\n".join([*retry, *(f"- {line}" for line in update.report),
+                                       *(f"- derived for {line}" for line in update.derived_lines()),
                                        *(f"- refused, not written: {line}" for line in update.refused)]))
 
 
