@@ -13,10 +13,12 @@ from wikiskill.benchmarks import load_benchmark
 from wikiskill.config import AgentSettings, load_config
 from wikiskill.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLATES, eval_setup
 from wikiskill.harness import Harness
+from wikiskill.history import rejected_tag, round_state
 from wikiskill.offline.agent import OfflineAgent
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
-from wikiskill.trailers import Step
+from wikiskill.steps.gate import Gate
+from wikiskill.trailers import Decision, Step
 from wikiskill.workspace import MAIN
 
 AGENT_SETTING_CHANGES = {
@@ -209,3 +211,27 @@ def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_
     assert [c.meta.round for c in revalidations] == [2]
     assert revalidations[0].meta.score == pytest.approx(0.833, abs=1e-3)  # the merged skill still helps
     assert revalidations[0].meta.setup != old[0].meta.setup
+
+
+def test_a_round_validated_by_older_agent_code_is_validated_again_before_its_gate(ws, tmp_path, monkeypatch):
+    def killed(self, harness, state):
+        raise SystemExit("killed after the validation, before the gate")
+
+    evolve_scripted(ws, rounds=1)
+    with monkeypatch.context() as patch:
+        patch.setattr(Gate, "run", killed)
+        with pytest.raises(SystemExit):
+            evolve_scripted(ws, rounds=1)
+    branch = round_state(ws, 2).branch
+    stale = ws.log(branch)[0].meta
+    assert stale.step == Step.VALIDATE
+
+    with agent_code_edited(tmp_path, monkeypatch, "toolcalls.py"):
+        evolve_scripted(ws, rounds=1)
+    state = round_state(ws, 2)
+    revalidated = next(c.meta for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 2)
+    assert revalidated.setup != stale.setup
+    assert (state.gate.meta.decision, state.gate.meta.incumbent_fingerprint) == (Decision.REJECTED,
+                                                                                 revalidated.fingerprint)
+    validations = [c.meta for c in ws.log(rejected_tag(branch)) if c.meta.step == Step.VALIDATE]
+    assert [meta.setup for meta in validations] == [revalidated.setup, stale.setup]  # newest first
