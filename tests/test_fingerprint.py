@@ -165,6 +165,13 @@ def test_every_module_the_task_agents_code_imports_is_in_the_fingerprint_or_left
                 assert imported in modules or imported in NOT_AGENT_CODE, f"{name} imports {imported}"
 
 
+def test_the_task_agent_never_asks_for_a_json_reply_so_its_response_format_is_left_out():
+    """`response_format` is sent only for `response_model` or `call_required` calls (see llm.py)."""
+    calls = [node for tree in agent_modules().values() for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("complete", "acomplete")]
+    assert calls and all(len(call.args) <= 2 and not call.keywords for call in calls)
+
+
 @pytest.mark.parametrize("template", AGENT_TEMPLATES)
 def test_editing_any_template_of_the_task_agent_changes_the_setup(ws, tmp_path, monkeypatch, template):
     before = setup_id(ws)
