@@ -20,6 +20,11 @@ class WorkspaceError(WikiskillError):
     """The workspace is missing, locked, dirty or otherwise not usable as asked."""
 
 
+class SchemaError(WorkspaceError):
+    """A commit's `Wikiskill-*` trailers are not in a schema this wikiskill reads (a newer
+    wikiskill wrote them, or a value or key is not one it knows)."""
+
+
 class TranscriptError(WikiskillError):
     """An agent session transcript given to `ingest` is unreadable or not in its format."""
 

@@ -2,13 +2,25 @@
 
 A score means something only together with what produced it. `EvalSetup` holds all of that except
 the skills: the benchmark and its version, the split and the tasks themselves, the agent's model
-and settings, how skills are rendered, the task agent's prompt templates, the wikiskill version,
-the seed and the repeats. The fingerprint of an evaluation is the setup's id with the id of the
-skills the agent is given (`evaluation.skills_id`: skills/ without PURPOSE.md). It keys the result cache, finds the incumbent, and is a trailer on every commit that
-records a score, so the gate compares only evaluations that differ in the skills alone.
+and settings (`AGENT_SETTINGS`), how skills are rendered, the templates the task agent renders
+(`AGENT_TEMPLATES`), the source of the task agent's own code (`AGENT_CODE`), the wikiskill
+version, the seed and the repeats. The fingerprint of an evaluation is the setup's id with the id
+of the skills the agent is given (`evaluation.skills_id`: skills/ without PURPOSE.md). It keys the
+result cache, finds the incumbent, and is a trailer on every commit that records a score, so the
+gate compares only evaluations that differ in the skills alone. A change to any of it makes a
+workspace's next `evolve` re-validate its incumbent once, under the new setup.
 
-Left out on purpose: `api_base` (where a model is served, not which model), retries, timeouts and
-the response cache (they change how a score is obtained, not what it is).
+The task agent's code is what decides what it is shown and what it does: the agents (QA,
+interactive, tool-use, offline) and the modules they build prompts and tools with (the skills
+block, skill files, retrieval ranking, the text tool protocol and its JSON reading, fitting into
+the context window, the `read_wiki` tool and the pages it reads). Left out on purpose: the model
+transport in llm.py (retries, accounting, caching; its request shaping lives in the included
+context.py and toolcalls.py), the benchmarks (their `version` and task digest stand for them) and
+the configuration (its settings enter one by one).
+
+Left out of the settings on purpose: `api_base` (where a model is served, not which model), the
+agent's `response_format` (the task agent never asks for a JSON reply), retries, timeouts and the
+response cache (they change how a score is obtained, not what it is).
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ import hashlib
 import json
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -24,8 +37,19 @@ from .benchmarks import Benchmark, Split
 from .config import Config
 from .resources import data_dir
 
-AGENT_TEMPLATE_PREFIXES = ("agent_", "skills_")
-"""The task agent's prompts are the templates in prompts/ whose names start with these."""
+PACKAGE = Path(__file__).resolve().parent
+
+AGENT_SETTINGS = ("model", "temperature", "max_tokens", "tool_protocol", "context_window", "max_steps",
+                  "wiki_access")
+"""The task agent's settings (`agent.*`) that decide a score."""
+
+AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "agent_tool_use", "skills_full",
+                   "skills_index", "tools_text")
+"""The templates in prompts/ that the task agent renders."""
+
+AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "offline/agent.py", "offline/rules.py", "skillsblock.py",
+              "skills.py", "search.py", "toolcalls.py", "jsontext.py", "context.py", "wikitool.py", "pages.py")
+"""The task agent's own modules, relative to the package."""
 
 
 class EvalSetup(BaseModel):
@@ -44,6 +68,7 @@ class EvalSetup(BaseModel):
     first_repeat: int
     """0 for a validation; a confirmation starts after the validation's repeats (fresh seeds)."""
     prompts: str
+    agent_code: str
     wikiskill: str
 
     @property
@@ -56,19 +81,19 @@ class EvalSetup(BaseModel):
 
 def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int = 1,
                first_repeat: int = 0) -> EvalSetup:
-    agent = config.role("agent")
+    agent = config.agent.model_copy(update={"model": config.role("agent").model})
     return EvalSetup(
         benchmark=config.benchmark,
         benchmark_version=benchmark.spec.version,
         split=split,
         tasks=digest([[t.id, t.question, t.answer] for t in benchmark.tasks(split)]),
-        agent={"model": agent.model, "temperature": agent.temperature, "max_tokens": agent.max_tokens,
-               "max_steps": config.agent.max_steps},
+        agent=agent.model_dump(mode="json", include=set(AGENT_SETTINGS)),
         skills_rendering=config.skills.model_dump(),
         seed=config.seed,
         repeats=repeats,
         first_repeat=first_repeat,
         prompts=agent_prompts_digest(),
+        agent_code=agent_code_digest(),
         wikiskill=wikiskill_version(),
     )
 
@@ -80,8 +105,12 @@ def digest(value: object) -> str:
 @cache
 def agent_prompts_digest() -> str:
     folder = data_dir("prompts")
-    files = sorted(p for p in folder.glob("*.j2") if p.name.startswith(AGENT_TEMPLATE_PREFIXES))
-    return digest([[p.name, p.read_text(encoding="utf-8")] for p in files])
+    return digest([[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in AGENT_TEMPLATES])
+
+
+@cache
+def agent_code_digest() -> str:
+    return digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in AGENT_CODE])
 
 
 @cache

@@ -2,15 +2,31 @@
 
 Steps, decisions and trailer keys are enums and fields here, never string literals spread over
 modules; the history readers (evolve, reports, rollback, show) parse commits back into `Trailers`.
+
+The trailers are the workspace's database, so they have a schema version (`Wikiskill-Schema`,
+written on every commit; a commit without one is version 1) and are read strictly: a commit of a
+newer schema stops every command with "upgrade wikiskill", and a key or value this version does
+not know is an error rather than dropped, because a dropped step or fingerprint silently re-runs
+rounds and loses incumbents. A version that renames or drops a step, a decision or a key bumps
+`SCHEMA_VERSION` and maps the older names when it parses an older commit; one that only adds a key
+or a value needs no bump (an older wikiskill stops at it and asks to be upgraded). The golden
+workspace in tests/golden/ is the proof that every version still reads the first schema.
 """
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .errors import SchemaError
+
 PREFIX = "Wikiskill-"
+SCHEMA_VERSION = 1
+"""The trailer schema this wikiskill writes, and the newest it reads."""
+ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+")
+"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`), the only keys beyond the fields."""
 
 
 class Step(str, Enum):
@@ -46,6 +62,8 @@ class Trailers(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, extra="allow", use_enum_values=False)
 
+    schema_version: int = Field(SCHEMA_VERSION, alias="Schema", ge=1)
+    """The trailer schema the commit was written in (none written: 1)."""
     round: int | None = Field(None, alias="Round")
     step: Step | None = Field(None, alias="Step")
     status: str | None = Field(None, alias="Status")
@@ -86,14 +104,26 @@ class Trailers(BaseModel):
 
     @classmethod
     def parse(cls, raw: dict[str, str]) -> Trailers:
-        """Read `{"Wikiskill-Key": value}`; a value that does not fit its field (a hand-made
-        commit) is left out rather than failing the whole history."""
+        """Read `{"Wikiskill-Key": value}`; SchemaError for a newer schema, an unknown key or a
+        value that does not fit its field."""
         values = {key[len(PREFIX):]: value for key, value in raw.items() if key.startswith(PREFIX)}
+        schema = values.get("Schema", "1")
+        if not (schema.isascii() and schema.isdigit()) or int(schema) < 1:
+            raise SchemaError(f"{PREFIX}Schema: {schema!r} is not a schema version")
+        if int(schema) > SCHEMA_VERSION:
+            raise SchemaError(f"written by a newer wikiskill (trailer schema {schema}; this one reads up to "
+                              f"{SCHEMA_VERSION}): upgrade wikiskill (pip install -U wikiskill)")
+        unknown = sorted(key for key in values if key not in _FIELD_KEYS and not ROLE_KEY.fullmatch(key))
+        if unknown:
+            raise SchemaError(f"{PREFIX}{unknown[0]} is not a trailer of schema {schema} (upgrade wikiskill if a newer "
+                              "one wrote it)")
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            bad = {str(error["loc"][0]) for error in exc.errors()}
-            return cls.model_validate({key: value for key, value in values.items() if key not in bad})
+            error = exc.errors()[0]
+            key = str(error["loc"][0])
+            raise SchemaError(f"{PREFIX}{key}: {values.get(key)!r} does not fit schema {schema} ({error['msg']}; "
+                              "upgrade wikiskill if a newer one wrote it)") from None
 
     def lines(self) -> list[str]:
         """`Wikiskill-Key: value` lines in field order, then the extra (per-role) ones."""
@@ -118,6 +148,9 @@ class Trailers(BaseModel):
             if key.startswith("Cost-") and key.endswith("-USD"):
                 costs[key[len("Cost-"):-len("-USD")].lower()] = float(value or 0)
         return costs
+
+
+_FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
 
 
 def _text(value: object) -> str:

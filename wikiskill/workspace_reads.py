@@ -17,7 +17,7 @@ from pathlib import Path
 
 import git
 
-from .errors import WorkspaceError
+from .errors import SchemaError, WorkspaceError
 from .trailers import PREFIX as TRAILER_PREFIX
 from .trailers import Trailers
 
@@ -34,8 +34,12 @@ class Commit:
 
     @cached_property
     def meta(self) -> Trailers:
-        """The commit's Wikiskill trailers, typed."""
-        return Trailers.parse(self.trailers)
+        """The commit's Wikiskill trailers, typed (SchemaError, naming the commit, when they are
+        not in a schema this wikiskill reads)."""
+        try:
+            return Trailers.parse(self.trailers)
+        except SchemaError as exc:
+            raise SchemaError(f"commit {self.sha[:10]} ({self.subject[:60]}): {exc}") from None
 
 
 class WorkspaceReads:
