@@ -1,12 +1,13 @@
 """Gate policies on per-task scores: what each accepts, and the evidence it records."""
 
+import json
 import math
 
 import pytest
 
 from wikiskill.config import GateSettings
 from wikiskill.errors import WikiskillError
-from wikiskill.evaluation import Evaluation
+from wikiskill.evaluation import Evaluation, read_scores
 from wikiskill.gate import RETIRE, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.impact import ImpactEntry
 from wikiskill.trailers import Decision
@@ -29,6 +30,14 @@ def test_a_retire_passes_at_an_equal_score_but_not_below():
     assert strict.judge(evaluation([0, 1]), evaluation([1, 0]), at_least=True).decision == Decision.ACCEPTED
     assert strict.judge(evaluation([0, 0]), evaluation([1, 0]), at_least=True).decision == Decision.REJECTED
     assert RETIRE == "retire"
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
+def test_an_evaluation_refuses_a_score_that_is_not_a_finite_number(score):
+    outcomes = "".join(json.dumps({"id": task, "score": value}) + "\n"
+                       for task, value in (("val-00", 1.0), ("val-01", score)))
+    with pytest.raises(WikiskillError, match=r"^1 task\(s\) scored no finite number \(val-01: (nan|inf|-inf)\)"):
+        Evaluation("fp", "setup", "t", read_scores(outcomes))
 
 
 def test_evidence_names_the_fixed_and_broken_tasks():

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 
+from .errors import WikiskillError
 from .traces import Trajectory
 from .workspace import Commit, Workspace
 
@@ -24,6 +26,13 @@ class Evaluation:
     setup: str
     skills_id: str
     scores: dict[str, float]
+
+    def __post_init__(self) -> None:
+        broken = [task for task, score in self.scores.items() if not math.isfinite(score)]
+        if broken:
+            raise WikiskillError(f"{len(broken)} task(s) scored no finite number ({broken[0]}: "
+                                 f"{self.scores[broken[0]]}); an evaluation needs finite scores: check the "
+                                 "benchmark's scoring")
 
     @property
     def n(self) -> int:
