@@ -2,13 +2,16 @@
 
 import json
 import math
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wikiskill.config import GateSettings
 from wikiskill.errors import WikiskillError
 from wikiskill.evaluation import Evaluation, read_scores
-from wikiskill.gate import RETIRE, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.gate import RETIRE, NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.impact import ImpactEntry
 from wikiskill.trailers import Decision
 
@@ -30,6 +33,45 @@ def test_a_retire_passes_at_an_equal_score_but_not_below():
     assert strict.judge(evaluation([0, 1]), evaluation([1, 0]), at_least=True).decision == Decision.ACCEPTED
     assert strict.judge(evaluation([0, 0]), evaluation([1, 0]), at_least=True).decision == Decision.REJECTED
     assert RETIRE == "retire"
+
+
+def test_strict_calls_a_permutation_of_the_incumbents_scores_a_tie():
+    shuffled, incumbent = evaluation([0.3, 0.2, 0.1]), evaluation([0.1, 0.2, 0.3])
+    for candidate, against in ((shuffled, incumbent), (incumbent, shuffled)):
+        verdict = StrictPolicy().judge(candidate, against)
+        assert verdict.decision == Decision.REJECTED
+        assert verdict.reason == "val 0.200 = incumbent 0.200 (needs a strict improvement)"
+        assert StrictPolicy().judge(candidate, against, at_least=True).decision == Decision.ACCEPTED  # a retire
+
+
+def test_strict_shows_a_real_gain_that_rounding_to_three_places_hides():
+    verdict = StrictPolicy().judge(evaluation([0.3, 0.2, 0.1000003]), evaluation([0.1, 0.2, 0.3]))
+    assert verdict.decision == Decision.ACCEPTED
+    assert verdict.reason == "val 0.200 > incumbent 0.200 (mean difference +1e-07)"
+
+
+scores = st.lists(st.floats(0, 1, allow_subnormal=False), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores, st.randoms(use_true_random=False))
+def test_no_policy_accepts_the_incumbents_scores_in_another_order_but_a_retire_may_pass_on_them(values, random):
+    shuffled, incumbent = evaluation(random.sample(values, len(values))), evaluation(values)
+    for policy in (StrictPolicy(), NoRegressionPolicy(len(values)), PairedPolicy(0.95, 0.0),
+                   gate_policy(GateSettings(policy="confirm"))):
+        assert policy.judge(shuffled, incumbent).decision == Decision.REJECTED
+        assert policy.judge(shuffled, incumbent, at_least=True).decision == Decision.ACCEPTED
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(*[st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.7, 1 / 3, 1.0]) | st.floats(0, 1)] * 2),
+                min_size=1, max_size=12))
+def test_strict_accepts_exactly_when_the_exact_sum_of_differences_is_positive(pairs):
+    candidate, incumbent = evaluation([c for c, _ in pairs]), evaluation([i for _, i in pairs])
+    exact = sum(Fraction(c) - Fraction(i) for c, i in pairs)
+    forward, backward = StrictPolicy().judge(candidate, incumbent), StrictPolicy().judge(incumbent, candidate)
+    assert (forward.decision == Decision.ACCEPTED) == (exact > 0)
+    assert (backward.decision == Decision.ACCEPTED) == (exact < 0)
 
 
 @pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])

@@ -137,9 +137,10 @@ class LLMSettings(_Section):
 class GateSettings(_Section):
     policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
-    mean), `paired` (the lower bound of a one-sided confidence interval of the per-task mean
-    difference must exceed `margin`), `confirm` (strict, then strict again on a fresh evaluation
-    with new seeds) or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
+    mean, compared exactly), `paired` (the lower bound of a one-sided confidence interval of
+    the per-task mean difference must exceed `margin`), `confirm` (strict, then strict again on a
+    fresh evaluation with new seeds) or `no_regression` (strict, losing at most `max_broken`
+    tasks main solved)."""
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     """`paired`: confidence level of the interval (or 1 - the sign test's significance level)."""
     margin: float = Field(0.0, ge=0.0)

@@ -40,7 +40,8 @@ class Evaluation:
 
     @property
     def mean(self) -> float:
-        return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
+        """Correctly rounded (`math.fsum`): the same scores in any task order give the same mean."""
+        return math.fsum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
     @property
     def solved(self) -> int:

@@ -3,12 +3,17 @@
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
 more evidence than a bare difference of means, which on a few dozen tasks is mostly noise.
+
+Verdicts rest on the per-task differences summed exactly (as fractions): a float sum depends on
+the order of its terms, so a tie could pass as a gain (or a gain as a tie) by a rounding error.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import ClassVar, Protocol
 
 from .config import GateSettings
@@ -30,6 +35,8 @@ class Evidence:
     n: int
     candidate: float
     incumbent: float
+    gain: Fraction
+    """The exact mean per-task difference, candidate minus incumbent."""
     fixed: list[str] = field(default_factory=list)
     """Tasks the candidate solves that the incumbent did not."""
     broken: list[str] = field(default_factory=list)
@@ -41,7 +48,7 @@ class Evidence:
 
     @property
     def mean_diff(self) -> float:
-        return self.candidate - self.incumbent
+        return float(self.gain)
 
     def interval_text(self) -> str | None:
         if self.interval is None:
@@ -73,20 +80,28 @@ def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, floa
     return [(task, score, incumbent.scores[task]) for task, score in candidate.scores.items()]
 
 
+def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) -> list[Fraction]:
+    """Each task's exact difference, candidate minus incumbent, minus `less`."""
+    return [Fraction(c) - Fraction(i) - Fraction(less) for _, c, i in pairs]
+
+
 def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
     pairs = paired(candidate, incumbent)
-    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean,
+    gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
+    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean, gain,
                     fixed=[task for task, c, i in pairs if c >= 1.0 > i],
                     broken=[task for task, c, i in pairs if i >= 1.0 > c], **extra)  # type: ignore[arg-type]
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
-    c, i = evidence.candidate, evidence.incumbent
-    if c > i or (at_least and c >= i):
-        return True, f"val {c:.3f} {'>' if c > i else '='} incumbent {i:.3f}"
-    relation = "=" if c == i else "<"
+    c, i, gain = evidence.candidate, evidence.incumbent, evidence.gain
+    shown = f"val {c:.3f} {'>' if gain > 0 else '=' if gain == 0 else '<'} incumbent {i:.3f}"
+    if gain and f"{c:.3f}" == f"{i:.3f}":
+        shown += f" (mean difference {float(gain):+.2g})"
+    if gain > 0 or (at_least and gain == 0):
+        return True, shown
     needs = "at least the incumbent" if at_least else "a strict improvement"
-    return False, f"val {c:.3f} {relation} incumbent {i:.3f} (needs {needs})"
+    return False, f"{shown} (needs {needs})"
 
 
 def _verdict(passed: bool, reason: str, evidence: Evidence) -> Verdict:
