@@ -74,6 +74,15 @@ def test_strict_accepts_exactly_when_the_exact_sum_of_differences_is_positive(pa
     assert (backward.decision == Decision.ACCEPTED) == (exact < 0)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_paired_answers_a_handful_of_graded_tasks_with_a_rejection_that_says_why(n):
+    verdict = PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * n), evaluation([0.4] * n))
+    assert verdict.decision == Decision.REJECTED
+    assert f"{n} of {n} task(s) differ from a gain of 0: too few to show a gain above it at 0.95" in verdict.reason
+    assert f"p cannot go below {0.5 ** n:.4f}" in verdict.reason
+    assert PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * 5), evaluation([0.4] * 5)).decision == Decision.ACCEPTED
+
+
 @pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
 def test_an_evaluation_refuses_a_score_that_is_not_a_finite_number(score):
     outcomes = "".join(json.dumps({"id": task, "score": value}) + "\n"

@@ -372,6 +372,18 @@ def graded_workspace(tmp_path: Path, monkeypatch, scorer: str, val_ids: list[str
                               api_base=UNUSED_SERVER, concurrency=4)
 
 
+def test_a_paired_gate_on_one_graded_validation_task_rejects_and_says_one_task_cannot_show_a_gain(
+        tmp_path, monkeypatch):
+    ws = graded_workspace(tmp_path, monkeypatch, LETTERS_IN_PLACE, ["val-01"])  # reverse 'tattoo'
+    edit_config(ws, **{"gate.policy": "paired"})
+    evolve_scripted(ws, rounds=1)
+    gate = gate_of(ws, 1)
+    assert (gate.meta.decision, gate.meta.tasks) == (Decision.REJECTED, 1)
+    assert (gate.meta.incumbent, gate.meta.score) == (pytest.approx(2 / 6), 1.0)  # 'tattoo' has 2 letters in place
+    assert ("1 of 1 task(s) differ from a gain of 0: too few to show a gain above it at 0.95 "
+            "(a sign-flip test's p cannot go below 0.5000)") in ws.body(gate.sha)
+
+
 def test_a_score_that_is_not_a_number_stops_the_evaluation_in_one_line_and_a_fixed_scorer_resumes(
         tmp_path, monkeypatch):
     ws = graded_workspace(tmp_path, monkeypatch, "BROKEN = True\n\n" + LETTERS_IN_PLACE.replace(
