@@ -83,6 +83,17 @@ def test_paired_answers_a_handful_of_graded_tasks_with_a_rejection_that_says_why
     assert PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * 5), evaluation([0.4] * 5)).decision == Decision.ACCEPTED
 
 
+def test_paired_margin_bounds_the_interval_on_pass_fail_scores_as_on_graded_ones():
+    pass_fail = (evaluation([1] * 10 + [0] * 10), evaluation([0] * 20))  # a gain of 0.5: surely above 0.2, not 0.3
+    graded = (evaluation([0.5] * 5 + [0.6] * 5), evaluation([0.0] * 10))  # 0.55: surely above 0.4, not 0.53
+    for (candidate, incumbent), below, above in ((pass_fail, 0.2, 0.3), (graded, 0.4, 0.53)):
+        sure, unsure = (PairedPolicy(0.95, margin).judge(candidate, incumbent) for margin in (below, above))
+        assert (sure.decision, unsure.decision) == (Decision.ACCEPTED, Decision.REJECTED)
+        assert unsure.evidence.mean_diff > above  # the point estimate clears the margin; the bound does not
+        assert below < sure.evidence.interval[0] == unsure.evidence.interval[0] < above
+        assert f"(needs the lower bound above {above:g} and p < 0.05)" in unsure.reason
+
+
 @pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
 def test_an_evaluation_refuses_a_score_that_is_not_a_finite_number(score):
     outcomes = "".join(json.dumps({"id": task, "score": value}) + "\n"

@@ -137,14 +137,15 @@ class LLMSettings(_Section):
 class GateSettings(_Section):
     policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
-    mean, compared exactly), `paired` (the lower bound of a one-sided confidence interval of
-    the per-task mean difference must exceed `margin`), `confirm` (strict, then strict again on a
-    fresh evaluation with new seeds) or `no_regression` (strict, losing at most `max_broken`
-    tasks main solved)."""
+    mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
+    above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds)
+    or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
-    """`paired`: confidence level of the interval (or 1 - the sign test's significance level)."""
+    """`paired`: confidence level of the interval (1 - the tests' significance level)."""
     margin: float = Field(0.0, ge=0.0)
-    """`paired`: the mean per-task improvement the interval's lower bound must exceed."""
+    """`paired`: the mean per-task gain the candidate must be shown to exceed: the lower bound
+    of the one-sided `confidence` interval of the gain must be above it (not the point
+    estimate), on pass/fail and graded scores alike."""
     max_broken: int = Field(0, ge=0)
     """`no_regression`: the most validation tasks that main solved the candidate may lose."""
     repeats: int = Field(1, ge=1)

@@ -146,12 +146,14 @@ class NoRegressionPolicy:
 
 
 class PairedPolicy:
-    """Accept iff the per-task paired improvement is significant and above `margin`.
+    """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
+    bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
+    "the gain is at most `margin`".
 
-    Pass/fail scores: an exact one-sided sign test on the discordant tasks (McNemar's exact test).
-    Other scores: the lower bound of a one-sided BCa bootstrap interval of the mean difference must
-    be above the margin, and a paired sign-flip permutation test must reject "no gain" (the
-    bootstrap alone is too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
+    Pass/fail scores: an exact one-sided binomial test on the discordant tasks with its exact
+    (Clopper-Pearson) bound; with `margin` 0 this is McNemar's exact sign test. Other scores: a
+    one-sided BCa bootstrap bound and a paired sign-flip permutation test (the bootstrap alone is
+    too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
     """
 
     name = "paired"
@@ -174,21 +176,21 @@ class PairedPolicy:
         return self._bootstrap(candidate, incumbent, pairs)
 
     def _sign_test(self, candidate: Evaluation, incumbent: Evaluation) -> Verdict:
-        from scipy.stats import binomtest
+        """Given the k discordant tasks, the gain is k/n * (2q - 1) with q the chance that a
+        discordant task is a fixed one; "gain at most margin" is "q at most q0"."""
+        from scipy.stats import beta, binomtest
 
         evidence = _evidence(self.name, candidate, incumbent)
         fixed, broken = len(evidence.fixed), len(evidence.broken)
-        p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed + broken else 1.0
-        evidence = replace(evidence, p_value=float(p), confidence=self.confidence)
-        alpha = 1 - self.confidence
+        discordant, n = fixed + broken, evidence.n
+        q0 = (1 + self.margin * n / discordant) / 2 if discordant else 1.0
+        p = float(binomtest(fixed, discordant, q0, alternative="greater").pvalue) if q0 < 1 else 1.0
+        q_low = float(beta.ppf(self.alpha, fixed, broken + 1)) if fixed else 0.0
+        low = discordant / n * (2 * q_low - 1) if discordant else 0.0
+        evidence = replace(evidence, interval=(low, math.inf), p_value=p, confidence=self.confidence)
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
-                  f"sign test p={p:.4f}")
-        if p >= alpha:
-            return _verdict(False, f"{reason} (needs p < {alpha:g})", evidence)
-        if evidence.mean_diff <= self.margin:
-            return _verdict(False, f"{reason}, but the gain {evidence.mean_diff:+.3f} is not above the margin "
-                                   f"{self.margin:g}", evidence)
-        return _verdict(True, f"{reason} < {alpha:g}", evidence)
+                  f"gain {evidence.interval_text()}, sign test p={p:.4f}")
+        return self._decide(reason, evidence, low, p)
 
     def _bootstrap(self, candidate: Evaluation, incumbent: Evaluation,
                    pairs: list[tuple[str, float, float]]) -> Verdict:
