@@ -4,8 +4,9 @@ Every policy compares two evaluations of the same setup (the same tasks, agent, 
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
 more evidence than a bare difference of means, which on a few dozen tasks is mostly noise.
 
-Verdicts rest on the per-task differences summed exactly (as fractions): a float sum depends on
-the order of its terms, so a tie could pass as a gain (or a gain as a tie) by a rounding error.
+Verdicts rest on the per-task differences summed exactly, as fractions of the decimals the scores
+are written as: in floating point 0.1 + 0.2 + 0.4 is 0.7000000000000001 but 0.1 + 0.3 + 0.3 is
+0.7, and a sum depends on the order of its terms, so a tie could pass as a gain by a rounding error.
 """
 
 from __future__ import annotations
@@ -80,9 +81,14 @@ def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, floa
     return [(task, score, incumbent.scores[task]) for task, score in candidate.scores.items()]
 
 
+def decimal(value: float) -> Fraction:
+    """`value` as the decimal it is written as (its shortest repr, as in the outcomes files)."""
+    return Fraction(repr(value))
+
+
 def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) -> list[Fraction]:
     """Each task's exact difference, candidate minus incumbent, minus `less`."""
-    return [Fraction(c) - Fraction(i) - Fraction(less) for _, c, i in pairs]
+    return [decimal(c) - decimal(i) - decimal(less) for _, c, i in pairs]
 
 
 def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
