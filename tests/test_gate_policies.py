@@ -1,13 +1,16 @@
 """Gate policies on per-task scores: what each accepts, and the evidence it records."""
 
+import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wikiskill.config import GateSettings
 from wikiskill.errors import WikiskillError
-from wikiskill.evaluation import Evaluation
-from wikiskill.gate import RETIRE, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.evaluation import Evaluation, read_scores
+from wikiskill.gate import RETIRE, NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.impact import ImpactEntry
 from wikiskill.trailers import Decision
 
@@ -29,6 +32,104 @@ def test_a_retire_passes_at_an_equal_score_but_not_below():
     assert strict.judge(evaluation([0, 1]), evaluation([1, 0]), at_least=True).decision == Decision.ACCEPTED
     assert strict.judge(evaluation([0, 0]), evaluation([1, 0]), at_least=True).decision == Decision.REJECTED
     assert RETIRE == "retire"
+
+
+def test_strict_calls_a_permutation_of_the_incumbents_scores_a_tie():
+    shuffled, incumbent = evaluation([0.3, 0.2, 0.1]), evaluation([0.1, 0.2, 0.3])
+    for candidate, against in ((shuffled, incumbent), (incumbent, shuffled)):
+        verdict = StrictPolicy().judge(candidate, against)
+        assert verdict.decision == Decision.REJECTED
+        assert verdict.reason == "val 0.200 = incumbent 0.200 (needs a strict improvement)"
+        assert StrictPolicy().judge(candidate, against, at_least=True).decision == Decision.ACCEPTED  # a retire
+
+
+def test_strict_calls_equal_decimal_sums_a_tie_though_their_float_sums_differ():
+    candidate, incumbent = evaluation([0.1, 0.2, 0.4]), evaluation([0.1, 0.3, 0.3])  # 0.7000000000000001 vs 0.7
+    verdict = StrictPolicy().judge(candidate, incumbent)
+    assert verdict.decision == Decision.REJECTED and verdict.evidence.mean_diff == 0.0
+    assert verdict.reason == "val 0.233 = incumbent 0.233 (needs a strict improvement)"
+    assert StrictPolicy().judge(incumbent, candidate, at_least=True).decision == Decision.ACCEPTED
+
+
+def test_strict_shows_a_real_gain_that_rounding_to_three_places_hides():
+    verdict = StrictPolicy().judge(evaluation([0.3, 0.2, 0.1000003]), evaluation([0.1, 0.2, 0.3]))
+    assert verdict.decision == Decision.ACCEPTED
+    assert verdict.reason == "val 0.200 > incumbent 0.200 (mean difference +1e-07)"
+
+
+scores = st.lists(st.floats(0, 1, allow_subnormal=False), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores, st.randoms(use_true_random=False))
+def test_no_policy_accepts_the_incumbents_scores_in_another_order_but_a_retire_may_pass_on_them(values, random):
+    shuffled, incumbent = evaluation(random.sample(values, len(values))), evaluation(values)
+    for policy in (StrictPolicy(), NoRegressionPolicy(len(values)), PairedPolicy(0.95, 0.0),
+                   gate_policy(GateSettings(policy="confirm"))):
+        assert policy.judge(shuffled, incumbent).decision == Decision.REJECTED
+        assert policy.judge(shuffled, incumbent, at_least=True).decision == Decision.ACCEPTED
+
+
+MILLIONTHS = 10**6  # the outcomes files write scores to 6 decimal places
+
+
+@st.composite
+def equal_sums(draw) -> tuple[list[float], list[float]]:
+    """Two score lists (tenths) with the same decimal sum: the second moves some score between tasks."""
+    tenths = draw(st.lists(st.integers(0, 10), min_size=2, max_size=12))
+    give, take = draw(st.permutations(range(len(tenths))))[:2]
+    moved = draw(st.integers(0, min(tenths[give], 10 - tenths[take])))
+    other = list(tenths)
+    other[give] -= moved
+    other[take] += moved
+    return [t / 10 for t in tenths], [t / 10 for t in other]
+
+
+@settings(max_examples=200, deadline=None)
+@given(equal_sums())
+def test_strict_never_accepts_a_candidate_whose_decimal_scores_sum_to_the_incumbents(lists):
+    candidate, incumbent = evaluation(lists[0]), evaluation(lists[1])
+    assert StrictPolicy().judge(candidate, incumbent).decision == Decision.REJECTED
+    assert StrictPolicy().judge(candidate, incumbent, at_least=True).decision == Decision.ACCEPTED
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, MILLIONTHS), st.integers(0, MILLIONTHS)), min_size=1, max_size=12))
+def test_strict_accepts_exactly_when_the_decimal_scores_sum_to_a_gain(pairs):
+    candidate = evaluation([c / MILLIONTHS for c, _ in pairs])
+    incumbent = evaluation([i / MILLIONTHS for _, i in pairs])
+    exact = sum(c - i for c, i in pairs)
+    forward, backward = StrictPolicy().judge(candidate, incumbent), StrictPolicy().judge(incumbent, candidate)
+    assert (forward.decision == Decision.ACCEPTED) == (exact > 0)
+    assert (backward.decision == Decision.ACCEPTED) == (exact < 0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_paired_answers_a_handful_of_graded_tasks_with_a_rejection_that_says_why(n):
+    verdict = PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * n), evaluation([0.4] * n))
+    assert verdict.decision == Decision.REJECTED
+    assert f"{n} of {n} task(s) differ from a gain of 0: too few to show a gain above it at 0.95" in verdict.reason
+    assert f"p cannot go below {0.5 ** n:.4f}" in verdict.reason
+    assert PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * 5), evaluation([0.4] * 5)).decision == Decision.ACCEPTED
+
+
+def test_paired_margin_bounds_the_interval_on_pass_fail_scores_as_on_graded_ones():
+    pass_fail = (evaluation([1] * 10 + [0] * 10), evaluation([0] * 20))  # a gain of 0.5: surely above 0.2, not 0.3
+    graded = (evaluation([0.5] * 5 + [0.6] * 5), evaluation([0.0] * 10))  # 0.55: surely above 0.4, not 0.53
+    for (candidate, incumbent), below, above in ((pass_fail, 0.2, 0.3), (graded, 0.4, 0.53)):
+        sure, unsure = (PairedPolicy(0.95, margin).judge(candidate, incumbent) for margin in (below, above))
+        assert (sure.decision, unsure.decision) == (Decision.ACCEPTED, Decision.REJECTED)
+        assert unsure.evidence.mean_diff > above  # the point estimate clears the margin; the bound does not
+        assert below < sure.evidence.interval[0] == unsure.evidence.interval[0] < above
+        assert f"(needs the lower bound above {above:g} and p < 0.05)" in unsure.reason
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
+def test_an_evaluation_refuses_a_score_that_is_not_a_finite_number(score):
+    outcomes = "".join(json.dumps({"id": task, "score": value}) + "\n"
+                       for task, value in (("val-00", 1.0), ("val-01", score)))
+    with pytest.raises(WikiskillError, match=r"^1 task\(s\) scored no finite number \(val-01: (nan|inf|-inf)\)"):
+        Evaluation("fp", "setup", "t", read_scores(outcomes))
 
 
 def test_evidence_names_the_fixed_and_broken_tasks():

@@ -2,8 +2,10 @@
 proposal, under the current settings, and scores what its commit claims. Each of the four
 defects found when the gate trusted stale state is reproduced here on real git repositories."""
 
+import importlib
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,9 +13,10 @@ from conftest import git
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from test_resume import DiesAfter
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
+from workspaces import UNUSED_SERVER
 
 from wikiskill import api
-from wikiskill.errors import ValidationIndecisive, WorkspaceError
+from wikiskill.errors import ValidationIndecisive, WikiskillError, WorkspaceError
 from wikiskill.evolve import evolve
 from wikiskill.harness import Harness
 from wikiskill.history import round_state
@@ -341,3 +344,55 @@ def test_a_retire_is_merged_at_an_equal_score_and_a_harmful_one_is_not(after_rou
     assert (harmful.decision, harmful.score) == (Decision.REJECTED, 0.5)
     assert (ws.root / "skills/spell-letters/SKILL.md").exists()
     assert_every_merge_is_sound(ws)
+
+
+EXAMPLE_QA = Path(__file__).resolve().parents[1] / "benchmarks" / "example-qa"
+LETTERS_IN_PLACE = """
+def score(prediction, answer):
+    prediction = prediction or ""
+    return sum(a == b for a, b in zip(prediction.strip(), answer)) / len(answer)
+"""
+
+
+def graded_workspace(tmp_path: Path, monkeypatch, scorer: str, val_ids: list[str]) -> Workspace:
+    """example-qa's tasks as a `jsonl:` suite whose validation keeps `val_ids`, scored by the
+    `score` function of the module `scorer` (written to disk and imported as a user's scorer is)."""
+    module = f"scorer_{tmp_path.name}"
+    (tmp_path / "scorers").mkdir()
+    (tmp_path / "scorers" / f"{module}.py").write_text(scorer)
+    monkeypatch.syspath_prepend(str(tmp_path / "scorers"))
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for split in ("train", "test"):
+        shutil.copy(EXAMPLE_QA / f"{split}.jsonl", suite)
+    rows = [line for line in (EXAMPLE_QA / "val.jsonl").read_text().splitlines() if json.loads(line)["id"] in val_ids]
+    (suite / "val.jsonl").write_text("\n".join(rows) + "\n")
+    (suite / "suite.json").write_text(json.dumps({"scorer": f"{module}:score"}))
+    return api.init_workspace(tmp_path / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted",
+                              api_base=UNUSED_SERVER, concurrency=4)
+
+
+def test_a_paired_gate_on_one_graded_validation_task_rejects_and_says_one_task_cannot_show_a_gain(
+        tmp_path, monkeypatch):
+    ws = graded_workspace(tmp_path, monkeypatch, LETTERS_IN_PLACE, ["val-01"])  # reverse 'tattoo'
+    edit_config(ws, **{"gate.policy": "paired"})
+    evolve_scripted(ws, rounds=1)
+    gate = gate_of(ws, 1)
+    assert (gate.meta.decision, gate.meta.tasks) == (Decision.REJECTED, 1)
+    assert (gate.meta.incumbent, gate.meta.score) == (pytest.approx(2 / 6), 1.0)  # 'tattoo' has 2 letters in place
+    assert ("1 of 1 task(s) differ from a gain of 0: too few to show a gain above it at 0.95 "
+            "(a sign-flip test's p cannot go below 0.5000)") in ws.body(gate.sha)
+
+
+def test_a_score_that_is_not_a_number_stops_the_evaluation_in_one_line_and_a_fixed_scorer_resumes(
+        tmp_path, monkeypatch):
+    ws = graded_workspace(tmp_path, monkeypatch, "BROKEN = True\n\n" + LETTERS_IN_PLACE.replace(
+        "    prediction = ", "    if BROKEN and answer == 'oottat':\n        return float('nan')\n    prediction = "),
+                          ["val-00", "val-01"])
+    head = ws.head()
+    with pytest.raises(WikiskillError, match=r"^1 task\(s\) scored no finite number \(val-01: nan\)"):
+        evolve_scripted(ws, rounds=1)
+    assert ws.head() == head  # nothing recorded
+    importlib.import_module(f"scorer_{tmp_path.name}").BROKEN = False
+    evolve_scripted(ws, rounds=1)
+    assert gate_of(ws, 1).meta.incumbent == pytest.approx((1 + 2 / 6) / 2)

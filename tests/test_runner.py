@@ -3,6 +3,7 @@ finish in, each task at most once, the budget between tasks, and the same in a p
 processes that serves every step of a command."""
 
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -157,24 +158,33 @@ def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
     assert cache.get("t00") == done and cache.get("t01") is None
 
 
-def test_eval_with_a_process_pool_through_the_cli(tmp_path):
+def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_the_cli(tmp_path):
     from scripted import ScriptedWorld
     from typer.testing import CliRunner
 
     from wikiskill.cli import app
 
+    world, pools = ScriptedWorld(), []
+
+    def answer(body: dict):
+        pools.append(sorted(child.name for child in multiprocessing.active_children()))
+        return world(body)
+
     runner, ws = CliRunner(), tmp_path / "ws"
-    with FakeOpenAIServer(ScriptedWorld()) as server:
+    with FakeOpenAIServer(answer) as server:
         result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
                                      "--api-base", server.base_url])
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         shutil.rmtree(ws / ".wikiskill" / "results")
-        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
-        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "processes"])
+        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "local"])
+        two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers
-    assert refused.exit_code == 1 and "needs executor: processes or ray" in refused.output
+    assert refused.exit_code == 1 and "needs executor: processes or ray, not local" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    assert not any(name.startswith("wikiskill-worker") for names in pools[:6] for name in names)
+    assert all({"wikiskill-worker-0", "wikiskill-worker-1"} <= set(names) for names in pools[6:])
     journals = list((ws / ".wikiskill" / "results").glob("*/*.jsonl"))
     assert {path.name.split("-")[0] for path in journals} == {str(os.getpid())}  # the command writes the cache
     rows = [line for line in one.output.splitlines() if "test-0" in line]

@@ -53,11 +53,12 @@ ModelOption = typer.Option(None, "--model", help="litellm model string for every
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
 WorkersOption = typer.Option(None, "--workers", min=1,
-                             help="Worker processes (--executor processes) or Ray actors (--executor ray) "
-                                  "that share --concurrency, each with its own event loop.")
+                             help="Worker processes (--executor processes, the default above 1) or Ray actors "
+                                  "(--executor ray) that share --concurrency, each with its own event loop.")
 ExecutorOption = typer.Option(None, "--executor", case_sensitive=False,
                               help="Where tasks run: local (this process), processes (a pool of --workers "
-                                   "processes) or ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray).")
+                                   "processes) or ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray); "
+                                   "default: processes with --workers above 1, else local.")
 
 
 @app.callback()

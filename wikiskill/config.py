@@ -137,13 +137,15 @@ class LLMSettings(_Section):
 class GateSettings(_Section):
     policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
-    mean), `paired` (the lower bound of a one-sided confidence interval of the per-task mean
-    difference must exceed `margin`), `confirm` (strict, then strict again on a fresh evaluation
-    with new seeds) or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
+    mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
+    above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds)
+    or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
-    """`paired`: confidence level of the interval (or 1 - the sign test's significance level)."""
+    """`paired`: confidence level of the interval (1 - the tests' significance level)."""
     margin: float = Field(0.0, ge=0.0)
-    """`paired`: the mean per-task improvement the interval's lower bound must exceed."""
+    """`paired`: the mean per-task gain the candidate must be shown to exceed: the lower bound
+    of the one-sided `confidence` interval of the gain must be above it (not the point
+    estimate), on pass/fail and graded scores alike."""
     max_broken: int = Field(0, ge=0)
     """`no_regression`: the most validation tasks that main solved the candidate may lose."""
     repeats: int = Field(1, ge=1)
@@ -192,12 +194,13 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
-    executor: ExecutorKind = ExecutorKind.LOCAL
+    executor: ExecutorKind | None = None
     """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
     `workers` processes started once per command, for when one process's CPU is the limit) or
-    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`). Results, the
-    result cache and the budget stay with the command. A Python script using `processes` needs
-    the `if __name__ == "__main__":` guard."""
+    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`); unset:
+    `processes` when `workers` is above 1, else `local`. Results, the result cache and the
+    budget stay with the command. A Python script using `processes` needs the
+    `if __name__ == "__main__":` guard."""
     workers: int = Field(1, ge=1)
     """Worker processes (`processes`) or Ray actors (`ray`) that share `concurrency`, each with
     its own event loop; `local` runs one."""
@@ -239,10 +242,18 @@ class Config(_Section):
         return name
 
     @model_validator(mode="after")
-    def _workers_need_an_executor(self) -> Config:
+    def _local_runs_one_worker(self) -> Config:
         if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
-            raise ValueError(f"workers: {self.workers} needs executor: processes or ray (local runs one)")
+            raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
+                             "runs one); with executor unset it is processes")
         return self
+
+    @property
+    def task_executor(self) -> ExecutorKind:
+        """The executor tasks run on: `executor`, or when unset the one `workers` asks for."""
+        if self.executor is not None:
+            return self.executor
+        return ExecutorKind.PROCESSES if self.workers > 1 else ExecutorKind.LOCAL
 
     def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""

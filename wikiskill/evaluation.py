@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 
+from .errors import WikiskillError
 from .traces import Trajectory
 from .workspace import Commit, Workspace
 
@@ -25,13 +27,21 @@ class Evaluation:
     skills_id: str
     scores: dict[str, float]
 
+    def __post_init__(self) -> None:
+        broken = [task for task, score in self.scores.items() if not math.isfinite(score)]
+        if broken:
+            raise WikiskillError(f"{len(broken)} task(s) scored no finite number ({broken[0]}: "
+                                 f"{self.scores[broken[0]]}); an evaluation needs finite scores: check the "
+                                 "benchmark's scoring")
+
     @property
     def n(self) -> int:
         return len(self.scores)
 
     @property
     def mean(self) -> float:
-        return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
+        """Correctly rounded (`math.fsum`): the same scores in any task order give the same mean."""
+        return math.fsum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
     @property
     def solved(self) -> int:

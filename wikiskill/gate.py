@@ -3,12 +3,18 @@
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
 more evidence than a bare difference of means, which on a few dozen tasks is mostly noise.
+
+Verdicts rest on the per-task differences summed exactly, as fractions of the decimals the scores
+are written as: in floating point 0.1 + 0.2 + 0.4 is 0.7000000000000001 but 0.1 + 0.3 + 0.3 is
+0.7, and a sum depends on the order of its terms, so a tie could pass as a gain by a rounding error.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import ClassVar, Protocol
 
 from .config import GateSettings
@@ -30,6 +36,8 @@ class Evidence:
     n: int
     candidate: float
     incumbent: float
+    gain: Fraction
+    """The exact mean per-task difference, candidate minus incumbent."""
     fixed: list[str] = field(default_factory=list)
     """Tasks the candidate solves that the incumbent did not."""
     broken: list[str] = field(default_factory=list)
@@ -41,7 +49,7 @@ class Evidence:
 
     @property
     def mean_diff(self) -> float:
-        return self.candidate - self.incumbent
+        return float(self.gain)
 
     def interval_text(self) -> str | None:
         if self.interval is None:
@@ -73,20 +81,33 @@ def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, floa
     return [(task, score, incumbent.scores[task]) for task, score in candidate.scores.items()]
 
 
+def decimal(value: float) -> Fraction:
+    """`value` as the decimal it is written as (its shortest repr, as in the outcomes files)."""
+    return Fraction(repr(value))
+
+
+def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) -> list[Fraction]:
+    """Each task's exact difference, candidate minus incumbent, minus `less`."""
+    return [decimal(c) - decimal(i) - decimal(less) for _, c, i in pairs]
+
+
 def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
     pairs = paired(candidate, incumbent)
-    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean,
+    gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
+    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean, gain,
                     fixed=[task for task, c, i in pairs if c >= 1.0 > i],
                     broken=[task for task, c, i in pairs if i >= 1.0 > c], **extra)  # type: ignore[arg-type]
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
-    c, i = evidence.candidate, evidence.incumbent
-    if c > i or (at_least and c >= i):
-        return True, f"val {c:.3f} {'>' if c > i else '='} incumbent {i:.3f}"
-    relation = "=" if c == i else "<"
+    c, i, gain = evidence.candidate, evidence.incumbent, evidence.gain
+    shown = f"val {c:.3f} {'>' if gain > 0 else '=' if gain == 0 else '<'} incumbent {i:.3f}"
+    if gain and f"{c:.3f}" == f"{i:.3f}":
+        shown += f" (mean difference {float(gain):+.2g})"
+    if gain > 0 or (at_least and gain == 0):
+        return True, shown
     needs = "at least the incumbent" if at_least else "a strict improvement"
-    return False, f"val {c:.3f} {relation} incumbent {i:.3f} (needs {needs})"
+    return False, f"{shown} (needs {needs})"
 
 
 def _verdict(passed: bool, reason: str, evidence: Evidence) -> Verdict:
@@ -131,12 +152,14 @@ class NoRegressionPolicy:
 
 
 class PairedPolicy:
-    """Accept iff the per-task paired improvement is significant and above `margin`.
+    """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
+    bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
+    "the gain is at most `margin`".
 
-    Pass/fail scores: an exact one-sided sign test on the discordant tasks (McNemar's exact test).
-    Other scores: the lower bound of a one-sided BCa bootstrap interval of the mean difference must
-    be above the margin, and a paired sign-flip permutation test must reject "no gain" (the
-    bootstrap alone is too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
+    Pass/fail scores: an exact one-sided binomial test on the discordant tasks with its exact
+    (Clopper-Pearson) bound; with `margin` 0 this is McNemar's exact sign test. Other scores: a
+    one-sided BCa bootstrap bound and a paired sign-flip permutation test (the bootstrap alone is
+    too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
     """
 
     name = "paired"
@@ -145,6 +168,10 @@ class PairedPolicy:
     def __init__(self, confidence: float, margin: float, seed: int = 0):
         self.confidence, self.margin, self.seed = confidence, margin, seed
 
+    @property
+    def alpha(self) -> float:
+        return 1 - self.confidence
+
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         pairs = paired(candidate, incumbent)
         if at_least:  # removing prompt text needs no evidence of a gain, only of no loss
@@ -152,46 +179,55 @@ class PairedPolicy:
             return _verdict(*_strict_reason(evidence, True), evidence)
         if all(score in (0.0, 1.0) for _, c, i in pairs for score in (c, i)):
             return self._sign_test(candidate, incumbent)
-        return self._bootstrap(candidate, incumbent, [c - i for _, c, i in pairs])
+        return self._bootstrap(candidate, incumbent, pairs)
 
     def _sign_test(self, candidate: Evaluation, incumbent: Evaluation) -> Verdict:
-        from scipy.stats import binomtest
+        """Given the k discordant tasks, the gain is k/n * (2q - 1) with q the chance that a
+        discordant task is a fixed one; "gain at most margin" is "q at most q0"."""
+        from scipy.stats import beta, binomtest
 
         evidence = _evidence(self.name, candidate, incumbent)
         fixed, broken = len(evidence.fixed), len(evidence.broken)
-        p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed + broken else 1.0
-        evidence = replace(evidence, p_value=float(p), confidence=self.confidence)
-        alpha = 1 - self.confidence
+        discordant, n = fixed + broken, evidence.n
+        q0 = (1 + self.margin * n / discordant) / 2 if discordant else 1.0
+        p = float(binomtest(fixed, discordant, q0, alternative="greater").pvalue) if q0 < 1 else 1.0
+        q_low = float(beta.ppf(self.alpha, fixed, broken + 1)) if fixed else 0.0
+        low = discordant / n * (2 * q_low - 1) if discordant else 0.0
+        evidence = replace(evidence, interval=(low, math.inf), p_value=p, confidence=self.confidence)
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
-                  f"sign test p={p:.4f}")
-        if p >= alpha:
-            return _verdict(False, f"{reason} (needs p < {alpha:g})", evidence)
-        if evidence.mean_diff <= self.margin:
-            return _verdict(False, f"{reason}, but the gain {evidence.mean_diff:+.3f} is not above the margin "
-                                   f"{self.margin:g}", evidence)
-        return _verdict(True, f"{reason} < {alpha:g}", evidence)
+                  f"gain {evidence.interval_text()}, sign test p={p:.4f}")
+        return self._decide(reason, evidence, low, p)
 
-    def _bootstrap(self, candidate: Evaluation, incumbent: Evaluation, diffs: list[float]) -> Verdict:
-        low = mean_interval(diffs, self.confidence, self.seed, one_sided=True)[0]
-        p = self._sign_flip_p([d - self.margin for d in diffs])
+    def _bootstrap(self, candidate: Evaluation, incumbent: Evaluation,
+                   pairs: list[tuple[str, float, float]]) -> Verdict:
+        excess = [float(d) for d in differences(pairs, less=self.margin)]
+        moved = sum(1 for d in excess if d)
+        if 0.5 ** moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
+            evidence = _evidence(self.name, candidate, incumbent, confidence=self.confidence)
+            return _verdict(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
+                                   f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a gain "
+                                   f"above it at {self.confidence:g} (a sign-flip test's p cannot go below "
+                                   f"{0.5 ** moved:.4f})", evidence)
+        low = mean_interval([float(d) for d in differences(pairs)], self.confidence, self.seed, one_sided=True)[0]
+        p = self._sign_flip_p(excess)
         evidence = _evidence(self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence,
                              p_value=p)
-        alpha = 1 - self.confidence
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: mean difference "
                   f"{evidence.mean_diff:+.4f}, {evidence.interval_text()}, sign-flip p={p:.4f}")
-        if low > self.margin and p < alpha:
+        return self._decide(reason, evidence, low, p)
+
+    def _decide(self, reason: str, evidence: Evidence, low: float, p: float) -> Verdict:
+        if low > self.margin and p < self.alpha:
             return _verdict(True, f"{reason}: above {self.margin:g}", evidence)
-        return _verdict(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {alpha:g})", evidence)
+        return _verdict(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})",
+                        evidence)
 
     def _sign_flip_p(self, diffs: list[float]) -> float:
         """One-sided p-value of "the mean difference is above 0" by a paired permutation (sign-flip)
-        test: exact when the candidate changes nothing, at any number of tasks, where a bootstrap
-        interval alone accepts too often on a few dozen tasks."""
+        test: exact at up to 13 tasks, where a bootstrap interval alone accepts too often."""
         import numpy as np
         from scipy.stats import permutation_test
 
-        if not any(diffs):
-            return 1.0
         result = permutation_test((np.asarray(diffs),), np.mean, permutation_type="samples", alternative="greater",
                                   n_resamples=9999, vectorized=True, rng=np.random.default_rng(self.seed))
         return float(result.pvalue)

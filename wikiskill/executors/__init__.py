@@ -33,12 +33,12 @@ class Executor(Protocol):
 
 
 def open_executor(config: Config, place: Place, team: Team) -> Executor:
-    """The executor `config.executor` names, with `config.workers` workers (started on first use)."""
-    if config.executor is ExecutorKind.PROCESSES:
+    """The executor `config.task_executor` names, with `config.workers` workers (started on first use)."""
+    if config.task_executor is ExecutorKind.PROCESSES:
         from .processes import ProcessPool
 
         return ProcessPool(place, config.workers, preload_litellm=config.role("agent").model != OFFLINE_MODEL)
-    if config.executor is ExecutorKind.RAY:
+    if config.task_executor is ExecutorKind.RAY:
         from .ray_actors import RayActors
 
         return RayActors(place, config.workers, config.ray)
