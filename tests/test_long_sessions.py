@@ -40,7 +40,7 @@ def assert_calls_and_results_pair(messages: list[dict]) -> None:
     open_calls: list[str] = []
     for message in messages:
         if message["role"] == "tool":
-            assert message["tool_call_id"] == open_calls.pop(0), "a result without its call"
+            assert open_calls and message["tool_call_id"] == open_calls.pop(0), "a result without its call"
             continue
         assert not open_calls, "a call without its result"
         open_calls = [call["id"] for call in message.get("tool_calls") or []]
@@ -53,10 +53,13 @@ def test_two_hundred_tool_turns_fit_the_default_window_with_the_oldest_dropped_w
     task = {"role": "user", "content": "# Task\nFind which page names the failing pattern."}
     turns = []
     for number in range(200):
-        turns += [{"role": "assistant", "content": None, "tool_calls": [{
-                      "id": f"call-{number}", "type": "function",
-                      "function": {"name": "read_file", "arguments": json.dumps({"path": f"wiki/page-{number}.md"})}}]},
-                  {"role": "tool", "tool_call_id": f"call-{number}", "content": f"page {number}: " + "words " * 150}]
+        calls = 2 if number % 5 == 0 else 1
+        ids = [f"call-{number}", f"call-{number}-again"][:calls]
+        read = {"name": "read_file", "arguments": json.dumps({"path": f"wiki/page-{number}.md"})}
+        results = [f"page {number}: " + "words " * 150, "the same page again"][:calls]
+        turns.append({"role": "assistant", "content": None,
+                      "tool_calls": [{"id": call_id, "type": "function", "function": read} for call_id in ids]})
+        turns += [{"role": "tool", "tool_call_id": call_id, "content": result} for call_id, result in zip(ids, results)]
     conversation = [system, task, *turns]
     with FakeOpenAIServer(lambda body: "page 7", context_window=DEFAULT_CONTEXT_WINDOW) as server:
         chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, tool_protocol=protocol),
@@ -72,10 +75,10 @@ def test_two_hundred_tool_turns_fit_the_default_window_with_the_oldest_dropped_w
     assert [int(number) for number in shown] == list(range(dropped, 200))
     assert any(f"{dropped} oldest tool turn(s) dropped" in note for note in reply.notes)
     if protocol == ToolProtocol.NATIVE:
-        assert sent[2]["role"] == "user" and omitted(sent[2:3]) == dropped
         assert_calls_and_results_pair(sent)
+        assert sent[2]["role"] == "user" and omitted(sent[2:3]) == dropped
         assert sent[-2]["tool_calls"] == turns[-2]["tool_calls"] and sent[-1] == turns[-1]
-    assert len(conversation) == 402 and conversation[2] == turns[0]  # the caller's conversation is untouched
+    assert len(conversation) == 442 and conversation[2] == turns[0]  # the caller's conversation is untouched
 
 
 class LongReader(ScriptedWorld):
@@ -176,8 +179,26 @@ def test_bfcl_tasks_that_cannot_fit_fail_alone_with_the_sizes_in_their_rows(tmp_
         task_id: 0.0 if task_id in failed else 1.0 for task_id in rows}
     assert sorted(failed) == ["multi_turn_base_15", "multi_turn_base_181"] and server.overflows == []
     for task_id, error in failed.items():
-        assert re.fullmatch(r"the agent's request does not fit its context window: system prompt \d+ tokens \+ "
-                            r"tools \d{4} tokens \+ \d+ message\(s\) kept \d+ tokens \(the task and the latest turn.*\) "
-                            r"> 6144 prompt tokens \(a context window of 8192 less 2048 kept for the reply\): .*", error)
+        assert re.fullmatch(r"the agent's request does not fit its context window: system prompt \d+ tokens "
+                            r"\+ tools \d{4} tokens \+ \d+ message\(s\) kept \d+ tokens \(the task and the latest "
+                            r"turn.*\) > 6144 prompt tokens \(a context window of 8192 less 2048 kept for the reply\): "
+                            r".*", error)
         assert f"{task_id}: {error}" in output
     assert "mean score 0.500 (2/4 solved)" in output
+
+
+def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_is_retried_smaller():
+    conversation = [{"role": "system", "content": "You summarise."}, {"role": "user", "content": "# Task\nSummarise."}]
+    for number in range(40):
+        read = {"name": "read_file", "arguments": json.dumps({"path": f"p{number}"})}
+        conversation += [{"role": "assistant", "content": None,
+                          "tool_calls": [{"id": f"call-{number}", "type": "function", "function": read}]},
+                         {"role": "tool", "tool_call_id": f"call-{number}", "content": "words " * 150}]
+    with FakeOpenAIServer(lambda body: "short", context_window=DEFAULT_CONTEXT_WINDOW) as server:
+        chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384,
+                                         max_tokens=1000), LLMSettings(), "proposer", Meter())
+        reply = chat.complete(conversation, [READ_TOOL])
+    refused = server.overflows
+    assert reply.content == "short" and len(refused) == len(server.requests) - 1 >= 1
+    assert any("the server reported a context overflow" in note for note in reply.notes)
+    assert_calls_and_results_pair(server.requests[-1]["messages"])

@@ -33,7 +33,8 @@ KEPT_RECENT_MESSAGES = 2
 SHORTENED_HEAD_CHARS = 300
 KEPT_SECTION_CHARS = 2000
 MIN_SECTION_CHARS = 120
-OMITTED_TURNS = "[{count} earlier tool turn(s) omitted to fit the model's context window: their calls and results are not shown.]"
+OMITTED_TURNS = ("[{count} earlier tool turn(s) omitted to fit the model's context window: their calls and "
+                 "results are not shown.]")
 """The line that stands in for a run of dropped tool turns (a user message)."""
 _SECTION = re.compile(r"^(?=#)", re.MULTILINE)
 
