@@ -17,7 +17,7 @@ from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
 from wikiskill.config import LLMSettings, RoleSettings, ToolProtocol
-from wikiskill.context import OMITTED_TURNS
+from wikiskill.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.llm import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
@@ -202,3 +202,12 @@ def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_
     assert reply.content == "short" and len(refused) == len(server.requests) - 1 >= 1
     assert any("the server reported a context overflow" in note for note in reply.notes)
     assert_calls_and_results_pair(server.requests[-1]["messages"])
+
+
+def test_a_section_cut_twice_says_how_many_characters_were_cut_in_all():
+    pages = "".join(f"# page {name}\n" + name * 10_000 + "\n" for name in "ab")
+    fitted = fit_messages([{"role": "system", "content": "s"}, {"role": "user", "content": pages}], 600)
+    first, second = (int(re.search(r"cut to (\d+) characters", note).group(1)) for note in fitted.notes)
+    assert first == 2000 > second and conversation_tokens(fitted.messages) <= 600
+    kept = re.findall(r"# page \w\n(\w+)\n\[\.\.\. +(\d+) characters cut", fitted.messages[1]["content"])
+    assert [len(text) + int(cut) for text, cut in kept] == [10_001, 10_001]  # each body and its newline

@@ -78,6 +78,7 @@ def _marker(cut: int) -> str:
 
 
 _MARKER_CHARS = len(_marker(0))
+_CUT_BEFORE = re.compile(r"\n\[\.\.\. +(\d+) characters cut to fit the model's context window \.\.\.\]\n\Z")
 
 
 def fit_messages(messages: list[dict], limit_tokens: int, tools: int = 0, role: str = "model",
@@ -222,7 +223,9 @@ def _cut_sections(messages: list[dict], room: int, floor: int, notes: list[str])
     cut_count = 0
     for index, text in sections:
         if len(text) > cap + _MARKER_CHARS:
-            text = text[:cap] + _marker(len(text) - cap)
+            before = _CUT_BEFORE.search(text)  # cut already: the marker counts every character cut
+            earlier = int(before.group(1)) - _MARKER_CHARS if before else 0
+            text = text[:cap] + _marker(len(text) - cap + earlier)
             cut_count += 1
         parts.setdefault(index, []).append(text)
     if cut_count:
