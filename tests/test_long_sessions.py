@@ -17,6 +17,7 @@ from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
 from wikiskill.config import LLMSettings, RoleSettings, ToolProtocol
+from wikiskill.errors import ContextOverflow
 from wikiskill.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.llm import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -180,7 +181,7 @@ def test_bfcl_tasks_that_cannot_fit_fail_alone_with_the_sizes_in_their_rows(tmp_
     assert sorted(failed) == ["multi_turn_base_15", "multi_turn_base_181"] and server.overflows == []
     for task_id, error in failed.items():
         assert re.fullmatch(r"the agent's request does not fit its context window: system prompt \d+ tokens "
-                            r"\+ tools \d{4} tokens \+ \d+ message\(s\) kept \d+ tokens \(the task and the latest "
+                            r"\+ tools \d{4} tokens \+ \d+ message\(s\) \d+ tokens kept \(the task and the latest "
                             r"turn.*\) > 6144 prompt tokens \(a context window of 8192 less 2048 kept for the reply\): "
                             r".*", error)
         assert f"{task_id}: {error}" in output
@@ -202,6 +203,20 @@ def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_
     assert reply.content == "short" and len(refused) == len(server.requests) - 1 >= 1
     assert any("the server reported a context overflow" in note for note in reply.notes)
     assert_calls_and_results_pair(server.requests[-1]["messages"])
+
+
+
+def test_a_server_that_refuses_even_the_shrunk_request_fails_with_the_sizes_it_was_sent():
+    conversation = [{"role": "system", "content": "rule " * 2000}, {"role": "user", "content": "go"}]
+    with FakeOpenAIServer(lambda body: "never", context_window=1024) as server:
+        chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384),
+                            LLMSettings(), "maintainer", Meter())
+        with pytest.raises(ContextOverflow) as failure:
+            chat.complete(conversation)
+    assert len(server.overflows) == len(server.requests) == 3
+    assert re.search(r"still too long after shrinking it 2 times, to system prompt \d{4} tokens \+ tools 0 tokens "
+                     r"\+ 1 message\(s\) \d+ tokens of a 16384-token window: set `maintainer.context_window`",
+                     str(failure.value))
 
 
 def test_a_section_cut_twice_says_how_many_characters_were_cut_in_all():

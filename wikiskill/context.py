@@ -105,12 +105,17 @@ def fit_messages(messages: list[dict], limit_tokens: int, tools: int = 0, role: 
     return Fitted(fitted, notes)
 
 
-def _too_long(messages: list[dict], tools: int, role: str, limit: str, notes: list[str]) -> str:
+def sizes(messages: list[dict], tools: int) -> str:
+    """The estimated sizes of a request's parts, for messages about the window."""
     system = conversation_tokens([m for m in messages if m.get("role") == "system"])
     others = [m for m in messages if m.get("role") != "system"]
+    return (f"system prompt {system} tokens + tools {tools} tokens + {len(others)} message(s) "
+            f"{conversation_tokens(others)} tokens")
+
+
+def _too_long(messages: list[dict], tools: int, role: str, limit: str, notes: list[str]) -> str:
     done = f", after {', '.join(notes)}" if notes else ""
-    return (f"the {role}'s request does not fit its context window: system prompt {system} tokens + tools "
-            f"{tools} tokens + {len(others)} message(s) kept {conversation_tokens(others)} tokens (the task and "
+    return (f"the {role}'s request does not fit its context window: {sizes(messages, tools)} kept (the task and "
             f"the latest turn{done}) > {limit}: set `{role}.context_window` to the model's real window if it "
             f"is larger, set a smaller `{role}.max_tokens`, or use a model with a larger window")
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from .config import OFFLINE_MODEL, BudgetSettings, Config, LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
-from .context import conversation_tokens, estimate_tokens, fit_messages, tools_tokens
+from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from .errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from .jsontext import extract_json
 from .redact import Scrubber, scrub
@@ -534,8 +534,10 @@ class _Call:
 
     def _retry_smaller(self, summary: str) -> float:
         if self.overflows >= CONTEXT_RETRIES:
-            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times: "
-                                  f"set `{self.model.role}.context_window` to the server's real size)") from None
+            sent = sizes(self.request["messages"], tools_tokens(self.request.get("tools")))
+            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times, to "
+                                  f"{sent} of a {self.model.context_window}-token window: set "
+                                  f"`{self.model.role}.context_window` to the server's real size)") from None
         self.overflows += 1
         self.shrink *= CONTEXT_SHRINK
         self.notes.append(f"the server reported a context overflow; fitted into {self.shrink:.0%} of the window")
