@@ -17,8 +17,8 @@ from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
 from wikiskill.config import LLMSettings, RoleSettings, ToolProtocol
-from wikiskill.errors import ContextOverflow
 from wikiskill.context import OMITTED_TURNS, conversation_tokens, fit_messages
+from wikiskill.errors import ContextOverflow
 from wikiskill.llm import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
@@ -203,7 +203,6 @@ def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_
     assert reply.content == "short" and len(refused) == len(server.requests) - 1 >= 1
     assert any("the server reported a context overflow" in note for note in reply.notes)
     assert_calls_and_results_pair(server.requests[-1]["messages"])
-
 
 
 def test_a_server_that_refuses_even_the_shrunk_request_fails_with_the_sizes_it_was_sent():

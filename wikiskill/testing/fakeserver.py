@@ -112,7 +112,7 @@ def as_text_reply(reply: Reply) -> Reply:
                  truncate=reply.truncate)
 
 
-def request_tokens(body: dict) -> int:
+def _request_tokens(body: dict) -> int:
     """The prompt tokens a server with a context window counts for a request: about 4 characters
     a token of the messages' and tools' JSON."""
     return _rough_tokens(json.dumps(body.get("messages") or []) + json.dumps(body.get("tools") or []))
@@ -190,7 +190,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner._record(body)
         if owner.context_window is not None:
-            prompt, completion = request_tokens(body), int(body.get("max_tokens") or 0)
+            prompt, completion = _request_tokens(body), int(body.get("max_tokens") or 0)
             if prompt + completion > owner.context_window:
                 owner._record_overflow(body)
                 self._send_json(400, _overflow_body(owner.context_window, prompt, completion))
