@@ -139,7 +139,8 @@ def test_a_long_conversation_is_fitted_into_the_context_window():
 
 def test_a_system_prompt_that_cannot_fit_is_named_in_one_line():
     with FakeOpenAIServer(lambda body: "done") as server:
-        with pytest.raises(ContextOverflow, match="proposer's system prompt .* does not fit"):
+        with pytest.raises(ContextOverflow, match=r"proposer.s request does not fit its context window: "
+                                                  r"system prompt \d+ tokens \+ tools 0 tokens"):
             model(server, context_window=1024).complete([{"role": "system", "content": "rule " * 3000},
                                                          {"role": "user", "content": "go"}])
     assert server.requests == []

@@ -133,10 +133,15 @@ def eval_command(
                              workers=workers, executor=executor, console=console)
     scores = evaluated.evaluation.scores
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
+    failed = []
     for trajectory in evaluated.runs[0]:
         row = trajectory.outcome()
         table.add_row(row["id"], f"{scores[row['id']]:.3f}", _short(row["prediction"]), _short(row["expected"]))
+        if row["error"]:
+            failed.append(f"{row['id']}: {row['error']}")
     console.print(table)
+    for line in failed:
+        console.print(line, markup=False, highlight=False)
     repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
     e = evaluated.evaluation
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved){repeats}; fingerprint {e.fingerprint}")

@@ -44,7 +44,8 @@ class RoleSettings(_Section):
     """Sampling temperature."""
     max_tokens: int | None = None
     """Cap on completion tokens per call; empty = the provider's default (for a model litellm does
-    not know, e.g. on a local server, a quarter of the context window, at most 2048)."""
+    not know, e.g. on a local server, a quarter of the context window, at most 2048, down to 512
+    when a request would not fit otherwise)."""
     tool_protocol: ToolProtocol = ToolProtocol.AUTO
     """How the role calls tools: `native` tool calls; `text` (the tools and their JSON schemas are
     described in the prompt and a call is a JSON object `{"name": ..., "arguments": ...}` in the
@@ -56,8 +57,9 @@ class RoleSettings(_Section):
     `response_format`; `off` never does; `auto` sends it when litellm says the model supports it or
     to an `api_base` server, and stops sending it when the server rejects it."""
     context_window: int | None = Field(None, ge=1024)
-    """Tokens the model accepts per request; empty = litellm's model info, else 8192. Requests are
-    fitted into it: older tool results shortened first, then the longest sections cut."""
+    """Tokens the model accepts per request; empty = litellm's model info, else 8192. Requests
+    (tools' schemas included) are fitted into it: older tool results shortened first, then the
+    longest sections cut, then the oldest tool turns dropped, then sections cut further."""
 
 
 class AgentSettings(RoleSettings):

@@ -25,11 +25,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from .config import OFFLINE_MODEL, BudgetSettings, Config, LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
-from .context import conversation_tokens, fit_messages
+from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from .errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from .jsontext import extract_json
 from .redact import Scrubber, scrub
-from .toolcalls import TEXT_CALL_PREFIX, as_text_conversation, call_schema, json_schema, parse_text_calls
+from .toolcalls import (TEXT_CALL_PREFIX, as_text_conversation, call_schema, describe_tools, json_schema,
+                        parse_text_calls)
 from .traces import Usage
 
 __all__ = ["ChatModel", "LiteLLMModel", "Meter", "Reply", "ResponseCache", "ToolCall", "check_credentials",
@@ -41,6 +42,9 @@ TRANSIENT_ERRORS = {"Timeout", "APIConnectionError", "RateLimitError", "Internal
 LOAD_SKILL_TOOL_NAME = "load_skill"
 DEFAULT_CONTEXT_WINDOW = 8192
 MAX_DEFAULT_COMPLETION_TOKENS = 2048
+MIN_DEFAULT_COMPLETION_TOKENS = 512
+"""Without `max_tokens`, the reply's share of the window shrinks to this before a request is
+refused as too long."""
 CONTEXT_SHRINK = 0.7
 CONTEXT_RETRIES = 2
 TIMEOUT_SHARE = 0.5
@@ -369,18 +373,29 @@ class _Call:
         return bool(self.tools) and self.model.protocol == ToolProtocol.TEXT
 
     def _build(self) -> dict:
+        """The request: the conversation fitted (as the model layer keeps it, calls and results
+        paired) into the window, then written in the model's tool protocol."""
         model = self.model
         settings = model.settings
-        messages, tools = self.messages, self.tools
-        if self._text_protocol():
-            messages, tools = as_text_conversation(messages, self.tools or []), None
+        text = self._text_protocol()
+        tools_size = estimate_tokens(describe_tools(self.tools or [])) if text else tools_tokens(self.tools)
         completion = model._completion_tokens()
-        budget = int((model.context_window - model._reserved_tokens()) * self.shrink)
-        messages = self._fit_in_time(messages, tools, budget, completion or model._reserved_tokens())
-        if conversation_tokens(messages, tools) > budget:
-            fitted = fit_messages(messages, budget, tools, model.role)
-            messages = fitted.messages
-            self.notes += [f"context window {model.context_window}: {note}" for note in fitted.notes]
+        reserved = model._reserved_tokens()
+        notes = list(self.notes)
+        try:
+            messages = self._fit(tools_size, reserved, completion or reserved)
+        except ContextOverflow:
+            smaller = min(MIN_DEFAULT_COMPLETION_TOKENS, reserved)
+            if settings.max_tokens or smaller == reserved:
+                raise
+            self.notes = notes
+            messages = self._fit(tools_size, smaller, smaller)
+            self.notes.append(f"the reply's share of the window cut from {reserved} to {smaller} tokens "
+                              "to fit the request")
+            completion = completion and smaller
+        tools = self.tools
+        if text:
+            messages, tools = as_text_conversation(messages, self.tools or []), None
         request: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
         if tools:
             request["tools"] = tools
@@ -390,23 +405,38 @@ class _Call:
             request["api_base"] = settings.api_base
         if self.response_model is not None and model._sends_schema():
             request["response_format"] = _schema_format(self.response_model.__name__, json_schema(self.response_model))
-        elif self.call_required and self._text_protocol() and model._sends_schema():
+        elif self.call_required and text and model._sends_schema():
             request["response_format"] = _schema_format("tool_call", call_schema(self.tools or []))
         return request
 
-    def _fit_in_time(self, messages: list[dict], tools: list[dict] | None, budget: int,
-                     completion: int) -> list[dict]:
+    def _fit(self, tools_size: int, reserved: int, completion: int) -> list[dict]:
+        """The conversation fitted into the window less `reserved` tokens for the reply (and into
+        what the server answers in time)."""
+        model = self.model
+        budget = int((model.context_window - reserved) * self.shrink)
+        messages = self._fit_in_time(self.messages, tools_size, budget, completion)
+        if conversation_tokens(messages) + tools_size <= budget:
+            return messages
+        shrunk = f", shrunk to {self.shrink:.0%} after the server reported an overflow" if self.shrink < 1 else ""
+        limit = (f"{budget} prompt tokens (a context window of {model.context_window} less {reserved} "
+                 f"kept for the reply{shrunk})")
+        fitted = fit_messages(messages, budget, tools_size, model.role, limit)
+        self.notes += [f"context window {model.context_window}: {note}" for note in fitted.notes]
+        return fitted.messages
+
+    def _fit_in_time(self, messages: list[dict], tools_size: int, budget: int, completion: int) -> list[dict]:
         """`messages` cut to what the server's measured speed answers in a share of the timeout.
         Advisory, unlike the window: a noisy estimate never cuts below a quarter of the window, and
-        a request whose fixed part (the system prompt) does not fit the time is sent at the
-        window's size rather than failed."""
+        a request whose fixed part (the system prompt, the tools) does not fit the time is sent at
+        the window's size rather than failed."""
         model = self.model
         in_time = model.speed.prompt_budget(model.llm.timeout * TIMEOUT_SHARE, completion)
-        if in_time is None or conversation_tokens(messages, tools) <= max(in_time, budget // 4) or in_time >= budget:
+        size = conversation_tokens(messages) + tools_size
+        if in_time is None or size <= max(in_time, budget // 4) or in_time >= budget:
             return messages
         in_time = max(in_time, budget // 4)
         try:
-            fitted = fit_messages(messages, in_time, tools, model.role)
+            fitted = fit_messages(messages, in_time, tools_size, model.role)
         except ContextOverflow:
             self.notes.append(f"the server's measured speed allows {in_time} prompt tokens, less than the "
                               "request's fixed part: sent at the context window's size")
@@ -504,8 +534,10 @@ class _Call:
 
     def _retry_smaller(self, summary: str) -> float:
         if self.overflows >= CONTEXT_RETRIES:
-            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times: "
-                                  f"set `{self.model.role}.context_window` to the server's real size)") from None
+            sent = sizes(self.request["messages"], tools_tokens(self.request.get("tools")))
+            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times, to "
+                                  f"{sent} of a {self.model.context_window}-token window: set "
+                                  f"`{self.model.role}.context_window` to the server's real size)") from None
         self.overflows += 1
         self.shrink *= CONTEXT_SHRINK
         self.notes.append(f"the server reported a context overflow; fitted into {self.shrink:.0%} of the window")

@@ -2,7 +2,8 @@
 
 Kinds: `qa` (one answer in <answer></answer>) and `interactive` (one action per turn in a text
 environment). In skills mode `index` both can call `load_skill(name)` to read a skill's body; with
-`agent.wiki_access` both can call `read_wiki(name)` to read a wiki page.
+`agent.wiki_access` both can call `read_wiki(name)` to read a wiki page. A task whose
+conversation cannot fit the model's context window fails alone, with the reason as its error.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task
 from ..config import SkillsSettings
+from ..errors import ContextOverflow
 from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
 from ..prompts import render
 from ..skills import Skill
@@ -119,8 +121,13 @@ class QAAgent:
             {"role": "user", "content": task.question},
         ]
         chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
-        reply = await chat.reply(messages)
-        prediction = extract_answer(reply.content)
+        try:
+            reply = await chat.reply(messages)
+        except ContextOverflow as exc:
+            prediction, error = None, str(exc)
+        else:
+            prediction = extract_answer(reply.content)
+            error = None if prediction is not None else "no <answer></answer> in the reply"
         return Trajectory(
             task_id=task.id,
             split=task.split,
@@ -132,7 +139,7 @@ class QAAgent:
             score=self.benchmark.score(task, prediction),
             usage=chat.usage,
             skills=[s.name for s in shown],
-            error=None if prediction is not None else "no <answer></answer> in the reply",
+            error=error,
         )
 
 
@@ -172,6 +179,7 @@ class InteractiveAgent:
         turns: list[dict] = []
         feedback = ""
         tried: set[str] = set()
+        error = None
         for number in range(1, self.max_steps + 1):
             turns.append({"role": "user", "content": render(
                 "agent_interactive_turn",
@@ -186,7 +194,11 @@ class InteractiveAgent:
                 admissible=state.admissible_actions or [],
             )})
             window = [system] + turns[-2 * HISTORY_TURNS:]
-            reply = await chat.reply(window)
+            try:
+                reply = await chat.reply(window)
+            except ContextOverflow as exc:
+                error = str(exc)
+                break
             turns.append({"role": "assistant", "content": reply.content or ""})
             action = extract_action(reply.content)
             feedback = _feedback(action, state, tried)
@@ -206,6 +218,7 @@ class InteractiveAgent:
             lost=state.lost,
             usage=chat.usage,
             skills=[s.name for s in shown],
+            error=error,
         )
 
 

@@ -4,7 +4,8 @@ Each user turn runs until the model replies without a function call, for at most
 replies. The task's functions are offered as tools (native tool calls, or the text protocol for
 models without them: the model layer chooses), next to `load_skill` and `read_wiki` where those
 are on. Every call and its result stays in the trajectory's messages, for the maintainer and the
-proposer to read.
+proposer to read. A conversation that cannot fit the model's context window ends there: the
+task fails with the reason as its error, and the other tasks run on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..config import SkillsSettings
+from ..errors import ContextOverflow
 from ..llm import ChatModel, ToolCall
 from ..prompts import render
 from ..skills import Skill
@@ -49,7 +51,11 @@ class ToolUseAgent:
             tools += user.added_tools
             messages.append({"role": "user", "content": user.content})
             for _ in range(self.max_steps):
-                reply = await self.model.acomplete(messages, tools + self.lookups.tools)
+                try:
+                    reply = await self.model.acomplete(messages, tools + self.lookups.tools)
+                except ContextOverflow as exc:  # this task fails alone; the others still run
+                    error = str(exc)
+                    break
                 usage = usage + reply.usage
                 messages.append(reply.message())
                 if not reply.tool_calls:
@@ -58,6 +64,7 @@ class ToolUseAgent:
                 messages += await self._results(session, turn, reply.tool_calls)
             else:
                 error = f"user turn {turn + 1} was still calling functions after {self.max_steps} replies"
+            if error:
                 break
         score = await asyncio.to_thread(session.score, answered)
         return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.TOOL_USE, question=task.question,

@@ -13,6 +13,9 @@ Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models
 With ``text_tools=True`` the server acts like a local model without a tool parser: it never
 returns native tool calls (a scripted call comes back as a ```json-fenced
 ``{"name": ..., "arguments": ...}`` in the content) and fences any JSON object it answers.
+With ``context_window=N`` it acts like a model with an N-token window: a request whose prompt
+(about 4 characters a token of its messages' and tools' JSON) plus its `max_tokens` exceeds N
+gets OpenAI's 400 `context_length_exceeded` error, before the handler sees it.
 
 A request with ``"stream": true`` gets a complete SSE stream (role/content or tool-call
 delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is set, then
@@ -109,6 +112,20 @@ def as_text_reply(reply: Reply) -> Reply:
                  truncate=reply.truncate)
 
 
+def _request_tokens(body: dict) -> int:
+    """The prompt tokens a server with a context window counts for a request: about 4 characters
+    a token of the messages' and tools' JSON."""
+    return _rough_tokens(json.dumps(body.get("messages") or []) + json.dumps(body.get("tools") or []))
+
+
+def _overflow_body(window: int, prompt: int, completion: int) -> dict:
+    message = (f"This model's maximum context length is {window} tokens. However, you requested "
+               f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+               "Please reduce the length of the messages or completion.")
+    return {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
+                      "code": "context_length_exceeded"}}
+
+
 def _error_body(status: int, message: str | None) -> dict:
     kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
              404: "not_found_error", 429: "rate_limit_error"}
@@ -172,6 +189,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         owner._record(body)
+        if owner.context_window is not None:
+            prompt, completion = _request_tokens(body), int(body.get("max_tokens") or 0)
+            if prompt + completion > owner.context_window:
+                owner._record_overflow(body)
+                self._send_json(400, _overflow_body(owner.context_window, prompt, completion))
+                return
         try:
             reply = owner.handler(body)
         except Exception as exc:  # a broken test handler should show up as a 500, not a hang
@@ -219,17 +242,20 @@ class FakeOpenAIServer:
 
     `handler(body) -> Reply | str` answers each chat request (a str is the content);
     `latency` seconds are slept before every answer; `text_tools` turns native tool calls and
-    bare JSON into fenced text. Use as a context manager, or call `start()` / `stop()`.
+    bare JSON into fenced text; `context_window` refuses requests too long for that many tokens
+    (`overflows` lists them). Use as a context manager, or call `start()` / `stop()`.
     `port=0` picks a free port.
     """
 
     def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0,
-                 text_tools: bool = False) -> None:
+                 text_tools: bool = False, context_window: int | None = None) -> None:
         self.handler = handler
         self.latency = latency
         self.text_tools = text_tools
+        self.context_window = context_window
         self._lock = threading.Lock()
         self._requests: list[dict] = []
+        self._overflows: list[dict] = []
         self._ids = itertools.count(1)
         self._httpd = _HTTPServer((host, port), _RequestHandler)
         self._httpd.owner = self
@@ -248,6 +274,12 @@ class FakeOpenAIServer:
         """A snapshot of the chat request bodies received so far, in arrival order."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def overflows(self) -> list[dict]:
+        """The request bodies refused as longer than `context_window`."""
+        with self._lock:
+            return list(self._overflows)
 
     def start(self) -> FakeOpenAIServer:
         # A short poll interval keeps stop() (which waits for the next poll) quick.
@@ -273,6 +305,10 @@ class FakeOpenAIServer:
     def _record(self, body: dict) -> None:
         with self._lock:
             self._requests.append(body)
+
+    def _record_overflow(self, body: dict) -> None:
+        with self._lock:
+            self._overflows.append(body)
 
     def _next_id(self) -> int:
         with self._lock:
@@ -345,13 +381,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--completion-tokens", type=int, default=None, help="reported completion tokens")
     parser.add_argument("--text-tools", action="store_true",
                         help="never return native tool calls; write calls and JSON in ```json fences")
+    parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
+                        help="refuse requests longer than this many tokens, as OpenAI does (context_length_exceeded)")
     parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
                         help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
     handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
     with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port,
-                          text_tools=args.text_tools) as server:
+                          text_tools=args.text_tools, context_window=args.context_window) as server:
         print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
         try:
             threading.Event().wait()
