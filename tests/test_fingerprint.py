@@ -4,11 +4,11 @@ import pytest
 from test_workspace import WorldModel, scripted_workspace
 
 from scripted import ScriptedWorld
-from wikiskill import fingerprint
+from wikiskill.loop import fingerprint
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.config import load_config
-from wikiskill.fingerprint import eval_setup
-from wikiskill.harness import Harness
+from wikiskill.core.config import load_config
+from wikiskill.loop.fingerprint import eval_setup
+from wikiskill.loop.harness import Harness
 
 
 @pytest.fixture()

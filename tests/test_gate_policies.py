@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from wikiskill.config import GateSettings
-from wikiskill.errors import WikiskillError
-from wikiskill.evaluation import Evaluation
-from wikiskill.gate import RETIRE, PairedPolicy, StrictPolicy, gate_policy, mean_interval
-from wikiskill.impact import ImpactEntry
-from wikiskill.trailers import Decision
+from wikiskill.core.config import GateSettings
+from wikiskill.core.errors import WikiskillError
+from wikiskill.store.evaluations import Evaluation
+from wikiskill.loop.gate_policies import RETIRE, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.loop.impact import ImpactEntry
+from wikiskill.store.trailers import Decision
 
 
 def evaluation(scores: list[float], tree: str = "t") -> Evaluation:

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.redact import REDACTED, is_secret_name, scrub
+from wikiskill.core.redact import REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -99,9 +99,9 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
-    from wikiskill.proposals import InvalidProposal, prepare_proposal
+    from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
     from wikiskill.roles.maintainer import MaintainerOutput, PageCreate
-    from wikiskill.wiki import Wiki, apply_maintainer_output
+    from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(InvalidProposal, match="the skill name contains a secret"):

@@ -15,7 +15,7 @@ from wikiskill.benchmarks.builtin import TextWorldFamily
 from wikiskill.benchmarks.textworld_challenges import CHALLENGES, open_challenge
 from wikiskill.benchmarks.textworld_cooking import COOKING
 from wikiskill.benchmarks.textworld_games import cache_root, games_dir
-from wikiskill.errors import BenchmarkError, ConfigError
+from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.roles.agent import normalized_score
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

@@ -2,14 +2,14 @@
 
 import pytest
 
-from wikiskill.config import WikiSettings
-from wikiskill.consolidation import WordOverlap, consolidate
-from wikiskill.errors import ProposalError
-from wikiskill.links import rewrite_links
-from wikiskill.lint import lint_files
-from wikiskill.offline.consolidation import PatternCover
-from wikiskill.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
-from wikiskill.wiki import Wiki, maintainer_view, read_wiki, render_index, render_page
+from wikiskill.core.config import WikiSettings
+from wikiskill.knowledge.consolidation import WordOverlap, consolidate
+from wikiskill.core.errors import ProposalError
+from wikiskill.knowledge.links import rewrite_links
+from wikiskill.knowledge.lint import lint_files
+from wikiskill.roles.offline.consolidation import PatternCover
+from wikiskill.knowledge.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
+from wikiskill.knowledge.wiki import Wiki, maintainer_view, read_wiki, render_index, render_page
 
 
 def make_page(slug: str, summary: str, tasks: dict[str, int], fix: str = "Spell the word.", **meta) -> Page:

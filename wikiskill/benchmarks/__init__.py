@@ -1,4 +1,7 @@
-"""Benchmarks: what a suite is (`base`), and the registry that finds suites by name (`registry`)."""
+"""Task suites: what a suite is and how each kind is scored (`base`), the registry that
+finds families by name through the `wikiskill.benchmarks` entry points (`registry`), and the
+built-in families and suites, one module each. It may import `core` only: a suite knows nothing
+of workspaces, skills, models or the loop."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ..errors import BenchmarkError
-from ..resources import data_dir
+from ..core.errors import BenchmarkError
+from ..core.resources import data_dir
 from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
 from .registry import LoadRequest
 

@@ -7,7 +7,7 @@ import logging
 import os
 from pathlib import Path
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import SPLITS, BenchmarkSpec, Split, Task
 from .builtin import JsonlFamily
 from .scoring import get_scorer

@@ -11,13 +11,13 @@ import asyncio
 from typing import Protocol
 
 from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task
-from ..config import SkillsSettings
-from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
-from ..prompts import render
-from ..skills import Skill
-from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
-from ..traces import Step, Trajectory, Usage
-from ..wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
+from ..core.config import SkillsSettings
+from ..llm.client import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
+from ..core.prompts import render
+from ..knowledge.skills import Skill
+from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
+from ..store.traces import Step, Trajectory, Usage
+from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12

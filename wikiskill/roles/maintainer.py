@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import ContextOverflow
-from ..llm import ChatModel, extract_json
-from ..pages import PageKind
-from ..prompts import render
-from ..search import tokens
-from ..traces import Trajectory, Usage
-from ..transcript import Transcript
+from ..core.errors import ContextOverflow
+from ..llm.client import ChatModel, extract_json
+from ..knowledge.pages import PageKind
+from ..core.prompts import render
+from ..knowledge.search import tokens
+from ..store.traces import Trajectory, Usage
+from .transcript import Transcript
 
 
 class _Reply(BaseModel):
