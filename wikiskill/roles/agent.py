@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task
+from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
 from ..llm.client import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
 from ..core.prompts import render
@@ -49,13 +49,6 @@ def extract_action(text: str | None) -> str:
         return " ".join(action.split())
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else ""
-
-
-def normalized_score(step: EnvStep) -> float:
-    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
-    if step.max_score <= 0:
-        return 1.0 if step.won else 0.0
-    return max(0.0, min(1.0, step.score / step.max_score))
 
 
 class LookupTools:

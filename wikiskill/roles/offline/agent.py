@@ -8,9 +8,8 @@ import random
 import re
 from typing import cast
 
-from ...benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task
+from ...benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task, normalized_score
 from ...core.errors import BenchmarkError
-from ..agent import normalized_score
 from ...knowledge.skills import Skill
 from ...store.traces import Step, Trajectory
 from .rules import Rule, parse_rules
