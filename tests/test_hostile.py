@@ -21,7 +21,8 @@ from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill.llm.client import Reply, ToolCall
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.agent import extract_action, extract_answer
-from wikiskill.roles.maintainer import MaintainerOutput, parse_output
+from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.roles.maintainer import parse_output
 from wikiskill.roles.proposer import Proposer
 from wikiskill.roles.sandbox import Sandbox
 from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter

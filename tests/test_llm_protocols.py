@@ -8,7 +8,7 @@ import pytest
 from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
 from wikiskill.llm.client import LiteLLMModel, Meter
-from wikiskill.roles.maintainer import MaintainerOutput
+from wikiskill.knowledge.wiki_requests import MaintainerOutput
 from wikiskill.roles.proposer import TOOLS
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

@@ -20,7 +20,7 @@ from wikiskill.roles.offline.proposer import OfflineProposer
 from wikiskill.roles.offline.rules import Rule, generalize, parse_rules, rule_line
 from wikiskill.knowledge.proposals import prepare_proposal
 from wikiskill.knowledge.pages import parse_page
-from wikiskill.roles.maintainer import WikiView
+from wikiskill.knowledge.wiki_requests import WikiView
 from wikiskill.loop.sampling import sample_traces
 from wikiskill.knowledge.skills import parse_skill, skill_problems
 from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output

@@ -100,7 +100,7 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
     from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-    from wikiskill.roles.maintainer import MaintainerOutput, PageCreate
+    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
     from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)

@@ -15,7 +15,7 @@ from ..core.errors import ProposalError
 from .links import rewrite_links
 from .pages import PATTERNS, Evidence, Page, PageMeta, PageStatus, Section, page_path, page_slug, parse_body, read_pages
 from ..core.redact import scrub
-from ..roles.maintainer import MaintainerOutput, PageCreate, PageUpdate, WikiView
+from .wiki_requests import MaintainerOutput, PageCreate, PageUpdate, WikiView
 from .search import rank, tokens
 from .skills import split_front_matter
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import yaml
 
 from ...knowledge.pages import PageKind, page_slug
-from ..maintainer import Check, MaintainerOutput, MaintainerResult, PageCreate, WikiView
+from ...knowledge.wiki_requests import MaintainerOutput, PageCreate, WikiView
+from ..maintainer import Check, MaintainerResult
 from ...store.traces import Trajectory, Usage
 from ..transcript import Transcript
 from .rules import group_actions, shape_key
