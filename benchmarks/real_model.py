@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from wikiskill import api
-from wikiskill.core.config import load_config
+from wikiskill.store.settings import load_config
 from wikiskill.store.rounds import round_label
 from wikiskill.llm.client import LiteLLMModel, Meter
 from wikiskill.store.workspace import MAIN, Workspace

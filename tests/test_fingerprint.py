@@ -6,7 +6,7 @@ from test_workspace import WorldModel, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill.loop import fingerprint
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.core.config import load_config
+from wikiskill.store.settings import load_config
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.loop.harness import Harness
 

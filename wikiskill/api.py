@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind, load_config, parse_config
+from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .benchmarks import SPLITS, FamilyListing, Split
 from .loop.evolve import EvolveResult, check_human_edits
@@ -22,6 +22,7 @@ from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
 from .roles.team import ModelFactory
 from .store.workspace import Workspace
+from .store.settings import load_config, parse_config
 
 if TYPE_CHECKING:
     import threading

@@ -1,13 +1,12 @@
-"""wikiskill.yaml as pydantic models. Every field's docstring is its documentation."""
+"""wikiskill.yaml as pydantic models. Every field's docstring is its documentation; reading the
+file (and checking the benchmark it names) is `store.settings`."""
 
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError
 
@@ -226,18 +225,6 @@ class Config(_Section):
     ray: RaySettings = RaySettings()
     """The Ray cluster of `executor: ray`."""
 
-    @field_validator("benchmark")
-    @classmethod
-    def _known_benchmark(cls, name: str) -> str:
-        from ..benchmarks import resolve
-        from .errors import BenchmarkError
-
-        try:
-            resolve(name, installed=False)
-        except BenchmarkError as exc:
-            raise ValueError(str(exc)) from exc
-        return name
-
     @model_validator(mode="after")
     def _workers_need_an_executor(self) -> Config:
         if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
@@ -269,54 +256,13 @@ class Config(_Section):
         try:
             return Config.model_validate({**self.model_dump(), **update})
         except ValidationError as exc:
-            raise _config_error(exc, "the command line") from exc
+            raise config_error(exc, "the command line") from exc
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error, not a silent merge."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[object, yaml.Mark] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"{key!r} is set twice (first on line {seen[key].line + 1})", key_node.start_mark)
-            seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
-
-
-def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
-    """The one way a wikiskill.yaml is read: every command refuses the same broken file the same way."""
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        where = f", line {exc.problem_mark.line + 1}" if exc.problem_mark else ""
-        raise ConfigError(f"{source}{where}: not valid YAML ({exc.problem})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: must be a YAML mapping of settings")
-    try:
-        return Config.model_validate(data)
-    except ValidationError as exc:
-        raise _config_error(exc, source) from exc
-
-
-def _config_error(exc: ValidationError, source: str) -> ConfigError:
+def config_error(exc: ValidationError, source: str) -> ConfigError:
+    """One line for a failed validation: its first error, where it is, and how many more there are."""
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "(top level)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     message = first["msg"].removeprefix("Value error, ")
     return ConfigError(f"{source}: {where}: {message}{more}")
-
-
-def load_config(root: Path) -> Config:
-    path = root / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path} is missing") from exc
-    return parse_config(text, str(path))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..core.config import load_config
+from ..store.settings import load_config
 from ..store.rounds import completed_rounds, incumbent_score
 from ..knowledge.search import tokens
 from ..knowledge.skills import load_skills

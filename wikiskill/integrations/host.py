@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from . import lookup
-from ..core.config import SkillsSettings, load_config
+from ..core.config import SkillsSettings
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
 from .lookup import Hit
@@ -37,6 +37,7 @@ from ..knowledge.skills import Skill, load_skills, markdown_section
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills
 from .watch import ChangeForwarder
 from ..store.workspace import MAIN, Workspace
+from ..store.settings import load_config
 
 Mode = Literal["full", "index", "retrieve"]
 MODES: tuple[Mode, ...] = ("full", "index", "retrieve")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, Split, load_benchmark
-from ..core.config import Config, ExecutorKind, load_config
+from ..core.config import Config, ExecutorKind
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
 from ..run.executors import AgentRecipe, Executor, Place, open_executor
 from .fingerprint import EvalSetup, digest, eval_setup
@@ -24,6 +24,7 @@ from ..store.trailers import Trailers, format_message
 from ..store.traces import Trajectory, Usage
 from ..roles.wikitool import WikiShelf
 from ..store.workspace import MAIN, Commit, Workspace
+from ..store.settings import load_config
 
 
 class Reporter(Protocol):
