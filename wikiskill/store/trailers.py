@@ -55,7 +55,7 @@ class Trailers(BaseModel):
     skill: str | None = Field(None, alias="Skill")
     incumbent: float | None = Field(None, alias="Incumbent")
     skills_id: str | None = Field(None, alias="Skills-Id")
-    """What the task agent was given (see `evaluation.skills_id`)."""
+    """What the task agent was given (see `evaluations.skills_id`)."""
     setup: str | None = Field(None, alias="Eval-Setup")
     """The evaluation setup: everything that decides a score except the skills."""
     fingerprint: str | None = Field(None, alias="Fingerprint")

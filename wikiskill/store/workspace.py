@@ -37,9 +37,9 @@ __all__ = ["MAIN", "Commit", "Workspace", "format_message"]
 class Workspace(WorkspaceReads):
     """A wikiskill workspace: a git repository whose branch main is the accepted state.
 
-    The facade over the jobs of workspace_*.py: reading objects and logs (workspace_reads),
-    writing commit objects (workspace_commits), syncing the working tree (workspace_sync) and
-    the writer's lock (workspace_lock); publishing a commit and moving refs happen here.
+    The facade over the jobs of the store's other git modules: reading objects and logs (reads),
+    writing commit objects (commits), syncing the working tree (sync) and the writer's lock
+    (lock); publishing a commit and moving refs happen here.
     """
 
     def __init__(self, root: Path):
@@ -253,7 +253,7 @@ class Workspace(WorkspaceReads):
 
     @contextmanager
     def lock(self, command: str) -> Iterator[None]:
-        """One writer at a time (see workspace_lock); its working-tree syncs run in the background."""
+        """One writer at a time (see store/lock.py); its working-tree syncs run in the background."""
         with hold_lock(self.state_dir / "lock", command), self._syncs.in_background():
             yield
 
