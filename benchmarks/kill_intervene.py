@@ -28,7 +28,7 @@ from scripted import SPELL, ScriptedWorld
 
 from wikiskill import api
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.workspace import Workspace
+from wikiskill.store.workspace import Workspace
 
 
 def roll_back(ws: Path) -> tuple[str, ...]:

@@ -24,10 +24,10 @@ from pathlib import Path
 import yaml
 
 from wikiskill import api
-from wikiskill.config import load_config
-from wikiskill.history import round_label
-from wikiskill.llm import LiteLLMModel, Meter
-from wikiskill.workspace import MAIN, Workspace
+from wikiskill.store.settings import load_config
+from wikiskill.store.rounds import round_label
+from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.store.workspace import MAIN, Workspace
 
 
 def prepare(path: Path, args: argparse.Namespace) -> Workspace:

@@ -23,7 +23,7 @@ from agents import set_tracing_disabled
 from openai import AsyncOpenAI
 
 from wikiskill import api
-from wikiskill.host import Mode, SkillSet
+from wikiskill.integrations.host import Mode, SkillSet
 
 INSTRUCTIONS = "You are a careful assistant. Follow a skill's instructions when it fits the task."
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from wikiskill.doctor import DOCTOR_SYSTEM
+from wikiskill.llm.doctor import DOCTOR_SYSTEM
 from wikiskill.testing.fakeserver import Reply
 
 SPELL = "SPELL-OUT-MARKER"

@@ -16,10 +16,10 @@ from wikiskill.benchmarks import BenchmarkKind, FunctionCall, registry
 from wikiskill.benchmarks.bfcl import Bfcl, entry_pools
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.benchmarks.reference import play_calls, play_reference
-from wikiskill.errors import BenchmarkError, ConfigError
+from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.traces import Trajectory
+from wikiskill.store.traces import Trajectory
 
 TOOL_AGENT_SYSTEM = "You are an assistant that serves a user by calling functions"
 

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from conftest import git
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.export import MANIFEST
-from wikiskill.export_targets import ExportError
-from wikiskill.workspace import Workspace
+from wikiskill.integrations.export import MANIFEST
+from wikiskill.integrations.export_targets import ExportError
+from wikiskill.store.workspace import Workspace
 from workspaces import commit_skills, new_workspace
 
 SKILLS = ["convert-units", "spell-letters"]

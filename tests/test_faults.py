@@ -14,11 +14,11 @@ from test_workspace import first_parent_steps
 from typer.testing import CliRunner
 
 from wikiskill.cli import app
-from wikiskill.config import LLMSettings, RoleSettings
-from wikiskill.errors import ProviderUnavailable
+from wikiskill.core.config import LLMSettings, RoleSettings
+from wikiskill.core.errors import ProviderUnavailable
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm import LiteLLMModel, Meter, _Call
+from wikiskill.llm.client import LiteLLMModel, Meter, _Call
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"
 ROUND_STEPS = [None, None, "baseline", "rollout", "maintain", "gate"]  # init, config, one round

@@ -8,18 +8,19 @@ import pytest
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
 from scripted import ScriptedWorld
-from wikiskill import fingerprint
+from wikiskill.loop import fingerprint
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.config import AgentSettings, load_config
-from wikiskill.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLATES, eval_setup
-from wikiskill.harness import Harness
-from wikiskill.history import rejected_tag, round_state
-from wikiskill.offline.agent import OfflineAgent
+from wikiskill.core.config import AgentSettings
+from wikiskill.store.settings import load_config
+from wikiskill.loop.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLATES, eval_setup
+from wikiskill.loop.harness import Harness
+from wikiskill.store.rounds import rejected_tag, round_state
+from wikiskill.roles.offline.agent import OfflineAgent
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
-from wikiskill.steps.gate import Gate
-from wikiskill.trailers import Decision, Step
-from wikiskill.workspace import MAIN
+from wikiskill.loop.steps.gate import Gate
+from wikiskill.store.trailers import Decision, Step
+from wikiskill.store.workspace import MAIN
 
 AGENT_SETTING_CHANGES = {
     "model": "openai/other-model", "temperature": 0.7, "max_tokens": 64, "tool_protocol": "text",
@@ -36,11 +37,11 @@ NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry
 """Templates only the maintainer, the proposer and the report render."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
-    "config": "its settings enter the fingerprint one by one",
-    "llm": "model transport; its request shaping is in context.py and toolcalls.py",
-    "prompts": "the renderer; the templates it renders are hashed themselves",
-    "traces": "the record of a run, not what the agent does",
-    "errors": "exception classes",
+    "core.config": "its settings enter the fingerprint one by one",
+    "llm.client": "model transport; its request shaping is in llm/context.py and llm/toolcalls.py",
+    "core.prompts": "the renderer; the templates it renders are hashed themselves",
+    "store.traces": "the record of a run, not what the agent does",
+    "core.errors": "exception classes",
 }
 """Modules the task agent's code imports that are not part of `AGENT_CODE`, and why."""
 
@@ -166,7 +167,7 @@ def test_every_module_the_task_agents_code_imports_is_in_the_fingerprint_or_left
 
 
 def test_the_task_agent_never_asks_for_a_json_reply_so_its_response_format_is_left_out():
-    """`response_format` is sent only for `response_model` or `call_required` calls (see llm.py)."""
+    """`response_format` is sent only for `response_model` or `call_required` calls (see llm/client.py)."""
     calls = [node for tree in agent_modules().values() for node in ast.walk(tree)
              if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("complete", "acomplete")]
     assert calls and all(len(call.args) <= 2 and not call.keywords for call in calls)
@@ -233,7 +234,7 @@ def test_a_round_validated_by_older_agent_code_is_validated_again_before_its_gat
     stale = ws.log(branch)[0].meta
     assert stale.step == Step.VALIDATE
 
-    with agent_code_edited(tmp_path, monkeypatch, "toolcalls.py"):
+    with agent_code_edited(tmp_path, monkeypatch, "llm/toolcalls.py"):
         evolve_scripted(ws, rounds=1)
     state = round_state(ws, 2)
     revalidated = next(c.meta for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 2)

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikiskill.config import GateSettings
-from wikiskill.errors import WikiskillError
-from wikiskill.evaluation import Evaluation, read_scores
-from wikiskill.gate import RETIRE, NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
-from wikiskill.impact import ImpactEntry
-from wikiskill.trailers import Decision
+from wikiskill.core.config import GateSettings
+from wikiskill.core.errors import WikiskillError
+from wikiskill.store.evaluations import Evaluation, read_scores
+from wikiskill.loop.gate_policies import RETIRE, NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.loop.impact import ImpactEntry
+from wikiskill.store.trailers import Decision
 
 
 def evaluation(scores: list[float], tree: str = "t") -> Evaluation:

@@ -16,16 +16,16 @@ from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from workspaces import UNUSED_SERVER
 
 from wikiskill import api
-from wikiskill.errors import ValidationIndecisive, WikiskillError, WorkspaceError
-from wikiskill.evolve import evolve
-from wikiskill.harness import Harness
-from wikiskill.history import round_state
-from wikiskill.rollback import accepted_merges
-from wikiskill.steps import round_steps
-from wikiskill.steps.evaluation import Validate
-from wikiskill.steps.gate import Gate
-from wikiskill.trailers import Decision, Step
-from wikiskill.workspace import MAIN, Workspace
+from wikiskill.core.errors import ValidationIndecisive, WikiskillError, WorkspaceError
+from wikiskill.loop.evolve import evolve
+from wikiskill.loop.harness import Harness
+from wikiskill.store.rounds import round_state
+from wikiskill.history.rollback import accepted_merges
+from wikiskill.loop.steps import round_steps
+from wikiskill.loop.steps.evaluation import Validate
+from wikiskill.loop.steps.gate import Gate
+from wikiskill.store.trailers import Decision, Step
+from wikiskill.store.workspace import MAIN, Workspace
 
 
 def harness_for(ws: Workspace, world=None) -> Harness:
@@ -191,7 +191,7 @@ def test_a_round_whose_gate_merged_a_perfect_score_is_finished_before_stopping(t
 
 def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> str:
     """An accepted gate merge of round `round_number` that writes skills/<name>/ with `marker`."""
-    from wikiskill.trailers import Trailers, format_message
+    from wikiskill.store.trailers import Trailers, format_message
 
     branch = f"skill/r{round_number:03d}-{name}"
     ws.create_branch(branch, MAIN)
@@ -247,7 +247,7 @@ class FailingProvider(ScriptedWorld):
     def answer(self, system: str, question: str) -> str:
         from scripted import USELESS
 
-        from wikiskill.errors import ModelError
+        from wikiskill.core.errors import ModelError
 
         if USELESS in system and not self.healed:
             raise ModelError("openai/scripted: 503 Service Unavailable after 4 retries")
@@ -308,7 +308,7 @@ def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_ro
     from typer.testing import CliRunner
 
     from wikiskill.cli import app
-    from wikiskill.trailers import format_message
+    from wikiskill.store.trailers import format_message
 
     ws = after_round_one
     runner = CliRunner()

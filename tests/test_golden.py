@@ -15,8 +15,8 @@ from scripted import USELESS, ScriptedWorld, create
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.trailers import Decision, Step
-from wikiskill.workspace import MAIN, Workspace
+from wikiskill.store.trailers import Decision, Step
+from wikiskill.store.workspace import MAIN, Workspace
 
 GOLDEN = Path(__file__).parent / "golden" / "workspace-v1.bundle"
 ROUNDS = [(1, "create", "spell-letters", Decision.ACCEPTED), (2, "create", "useless-hint", Decision.REJECTED),

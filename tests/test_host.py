@@ -1,4 +1,4 @@
-"""The host API (wikiskill.host): render modes, past refs, history, and the live view following
+"""The host API (wikiskill.integrations.host): render modes, past refs, history, and the live view following
 real commits and merges through watchdog."""
 
 import threading
@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from wikiskill import api
-from wikiskill.errors import WikiskillError
-from wikiskill.host import SkillSet
-from wikiskill.skillsblock import LOAD_SKILL_TOOL
-from wikiskill.workspace import Workspace, format_message
+from wikiskill.core.errors import WikiskillError
+from wikiskill.integrations.host import SkillSet
+from wikiskill.knowledge.skillsblock import LOAD_SKILL_TOOL
+from wikiskill.store.workspace import Workspace, format_message
 from workspaces import TOPICS, commit_skills, merge_skill, new_workspace, skill_md, until
 
 @pytest.fixture()

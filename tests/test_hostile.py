@@ -18,18 +18,19 @@ from hypothesis import strategies as st
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
 
-from wikiskill.llm import Reply, ToolCall
-from wikiskill.proposals import InvalidProposal, prepare_proposal
+from wikiskill.llm.client import Reply, ToolCall
+from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.agent import extract_action, extract_answer
-from wikiskill.roles.maintainer import MaintainerOutput, parse_output
+from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.roles.maintainer import parse_output
 from wikiskill.roles.proposer import Proposer
-from wikiskill.sandbox import Sandbox
-from wikiskill.skills import NAME_PATTERN, skill_problems, split_front_matter
-from wikiskill.traces import Trajectory
-from wikiskill.lint import lint_files
-from wikiskill.pages import Section, parse_body, parse_page
-from wikiskill.wiki import INDEX, LOG, Derivation, apply_maintainer_output, first_sentence, page_path, read_wiki
-from wikiskill.workspace import MAIN
+from wikiskill.roles.sandbox import Sandbox
+from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter
+from wikiskill.store.traces import Trajectory
+from wikiskill.knowledge.lint import lint_files
+from wikiskill.knowledge.pages import Section, parse_body, parse_page
+from wikiskill.knowledge.wiki import INDEX, LOG, Derivation, apply_maintainer_output, first_sentence, page_path, read_wiki
+from wikiskill.store.workspace import MAIN
 
 CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")
 HOSTILE_NAMES = [

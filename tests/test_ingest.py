@@ -13,16 +13,16 @@ from typer.testing import CliRunner
 
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.errors import TranscriptError, WikiskillError
-from wikiskill.history import round_state
-from wikiskill.redact import Scrubber
-from wikiskill.reports import round_rows
-from wikiskill.roundstory import round_story
-from wikiskill.sandbox import Sandbox
-from wikiskill.sessions import SessionFormat, read_session
-from wikiskill.traces import Outcome, Trajectory
-from wikiskill.trailers import Step
-from wikiskill.workspace import MAIN, format_message
+from wikiskill.core.errors import TranscriptError, WikiskillError
+from wikiskill.store.rounds import round_state
+from wikiskill.core.redact import Scrubber
+from wikiskill.history.status import round_rows
+from wikiskill.history.roundstory import round_story
+from wikiskill.roles.sandbox import Sandbox
+from wikiskill.integrations.sessions import SessionFormat, read_session
+from wikiskill.store.traces import Outcome, Trajectory
+from wikiskill.store.trailers import Step
+from wikiskill.store.workspace import MAIN, format_message
 
 SESSIONS = Path(__file__).parent / "sessions"
 CLAUDE = SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl"

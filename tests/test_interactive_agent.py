@@ -4,11 +4,11 @@ import asyncio
 import re
 
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking, walkthrough
-from wikiskill.config import LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.llm.client import LiteLLMModel, Meter
 from wikiskill.roles.agent import InteractiveAgent, extract_action
-from wikiskill.skills import parse_skill
+from wikiskill.knowledge.skills import parse_skill
 
 SKILL = parse_skill("---\nname: cook-carefully\ndescription: Cook each ingredient once.\n---\n\n"
                     "## When to Apply\nCooking.\n\n## When NOT to Apply\nNever.\n\n## Instructions\nCOOK-ONCE-MARKER\n")

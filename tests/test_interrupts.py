@@ -96,7 +96,7 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
 
     from wikiskill import api
     from wikiskill.benchmarks import load_benchmark
-    from wikiskill.config import Config
+    from wikiskill.core.config import Config
 
     ws_path = tmp_path / "ws"
     main = script(tmp_path, """
@@ -104,7 +104,7 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
         from pathlib import Path
 
         from wikiskill import api
-        from wikiskill.config import ExecutorKind
+        from wikiskill.core.config import ExecutorKind
 
         if __name__ == "__main__":
             ws = api.open_workspace(Path(sys.argv[1]))

@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 
 from workspaces import commit_skills, new_workspace, skill_md, write
 from wikiskill.cli import app
-from wikiskill.lint import Problem, lint_files, lint_workspace, links
-from wikiskill.workspace import Workspace
+from wikiskill.knowledge.lint import Problem, lint_files, lint_workspace, links
+from wikiskill.store.workspace import Workspace
 
 PAGE = "---\nkind: pattern\n---\n\n# {slug}\n\nSee [the index](../index.md) and [trace](../../raw/r001/train/t1.json).\n"
 

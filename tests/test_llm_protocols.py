@@ -5,10 +5,10 @@ ProviderUnavailable once the provider stays down."""
 
 import pytest
 
-from wikiskill.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
-from wikiskill.errors import ContextOverflow, ModelError, ProviderUnavailable
-from wikiskill.llm import LiteLLMModel, Meter
-from wikiskill.roles.maintainer import MaintainerOutput
+from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
+from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.knowledge.wiki_requests import MaintainerOutput
 from wikiskill.roles.proposer import TOOLS
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
@@ -18,7 +18,7 @@ CALL = {"name": "list_files", "arguments": {"path": "wiki"}}
 
 @pytest.fixture()
 def no_backoff(monkeypatch):
-    monkeypatch.setattr("wikiskill.llm.random.random", lambda: -0.5)  # backoff delays of zero
+    monkeypatch.setattr("wikiskill.llm.client.random.random", lambda: -0.5)  # backoff delays of zero
 
 
 def model(server: FakeOpenAIServer, retries: int = 2, timeout: float = 10, **settings) -> LiteLLMModel:

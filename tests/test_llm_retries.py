@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from wikiskill.config import BudgetSettings, LLMSettings, RoleSettings
-from wikiskill.errors import BudgetExceeded, ModelError
+from wikiskill.core.config import BudgetSettings, LLMSettings, RoleSettings
+from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm import LiteLLMModel, Meter, ResponseCache
+from wikiskill.llm.client import LiteLLMModel, Meter, ResponseCache
 
 MESSAGES = [{"role": "user", "content": "Say ok."}]
 
@@ -31,8 +31,8 @@ def sleeps(monkeypatch) -> list[float]:
     async def fake_async_sleep(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr("wikiskill.llm.time.sleep", recorded.append)
-    monkeypatch.setattr("wikiskill.llm.asyncio.sleep", fake_async_sleep)
+    monkeypatch.setattr("wikiskill.llm.client.time.sleep", recorded.append)
+    monkeypatch.setattr("wikiskill.llm.client.asyncio.sleep", fake_async_sleep)
     return recorded
 
 

@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.config import RoleSettings
-from wikiskill.llm import KEY_ENV, missing_key
-from wikiskill.sandbox import Sandbox
+from wikiskill.core.config import RoleSettings
+from wikiskill.llm.client import KEY_ENV, missing_key
+from wikiskill.roles.sandbox import Sandbox
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.workspace import MAIN
+from wikiskill.store.workspace import MAIN
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ from wikiskill.cli import app
 HOLD = """
 import sys, time
 from pathlib import Path
-from wikiskill.workspace import Workspace
+from wikiskill.store.workspace import Workspace
 with Workspace(Path(sys.argv[1])).lock("wikiskill evolve"):
     print("locked", flush=True)
     time.sleep(600)

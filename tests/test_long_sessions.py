@@ -16,10 +16,10 @@ from wikiskill import api
 from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
-from wikiskill.config import LLMSettings, RoleSettings, ToolProtocol
-from wikiskill.context import OMITTED_TURNS, conversation_tokens, fit_messages
-from wikiskill.errors import ContextOverflow
-from wikiskill.llm import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
+from wikiskill.core.config import LLMSettings, RoleSettings, ToolProtocol
+from wikiskill.llm.context import OMITTED_TURNS, conversation_tokens, fit_messages
+from wikiskill.core.errors import ContextOverflow
+from wikiskill.llm.client import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.workspace import Workspace, format_message
+from wikiskill.store.workspace import Workspace, format_message
 from workspaces import TOPICS, commit_skills, merge_skill, new_workspace
 
 TIMEOUT = 60

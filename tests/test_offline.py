@@ -11,19 +11,19 @@ from conftest import git
 from wikiskill.api import init_workspace
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking
 from wikiskill.cli import app
-from wikiskill.config import SamplingSettings
-from wikiskill.errors import ConfigError
-from wikiskill.lint import lint_workspace
-from wikiskill.offline.agent import OfflineAgent, _room
-from wikiskill.offline.maintainer import OfflineMaintainer, mine
-from wikiskill.offline.proposer import OfflineProposer
-from wikiskill.offline.rules import Rule, generalize, parse_rules, rule_line
-from wikiskill.proposals import prepare_proposal
-from wikiskill.pages import parse_page
-from wikiskill.roles.maintainer import WikiView
-from wikiskill.sampling import sample_traces
-from wikiskill.skills import parse_skill, skill_problems
-from wikiskill.wiki import Wiki, apply_maintainer_output
+from wikiskill.core.config import SamplingSettings
+from wikiskill.core.errors import ConfigError
+from wikiskill.knowledge.lint import lint_workspace
+from wikiskill.roles.offline.agent import OfflineAgent, _room
+from wikiskill.roles.offline.maintainer import OfflineMaintainer, mine
+from wikiskill.roles.offline.proposer import OfflineProposer
+from wikiskill.roles.offline.rules import Rule, generalize, parse_rules, rule_line
+from wikiskill.knowledge.proposals import prepare_proposal
+from wikiskill.knowledge.pages import parse_page
+from wikiskill.knowledge.wiki_requests import WikiView
+from wikiskill.loop.sampling import sample_traces
+from wikiskill.knowledge.skills import parse_skill, skill_problems
+from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
 TRAIN, VAL = 3, 2
 

@@ -14,7 +14,7 @@ import ray
 from scripted import ScriptedWorld
 
 from wikiskill import api
-from wikiskill.config import ExecutorKind
+from wikiskill.core.config import ExecutorKind
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 COMMIT = re.compile(r"\b[0-9a-f]{10}\b")

@@ -7,8 +7,8 @@ from pydantic import BaseModel
 from typer.main import get_command
 
 from wikiskill.cli import app
-from wikiskill.config import Config
-from wikiskill.traces import Trajectory
+from wikiskill.core.config import Config
+from wikiskill.store.traces import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

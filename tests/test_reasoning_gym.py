@@ -19,7 +19,7 @@ from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, registry, spec_of
 from wikiskill.benchmarks.builtin import ReasoningGymFamily
 from wikiskill.benchmarks.reasoning_gym_qa import LIST_NAMES, ReasoningGymQA
-from wikiskill.errors import BenchmarkError, ConfigError
+from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 SPLITS = ("train", "val", "test")

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.htmlreport import report_data
+from wikiskill.history.htmlreport import report_data
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

@@ -10,9 +10,9 @@ import pytest
 from scripted import ScriptedWorld
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
-from wikiskill.evolve import evolve
+from wikiskill.loop.evolve import evolve
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.harness import Harness, QuietReporter
+from wikiskill.loop.harness import Harness, QuietReporter
 
 
 def _load_benchmark():

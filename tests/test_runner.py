@@ -13,14 +13,14 @@ import pytest
 
 from wikiskill.benchmarks import Task
 from wikiskill.benchmarks.builtin import ExampleQAFamily
-from wikiskill.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
-from wikiskill.errors import BudgetExceeded, ModelError
+from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm import LiteLLMModel, Meter
+from wikiskill.llm.client import LiteLLMModel, Meter
 from wikiskill.roles.agent import QAAgent
-from wikiskill.executors import AgentRecipe, Place
-from wikiskill.executors.processes import ProcessPool
-from wikiskill.runner import ResultCache, run_tasks
+from wikiskill.run.executors import AgentRecipe, Place
+from wikiskill.run.executors.processes import ProcessPool
+from wikiskill.run.runner import ResultCache, run_tasks
 
 N = 12
 
@@ -134,7 +134,7 @@ def test_progress_counts_every_concurrent_finish(tmp_path):
 
     from rich.console import Console
 
-    from wikiskill.progress import RichReporter
+    from wikiskill.loop.progress import RichReporter
 
     out = StringIO()
     tasks = Doubling().tasks("train")
@@ -147,7 +147,7 @@ def test_progress_counts_every_concurrent_finish(tmp_path):
 
 
 def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
-    from wikiskill.traces import Trajectory
+    from wikiskill.store.traces import Trajectory
 
     done = Trajectory(task_id="t00", split="train", kind="qa", question="q", score=1.0)
     cut = Trajectory(task_id="t01", split="train", kind="qa", question="q").model_dump_json()[:-5]
@@ -195,7 +195,7 @@ def test_a_killed_worker_fails_the_step_in_one_line_and_the_next_step_gets_a_fre
     import signal
     import threading
 
-    from wikiskill.executors.remote import WorkerDied
+    from wikiskill.run.executors.remote import WorkerDied
     from workspaces import until
 
     tasks = Doubling().tasks("train")

@@ -10,11 +10,10 @@ import pytest
 
 from scripted import ScriptedWorld
 from wikiskill import api
-from wikiskill.benchmarks import registry
+from wikiskill.benchmarks import normalized_score, registry
 from wikiskill.benchmarks.scienceworld import POOL, ScienceWorld, variations
 from wikiskill.benchmarks.scienceworld_family import ScienceWorldFamily
-from wikiskill.errors import BenchmarkError, ConfigError
-from wikiskill.roles.agent import normalized_score
+from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 

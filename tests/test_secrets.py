@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
+from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -103,9 +103,9 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
-    from wikiskill.proposals import InvalidProposal, prepare_proposal
-    from wikiskill.roles.maintainer import MaintainerOutput, PageCreate
-    from wikiskill.wiki import Wiki, apply_maintainer_output
+    from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
+    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
+    from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(InvalidProposal, match="the skill name contains a secret"):
@@ -176,7 +176,7 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
     from test_workspace import scripted_workspace
 
     from wikiskill import api
-    from wikiskill.workspace import MAIN
+    from wikiskill.store.workspace import MAIN
 
     monkeypatch.setenv("DB_PASSWORD", PASSWORD)
     monkeypatch.setenv("INVOICE_API_KEY", SLASHED_KEY)
@@ -209,8 +209,8 @@ def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_pat
     """pydantic writes the `"` as `\\"`, so the trace's file never holds the password as typed."""
     from test_workspace import scripted_workspace
 
-    from wikiskill.traces import Trajectory
-    from wikiskill.workspace import MAIN
+    from wikiskill.store.traces import Trajectory
+    from wikiskill.store.workspace import MAIN
 
     monkeypatch.setenv("DB_PASSWORD", PASSWORD)
     ws = scripted_workspace(tmp_path / "ws")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wikiskill.skills import skill_problems
+from wikiskill.knowledge.skills import skill_problems
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "perf" / "skill_modes.py"
 

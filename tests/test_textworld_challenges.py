@@ -10,13 +10,12 @@ import pytest
 
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
-from wikiskill.benchmarks import HasReferenceActions, registry, spec_of
+from wikiskill.benchmarks import HasReferenceActions, normalized_score, registry, spec_of
 from wikiskill.benchmarks.builtin import TextWorldFamily
 from wikiskill.benchmarks.textworld_challenges import CHALLENGES, open_challenge
 from wikiskill.benchmarks.textworld_cooking import COOKING
 from wikiskill.benchmarks.textworld_games import cache_root, games_dir
-from wikiskill.errors import BenchmarkError, ConfigError
-from wikiskill.roles.agent import normalized_score
+from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 E2E_COUNTS = {"train": 4, "val": 1, "test": 1}  # the scripted proposer reads 4 train traces

@@ -7,8 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from wikiskill.benchmarks.base import EnvStep
-from wikiskill.roles.agent import normalized_score
+from wikiskill.benchmarks.base import EnvStep, normalized_score
 from wikiskill.benchmarks.textworld_cooking import (
     SEED_RANGE,
     TextWorldCooking,

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wikiskill.config import LLMSettings, RoleSettings
-from wikiskill.context import conversation_tokens, fit_messages
-from wikiskill.errors import ContextOverflow
-from wikiskill.jsontext import extract_json
-from wikiskill.llm import LiteLLMModel, Meter, Reply, ToolCall
-from wikiskill.proposals import InvalidProposal, prepare_proposal
+from wikiskill.core.config import LLMSettings, RoleSettings
+from wikiskill.llm.context import conversation_tokens, fit_messages
+from wikiskill.core.errors import ContextOverflow
+from wikiskill.llm.jsontext import extract_json
+from wikiskill.llm.client import LiteLLMModel, Meter, Reply, ToolCall
+from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.proposer import TOOLS, Proposer
-from wikiskill.skills import skill_problems
+from wikiskill.knowledge.skills import skill_problems
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.toolcalls import as_text_conversation, describe_tools, parse_text_calls
+from wikiskill.llm.toolcalls import as_text_conversation, describe_tools, parse_text_calls
 
 NAMES = {"read_file", "list_files", "finish"}
 CONTEXT = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [], "outcomes": []}

@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 from conftest import git
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.errors import SchemaError
-from wikiskill.trailers import SCHEMA_VERSION, Step, Trailers
-from wikiskill.workspace import MAIN, Workspace
+from wikiskill.core.errors import SchemaError
+from wikiskill.store.trailers import SCHEMA_VERSION, Step, Trailers
+from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import merge_skill, new_workspace
 
 

@@ -3,11 +3,12 @@
 import pytest
 
 from wikiskill.benchmarks.scoring import contains, exact, get_scorer, numeric, regex
-from wikiskill.config import SamplingSettings, parse_config
-from wikiskill.errors import BenchmarkError, ConfigError, ProposalError
-from wikiskill.sampling import sample_traces
-from wikiskill.skills import normalize_name, parse_skill, skill_problems, with_front_matter
-from wikiskill.traces import Step, Trajectory, cut
+from wikiskill.core.config import SamplingSettings
+from wikiskill.core.errors import BenchmarkError, ConfigError, ProposalError
+from wikiskill.loop.sampling import sample_traces
+from wikiskill.knowledge.skills import normalize_name, parse_skill, skill_problems, with_front_matter
+from wikiskill.store.traces import Step, Trajectory, cut
+from wikiskill.store.settings import parse_config
 
 GOOD = ("---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
         "## When NOT to Apply\nProgressing.\n\n## Instructions\n1. Stop.\n")
@@ -104,7 +105,7 @@ def test_scorers():
 
 
 def test_a_retire_proposal_removes_the_whole_skill_folder_and_nothing_else():
-    from wikiskill.proposals import InvalidProposal, prepare_proposal
+    from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 
     files = {"spell/SKILL.md": "s", "spell/PURPOSE.md": "p", "spell/scripts/x.sh": "x", "other/SKILL.md": "o"}
     proposal = prepare_proposal({"action": "retire", "name": "Spell", "rationale": "overlaps other"}, files, 3)

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import git
 from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
-from wikiskill.lint import Problem
-from wikiskill.watch import WatchReport, check, watch
-from wikiskill.workspace import Workspace, format_message
+from wikiskill.knowledge.lint import Problem
+from wikiskill.integrations.watch import WatchReport, check, watch
+from wikiskill.store.workspace import Workspace, format_message
 
 BAD_LINK = "\nSee [the missing page](../../wiki/patterns/missing.md).\n"
 

@@ -2,15 +2,15 @@
 
 import pytest
 
-from wikiskill.config import WikiSettings
-from wikiskill.consolidation import WordOverlap, consolidate
-from wikiskill.errors import ProposalError
-from wikiskill.links import rewrite_links
-from wikiskill.lint import lint_files
-from wikiskill.offline.consolidation import PatternCover
-from wikiskill.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
-from wikiskill.roles.maintainer import MaintainerOutput, PageCreate, PageUpdate
-from wikiskill.wiki import (INDEX, Derivation, Wiki, apply_maintainer_output, first_sentence, maintainer_view, read_wiki,
+from wikiskill.core.config import WikiSettings
+from wikiskill.knowledge.consolidation import WordOverlap, consolidate
+from wikiskill.core.errors import ProposalError
+from wikiskill.knowledge.links import rewrite_links
+from wikiskill.knowledge.lint import lint_files
+from wikiskill.roles.offline.consolidation import PatternCover
+from wikiskill.knowledge.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
+from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate, PageUpdate
+from wikiskill.knowledge.wiki import (INDEX, Derivation, Wiki, apply_maintainer_output, first_sentence, maintainer_view, read_wiki,
                             render_index, render_page)
 
 

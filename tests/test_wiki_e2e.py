@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from conftest import git
 from scripted import MAINTAINER_REPLY, REVERSAL_PAGE, ScriptedWorld, evolve_through_cli
 from wikiskill.cli import app
-from wikiskill.host import SkillSet
-from wikiskill.pages import Section, parse_page
+from wikiskill.integrations.host import SkillSet
+from wikiskill.knowledge.pages import Section, parse_page
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 SECTIONS = "## Description\n{d}\n\n## Root cause\nRead as a whole.\n\n## Evidence\n{task}: answered unreversed.\n\n## Fix\nSpell it.\n"

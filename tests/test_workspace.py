@@ -14,14 +14,14 @@ from typer.testing import CliRunner
 
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.errors import WorkspaceError
+from wikiskill.core.errors import WorkspaceError
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm import Reply, ToolCall
-from wikiskill.redact import Scrubber
-from wikiskill.traces import Usage
-from wikiskill.workspace import MAIN, Workspace
-from wikiskill.workspace_commits import build_commit
-from wikiskill.workspace_sync import sync_worktree
+from wikiskill.llm.client import Reply, ToolCall
+from wikiskill.core.redact import Scrubber
+from wikiskill.store.traces import Usage
+from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.store.commits import build_commit
+from wikiskill.store.sync import sync_worktree
 
 
 class WorldModel:

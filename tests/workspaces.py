@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 from wikiskill import api
-from wikiskill.workspace import Workspace, format_message
+from wikiskill.store.workspace import Workspace, format_message
 
 UNUSED_SERVER = "http://127.0.0.1:9/v1"
 TOPICS = {

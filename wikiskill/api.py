@@ -5,39 +5,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind, load_config, parse_config
-from .errors import ConfigError, WikiskillError, WorkspaceError
+from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
+from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .benchmarks import SPLITS, FamilyListing, Split
-from .evolve import EvolveResult, check_human_edits
-from .evolve import evolve as _evolve
-from .harness import Evaluated, Harness, Reporter
-from .llm import check_credentials
-from .prompts import render
-from .reports import RoundRow, Status, round_rows
-from .reports import status as _status
-from .rollback import RollbackResult
-from .rollback import rollback as _rollback
-from .skills import Skill
-from .skills import load_skills as _load_skills
-from .skillsblock import render_skills
-from .team import ModelFactory
-from .workspace import Workspace
+from .loop.evolve import EvolveResult, check_human_edits
+from .loop.evolve import evolve as _evolve
+from .loop.harness import Evaluated, Harness, Reporter
+from .llm.client import check_credentials
+from .core.prompts import render
+from .history.status import RoundRow, Status, round_rows
+from .history.status import status as _status
+from .history.rollback import RollbackResult
+from .history.rollback import rollback as _rollback
+from .knowledge.skills import Skill
+from .knowledge.skills import load_skills as _load_skills
+from .knowledge.skillsblock import render_skills
+from .roles.team import ModelFactory
+from .store.workspace import Workspace
+from .store.settings import load_config, parse_config
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
-    from .audit import AuditReport
-    from .compare import Comparison
-    from .doctor import RoleCheck
-    from .export import ExportResult
-    from .ingest import IngestResult
-    from .host import SkillSet
-    from .lint import Problem
-    from .lookup import Hit
-    from .roundstory import RoundStory
-    from .usage import SkillUsage
-    from .watch import WatchReport
+    from .history.audit import AuditReport
+    from .history.compare import Comparison
+    from .llm.doctor import RoleCheck
+    from .integrations.export import ExportResult
+    from .integrations.ingest import IngestResult
+    from .integrations.host import SkillSet
+    from .knowledge.lint import Problem
+    from .integrations.lookup import Hit
+    from .history.roundstory import RoundStory
+    from .loop.usage import SkillUsage
+    from .integrations.watch import WatchReport
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
@@ -92,7 +93,7 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
         check_credentials(config)  # before any progress bar, lock or file: a missing key is one line
     reporter: Reporter | None = None
     if console is not None:
-        from .progress import RichReporter
+        from .loop.progress import RichReporter
 
         reporter = RichReporter(console)
         with console.status(f"loading the {config.benchmark} benchmark"):  # shown at once, gone when done
@@ -137,7 +138,7 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
             executor: ExecutorKind | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
-    from .compare import compare as _compare
+    from .history.compare import compare as _compare
 
     split = _split(split)
     for ref in (ref_a, ref_b):
@@ -149,9 +150,9 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
 
 def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base: str | None = None,
           concurrency: int | None = None, console=None, model_factory: ModelFactory | None = None) -> AuditReport:
-    """Check every accepted merge on main against the evaluation it claims (see wikiskill.audit);
+    """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
-    from .audit import audit as _audit
+    from .history.audit import audit as _audit
 
     with _harness(ws, model, api_base, concurrency, None, console, model_factory) as harness:
         harness.benchmark.prepare(("val",))
@@ -200,8 +201,8 @@ def rollback(ws: Workspace, skill: str | None = None, round_number: int | None =
 
 
 def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | None = None) -> SkillSet:
-    """The skills of a workspace for a host agent (see wikiskill.host); ref=None: working tree."""
-    from .host import SkillSet
+    """The skills of a workspace for a host agent (see wikiskill.integrations.host); ref=None: working tree."""
+    from .integrations.host import SkillSet
 
     return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
 
@@ -210,19 +211,19 @@ def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents")
     """Write the skills at `ref` as Agent Skills folders (idempotent): into `dest` itself (`agents`),
     or into the folder Claude Code (`claude`: dest/.claude/skills) or Codex (`codex`:
     dest/.agents/skills) reads under the project or home folder `dest`."""
-    from .export import export_skills
-    from .export_targets import export_target
+    from .integrations.export import export_skills
+    from .integrations.export_targets import export_target
 
     return export_skills(ws, dest, ref, export_target(target))
 
 
 def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1",
               port: int = 8000) -> None:
-    """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.mcp_server); every
+    """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.integrations.mcp_server); every
     request reads the ref's current tip, so a skill the gate merges is served without a restart."""
-    from .errors import choice
-    from .host import SkillSet
-    from .mcp_server import Transport, serve
+    from .core.errors import choice
+    from .integrations.host import SkillSet
+    from .integrations.mcp_server import Transport, serve
 
     over = choice(Transport, transport, "transport")
     serve(SkillSet(ws, ref), over, host, port)
@@ -230,7 +231,7 @@ def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: 
 
 def lint(ws: Workspace) -> list[Problem]:
     """Problems of skills/ and wiki/ in the working tree (uncommitted edits included)."""
-    from .lint import lint_workspace
+    from .knowledge.lint import lint_workspace
 
     return lint_workspace(ws.root)
 
@@ -238,15 +239,15 @@ def lint(ws: Workspace) -> list[Problem]:
 def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool = False,
           stop: threading.Event | None = None, timeout: float | None = None) -> None:
     """Lint every burst of saves under skills/ and wiki/; with `commit`, commit the valid edits."""
-    from .watch import watch as _watch
+    from .integrations.watch import watch as _watch
 
     _watch(ws, on_report, commit=commit, stop=stop, timeout=timeout)
 
 
 def search(ws: Workspace, query: str, corpus: str = "wiki", ref: str | None = "main", limit: int = 10) -> list[Hit]:
     """Ranked hits (BM25) for `query` in the wiki's pages, the skills, or the latest train traces."""
-    from .lookup import corpus as _corpus
-    from .lookup import search as _search
+    from .integrations.lookup import corpus as _corpus
+    from .integrations.lookup import search as _search
 
     if ref is not None:
         ws.resolve(ref)
@@ -255,7 +256,7 @@ def search(ws: Workspace, query: str, corpus: str = "wiki", ref: str | None = "m
 
 def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
     """Per skill: train prompts it reached, and the tasks its changes helped and hurt."""
-    from .usage import skill_usage as _skill_usage
+    from .loop.usage import skill_usage as _skill_usage
 
     ws.resolve(ref)
     return _skill_usage(ws, ref)
@@ -265,7 +266,7 @@ def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
 def show_round(ws: Workspace, round_number: int) -> RoundStory:
     """What happened in a round: traces sampled, pages changed, the proposer's reads and proposal
     (or why it was invalid), the per-task validation and the decision, all read from git."""
-    from .roundstory import round_story
+    from .history.roundstory import round_story
 
     return round_story(ws, round_number)
 
@@ -279,7 +280,7 @@ def benchmarks() -> list[FamilyListing]:
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:
     """Probe each role's model once: reachable, latency, JSON output, tool protocol, context, price."""
-    from .doctor import diagnose
+    from .llm.doctor import diagnose
 
     return diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base))
 
@@ -290,9 +291,9 @@ def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None)
 def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str = "unknown") -> IngestResult:
     """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
     as trajectories for the next round, in one commit; a malformed file writes nothing."""
-    from .ingest import ingest as _ingest
-    from .sessions import SessionFormat
-    from .traces import Outcome
+    from .integrations.ingest import ingest as _ingest
+    from .integrations.sessions import SessionFormat
+    from .store.traces import Outcome
 
     formats, outcomes = [f.value for f in SessionFormat], [o.value for o in Outcome]
     if session_format not in formats:
@@ -305,7 +306,7 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
 def report(ws: Workspace, out: Path) -> Path:
     """Write the workspace's evolution (val scores, cost, skills timeline, wiki growth, the latest
     validation per task) as one static HTML page at `out`; returns its path."""
-    from .htmlreport import write_report
+    from .history.htmlreport import write_report
 
     load_config(ws.root)
     return write_report(ws, out)

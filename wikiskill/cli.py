@@ -16,9 +16,9 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from . import api
-from .config import ExecutorKind
-from .errors import WikiskillError
-from .redact import scrub
+from .core.config import ExecutorKind
+from .core.errors import WikiskillError
+from .core.redact import scrub
 
 errors = Console(stderr=True)
 
@@ -163,7 +163,7 @@ def compare_command(
 
     Each task is fixed, broken, better, worse or the same; evaluations git records under the
     current fingerprint are not rerun."""
-    from .compare import Change
+    from .history.compare import Change
 
     result = api.compare(_workspace(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
                          concurrency=concurrency, workers=workers, executor=executor, console=console)
@@ -429,7 +429,7 @@ def watch_command(
 
     from rich.markup import escape
 
-    from .watch import WatchReport
+    from .integrations.watch import WatchReport
 
     ws = _workspace(ctx)
 

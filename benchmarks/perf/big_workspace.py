@@ -23,8 +23,8 @@ from pathlib import Path
 from _common import MODEL, median_time, qa_suite, table
 
 from wikiskill import api
-from wikiskill.evaluation import skills_id
-from wikiskill.workspace import MAIN, Workspace, format_message
+from wikiskill.store.evaluations import skills_id
+from wikiskill.store.workspace import MAIN, Workspace, format_message
 
 TRACES_PER_ROUND, PAGES_PER_ROUND = 200, 10
 HEAVY = ("litellm", "datasets", "textworld")

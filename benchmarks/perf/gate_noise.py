@@ -16,10 +16,10 @@ import argparse
 import random
 import time
 
-from wikiskill.config import GateSettings
-from wikiskill.evaluation import Evaluation
-from wikiskill.gate import gate_policy
-from wikiskill.trailers import Decision
+from wikiskill.core.config import GateSettings
+from wikiskill.store.evaluations import Evaluation
+from wikiskill.loop.gate_policies import gate_policy
+from wikiskill.store.trailers import Decision
 
 POLICIES = {
     "strict": GateSettings(policy="strict"),

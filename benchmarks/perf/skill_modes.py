@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from wikiskill.config import SkillsSettings  # noqa: E402
-from wikiskill.prompts import render  # noqa: E402
-from wikiskill.skills import Skill, parse_skill  # noqa: E402
-from wikiskill.skillsblock import LOAD_SKILL_TOOL, render_skills, retrieve  # noqa: E402
+from wikiskill.core.config import SkillsSettings  # noqa: E402
+from wikiskill.core.prompts import render  # noqa: E402
+from wikiskill.knowledge.skills import Skill, parse_skill  # noqa: E402
+from wikiskill.knowledge.skillsblock import LOAD_SKILL_TOOL, render_skills, retrieve  # noqa: E402
 
 SIZES = (5, 30, 100)
 RECALL_AT = (1, 3, 5)

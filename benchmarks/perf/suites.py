@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from wikiskill.benchmarks import SPLITS, list_families, load_benchmark  # noqa: E402
 from wikiskill.benchmarks.reference import play_reference  # noqa: E402
-from wikiskill.config import Config, SplitSizes  # noqa: E402
+from wikiskill.core.config import Config, SplitSizes  # noqa: E402
 
 
 def default_names() -> tuple[list[str], list[str]]:

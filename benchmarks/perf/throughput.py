@@ -26,13 +26,13 @@ from pathlib import Path
 from _common import MODEL, fake_server, qa_suite, table
 
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.config import Config, ExecutorKind, SkillsSettings
-from wikiskill.executors import AgentRecipe, Executor, Place, open_executor
-from wikiskill.llm import Meter, _litellm
-from wikiskill.prompts import render
-from wikiskill.runner import ResultCache
-from wikiskill.skillsblock import render_skills
-from wikiskill.team import Team
+from wikiskill.core.config import Config, ExecutorKind, SkillsSettings
+from wikiskill.run.executors import AgentRecipe, Executor, Place, open_executor
+from wikiskill.llm.client import Meter, _litellm
+from wikiskill.core.prompts import render
+from wikiskill.run.runner import ResultCache
+from wikiskill.knowledge.skillsblock import render_skills
+from wikiskill.roles.team import Team
 
 
 class Bench:

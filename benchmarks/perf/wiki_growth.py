@@ -18,10 +18,10 @@ from pathlib import Path
 import yaml
 
 from wikiskill import api
-from wikiskill.pages import read_pages
-from wikiskill.search import tokens
-from wikiskill.trailers import Step
-from wikiskill.workspace import MAIN
+from wikiskill.knowledge.pages import read_pages
+from wikiskill.knowledge.search import tokens
+from wikiskill.store.trailers import Step
+from wikiskill.store.workspace import MAIN
 
 
 def wiki_tokens(ws) -> tuple[int, int, int]:

@@ -1,15 +1,18 @@
-"""Benchmarks: what a suite is (`base`), and the registry that finds suites by name (`registry`)."""
+"""Task suites: what a suite is and how each kind is scored (`base`), the registry that
+finds families by name through the `wikiskill.benchmarks` entry points (`registry`), and the
+built-in families and suites, one module each. It may import `core` only: a suite knows nothing
+of workspaces, skills, models or the loop."""
 
 from __future__ import annotations
 
 from .base import (SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, EnvStep, FunctionCall, HasReferenceActions,
                    HasReferenceCalls, InteractiveBenchmark, QABenchmark, Split, SplitCounts, Task, TextEnv, ToolSession, ToolUseBenchmark,
-                   UserTurn)
+                   UserTurn, normalized_score)
 from .registry import (BenchmarkFamily, FamilyListing, LoadRequest, canonical_name, family, family_names, is_known,
                        known_benchmarks, list_families, load_benchmark, missing_requirements, resolve, spec_of)
 
 __all__ = [
     "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing", "FunctionCall",
     "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark", "Split", "SplitCounts", "Task",
-    "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark", "missing_requirements", "resolve", "spec_of",
+    "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "normalized_score", "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark", "missing_requirements", "resolve", "spec_of",
 ]

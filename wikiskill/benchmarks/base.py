@@ -96,6 +96,13 @@ class EnvStep:
     admissible_actions: list[str] | None = None
 
 
+def normalized_score(step: EnvStep) -> float:
+    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
+    if step.max_score <= 0:
+        return 1.0 if step.won else 0.0
+    return max(0.0, min(1.0, step.score / step.max_score))
+
+
 class TextEnv(Protocol):
     """A text environment for one task: observation in, one text action per turn."""
 

@@ -38,7 +38,7 @@ from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import BenchmarkSpec, FunctionCall, Split, Task, UserTurn
 
 SPLIT_SEED = "wikiskill-bfcl-1"

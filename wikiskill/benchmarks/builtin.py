@@ -8,26 +8,15 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ..errors import BenchmarkError
-from ..resources import data_dir
+from ..core.errors import BenchmarkError
+from ..core.resources import data_dir
 from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
 from .registry import LoadRequest
-
-QA_MAX_STEPS = 30
-"""The config's default step limit; a QA agent answers in one reply, so it never reaches it."""
+from .specs import JSONL, QA_MAX_STEPS, TEXTWORLD_COOKING
 
 
 class TextWorldCookingFamily:
-    spec = BenchmarkSpec(
-        family="textworld-cooking",
-        kind=BenchmarkKind.INTERACTIVE,
-        summary="TextWorld cooking games (First TextWorld Problems recipes), generated offline",
-        default_splits=SplitCounts(train=39, val=18, test=134),
-        max_steps=40,
-        offline_playable=True,
-        version="1",
-        requires=("textworld",),
-    )
+    spec = TEXTWORLD_COOKING
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         return argument
@@ -141,15 +130,7 @@ class ExampleQAFamily:
 
 
 class JsonlFamily:
-    spec = BenchmarkSpec(
-        family="jsonl",
-        kind=BenchmarkKind.QA,
-        summary="your own QA data: DIR/{train,val,test}.jsonl with id, question, answer per line",
-        argument="DIR",
-        argument_required=True,
-        max_steps=QA_MAX_STEPS,
-        version="1",
-    )
+    spec = JSONL
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         """With a `base`, the folder is made absolute and its files are checked line by line."""

@@ -7,10 +7,10 @@ import logging
 import os
 from pathlib import Path
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import SPLITS, BenchmarkSpec, Split, Task
-from .builtin import JsonlFamily
 from .scoring import get_scorer
+from .specs import JSONL
 
 REQUIRED = ("id", "question", "answer")
 
@@ -66,7 +66,7 @@ class JsonlQA:
             raise BenchmarkError(f"benchmark folder {directory} does not exist")
         self.directory = directory
         self.name = name or f"jsonl:{directory}"
-        self.spec = spec or JsonlFamily.spec
+        self.spec = spec or JSONL
         self.scorer = get_scorer(_suite_settings(directory / "suite.json").get("scorer", "exact"))
         for split in SPLITS:
             check_split_file(directory / f"{split}.jsonl")

@@ -21,7 +21,7 @@ from reasoning_gym.dataset import ProceduralDataset
 from reasoning_gym.factory import DATASETS
 
 from wikiskill.benchmarks.base import BenchmarkSpec, Split, Task
-from wikiskill.errors import BenchmarkError
+from wikiskill.core.errors import BenchmarkError
 
 SPLIT_SEEDS: dict[Split, int] = {"train": 1_000_000, "val": 2_000_000, "test": 3_000_000}
 SEED_SPAN = 1_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from .base import (Benchmark, BenchmarkKind, HasReferenceActions, HasReferenceCalls, InteractiveBenchmark,
-                   QABenchmark, Task, ToolUseBenchmark)
+                   QABenchmark, Task, ToolUseBenchmark, normalized_score)
 
 
 def play_reference(benchmark: Benchmark, task: Task) -> float | None:
@@ -23,8 +23,6 @@ def play_reference(benchmark: Benchmark, task: Task) -> float | None:
 
 
 def play_actions(benchmark: InteractiveBenchmark, task: Task, actions: list[str]) -> float:
-    from ..roles.agent import normalized_score
-
     env = benchmark.make_env(task)
     try:
         state = env.reset()

@@ -22,11 +22,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import SPLITS, Benchmark, BenchmarkSpec, Split
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..core.config import Config
 
 ENTRY_POINT_GROUP = "wikiskill.benchmarks"
 

@@ -21,7 +21,7 @@ from scienceworld import ScienceWorldEnv
 from scienceworld.constants import ID2TASK
 from scienceworld.utils import infer_task
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import BenchmarkSpec, EnvStep, Split, Task
 
 SAMPLE_SEED = "wikiskill-scienceworld-1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
 from .registry import LoadRequest
 

@@ -7,7 +7,7 @@ import re
 import string
 from collections.abc import Callable
 
-from ..errors import BenchmarkError
+from ..core.errors import BenchmarkError
 
 Scorer = Callable[[str | None, str], float]
 

@@ -11,7 +11,7 @@ import textworld
 from textworld.challenges.tw_cooking import cooking
 
 from wikiskill.benchmarks import textworld_games
-from wikiskill.benchmarks.builtin import TextWorldCookingFamily
+from wikiskill.benchmarks.specs import TEXTWORLD_COOKING
 from wikiskill.benchmarks.textworld_games import (GENERATION_WORKERS, SEED_BASES, SEED_RANGE, Progress, TextWorldEnv,
                                                   TextWorldGames, clean_observation, single_command, walkthrough)
 
@@ -65,11 +65,11 @@ class TextWorldCooking(TextWorldGames):
 
     def __init__(
         self,
-        n_train: int = TextWorldCookingFamily.spec.default_splits.train,
-        n_val: int = TextWorldCookingFamily.spec.default_splits.val,
-        n_test: int = TextWorldCookingFamily.spec.default_splits.test,
+        n_train: int = TEXTWORLD_COOKING.default_splits.train,
+        n_val: int = TEXTWORLD_COOKING.default_splits.val,
+        n_test: int = TEXTWORLD_COOKING.default_splits.test,
         *,
         progress: Progress | None = None,
     ):
-        super().__init__(COOKING, TextWorldCookingFamily.spec, {"train": n_train, "val": n_val, "test": n_test},
+        super().__init__(COOKING, TEXTWORLD_COOKING, {"train": n_train, "val": n_val, "test": n_test},
                          progress=progress)

@@ -39,7 +39,7 @@ from jericho.jericho import UnsupportedGameWarning
 from textworld.generator import compile_game
 
 from wikiskill.benchmarks.base import BenchmarkSpec, EnvStep, Split, Task
-from wikiskill.lifeline import Lifeline, watch_parent
+from wikiskill.core.lifeline import Lifeline, watch_parent
 
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` after each newly generated game."""

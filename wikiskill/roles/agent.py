@@ -11,15 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task
-from ..config import SkillsSettings
-from ..errors import ContextOverflow
-from ..llm import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
-from ..prompts import render
-from ..skills import Skill
-from ..skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
-from ..traces import Step, Trajectory, Usage
-from ..wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
+from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
+from ..core.config import SkillsSettings
+from ..core.errors import ContextOverflow
+from ..llm.client import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
+from ..core.prompts import render
+from ..knowledge.skills import Skill
+from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
+from ..store.traces import Step, Trajectory, Usage
+from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12
@@ -51,13 +51,6 @@ def extract_action(text: str | None) -> str:
         return " ".join(action.split())
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else ""
-
-
-def normalized_score(step: EnvStep) -> float:
-    """score / max_score clipped to [0, 1]; a game without points scores 1 if won, else 0."""
-    if step.max_score <= 0:
-        return 1.0 if step.won else 0.0
-    return max(0.0, min(1.0, step.score / step.max_score))
 
 
 class LookupTools:

@@ -15,14 +15,14 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from ..errors import ContextOverflow
-from ..jsontext import json_objects
-from ..llm import ChatModel, Reply, ToolCall
-from ..prompts import render
-from ..proposals import ProposalSchema
-from ..toolcalls import TEXT_CALL_PREFIX, tool_spec
-from ..traces import Usage
-from ..transcript import Transcript, TranscriptCall
+from ..core.errors import ContextOverflow
+from ..llm.jsontext import json_objects
+from ..llm.client import ChatModel, Reply, ToolCall
+from ..core.prompts import render
+from ..knowledge.proposals import ProposalSchema
+from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
+from ..store.traces import Usage
+from .transcript import Transcript, TranscriptCall
 
 RESULT_SUMMARY_CHARS = 200
 INVALID_CALL = "Error: invalid call:"

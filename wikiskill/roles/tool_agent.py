@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
-from ..config import SkillsSettings
-from ..errors import ContextOverflow
-from ..llm import ChatModel, ToolCall
-from ..prompts import render
-from ..skills import Skill
-from ..skillsblock import render_block, shown_skills
-from ..traces import Trajectory, Usage
-from ..wikitool import WikiShelf
+from ..core.config import SkillsSettings
+from ..core.errors import ContextOverflow
+from ..llm.client import ChatModel, ToolCall
+from ..core.prompts import render
+from ..knowledge.skills import Skill
+from ..knowledge.skillsblock import render_block, shown_skills
+from ..store.traces import Trajectory, Usage
+from .wikitool import WikiShelf
 from .agent import LookupTools
 
 

@@ -1,0 +1,158 @@
+"""The layers of docs/architecture.md hold: every import in wikiskill/ runs down the layers, and no
+modules import each other in a circle. The layer order is read from that document's table, so
+the document is the rule this test enforces."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "wikiskill"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    line: int
+    target: str
+
+
+def layer_table() -> list[list[str]]:
+    """Each row's first cell as its names (`core/`, `cli.py`, `__main__.py`), lowest layer first."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [re.findall(r"`([^`]+)`", row.split("|")[1]) for row in rows]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer_of(module: str, table: list[list[str]]) -> int | None:
+    """The row of `module`; -1 for the package's own __init__ (the version), None when no row names it."""
+    parts = module.split(".")
+    if parts == ["wikiskill"]:
+        return -1
+    first = parts[1]
+    for index, names in enumerate(table):
+        if (len(parts) > 2 or (PACKAGE / first).is_dir()) and f"{first}/" in names:
+            return index
+        if len(parts) == 2 and f"{first}.py" in names:
+            return index
+    return None
+
+
+def imports(known: dict[str, Path]) -> list[Import]:
+    """Every import of a wikiskill module anywhere in a file: top level, in functions, under TYPE_CHECKING."""
+    found: set[Import] = set()
+    for module, path in known.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
+                           for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in known:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    found.add(Import(module, node.lineno, target))
+    return sorted(found, key=lambda each: (each.importer, each.line, each.target))
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each a circle of imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(edges.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_architecture_document_lists_every_layer_once():
+    table = layer_table()
+    names = [name for row in table for name in row]
+    assert names[:2] == ["core/", "benchmarks/"] and "cli.py" in names
+    assert len(names) == len(set(names))
+
+
+def test_every_module_belongs_to_a_layer():
+    table = layer_table()
+    homeless = [module for module in modules() if layer_of(module, table) is None]
+    assert not homeless, f"modules in no layer of docs/architecture.md: {homeless}"
+
+
+def test_every_package_says_what_it_owns_and_what_it_may_import():
+    silent = []
+    for path in PACKAGE.glob("*/__init__.py"):
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if "may import" not in " ".join(docstring.split()):
+            silent.append(path.parent.name)
+    assert not silent, f"packages whose __init__ docstring does not say what they may import: {silent}"
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    table = layer_table()
+    known = modules()
+    upward = []
+    for found in imports(known):
+        mine, theirs = layer_of(found.importer, table), layer_of(found.target, table)
+        if mine is not None and theirs is not None and theirs > mine:
+            where = known[found.importer].relative_to(ROOT)
+            upward.append(f"{where}:{found.line} imports {found.target} "
+                          f"({'/'.join(table[mine])} is below {'/'.join(table[theirs])})")
+    assert not upward, "imports running up the layers of docs/architecture.md:\n" + "\n".join(upward)
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    edges: dict[str, set[str]] = {}
+    for found in imports(modules()):
+        edges.setdefault(found.importer, set()).add(found.target)
+    found = circles(edges)
+    assert not found, "modules that import each other, directly or through others:\n" + "\n".join(
+        " <-> ".join(group) for group in found)
+
+
+def test_the_circle_finder_finds_a_circle_through_three_modules():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -1,0 +1,281 @@
+"""wikiskill.yaml as pydantic models. Every field's docstring is its documentation; reading the
+file (and checking the benchmark it names) is `store.settings`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+CONFIG_FILE = "wikiskill.yaml"
+OFFLINE_MODEL = "offline"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ToolProtocol(str, Enum):
+    """How a role's model calls tools."""
+
+    NATIVE = "native"
+    TEXT = "text"
+    AUTO = "auto"
+
+
+class StructuredOutput(str, Enum):
+    """Whether a role that needs JSON sends its schema as `response_format`."""
+
+    JSON_SCHEMA = "json_schema"
+    OFF = "off"
+    AUTO = "auto"
+
+
+class RoleSettings(_Section):
+    model: str | None = None
+    """litellm model string for this role (e.g. `openai/gpt-4o-mini`); empty = the top-level `model`."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible server for this role; empty = the top-level `api_base`."""
+    temperature: float = 0.0
+    """Sampling temperature."""
+    max_tokens: int | None = None
+    """Cap on completion tokens per call; empty = the provider's default (for a model litellm does
+    not know, e.g. on a local server, a quarter of the context window, at most 2048, down to 512
+    when a request would not fit otherwise)."""
+    tool_protocol: ToolProtocol = ToolProtocol.AUTO
+    """How the role calls tools: `native` tool calls; `text` (the tools and their JSON schemas are
+    described in the prompt and a call is a JSON object `{"name": ..., "arguments": ...}` in the
+    reply, bare, fenced or in a `<tool_call>` block); `auto` sends native tools and switches to
+    `text` once the model writes a call as text, answers a turn that needs a call without a
+    native one, or its server rejects tools."""
+    response_format: StructuredOutput = StructuredOutput.AUTO
+    """JSON replies (the maintainer's): `json_schema` sends the reply's JSON schema as
+    `response_format`; `off` never does; `auto` sends it when litellm says the model supports it or
+    to an `api_base` server, and stops sending it when the server rejects it."""
+    context_window: int | None = Field(None, ge=1024)
+    """Tokens the model accepts per request; empty = litellm's model info, else 8192. Requests
+    (tools' schemas included) are fitted into it: older tool results shortened first, then the
+    longest sections cut, then the oldest tool turns dropped, then sections cut further."""
+
+
+class AgentSettings(RoleSettings):
+    max_steps: int = Field(30, ge=1)
+    """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
+    one user message."""
+    wiki_access: bool = False
+    """Give the task agent a `read_wiki` tool that reads pages of main's wiki (the paper's
+    wiki-access ablation)."""
+
+
+class MaintainerSettings(RoleSettings):
+    enabled: bool = True
+    """`false` skips the maintain step: no wiki is written and the proposer reads traces only
+    (the paper's no-wiki ablation)."""
+    wiki_token_budget: int = Field(6000, ge=200)
+    """The most tokens (about 4 characters each) of index lines, pages and log the maintainer is
+    shown; the pages most relevant to the sampled traces (BM25) come first."""
+
+
+class WikiSettings(_Section):
+    consolidate_every: int = Field(5, ge=0)
+    """Every this many rounds, a `consolidate` step merges duplicate pages and retires stale
+    ones; 0 = never."""
+    retire_after: int = Field(10, ge=1)
+    """A page with no new evidence for this many rounds is retired by consolidation."""
+    duplicate_similarity: float = Field(0.6, gt=0, le=1)
+    """Consolidation merges two pages of the same kind whose word sets (title, summary, root
+    cause, fix) overlap at least this much (Jaccard)."""
+
+
+class ProposerSettings(RoleSettings):
+    max_turns: int = Field(20, ge=1)
+    """The most tool-calling turns the proposer gets before it must finish."""
+    min_trace_reads: int = Field(4, ge=0)
+    """Traces the proposer must read before `finish` is accepted."""
+
+
+class SkillsSettings(_Section):
+    mode: Literal["full", "index", "retrieve"] = "full"
+    """How skills reach the task agent: every body (`full`), names + descriptions with bodies
+    on demand (`index`), or the top-k relevant to the task (`retrieve`)."""
+    top_k: int = Field(3, ge=1)
+    """`retrieve` mode: how many skills to include."""
+    token_budget: int = Field(4000, ge=100)
+    """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+
+
+class SamplingSettings(_Section):
+    max_failures: int = Field(5, ge=0)
+    """Failed traces given to the maintainer each round."""
+    max_successes: int = Field(3, ge=0)
+    """Successful traces given to the maintainer each round."""
+    max_chars: int = Field(15_000, ge=500)
+    """Each sampled trace is cut to this many characters."""
+    seed: int = 0
+    """Seed of the trace sampler (mixed with the round number)."""
+
+
+class BudgetSettings(_Section):
+    max_usd: float | None = Field(None, ge=0)
+    """Stop cleanly between tasks once the run has spent this much (USD); empty = no limit."""
+    max_calls: int | None = Field(None, ge=0)
+    """Stop cleanly once the run has made this many model calls; empty = no limit."""
+
+
+class LLMSettings(_Section):
+    retries: int = Field(4, ge=0)
+    """Retries of a call after a rate limit, timeout or server error (with backoff and jitter)."""
+    timeout: float = Field(120.0, gt=0)
+    """Seconds before one model call times out; a timed-out call is retried once, with twice the
+    time, and a second timeout is final."""
+    cache: bool = False
+    """Keep an on-disk cache of replies at temperature 0 in .wikiskill/ (a re-run is then free)."""
+
+
+class GateSettings(_Section):
+    policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
+    """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
+    mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
+    above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds)
+    or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    """`paired`: confidence level of the interval (1 - the tests' significance level)."""
+    margin: float = Field(0.0, ge=0.0)
+    """`paired`: the mean per-task gain the candidate must be shown to exceed: the lower bound
+    of the one-sided `confidence` interval of the gain must be above it (not the point
+    estimate), on pass/fail and graded scores alike."""
+    max_broken: int = Field(0, ge=0)
+    """`no_regression`: the most validation tasks that main solved the candidate may lose."""
+    repeats: int = Field(1, ge=1)
+    """Evaluate every validation task this many times (with different seeds) and average per
+    task: for agents that are not deterministic (temperature above 0)."""
+    seed: int = 0
+    """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
+
+
+class ExecutorKind(str, Enum):
+    """Where tasks run: this process, a pool of local processes, or Ray workers."""
+
+    LOCAL = "local"
+    PROCESSES = "processes"
+    RAY = "ray"
+
+
+class RaySettings(_Section):
+    address: str | None = None
+    """Ray cluster to run tasks on (`ray://HEAD:10001` or `HEAD:6379`); empty = the `RAY_ADDRESS`
+    environment variable, else a local Ray started for the command and stopped after it."""
+    num_cpus: int | None = Field(None, ge=1)
+    """CPUs of a local Ray started for the command; empty = all of this machine's."""
+    pip: list[str] = []
+    """Packages Ray installs for the workers of a cluster (its runtime environment's `pip`), for
+    nodes whose image lacks wikiskill's dependencies; empty = none. The wikiskill package and
+    the workspace's files (without `.git` and `.wikiskill`) are always shipped to a cluster."""
+
+
+class SplitSizes(_Section):
+    train: int | None = Field(None, ge=1)
+    """Number of train tasks of a generated suite; unset: the suite's default (`wikiskill benchmarks`
+    lists them). Suites read from files (`jsonl:DIR`, `example-qa`) use their files."""
+    val: int | None = Field(None, ge=1)
+    """Number of validation tasks of a generated suite; unset: the suite's default."""
+    test: int | None = Field(None, ge=1)
+    """Number of test tasks of a generated suite; unset: the suite's default."""
+
+
+class Config(_Section):
+    benchmark: str
+    """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `example-qa`, `jsonl:DIR`, a plugin's)."""
+    model: str = OFFLINE_MODEL
+    """Default litellm model string for every role; `offline` is the built-in no-LLM baseline."""
+    api_base: str | None = None
+    """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
+    concurrency: int = Field(4, ge=1)
+    """Tasks run at the same time during rollout, validation and eval."""
+    executor: ExecutorKind | None = None
+    """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
+    `workers` processes started once per command, for when one process's CPU is the limit) or
+    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`); unset:
+    `processes` when `workers` is above 1, else `local`. Results, the result cache and the
+    budget stay with the command. A Python script using `processes` needs the
+    `if __name__ == "__main__":` guard."""
+    workers: int = Field(1, ge=1)
+    """Worker processes (`processes`) or Ray actors (`ray`) that share `concurrency`, each with
+    its own event loop; `local` runs one."""
+    seed: int = 0
+    """Seed of the offline agent and of generated benchmarks' play."""
+    splits: SplitSizes = SplitSizes()
+    """Split sizes of generated benchmarks."""
+    agent: AgentSettings = AgentSettings()
+    """The task agent."""
+    maintainer: MaintainerSettings = MaintainerSettings()
+    """The wiki maintainer."""
+    proposer: ProposerSettings = ProposerSettings()
+    """The skill proposer."""
+    skills: SkillsSettings = SkillsSettings()
+    """How skills are rendered into the task agent's system prompt."""
+    gate: GateSettings = GateSettings()
+    """What a candidate must show to be merged."""
+    sampling: SamplingSettings = SamplingSettings()
+    """Which traces the maintainer sees."""
+    wiki: WikiSettings = WikiSettings()
+    """Consolidation of the wiki."""
+    budget: BudgetSettings = BudgetSettings()
+    """Spending limits."""
+    llm: LLMSettings = LLMSettings()
+    """Retries, timeouts and caching of model calls."""
+    ray: RaySettings = RaySettings()
+    """The Ray cluster of `executor: ray`."""
+
+    @model_validator(mode="after")
+    def _local_runs_one_worker(self) -> Config:
+        if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
+            raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
+                             "runs one); with executor unset it is processes")
+        return self
+
+    @property
+    def task_executor(self) -> ExecutorKind:
+        """The executor tasks run on: `executor`, or when unset the one `workers` asks for."""
+        if self.executor is not None:
+            return self.executor
+        return ExecutorKind.PROCESSES if self.workers > 1 else ExecutorKind.LOCAL
+
+    def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
+        """The role's settings with the top-level model and api_base filled in."""
+        settings: RoleSettings = getattr(self, name)
+        return settings.model_copy(
+            update={
+                "model": settings.model or self.model,
+                "api_base": settings.api_base or self.api_base,
+            }
+        )
+
+    def with_overrides(self, **overrides: object) -> Config:
+        """A copy with top-level command-line overrides applied (None means: keep)."""
+        update = {key: value for key, value in overrides.items() if value is not None}
+        if "model" in update or "api_base" in update:
+            # an explicit --model/--api-base on the command line wins over per-role settings
+            roles = {
+                name: getattr(self, name).model_copy(
+                    update={k: None for k in ("model", "api_base") if k in update}
+                )
+                for name in ("agent", "maintainer", "proposer")
+            }
+            update.update(roles)
+        try:
+            return Config.model_validate({**self.model_dump(), **update})
+        except ValidationError as exc:
+            raise config_error(exc, "the command line") from exc
+
+
+def config_error(exc: ValidationError, source: str) -> ConfigError:
+    """One line for a failed validation: its first error, where it is, and how many more there are."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    message = first["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{source}: {where}: {message}{more}")

@@ -1,0 +1,70 @@
+"""`wikiskill compare A B`: two refs' skills on one split, task by task, with the uncertainty of
+the difference. An evaluation that git records under the current fingerprint is read, not rerun;
+otherwise finished tasks come from the result cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ..benchmarks import Split
+from ..store.evaluations import Evaluation
+from ..loop.gate_policies import mean_interval, paired
+from ..loop.harness import Harness
+
+
+class Change(str, Enum):
+    FIXED = "fixed"
+    BROKEN = "broken"
+    BETTER = "better"
+    WORSE = "worse"
+    SAME = "same"
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task: str
+    a: float
+    b: float
+
+    @property
+    def change(self) -> Change:
+        if self.b >= 1.0 > self.a:
+            return Change.FIXED
+        if self.a >= 1.0 > self.b:
+            return Change.BROKEN
+        return Change.BETTER if self.b > self.a else Change.WORSE if self.b < self.a else Change.SAME
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ref_a: str
+    ref_b: str
+    split: str
+    a: Evaluation
+    b: Evaluation
+    rows: list[TaskRow]
+    interval: tuple[float, float]
+    confidence: float
+
+    @property
+    def mean_diff(self) -> float:
+        return self.b.mean - self.a.mean
+
+    def count(self, change: Change) -> int:
+        return sum(row.change == change for row in self.rows)
+
+
+def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", confidence: float = 0.95) -> Comparison:
+    a, b = _evaluation(harness, ref_a, split), _evaluation(harness, ref_b, split)
+    rows = [TaskRow(task, a_score, b_score) for task, b_score, a_score in paired(b, a)]
+    return Comparison(ref_a, ref_b, split, a, b, rows, mean_interval([r.b - r.a for r in rows], confidence, harness.config.gate.seed),
+                      confidence)
+
+
+def _evaluation(harness: Harness, ref: str, split: Split) -> Evaluation:
+    harness.ws.resolve(ref)
+    recorded = harness.recorded(ref, split)
+    if recorded is not None:
+        return recorded[1]
+    return harness.evaluate(ref, split, f"{ref}: {split}").evaluation

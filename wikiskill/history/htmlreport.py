@@ -1,0 +1,173 @@
+"""`wikiskill report`: a workspace's evolution on one static HTML page, readable offline.
+
+The data comes from the history readers (round rows, round stories, recorded evaluations, the
+wiki at each `round/NNN` tag); the charts are plotly figures whose JavaScript is inlined once, so
+the page needs no network; the page itself is prompts/report.html.j2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.evaluations import find_evaluation
+from ..store.rounds import ROUND_TAG
+from ..knowledge.pages import read_pages
+from ..core.prompts import render
+from .status import RoundRow, Status, round_rows, status
+from .roundstory import round_story
+from ..knowledge.search import tokens
+from ..store.trailers import Decision, Step
+from ..store.workspace import MAIN, Workspace
+
+DECISION_COLOURS = {Decision.ACCEPTED.value: "#2e7d32", Decision.REJECTED.value: "#c62828",
+                    Decision.ROLLED_BACK.value: "#6a1b9a"}
+OTHER_COLOUR = "#757575"
+DECISION_SYMBOLS = {Decision.ACCEPTED.value: "circle", Decision.REJECTED.value: "x"}
+ACTION_SYMBOLS = {"create": "circle", "patch": "diamond", "retire": "x", "rollback": "triangle-down"}
+
+
+@dataclass(frozen=True)
+class WikiSize:
+    round: int
+    pages: int
+    active: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    id: str
+    candidate: float
+    incumbent: float | None
+    prediction: str
+    expected: str
+
+
+@dataclass
+class ReportData:
+    status: Status
+    rounds: list[RoundRow]
+    wiki: list[WikiSize]
+    validated_round: int | None = None
+    """The round of the latest candidate validation, shown task by task."""
+    decision: str = ""
+    tasks: list[TaskRow] = field(default_factory=list)
+
+
+def report_data(ws: Workspace) -> ReportData:
+    rows = round_rows(ws)
+    data = ReportData(status(ws), rows, _wiki_sizes(ws))
+    for number in sorted({row.round for row in rows}, reverse=True):
+        story = round_story(ws, number)
+        if story.validation:
+            data.validated_round, data.decision = number, story.decision or "pending"
+            incumbent = _incumbent_scores(ws, number)
+            data.tasks = [TaskRow(str(row.get("id")), float(row.get("score") or 0.0), incumbent.get(str(row.get("id"))),
+                                  str(row.get("prediction") or ""), str(row.get("expected") or ""))
+                          for row in story.validation]
+            break
+    return data
+
+
+def _wiki_sizes(ws: Workspace) -> list[WikiSize]:
+    sizes = []
+    for tag in sorted(ws.refs(f"refs/tags/{ROUND_TAG}")):
+        number = tag[len(ROUND_TAG):]
+        if number.isdigit():
+            files = ws.read_files(tag, "wiki")
+            pages = read_pages(files)
+            sizes.append(WikiSize(int(number), len(pages), sum(page.active for page in pages.values()),
+                                  sum(tokens(text) for path, text in files.items() if path.startswith("patterns/"))))
+    return sizes
+
+
+def _incumbent_scores(ws: Workspace, number: int) -> dict[str, float]:
+    """Per task, the incumbent's scores the round's gate compared the candidate with."""
+    gate = next((c for c in ws.log(MAIN) if c.meta.round == number and c.meta.step == Step.GATE), None)
+    if gate is None or not gate.meta.incumbent_fingerprint:
+        return {}
+    found = find_evaluation(ws, gate.parents[0], gate.meta.incumbent_fingerprint)
+    return found[1].scores if found else {}
+
+
+def render_report(data: ReportData, title: str) -> str:
+    import plotly.graph_objects as go
+
+    figures = {"val": _val_figure(go, data.rounds), "cost": _cost_figure(go, data.rounds),
+               "skills": _skills_figure(go, data.rounds), "wiki": _wiki_figure(go, data.wiki)}
+    charts = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0,  # plotly.js inlined once
+                                   config={"displaylogo": False}, div_id=f"chart-{name}")
+              for index, (name, figure) in enumerate(figures.items())}
+    return render("report.html", title=title, data=data, charts=charts)
+
+
+def write_report(ws: Workspace, out: Path) -> Path:
+    out = Path(out).expanduser().resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_report(report_data(ws), ws.root.name), encoding="utf-8")
+    return out
+
+
+def _layout(go, title: str, **axes) -> object:
+    return go.Layout(title=title, height=360, margin={"l": 60, "r": 30, "t": 50, "b": 45}, template="plotly_white",
+                     legend={"orientation": "h", "y": -0.2}, **axes)
+
+
+def _val_figure(go, rows: list[RoundRow]):
+    rounds = [row for row in rows if row.action != "rollback"]
+    figure = go.Figure(layout=_layout(go, "Validation score per round", xaxis={"title": "round", "dtick": 1},
+                                      yaxis={"title": "val score", "range": [-0.05, 1.05]}))
+    figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.incumbent for r in rounds], mode="lines+markers",
+                                name="incumbent at the round's start", line={"color": "#1565c0"}))
+    for decision in sorted({r.decision for r in rounds if r.decision}):
+        picked = [r for r in rounds if r.decision == decision]
+        figure.add_trace(go.Scatter(  # a round with no candidate score is marked on the incumbent's line
+            x=[r.round for r in picked], y=[r.incumbent if r.val is None else r.val for r in picked], mode="markers",
+            name=f"candidate: {decision}",
+            marker={"size": 13, "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
+                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open")},
+            text=[f"{r.action} {r.skill}" for r in picked], hovertemplate="r%{x}: %{y:.3f} %{text}<extra></extra>"))
+    return figure
+
+
+def _cost_figure(go, rows: list[RoundRow]):
+    rounds = [row for row in rows if row.action != "rollback"]
+    figure = go.Figure(layout=_layout(go, "Cost per round", xaxis={"title": "round", "dtick": 1},
+                                      yaxis={"title": "USD", "rangemode": "tozero"},
+                                      yaxis2={"title": "tokens", "overlaying": "y", "side": "right",
+                                              "rangemode": "tozero"}))
+    figure.add_trace(go.Bar(x=[r.round for r in rounds], y=[r.cost_usd for r in rounds], name="cost (USD)",
+                            marker={"color": "#ef6c00"}))
+    figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.tokens for r in rounds], name="tokens",
+                                yaxis="y2", mode="lines+markers", line={"color": "#455a64"}))
+    return figure
+
+
+def _skills_figure(go, rows: list[RoundRow]):
+    changes = [row for row in rows if row.skill]
+    skills = sorted({row.skill for row in changes})
+    figure = go.Figure(layout=_layout(go, "Skills timeline", xaxis={"title": "round", "dtick": 1},
+                                      yaxis={"title": "", "categoryorder": "array", "categoryarray": skills,
+                                             "type": "category"}))
+    for action in sorted({row.action for row in changes}):
+        picked = [row for row in changes if row.action == action]
+        figure.add_trace(go.Scatter(
+            x=[r.round for r in picked], y=[r.skill for r in picked], mode="markers", name=action,
+            marker={"size": 14, "symbol": ACTION_SYMBOLS.get(action, "square"),
+                    "color": [DECISION_COLOURS.get(r.decision, OTHER_COLOUR) for r in picked]},
+            text=[r.decision for r in picked], hovertemplate="r%{x} " + action + " %{y}: %{text}<extra></extra>"))
+    return figure
+
+
+def _wiki_figure(go, sizes: list[WikiSize]):
+    figure = go.Figure(layout=_layout(go, "Wiki growth", xaxis={"title": "round", "dtick": 1},
+                                      yaxis={"title": "pattern pages", "rangemode": "tozero"},
+                                      yaxis2={"title": "tokens", "overlaying": "y", "side": "right",
+                                              "rangemode": "tozero"}))
+    rounds = [size.round for size in sizes]
+    figure.add_trace(go.Bar(x=rounds, y=[s.pages for s in sizes], name="pages", marker={"color": "#90caf9"}))
+    figure.add_trace(go.Bar(x=rounds, y=[s.active for s in sizes], name="active pages", marker={"color": "#1e88e5"}))
+    figure.add_trace(go.Scatter(x=rounds, y=[s.tokens for s in sizes], name="tokens", yaxis="y2",
+                                mode="lines+markers", line={"color": "#37474f"}))
+    return figure

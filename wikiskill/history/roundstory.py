@@ -1,0 +1,104 @@
+"""What happened in one round, read back from git: `wikiskill show ROUND`.
+
+Main's first-parent history has the round's rollout, maintain and gate commits; the proposal,
+the proposer's transcript and the validation live where the candidate ended: merged into main,
+under a `rejected/` tag, or still on its `skill/` branch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..core.errors import WikiskillError
+from ..store.rounds import BRANCH_PREFIX, REJECTED_PREFIX, round_label
+from ..store.trailers import Step
+from ..store.workspace import MAIN, Commit, Workspace
+
+
+@dataclass
+class RoundStory:
+    number: int
+    train_score: float | None = None
+    sampled: list[str] = field(default_factory=list)
+    maintain_failed: str | None = None
+    pages_changed: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    proposer_turns: int = 0
+    invalid_outputs: int = 0
+    action: str | None = None
+    skill: str | None = None
+    rationale: str = ""
+    proposer_error: str | None = None
+    validation: list[dict] = field(default_factory=list)
+    decision: str | None = None
+    reason: str = ""
+    score: float | None = None
+    incumbent: float | None = None
+
+
+def _step(commits: list[Commit], number: int, step: Step) -> Commit | None:
+    """The newest commit of `step` in round `number` (a validation retried later wins)."""
+    return next((c for c in commits if c.meta.round == number and c.meta.step == step), None)
+
+
+def round_story(ws: Workspace, number: int) -> RoundStory:
+    main_log = ws.log(MAIN)
+    rollout = _step(main_log, number, Step.ROLLOUT)
+    if rollout is None:
+        raise WikiskillError(f"round {number} has not run in this workspace (see `wikiskill log`)")
+    story = RoundStory(number)
+    label = round_label(number)
+    story.train_score = rollout.meta.score
+    maintain = _step(main_log, number, Step.MAINTAIN)
+    if maintain is not None:
+        story.sampled = [s for s in (maintain.meta.sampled or "").split(",") if s]
+        if maintain.meta.status == "failed":
+            story.maintain_failed = ws.body(maintain.sha)
+        story.pages_changed = ws.changed_paths(maintain.parents[0], maintain.sha, "wiki")
+    gate = _step(main_log, number, Step.GATE)
+    if gate is not None:
+        meta = gate.meta
+        story.decision, story.reason = (meta.decision.value if meta.decision else None), ws.body(gate.sha)
+        story.score, story.incumbent = meta.score, meta.incumbent
+        story.action, story.skill = meta.action, meta.skill
+    refs = [gate.sha] if gate is not None else []
+    for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX)):
+        refs += [sha for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())
+                 if name.startswith(f"{prefix}{label}-")]
+    _read_proposer(ws, story, refs, label)
+    _read_validation(ws, story, refs, label)
+    return story
+
+
+def _read_proposer(ws: Workspace, story: RoundStory, refs: list[str], label: str) -> None:
+    for ref in refs:
+        text = ws.read_file(ref, f"raw/{label}/proposer.json")
+        if text is None:
+            continue
+        transcript = json.loads(text)
+        turns = transcript.get("turns", [])
+        story.proposer_turns = len(turns)
+        story.invalid_outputs = sum(1 for turn in turns if turn.get("error"))
+        calls = [call for turn in turns for call in turn.get("calls", [])]
+        story.reads = [str(call["arguments"].get("path")) for call in calls
+                       if call.get("name") == "read_file" and isinstance(call.get("arguments"), dict)]
+        story.proposer_error = transcript.get("error")
+        outcome = transcript.get("outcome")
+        if isinstance(outcome, dict) and isinstance(outcome.get("rationale"), str):
+            story.rationale = outcome["rationale"]
+        break
+    for ref in refs:
+        propose = _step(ws.log(ref), story.number, Step.PROPOSE)
+        if propose is not None:
+            story.action, story.skill = propose.meta.action, propose.meta.skill
+            story.rationale = ws.body(propose.sha).split("\n\n")[0].strip()
+            break
+
+
+def _read_validation(ws: Workspace, story: RoundStory, refs: list[str], label: str) -> None:
+    for ref in refs:
+        text = ws.read_file(ref, f"raw/{label}/val.jsonl")
+        if text is not None:
+            story.validation = [json.loads(line) for line in text.splitlines() if line.strip()]
+            return

@@ -1,0 +1,108 @@
+"""Read-only views of a workspace for `status` and `log`, computed from git trailers alone
+(these commands never import litellm, datasets or textworld)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..store.settings import load_config
+from ..store.rounds import completed_rounds, incumbent_score
+from ..knowledge.search import tokens
+from ..knowledge.skills import load_skills
+from ..knowledge.skillsblock import render_skills
+from ..store.trailers import Decision, Step
+from ..store.workspace import MAIN, Commit, Workspace
+
+
+@dataclass
+class Status:
+    benchmark: str
+    model: str
+    rounds: int
+    incumbent: float | None
+    skills: list[str]
+    skills_tokens: int
+    """Tokens (about 4 characters each) of the skills block main's skills put in the agent's prompt."""
+    wiki_pages: int
+    cost_usd: float
+    tokens: int
+    cost_by_role: dict[str, float]
+
+
+@dataclass
+class RoundRow:
+    round: int
+    train: float | None = None
+    action: str = ""
+    skill: str = ""
+    val: float | None = None
+    incumbent: float | None = None
+    decision: str = ""
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+
+def status(ws: Workspace) -> Status:
+    config = load_config(ws.root)
+    every = ws.log("--all", first_parent=False)
+    main_log = ws.log(MAIN)
+    skills = load_skills(ws.read_files(MAIN, "skills"))
+    return Status(
+        benchmark=config.benchmark,
+        model=config.model,
+        rounds=completed_rounds(ws),
+        incumbent=incumbent_score(ws, config.agent.wiki_access, main_log),
+        skills=[skill.name for skill in skills],
+        skills_tokens=tokens(render_skills(skills, config.skills)),
+        wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
+        cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
+        tokens=sum(c.meta.tokens or 0 for c in every),
+        cost_by_role=_cost_by_role(every),
+    )
+
+
+def _cost_by_role(commits: list[Commit]) -> dict[str, float]:
+    """USD per role from the `Cost-<Role>-USD` trailers."""
+    costs: dict[str, float] = defaultdict(float)
+    for commit in commits:
+        for role, cost in commit.meta.role_costs.items():
+            costs[role] += cost
+    return dict(costs)
+
+
+def round_rows(ws: Workspace) -> list[RoundRow]:
+    """One row per round: train score, candidate, val score, decision and cost; and one per manual
+    rollback, after the round it followed."""
+    rows: dict[int, RoundRow] = {}
+    rollbacks: list[RoundRow] = []
+    costs: dict[int, float] = defaultdict(float)
+    tokens: dict[int, int] = defaultdict(int)
+    for commit in ws.log("--all", first_parent=False):
+        number = commit.meta.round
+        if not number:
+            continue
+        costs[number] += commit.meta.cost_usd or 0.0
+        tokens[number] += commit.meta.tokens or 0
+    for commit in reversed(ws.log(MAIN)):
+        meta = commit.meta
+        if meta.step == Step.ROLLBACK and meta.round is not None:
+            rollbacks.append(RoundRow(meta.round, action="rollback", skill=meta.skill or "",
+                                      decision=Decision.ROLLED_BACK.value))
+            continue
+        if not meta.round or meta.step not in (Step.ROLLOUT, Step.GATE):
+            continue
+        row = rows.setdefault(meta.round, RoundRow(meta.round))
+        if meta.step == Step.ROLLOUT:
+            row.train = meta.score
+        else:
+            row.action = meta.action or ""
+            row.skill = meta.skill or ""
+            row.val = meta.score
+            row.incumbent = meta.incumbent
+            row.decision = meta.decision.value if meta.decision else ""
+    for number, row in rows.items():
+        row.cost_usd = costs[number]
+        row.tokens = tokens[number]
+    return sorted([rows[number] for number in sorted(rows)] + rollbacks, key=lambda row: row.round)
+

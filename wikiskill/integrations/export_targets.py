@@ -1,0 +1,88 @@
+"""Where `wikiskill export DIR --target T` puts the skill folders, per host.
+
+Every host reads the same Agent Skills folders (`<name>/SKILL.md` and the files beside it); they
+differ in the folder they read them from:
+
+- `agents`: DIR itself is the skills folder (any Agent Skills reader, or a folder you point one at);
+- `claude`: Claude Code reads `.claude/skills/` of a project, and `~/.claude/skills/` for all
+  projects: DIR is the project (or your home folder);
+- `codex`: Codex reads `.agents/skills/` of a repository (from the working directory up to the
+  repository root), and `~/.agents/skills/` for all repositories (older releases:
+  `~/.codex/skills/`): DIR is the repository (or your home folder).
+
+Nothing is written into a host's folder unless DIR names it (or the folder that holds it).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from ..core.errors import WikiskillError, choice
+
+
+class Target(str, Enum):
+    AGENTS = "agents"
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+class ExportError(WikiskillError):
+    """The export directory cannot be used as asked."""
+
+
+class ExportTarget(Protocol):
+    kind: ClassVar[Target]
+
+    def skills_dir(self, dest: Path) -> Path:
+        """The folder the skill folders go into when the user names `dest` (absolute)."""
+        ...
+
+
+class AgentSkills:
+    kind = Target.AGENTS
+
+    def skills_dir(self, dest: Path) -> Path:
+        return dest
+
+
+class HostSkillsFolder:
+    """A host that reads skills from one folder under a project (or the user's home)."""
+
+    kind: ClassVar[Target]
+    host: ClassVar[str]
+    folder: ClassVar[str]
+    """Where the host reads skills, relative to the project or home folder."""
+    other_folders: ClassVar[tuple[str, ...]] = ()
+    """Other skills folders of the host, refused as DIR the same way."""
+
+    def skills_dir(self, dest: Path) -> Path:
+        for folder in (self.folder, *self.other_folders):
+            depth = len(Path(folder).parts)
+            if dest.parts[-depth:] == Path(folder).parts:
+                raise ExportError(
+                    f"{dest} is a {self.host} skills folder itself: name the project or home folder that holds it "
+                    f"({dest.parents[depth - 1]}) with --target {self.kind.value}, or use --target agents to write "
+                    f"into {dest} directly")
+        return dest / self.folder
+
+
+class ClaudeCode(HostSkillsFolder):
+    kind = Target.CLAUDE
+    host = "Claude Code"
+    folder = ".claude/skills"
+
+
+class Codex(HostSkillsFolder):
+    kind = Target.CODEX
+    host = "Codex"
+    folder = ".agents/skills"
+    other_folders = (".codex/skills",)
+
+
+TARGETS: dict[Target, ExportTarget] = {target.kind: target for target in (AgentSkills(), ClaudeCode(), Codex())}
+
+
+def export_target(name: str) -> ExportTarget:
+    return TARGETS[choice(Target, name, "export target")]

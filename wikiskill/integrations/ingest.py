@@ -1,0 +1,75 @@
+"""`wikiskill ingest`: real agent sessions into raw/ as trajectories, so the next round's
+maintainer samples them with its train traces and its proposer can read them.
+
+They go to `raw/rNNN/ingested/<id>.json` for the next round that has not started, in one
+`ingest` commit on main; every file is parsed before anything is written, so a malformed one
+leaves the workspace as it was. Validation is untouched: it still runs on the benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import WikiskillError
+from ..store.rounds import completed_rounds, round_label, round_state
+from ..core.redact import Scrubber
+from .sessions import INGESTED_SPLIT, SessionFormat, read_session
+from ..store.trailers import Step, Trailers
+from ..store.traces import Outcome, Trajectory
+from ..store.workspace import MAIN, Workspace, format_message
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    round: int
+    """The round whose maintainer and proposer will see the sessions."""
+    commit: str | None
+    """The ingest commit; None when every file was ingested before."""
+    added: list[Trajectory]
+    skipped: list[str]
+    """Files whose session is already in raw/ (same text), not ingested again."""
+
+
+def ingested_folder(round_number: int) -> str:
+    return f"raw/{round_label(round_number)}/{INGESTED_SPLIT}"
+
+
+def read_ingested(ws: Workspace, round_number: int) -> list[Trajectory]:
+    """The sessions ingested for a round, in task-id order."""
+    files = ws.read_files(MAIN, ingested_folder(round_number))
+    return [Trajectory.model_validate_json(text) for path, text in sorted(files.items()) if path.endswith(".json")]
+
+
+def next_round(ws: Workspace) -> int:
+    """The first round that has not started: the one whose steps will read what is ingested now."""
+    number = completed_rounds(ws) + 1
+    return number + 1 if round_state(ws, number).started else number
+
+
+def ingest(ws: Workspace, paths: list[Path], session_format: SessionFormat, outcome: Outcome) -> IngestResult:
+    if not paths:
+        raise WikiskillError("name at least one transcript file to ingest")
+    scrub = Scrubber()
+    sessions = [(path, read_session(path, session_format, outcome, scrub)) for path in paths]
+    with ws.lock("wikiskill ingest"):
+        ws.recover()
+        number = next_round(ws)
+        present = {path.rpartition("/")[2].removesuffix(".json") for path in ws.list_paths(MAIN, "raw")
+                   if f"/{INGESTED_SPLIT}/" in path}
+        added: dict[str, Trajectory] = {}
+        skipped = []
+        for path, trajectory in sessions:
+            if trajectory.task_id in present or trajectory.task_id in added:
+                skipped.append(str(path))
+            else:
+                added[trajectory.task_id] = trajectory
+        if not added:
+            return IngestResult(number, None, [], skipped)
+        folder = ingested_folder(number)
+        label = f"{len(added)} {session_format.value} session(s), outcome {outcome.value}"
+        body = "\n".join(f"- {t.task_id}: {t.provenance.file if t.provenance else ''}" for t in added.values())
+        message = format_message(f"{round_label(number)} ingest: {label}",
+                                 Trailers(round=number, step=Step.INGEST, cost_usd=0.0, tokens=0), body)
+        sha = ws.commit({f"{folder}/{task_id}.json": t.to_json() for task_id, t in added.items()}, message)
+        return IngestResult(number, sha, list(added.values()), skipped)

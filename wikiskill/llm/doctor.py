@@ -1,0 +1,107 @@
+"""`wikiskill doctor`: probe each role's model once and say what it can do.
+
+Two small requests per distinct model: one offering a tool (does the model call it natively, as
+text, or not at all; how long did it take) and one asking for a JSON object (with the schema
+sent as `response_format` where the role would send it).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from ..core.config import OFFLINE_MODEL, Config, LLMSettings, RoleSettings, ToolProtocol
+from ..core.errors import WikiskillError
+from .client import LiteLLMModel, Meter, extract_json, missing_key
+from .toolcalls import TEXT_CALL_PREFIX, tool_spec
+
+DOCTOR_SYSTEM = "You are the connectivity check of wikiskill doctor."
+PROBE_MAX_TOKENS = 200
+ROLES = ("agent", "maintainer", "proposer")
+
+
+class ReportArguments(BaseModel):
+    status: str
+
+
+class ProbeAnswer(BaseModel):
+    status: str
+
+
+REPORT_TOOL = tool_spec("report", "Report the check's status.", ReportArguments)
+
+
+@dataclass
+class RoleCheck:
+    role: str
+    model: str
+    reachable: bool | None = None
+    """None: not probed (the offline model, or a missing key)."""
+    latency_s: float | None = None
+    json_ok: bool | None = None
+    protocol: str = "—"
+    """What the model did with an offered tool: `native`, `text`, or `none` (no call at all)."""
+    configured_protocol: str = ""
+    context_window: int | None = None
+    price_known: bool | None = None
+    problem: str | None = None
+    failed: bool = False
+    """The role cannot work as configured (unreachable, or its key is missing)."""
+    notes: list[str] = field(default_factory=list)
+
+
+def diagnose(config: Config) -> list[RoleCheck]:
+    """One row per role; roles that share a model and server share one probe."""
+    checks: list[RoleCheck] = []
+    probed: dict[tuple, RoleCheck] = {}
+    for role in ROLES:
+        settings = config.role(role)  # type: ignore[arg-type]
+        key = (settings.model, settings.api_base, settings.context_window, settings.response_format)
+        if key in probed:
+            check = RoleCheck(**{**probed[key].__dict__, "role": role, "notes": list(probed[key].notes)})
+        else:
+            check = probed[key] = _probe(role, settings, config.llm)
+        check.configured_protocol = settings.tool_protocol.value
+        checks.append(check)
+    return checks
+
+
+def _probe(role: str, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
+    check = RoleCheck(role=role, model=settings.model or "")
+    if settings.model == OFFLINE_MODEL:
+        check.problem = "the built-in offline model (no LLM)"
+        return check
+    missing = missing_key(settings)
+    if missing:
+        check.problem, check.failed = f"needs {missing}", True
+        return check
+    probe_settings = settings.model_copy(update={"tool_protocol": ToolProtocol.AUTO, "temperature": 0.0,
+                                                 "max_tokens": PROBE_MAX_TOKENS})
+    model = LiteLLMModel(probe_settings, LLMSettings(retries=0, timeout=llm.timeout), role, Meter())
+    messages = [{"role": "system", "content": DOCTOR_SYSTEM},
+                {"role": "user", "content": 'Call the `report` tool with {"status": "ok"}.'}]
+    started = time.perf_counter()
+    try:
+        reply = model.complete(messages, [REPORT_TOOL])
+    except WikiskillError as exc:
+        check.reachable, check.problem, check.failed = False, " ".join(str(exc).split()), True
+        return check
+    check.reachable, check.latency_s = True, time.perf_counter() - started
+    calls = [call for call in reply.tool_calls if call.name == "report"]
+    check.protocol = "none" if not calls else "text" if calls[0].id.startswith(TEXT_CALL_PREFIX) else "native"
+    check.notes += reply.notes
+    json_messages = [{"role": "system", "content": DOCTOR_SYSTEM},
+                     {"role": "user", "content": 'Reply with the JSON object {"status": "ok"} and nothing else.'}]
+    try:
+        answer = model.complete(json_messages, response_model=ProbeAnswer)
+        ProbeAnswer.model_validate(extract_json(answer.content))
+        check.json_ok = True
+        check.notes += answer.notes
+    except (ValueError, WikiskillError) as exc:  # pydantic.ValidationError is a ValueError
+        check.json_ok = False
+        check.notes.append(" ".join(str(exc).split())[:200])
+    check.context_window = model.context_window
+    check.price_known = model.price_known()
+    return check

@@ -1,0 +1,130 @@
+"""The evolution loop, resumable at any step because its state is read from git.
+
+    baseline (once)  validate main's skills on val -> the first incumbent
+    round k:         the steps of wikiskill/loop/steps (rollout -> maintain -> propose -> validate
+                     -> gate, with the checks that keep every verdict sound) -> tag round/k
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ..core.errors import WorkspaceError
+from .harness import Harness
+from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
+from .steps import round_steps
+from .steps.evaluation import incumbent, record_incumbent
+from ..store.trailers import Step, Trailers
+from ..store.workspace import MAIN, Workspace, format_message
+
+RUN_FILE = "run.json"
+
+
+@dataclass
+class EvolveResult:
+    rounds_completed: int
+    target: int
+    incumbent: float
+    decisions: list[str]
+    stopped_early: bool
+
+
+def check_human_edits(ws: Workspace, commit_them: bool) -> None:
+    """Refuse to evolve over uncommitted edits, or commit them as a `human` step."""
+    if ws.dirty_paths("raw"):
+        raise WorkspaceError("raw/ has uncommitted changes; it is written by wikiskill only "
+                             "(restore it with `git checkout -- raw && git clean -fd raw`)")
+    dirty = ws.dirty_paths("skills", "wiki")
+    if not dirty:
+        return
+    if not commit_them:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise WorkspaceError(f"uncommitted edits in {shown}: commit them, discard them, "
+                             "or pass --commit-human-edits to record them as a human step")
+    round_number = completed_rounds(ws)
+    ws.commit_working_tree(["skills", "wiki"], format_message(
+        f"human edits: {len(dirty)} file(s) under skills/ and wiki/",
+        Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
+
+
+def _run_target(harness: Harness, rounds: int, done: int) -> int:
+    """`--rounds N` means N completed rounds for this run, counting rounds an interrupted run
+    already finished; the run's start is kept in .wikiskill/run.json until it completes.
+
+    A run killed after its last round but before it removed run.json is complete: the same
+    command then has nothing left to do (done == start + rounds).
+    """
+    path = harness.ws.state_dir / RUN_FILE
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        start, before = int(run["start"]), int(run["rounds"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        start, before = done, 0
+    if not start <= done <= start + before:
+        start = done
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"start": start, "rounds": rounds}), encoding="utf-8")
+    os.replace(tmp, path)
+    return start + rounds
+
+
+def ensure_baseline(harness: Harness) -> None:
+    """Validate main's skills once, before round 1, as the tagged `baseline`."""
+    ws = harness.ws
+    first = next((c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 0), None)
+    if first is None:
+        record_incumbent(harness, 0)
+    elif "baseline" not in ws.refs("refs/tags/baseline"):
+        ws.tag("baseline", first.sha)
+
+
+def run_round(harness: Harness, number: int) -> str:
+    """Run whatever steps of round `number` are not yet in git, tag it; return its decision."""
+    ws = harness.ws
+    for step in round_steps():
+        state = round_state(ws, number)
+        if state.closed:
+            break
+        if not step.done(harness, state):
+            step.run(harness, state)
+    state = round_state(ws, number)
+    if state.branch is not None:
+        ws.delete_branch(state.branch)  # the gate committed, then the run stopped
+    ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
+    ws.pack_objects()
+    return state.gate.meta.decision.value if state.gate and state.gate.meta.decision else "none"
+
+
+def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
+    """Run (or resume) `rounds` rounds. A round that was started is always finished; a new one is
+    not started once the incumbent scores 1.0."""
+    ws = harness.ws
+    with ws.lock("wikiskill evolve"):
+        ws.recover()
+        check_human_edits(ws, commit_human_edits)
+        harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
+        done = completed_rounds(ws)
+        target = _run_target(harness, rounds, done)
+        ensure_baseline(harness)
+        decisions: list[str] = []
+        stopped_early = False
+        while done < target:
+            check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
+            number = done + 1
+            if not round_state(ws, number).started:
+                if harness.recorded(MAIN) is None:
+                    record_incumbent(harness, number)
+                if incumbent(harness).mean >= 1.0:
+                    stopped_early = True
+                    break
+            decisions.append(run_round(harness, number))
+            done = number
+            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1]}")
+        # Only now, with its last round reported, is the run over: killed before this line, the
+        # same command finds the run complete; after it, the person has seen it end.
+        (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
+        final = harness.recorded(MAIN)
+        score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
+        return EvolveResult(done, target, score, decisions, stopped_early)

@@ -1,0 +1,122 @@
+"""Evaluation fingerprints: one id over everything that decides a score.
+
+A score means something only together with what produced it. `EvalSetup` holds all of that except
+the skills: the benchmark and its version, the split and the tasks themselves, the agent's model
+and settings (`AGENT_SETTINGS`), how skills are rendered, the templates the task agent renders
+(`AGENT_TEMPLATES`), the source of the task agent's own code (`AGENT_CODE`), the wikiskill
+version, the seed and the repeats. The fingerprint of an evaluation is the setup's id with the id
+of the skills the agent is given (`store.evaluations.skills_id`: skills/ without PURPOSE.md). It
+keys the result cache, finds the incumbent, and is a trailer on every commit that records a score,
+so the gate compares only evaluations that differ in the skills alone. A change to any of it makes a
+workspace's next `evolve` re-validate its incumbent once, under the new setup.
+
+The task agent's code is what decides what it is shown and what it does: the agents (QA,
+interactive, tool-use, offline) and the modules they build prompts and tools with (the skills
+block, skill files, retrieval ranking, the text tool protocol and its JSON reading, fitting into
+the context window, the `read_wiki` tool and the pages it reads). Left out on purpose: the model
+transport in llm/client.py (retries, accounting, caching; its request shaping lives in the included
+context.py and toolcalls.py), the benchmarks (their `version` and task digest stand for them) and
+the configuration (its settings enter one by one).
+
+Left out of the settings on purpose: `api_base` (where a model is served, not which model), the
+agent's `response_format` (the task agent never asks for a JSON reply), retries, timeouts and the
+response cache (they change how a score is obtained, not what it is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..benchmarks import Benchmark, Split
+from ..core.config import Config
+from ..core.resources import data_dir
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+AGENT_SETTINGS = ("model", "temperature", "max_tokens", "tool_protocol", "context_window", "max_steps",
+                  "wiki_access")
+"""The task agent's settings (`agent.*`) that decide a score."""
+
+AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "agent_tool_use", "skills_full",
+                   "skills_index", "tools_text")
+"""The templates in prompts/ that the task agent renders."""
+
+AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/offline/agent.py", "roles/offline/rules.py",
+              "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
+              "llm/jsontext.py", "llm/context.py", "roles/wikitool.py", "knowledge/pages.py")
+"""The task agent's own modules, relative to the package."""
+
+
+class EvalSetup(BaseModel):
+    """Everything but the skills that decides the score of an evaluation."""
+
+    benchmark: str
+    benchmark_version: str
+    split: str
+    tasks: str
+    """Digest of the split's task ids, questions and reference answers, in order."""
+    agent: dict
+    skills_rendering: dict
+    seed: int
+    repeats: int
+    """How many times each task runs; repeat r runs with seed `seed + r`."""
+    first_repeat: int
+    """0 for a validation; a confirmation starts after the validation's repeats (fresh seeds)."""
+    prompts: str
+    agent_code: str
+    wikiskill: str
+
+    @property
+    def id(self) -> str:
+        return digest(self.model_dump())
+
+    def fingerprint(self, skills_id: str) -> str:
+        return digest([self.id, skills_id])
+
+
+def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int = 1,
+               first_repeat: int = 0) -> EvalSetup:
+    agent = config.agent.model_copy(update={"model": config.role("agent").model})
+    return EvalSetup(
+        benchmark=config.benchmark,
+        benchmark_version=benchmark.spec.version,
+        split=split,
+        tasks=digest([[t.id, t.question, t.answer] for t in benchmark.tasks(split)]),
+        agent=agent.model_dump(mode="json", include=set(AGENT_SETTINGS)),
+        skills_rendering=config.skills.model_dump(),
+        seed=config.seed,
+        repeats=repeats,
+        first_repeat=first_repeat,
+        prompts=agent_prompts_digest(),
+        agent_code=agent_code_digest(),
+        wikiskill=wikiskill_version(),
+    )
+
+
+def digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+@cache
+def agent_prompts_digest() -> str:
+    folder = data_dir("prompts")
+    return digest([[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in AGENT_TEMPLATES])
+
+
+@cache
+def agent_code_digest() -> str:
+    return digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in AGENT_CODE])
+
+
+@cache
+def wikiskill_version() -> str:
+    try:
+        return version("wikiskill")
+    except PackageNotFoundError:
+        return "unknown"

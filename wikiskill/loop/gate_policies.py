@@ -1,0 +1,262 @@
+"""Gate policies: how much evidence a candidate's validation must show to be merged.
+
+Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
+that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
+more evidence than a bare difference of means, which on a few dozen tasks is mostly noise.
+
+Verdicts rest on the per-task differences summed exactly, as fractions of the decimals the scores
+are written as: in floating point 0.1 + 0.2 + 0.4 is 0.7000000000000001 but 0.1 + 0.3 + 0.3 is
+0.7, and a sum depends on the order of its terms, so a tie could pass as a gain by a rounding error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import ClassVar, Protocol
+
+from ..core.config import GateSettings
+from ..core.errors import WikiskillError
+from ..store.evaluations import Evaluation
+from ..store.trailers import Decision
+
+
+RETIRE = "retire"
+"""The proposal action that removes a skill: a smaller prompt at an equal score is a gain, so it
+passes when the candidate scores at least the incumbent (the one exception to strictness)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict rests on; written to the gate commit and the skill-impact entry."""
+
+    policy: str
+    n: int
+    candidate: float
+    incumbent: float
+    gain: Fraction
+    """The exact mean per-task difference, candidate minus incumbent."""
+    fixed: list[str] = field(default_factory=list)
+    """Tasks the candidate solves that the incumbent did not."""
+    broken: list[str] = field(default_factory=list)
+    """Tasks the incumbent solved that the candidate does not."""
+    interval: tuple[float, float] | None = None
+    """One-sided confidence interval of the mean per-task difference (upper end +inf)."""
+    confidence: float | None = None
+    p_value: float | None = None
+
+    @property
+    def mean_diff(self) -> float:
+        return float(self.gain)
+
+    def interval_text(self) -> str | None:
+        if self.interval is None:
+            return None
+        return f"[{self.interval[0]:+.4f}, +inf) at {self.confidence:g}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    reason: str
+    evidence: Evidence
+
+
+class GatePolicy(Protocol):
+    name: ClassVar[str]
+    confirms: ClassVar[bool]
+    """Whether a candidate that passes is evaluated once more and must pass again."""
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        """`at_least`: a tie passes too (a change that only removes prompt text)."""
+
+
+def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
+    """`(task, candidate score, incumbent score)` per task; both must cover the same tasks."""
+    if set(candidate.scores) != set(incumbent.scores):
+        raise WikiskillError("the gate can only compare evaluations of the same tasks "
+                             f"({candidate.n} and {incumbent.n} tasks, not the same ids)")
+    return [(task, score, incumbent.scores[task]) for task, score in candidate.scores.items()]
+
+
+def decimal(value: float) -> Fraction:
+    """`value` as the decimal it is written as (its shortest repr, as in the outcomes files)."""
+    return Fraction(repr(value))
+
+
+def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) -> list[Fraction]:
+    """Each task's exact difference, candidate minus incumbent, minus `less`."""
+    return [decimal(c) - decimal(i) - decimal(less) for _, c, i in pairs]
+
+
+def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
+    pairs = paired(candidate, incumbent)
+    gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
+    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean, gain,
+                    fixed=[task for task, c, i in pairs if c >= 1.0 > i],
+                    broken=[task for task, c, i in pairs if i >= 1.0 > c], **extra)  # type: ignore[arg-type]
+
+
+def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
+    c, i, gain = evidence.candidate, evidence.incumbent, evidence.gain
+    shown = f"val {c:.3f} {'>' if gain > 0 else '=' if gain == 0 else '<'} incumbent {i:.3f}"
+    if gain and f"{c:.3f}" == f"{i:.3f}":
+        shown += f" (mean difference {float(gain):+.2g})"
+    if gain > 0 or (at_least and gain == 0):
+        return True, shown
+    needs = "at least the incumbent" if at_least else "a strict improvement"
+    return False, f"{shown} (needs {needs})"
+
+
+def _verdict(passed: bool, reason: str, evidence: Evidence) -> Verdict:
+    return Verdict(Decision.ACCEPTED if passed else Decision.REJECTED, reason, evidence)
+
+
+class StrictPolicy:
+    """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
+
+    name = "strict"
+    confirms = False
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        evidence = _evidence(self.name, candidate, incumbent)
+        return _verdict(*_strict_reason(evidence, at_least), evidence)
+
+
+class ConfirmPolicy(StrictPolicy):
+    """Strict, twice: once on the validation, once more on a fresh evaluation with new seeds."""
+
+    name = "confirm"
+    confirms = True
+
+
+class NoRegressionPolicy:
+    """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
+
+    name = "no_regression"
+    confirms = False
+
+    def __init__(self, max_broken: int):
+        self.max_broken = max_broken
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        evidence = _evidence(self.name, candidate, incumbent)
+        passed, reason = _strict_reason(evidence, at_least)
+        if passed and len(evidence.broken) > self.max_broken:
+            shown = ", ".join(evidence.broken[:5]) + (" …" if len(evidence.broken) > 5 else "")
+            return _verdict(False, f"{reason}, but {len(evidence.broken)} task(s) main solved are lost "
+                                   f"(at most {self.max_broken}): {shown}", evidence)
+        return _verdict(passed, reason, evidence)
+
+
+class PairedPolicy:
+    """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
+    bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
+    "the gain is at most `margin`".
+
+    Pass/fail scores: an exact one-sided binomial test on the discordant tasks with its exact
+    (Clopper-Pearson) bound; with `margin` 0 this is McNemar's exact sign test. Other scores: a
+    one-sided BCa bootstrap bound and a paired sign-flip permutation test (the bootstrap alone is
+    too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
+    """
+
+    name = "paired"
+    confirms = False
+
+    def __init__(self, confidence: float, margin: float, seed: int = 0):
+        self.confidence, self.margin, self.seed = confidence, margin, seed
+
+    @property
+    def alpha(self) -> float:
+        return 1 - self.confidence
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        pairs = paired(candidate, incumbent)
+        if at_least:  # removing prompt text needs no evidence of a gain, only of no loss
+            evidence = _evidence(self.name, candidate, incumbent)
+            return _verdict(*_strict_reason(evidence, True), evidence)
+        if all(score in (0.0, 1.0) for _, c, i in pairs for score in (c, i)):
+            return self._sign_test(candidate, incumbent)
+        return self._bootstrap(candidate, incumbent, pairs)
+
+    def _sign_test(self, candidate: Evaluation, incumbent: Evaluation) -> Verdict:
+        """Given the k discordant tasks, the gain is k/n * (2q - 1) with q the chance that a
+        discordant task is a fixed one; "gain at most margin" is "q at most q0"."""
+        from scipy.stats import beta, binomtest
+
+        evidence = _evidence(self.name, candidate, incumbent)
+        fixed, broken = len(evidence.fixed), len(evidence.broken)
+        discordant, n = fixed + broken, evidence.n
+        q0 = (1 + self.margin * n / discordant) / 2 if discordant else 1.0
+        p = float(binomtest(fixed, discordant, q0, alternative="greater").pvalue) if q0 < 1 else 1.0
+        q_low = float(beta.ppf(self.alpha, fixed, broken + 1)) if fixed else 0.0
+        low = discordant / n * (2 * q_low - 1) if discordant else 0.0
+        evidence = replace(evidence, interval=(low, math.inf), p_value=p, confidence=self.confidence)
+        reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
+                  f"gain {evidence.interval_text()}, sign test p={p:.4f}")
+        return self._decide(reason, evidence, low, p)
+
+    def _bootstrap(self, candidate: Evaluation, incumbent: Evaluation,
+                   pairs: list[tuple[str, float, float]]) -> Verdict:
+        excess = [float(d) for d in differences(pairs, less=self.margin)]
+        moved = sum(1 for d in excess if d)
+        if 0.5 ** moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
+            evidence = _evidence(self.name, candidate, incumbent, confidence=self.confidence)
+            return _verdict(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
+                                   f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a gain "
+                                   f"above it at {self.confidence:g} (a sign-flip test's p cannot go below "
+                                   f"{0.5 ** moved:.4f})", evidence)
+        low = mean_interval([float(d) for d in differences(pairs)], self.confidence, self.seed, one_sided=True)[0]
+        p = self._sign_flip_p(excess)
+        evidence = _evidence(self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence,
+                             p_value=p)
+        reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: mean difference "
+                  f"{evidence.mean_diff:+.4f}, {evidence.interval_text()}, sign-flip p={p:.4f}")
+        return self._decide(reason, evidence, low, p)
+
+    def _decide(self, reason: str, evidence: Evidence, low: float, p: float) -> Verdict:
+        if low > self.margin and p < self.alpha:
+            return _verdict(True, f"{reason}: above {self.margin:g}", evidence)
+        return _verdict(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})",
+                        evidence)
+
+    def _sign_flip_p(self, diffs: list[float]) -> float:
+        """One-sided p-value of "the mean difference is above 0" by a paired permutation (sign-flip)
+        test: exact at up to 13 tasks, where a bootstrap interval alone accepts too often."""
+        import numpy as np
+        from scipy.stats import permutation_test
+
+        result = permutation_test((np.asarray(diffs),), np.mean, permutation_type="samples", alternative="greater",
+                                  n_resamples=9999, vectorized=True, rng=np.random.default_rng(self.seed))
+        return float(result.pvalue)
+
+
+def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
+                  one_sided: bool = False) -> tuple[float, float]:
+    """BCa bootstrap confidence interval of the mean of paired differences (one-sided: the upper
+    end is +inf). With no variation the interval is the point; a bound the bootstrap cannot
+    estimate is infinite, so it never passes a check by accident."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    if not diffs:
+        return (-math.inf, math.inf)
+    if len(set(diffs)) == 1:
+        return (diffs[0], math.inf if one_sided else diffs[0])
+    result = bootstrap((np.asarray(diffs),), np.mean, confidence_level=confidence,
+                       alternative="greater" if one_sided else "two-sided", method="BCa", n_resamples=9999,
+                       rng=np.random.default_rng(seed))
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) and not one_sided else math.inf)
+
+
+def gate_policy(settings: GateSettings) -> GatePolicy:
+    if settings.policy == "paired":
+        return PairedPolicy(settings.confidence, settings.margin, settings.seed)
+    if settings.policy == "no_regression":
+        return NoRegressionPolicy(settings.max_broken)
+    if settings.policy == "confirm":
+        return ConfirmPolicy()
+    return StrictPolicy()

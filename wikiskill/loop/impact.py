@@ -1,0 +1,65 @@
+"""Entries of wiki/skill-impact.md: one per proposal or rollback, with its evidence and diff."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .gate_policies import Evidence
+from ..store.trailers import Decision
+from ..knowledge.wiki import IMPACT
+
+__all__ = ["IMPACT", "ImpactEntry", "append_entry"]
+SHOWN_TASKS = 20
+
+
+@dataclass(frozen=True)
+class ImpactEntry:
+    round: int
+    action: str
+    name: str
+    decision: Decision
+    reason: str
+    rationale: str = ""
+    where: str = ""
+    candidate: float | None = None
+    incumbent: float | None = None
+    evidence: Evidence | None = None
+    diff: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        score = lambda value: "—" if value is None else f"{value:.3f}"  # noqa: E731
+        lines = [
+            f"## r{self.round:03d} · {self.action} · {self.name or '(none)'} · {self.decision.value.upper()}",
+            "",
+            f"- Round: {self.round}",
+            f"- Action: {self.action}",
+            f"- Skill: {self.name or '(none)'}",
+            f"- Candidate score: {score(self.candidate)}",
+            f"- Incumbent score: {score(self.incumbent)}",
+            f"- Decision: {self.decision.value} — {self.reason}",
+        ]
+        if self.evidence is not None:
+            lines += _evidence_lines(self.evidence)
+        lines += [f"- Kept at: {self.where}", f"- Rationale: {self.rationale or '(none given)'}"]
+        lines += [f"- Note: {note}" for note in self.notes]
+        if self.diff.strip():
+            fence = "````" if "```" in self.diff else "```"
+            lines += ["", f"{fence}diff", self.diff.rstrip(), fence]
+        return "\n".join(lines) + "\n"
+
+
+def _evidence_lines(evidence: Evidence) -> list[str]:
+    lines = [f"- Policy: {evidence.policy} (n = {evidence.n} tasks, mean difference {evidence.mean_diff:+.4f})"]
+    if evidence.interval is not None:
+        lines.append(f"- Interval: {evidence.interval_text()}")
+    if evidence.p_value is not None:
+        lines.append(f"- p-value: {evidence.p_value:.4f}")
+    for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken)):
+        shown = ", ".join(tasks[:SHOWN_TASKS]) + (f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else "")
+        lines.append(f"- {label}: {len(tasks)}{' (' + shown + ')' if tasks else ''}")
+    return lines
+
+
+def append_entry(impact: str | None, entry: ImpactEntry) -> str:
+    return f"{(impact or '').rstrip()}\n\n{entry.render()}"

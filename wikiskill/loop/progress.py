@@ -1,0 +1,49 @@
+"""Rich progress for long steps: one bar per step with tasks done, score so far and cost so far."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..store.traces import Trajectory
+
+
+class RichReporter:
+    def __init__(self, console: Console):
+        self.console = console
+        self._preparing: Progress | None = None
+
+    def preparing(self, done: int, total: int) -> None:
+        """A bar for one-off preparation, shown from its start (0 done) until it ends."""
+        if self._preparing is None:
+            self._preparing = Progress(TextColumn("generating games (once; later runs reuse them)"), BarColumn(),
+                                       MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
+            self._preparing.add_task("prepare", total=total)
+            self._preparing.start()
+        self._preparing.update(self._preparing.task_ids[0], completed=done, total=total)
+        if done >= total:
+            self._preparing.stop()
+            self._preparing = None
+
+    def info(self, message: str) -> None:
+        self.console.print(f"[dim]{message}[/dim]")
+
+    @contextmanager
+    def tasks(self, description: str, total: int) -> Iterator[Callable[[Trajectory], None]]:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("score {task.fields[score]:.3f}  ${task.fields[cost]:.4f}"), TimeElapsedColumn())
+        with Progress(*columns, console=self.console, transient=False) as progress:
+            bar = progress.add_task(description, total=total, score=0.0, cost=0.0)
+            scores: list[float] = []
+            cost = 0.0
+
+            def done(trajectory: Trajectory) -> None:
+                nonlocal cost
+                scores.append(trajectory.score)
+                cost += trajectory.usage.cost_usd
+                progress.update(bar, advance=1, score=sum(scores) / len(scores), cost=cost)
+
+            yield done

@@ -1,0 +1,117 @@
+"""Steps that evaluate skills on val: the incumbent on main, the candidate on its branch, and
+(policy `confirm`) the candidate once more with fresh seeds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
+from ...store.evaluations import Evaluation, evaluation_at
+from ..gate_policies import RETIRE
+from ...store.rounds import round_label
+from ...store.trailers import Decision, Step, Trailers
+from ...store.workspace import MAIN, Commit
+from .summary import of_evaluation
+
+if TYPE_CHECKING:
+    from ..harness import Harness
+    from ...store.rounds import RoundState
+
+
+def record_incumbent(harness: Harness, number: int) -> Evaluation:
+    """Evaluate main's skills under the current setup and commit the result on main (round 0 is
+    the `baseline`, tagged; later ones re-validate after main or the settings changed)."""
+    harness.begin_step()
+    first = number == 0
+    what = "baseline" if first else f"{round_label(number)} re-validate incumbent"
+    evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
+    path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
+    sha = harness.commit(f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+                         Trailers(round=number, step=Step.BASELINE, **evaluated.trailers(path)),
+                         {path: evaluated.outcomes})
+    if first:
+        harness.ws.tag("baseline", sha, force=True)
+    return evaluated.evaluation
+
+
+def incumbent(harness: Harness) -> Evaluation:
+    """Main's evaluation under the current setup (EnsureIncumbent has run before anyone asks)."""
+    found = harness.recorded(MAIN)
+    if found is None:
+        raise ValidationIndecisive("main has no evaluation under the current settings; run `wikiskill evolve` again")
+    return found[1]
+
+
+class EnsureIncumbent:
+    """Main's skills must have an evaluation under the current setup: after a rollback, a hand
+    edit or changed settings (model, prompts, max_steps, ...) the old score no longer applies."""
+
+    kind = Step.BASELINE
+
+    def done(self, harness: Harness, state: RoundState) -> bool:
+        return harness.recorded(MAIN) is not None
+
+    def run(self, harness: Harness, state: RoundState) -> None:
+        record_incumbent(harness, state.number)
+
+
+def current_evaluation(harness: Harness, state: RoundState, commits: list[Commit],
+                       first_repeat: int = 0) -> tuple[Commit, Evaluation] | None:
+    """The newest of `commits` that evaluated exactly the branch tip's skills under the current
+    setup (any other is stale: the branch moved, or the settings changed)."""
+    if state.tip is None:
+        return None
+    expected = harness.fingerprint(state.tip, "val", first_repeat)
+    for commit in commits:
+        if commit.meta.fingerprint == expected:
+            evaluation = evaluation_at(harness.ws, commit)
+            if evaluation is not None:
+                return commit, evaluation
+    return None
+
+
+def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_repeat: int, file: str) -> None:
+    label = round_label(state.number)
+    harness.begin_step()
+    try:
+        evaluated = harness.evaluate(state.branch, "val", f"{label} {step.value}: val", first_repeat)
+    except (ModelError, BudgetExceeded) as exc:
+        reason = " ".join(str(exc).split())
+        harness.commit(f"{label} {step.value}: indecisive ({reason})",
+                       Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
+                       branch=state.branch, body=reason)
+        raise ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
+                                   "run `wikiskill evolve` again to retry it") from exc
+    path = f"raw/{label}/{file}"
+    harness.commit(f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+                   Trailers(round=state.number, step=step, **evaluated.trailers(path)),
+                   {path: evaluated.outcomes}, branch=state.branch)
+
+
+class Validate:
+    kind = Step.VALIDATE
+
+    def done(self, harness: Harness, state: RoundState) -> bool:
+        return state.branch is None or current_evaluation(harness, state, state.validations) is not None
+
+    def run(self, harness: Harness, state: RoundState) -> None:
+        _evaluate_candidate(harness, state, Step.VALIDATE, 0, "val.jsonl")
+
+
+class Confirm:
+    """Policy `confirm`: a candidate that passed its validation runs val again with fresh seeds."""
+
+    kind = Step.CONFIRM
+
+    def done(self, harness: Harness, state: RoundState) -> bool:
+        if state.branch is None or not harness.policy.confirms:
+            return True
+        validated = current_evaluation(harness, state, state.validations)
+        retire = state.proposal is not None and state.proposal.meta.action == RETIRE
+        if validated is None or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED:
+            return True
+        repeats = harness.config.gate.repeats
+        return current_evaluation(harness, state, state.confirmations, repeats) is not None
+
+    def run(self, harness: Harness, state: RoundState) -> None:
+        _evaluate_candidate(harness, state, Step.CONFIRM, harness.config.gate.repeats, "confirm-val.jsonl")

@@ -1,0 +1,119 @@
+"""Propose a skill change on its own branch, and re-apply it when main moved under it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...core.errors import WorkspaceError
+from ...store.rounds import candidate_branch, round_label
+from ..impact import IMPACT
+from ...integrations.ingest import read_ingested
+from ...knowledge.proposals import InvalidProposal, prepare_proposal
+from ...roles.sandbox import Sandbox
+from ...store.trailers import Decision, Step, Trailers
+from ...store.traces import Trajectory, mean_score
+from ...store.workspace import MAIN
+from .evaluation import incumbent
+from .gate import close_without_merge
+
+if TYPE_CHECKING:
+    from ..harness import Harness
+    from ...store.rounds import RoundState
+
+
+class Propose:
+    """Commit a valid proposal on its candidate branch; record no_action or an invalid one on main."""
+
+    kind = Step.PROPOSE
+
+    def done(self, harness: Harness, state: RoundState) -> bool:
+        return state.closed or state.proposal is not None
+
+    def run(self, harness: Harness, state: RoundState) -> None:
+        if state.branch is not None:  # cut, but the proposal commit never landed
+            harness.ws.delete_branch(state.branch)
+        number, label = state.number, round_label(state.number)
+        harness.begin_step()
+        results = harness.train_results(number)
+        score = incumbent(harness).mean
+        context = {
+            "round": number,
+            "incumbent": score,
+            "train_score": mean_score(results),
+            "index": harness.ws.read_file(MAIN, "wiki/index.md") or "",
+            "impact": harness.ws.read_file(MAIN, IMPACT) or "",
+            "skills": harness.skills_at(MAIN),
+            "outcomes": [_outcome_row(t) for t in results + read_ingested(harness.ws, number)],
+        }
+        harness.reporter.info(f"{label} propose: the skill proposer is investigating")
+        result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
+        transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
+        try:
+            if result.proposal is None:
+                raise InvalidProposal(result.error or "no proposal")
+            proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
+        except InvalidProposal as invalid:
+            close_without_merge(harness, number, invalid.action, invalid.name, invalid.rationale,
+                                Decision.INVALID, f"invalid proposal: {invalid.reason}", score, changes=transcript)
+            return
+        if proposal.action == "no_action":
+            close_without_merge(harness, number, "no_action", "", proposal.rationale, Decision.NO_ACTION,
+                                "the proposer proposed no change", score, changes=transcript)
+            return
+        branch = candidate_branch(number, proposal.name)
+        harness.ws.create_branch(branch, MAIN)
+        notes = "\n".join(f"- {note}" for note in proposal.notes)
+        harness.commit(
+            f"{label} propose: {proposal.action} {proposal.name}",
+            Trailers(round=number, step=Step.PROPOSE, action=proposal.action, skill=proposal.name,
+                     reads=len(result.reads)),
+            {**proposal.changes, **transcript},
+            body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
+            branch=branch,
+        )
+
+
+class Reapply:
+    """A candidate is validated on exactly main's current skills plus the proposal: when main moved
+    after the branch was cut (a rollback, a hand edit, a re-validation), main is merged into the
+    branch, and the candidate is validated again; a conflict rejects it as stale."""
+
+    kind = Step.REAPPLY
+
+    def done(self, harness: Harness, state: RoundState) -> bool:
+        return state.closed or state.tip is None or harness.ws.is_ancestor(harness.ws.head(MAIN), state.tip)
+
+    def run(self, harness: Harness, state: RoundState) -> None:
+        number, label = state.number, round_label(state.number)
+        main = harness.ws.head(MAIN)
+        meta = state.proposal.meta if state.proposal else Trailers()
+        cut = harness.ws.merge_base(MAIN, state.tip) or "?"
+        moved = f"main moved from {cut[:10]} to {main[:10]} after the branch was cut"
+        harness.begin_step()
+        try:
+            tree = harness.ws.merged_tree(MAIN, state.tip)
+        except WorkspaceError:
+            close_without_merge(harness, number, meta.action or "", meta.skill or "", "", Decision.REJECTED,
+                                f"stale: {moved}, and the proposal conflicts with main's skills now",
+                                incumbent(harness).mean, branch=state.branch)
+            return
+        harness.commit(f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
+                       Trailers(round=number, step=Step.REAPPLY, action=meta.action, skill=meta.skill),
+                       body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
+                       branch=state.branch, base=tree, extra_parents=(main,))
+
+
+def _cell(value: object, limit: int = 80) -> str:
+    text = " ".join(str(value if value is not None else "").split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _outcome_row(trajectory: Trajectory) -> dict:
+    row = trajectory.outcome()
+    if trajectory.kind == "interactive":
+        row["prediction"] = f"{'won' if trajectory.won else 'lost' if trajectory.lost else 'unfinished'} in {len(trajectory.steps)} steps"
+        row["expected"] = "win"
+    if trajectory.provenance is not None:
+        row["expected"] = f"(ingested {trajectory.provenance.format} session, outcome {trajectory.provenance.outcome.value})"
+    row["prediction"], row["expected"] = _cell(row["prediction"]), _cell(row["expected"])
+    return row

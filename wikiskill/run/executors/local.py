@@ -1,0 +1,28 @@
+"""The `local` executor: every task on one event loop in the command's process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...benchmarks import Task
+from ...llm.client import Meter
+from ..runner import ResultCache, run_tasks
+from ...roles.team import Team
+from ...store.traces import Trajectory
+from .recipe import AgentRecipe
+
+
+class LocalLoop:
+    """Builds the agent with the command's own team, so a host's model factory (which cannot
+    cross processes) works here."""
+
+    def __init__(self, team: Team):
+        self.team = team
+
+    def run(self, recipe: AgentRecipe, tasks: list[Task], concurrency: int, meter: Meter,
+            cache: ResultCache | None = None, on_done: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+        agent = self.team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
+        return run_tasks(tasks, agent, concurrency, meter, cache, on_done)
+
+    def close(self) -> None:
+        pass

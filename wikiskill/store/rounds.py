@@ -1,0 +1,91 @@
+"""State derived from git: rounds, the steps of a round that are done, recorded scores.
+No second source of truth."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .trailers import Step
+from .workspace import MAIN, Commit, Workspace
+
+BRANCH_PREFIX = "skill/"
+REJECTED_PREFIX = "rejected/"
+ROUND_TAG = "round/"
+
+
+def round_label(number: int) -> str:
+    return f"r{number:03d}"
+
+
+def candidate_branch(number: int, name: str) -> str:
+    return f"{BRANCH_PREFIX}{round_label(number)}-{name}"
+
+
+def rejected_tag(branch: str) -> str:
+    return f"{REJECTED_PREFIX}{branch[len(BRANCH_PREFIX):]}"
+
+
+@dataclass
+class RoundState:
+    """What of round `number` is in git: its commits on main, and its candidate branch if any."""
+
+    number: int
+    rollout: Commit | None = None
+    maintain: Commit | None = None
+    consolidate: Commit | None = None
+    gate: Commit | None = None
+    branch: str | None = None
+    tip: str | None = None
+    proposal: Commit | None = None
+    """The original `propose` commit on the branch (a `reapply` merge may follow it)."""
+    validations: list[Commit] = field(default_factory=list)
+    confirmations: list[Commit] = field(default_factory=list)
+    """`validate` and `confirm` commits on the branch, newest first."""
+
+    @property
+    def started(self) -> bool:
+        return any((self.rollout, self.maintain, self.gate, self.branch))
+
+    @property
+    def closed(self) -> bool:
+        return self.gate is not None
+
+
+def completed_rounds(workspace: Workspace) -> int:
+    numbers = [int(name[len(ROUND_TAG):]) for name in workspace.refs(f"refs/tags/{ROUND_TAG}")
+               if name[len(ROUND_TAG):].isdigit()]
+    return max(numbers, default=0)
+
+
+def round_state(workspace: Workspace, number: int) -> RoundState:
+    state = RoundState(number)
+    for commit in reversed(workspace.log(MAIN)):
+        if commit.meta.round == number and commit.meta.step in (Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE, Step.GATE):
+            setattr(state, commit.meta.step.value, commit)
+    prefix = f"{BRANCH_PREFIX}{round_label(number)}-"
+    for branch, tip in sorted(workspace.refs(f"refs/heads/{BRANCH_PREFIX}").items()):
+        if not branch.startswith(prefix):
+            continue
+        state.branch, state.tip = branch, tip
+        for commit in workspace.log(branch):
+            if commit.meta.round != number:
+                continue
+            if commit.meta.step == Step.PROPOSE:
+                state.proposal = commit
+            elif commit.meta.step == Step.VALIDATE:
+                state.validations.append(commit)
+            elif commit.meta.step == Step.CONFIRM:
+                state.confirmations.append(commit)
+    return state
+
+
+def incumbent_score(workspace: Workspace, wiki_access: bool = False,
+                    main_log: list[Commit] | None = None) -> float | None:
+    """The score last recorded for main's current skills, under whatever setup it was run."""
+    from .evaluations import skills_id
+
+    current = skills_id(workspace, MAIN, wiki_access)
+    for commit in main_log if main_log is not None else workspace.log(MAIN):
+        if commit.meta.skills_id == current and commit.meta.score is not None:
+            return commit.meta.score
+    return None

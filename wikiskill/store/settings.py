@@ -1,0 +1,61 @@
+"""wikiskill.yaml read from text or from a workspace: the one way every command reads it, so a
+key given twice, an unknown setting or a benchmark that no family knows is refused the same way,
+in one line. The settings themselves are `core.config`'s models, which look nothing up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from ..benchmarks import resolve
+from ..core.config import CONFIG_FILE, Config, config_error
+from ..core.errors import BenchmarkError, ConfigError
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error, not a silent merge."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[object, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{key!r} is set twice (first on line {seen[key].line + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
+    """The one way a wikiskill.yaml is read: every command refuses the same broken file the same way."""
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        where = f", line {exc.problem_mark.line + 1}" if exc.problem_mark else ""
+        raise ConfigError(f"{source}{where}: not valid YAML ({exc.problem})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: must be a YAML mapping of settings")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise config_error(exc, source) from exc
+    try:
+        resolve(config.benchmark, installed=False)
+    except BenchmarkError as exc:
+        raise ConfigError(f"{source}: benchmark: {exc}") from exc
+    return config
+
+
+def load_config(root: Path) -> Config:
+    path = root / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path} is missing") from exc
+    return parse_config(text, str(path))

@@ -1,0 +1,167 @@
+"""Trajectories: what the task agent did on one task, stored as raw/rNNN/train/<task_id>.json (and real
+agent sessions imported by `wikiskill ingest`, as raw/rNNN/ingested/<id>.json)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from ..benchmarks.base import BenchmarkKind
+
+
+class Usage(BaseModel):
+    """Tokens, cost and calls, summed per role and per step."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Step(BaseModel):
+    """One turn of an interactive episode."""
+
+    action: str
+    observation: str
+    score: float
+    note: str | None = None
+
+
+class Outcome(str, Enum):
+    """How an ingested session ended, as the person who ingested it says (no benchmark scored it)."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    UNKNOWN = "unknown"
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self is Outcome.SUCCESS else 0.0
+
+
+class Provenance(BaseModel):
+    """Where an ingested trajectory came from: a real agent session, not a benchmark task."""
+
+    format: str
+    file: str
+    outcome: Outcome
+
+
+class Trajectory(BaseModel):
+    task_id: str
+    split: str
+    kind: str
+    question: str
+    messages: list[dict] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    prediction: str | None = None
+    expected: str | None = None
+    score: float = 0.0
+    won: bool | None = None
+    lost: bool | None = None
+    usage: Usage = Usage()
+    skills: list[str] = Field(default_factory=list)
+    error: str | None = None
+    provenance: Provenance | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.score >= 1.0
+
+    def outcome(self) -> dict:
+        """The line of outcomes.jsonl / val.jsonl for this task."""
+        return {
+            "id": self.task_id,
+            "score": round(self.score, 6),
+            "success": self.success,
+            "steps": self.step_count(),
+            "tokens": self.usage.tokens,
+            "cost": round(self.usage.cost_usd, 8),
+            "prediction": self.prediction,
+            "expected": self.expected,
+            "error": self.error,
+        }
+
+    def step_count(self) -> int:
+        """Actions in an episode, calls in a tool-use conversation, else 1 for a QA answer."""
+        if self.steps:
+            return len(self.steps)
+        if self.kind == BenchmarkKind.TOOL_USE:
+            return sum(len(message.get("tool_calls") or []) for message in self.messages)
+        return 1 if self.prediction is not None else 0
+
+    def render(self, max_chars: int | None = None) -> str:
+        """A readable rendering for the maintainer and proposer, cut to `max_chars`."""
+        head = [
+            f"# Trace {self.task_id} ({self.split})",
+            f"score: {self.score:.3f} | success: {self.success}"
+            + (f" | won: {self.won} | lost: {self.lost}" if self.won is not None else ""),
+            f"task: {self.question}",
+        ]
+        if self.provenance:
+            source = self.provenance
+            head.append(f"ingested {source.format} session {source.file}; outcome: {source.outcome.value}")
+        if self.skills:
+            head.append(f"skills in prompt: {', '.join(self.skills)}")
+        if self.error:
+            head.append(f"error: {self.error}")
+        lines = head + [""]
+        if self.steps:
+            for number, step in enumerate(self.steps, 1):
+                lines.append(f"[{number}] > {step.action}")
+                if step.note:
+                    lines.append(f"    ({step.note})")
+                lines.append(f"    {step.observation.strip()}".replace("\n", "\n    "))
+                lines.append(f"    score so far: {step.score:g}")
+        else:
+            for message in self.messages:
+                if message.get("role") == "system":
+                    continue
+                lines.append(f"## {message.get('role')}\n{message.get('content') or ''}")
+                lines += [_call_line(call) for call in message.get("tool_calls") or []]
+            if self.kind != BenchmarkKind.TOOL_USE:
+                lines.append(f"prediction: {self.prediction!r}")
+        lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
+        text = "\n".join(lines).rstrip() + "\n"
+        return cut(text, max_chars)
+
+    def to_json(self) -> str:
+        """The trace file's text, written by pydantic's own serializer."""
+        return self.model_dump_json(indent=1) + "\n"
+
+
+def _call_line(call: dict) -> str:
+    function = call.get("function") or {}
+    return f"-> {function.get('name')}({function.get('arguments') or ''})"
+
+
+def cut(text: str, max_chars: int | None) -> str:
+    """Cut long text, keeping its head and tail (the end of an episode is where it failed)."""
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    marker = f"\n[... {len(text) - max_chars} characters cut ...]\n"
+    keep = max(max_chars - len(marker), 0)
+    head = keep // 2
+    return text[:head] + marker + text[len(text) - (keep - head):]
+
+
+def outcomes_jsonl(trajectories: list[Trajectory]) -> str:
+    return "".join(json.dumps(t.outcome(), ensure_ascii=False) + "\n" for t in trajectories)
+
+
+def mean_score(trajectories: list[Trajectory]) -> float:
+    return sum(t.score for t in trajectories) / len(trajectories) if trajectories else 0.0

@@ -1,0 +1,173 @@
+"""The machine-readable part of every harness commit: `Wikiskill-*` git trailers as one typed model.
+
+Steps, decisions and trailer keys are enums and fields here, never string literals spread over
+modules; the history readers (evolve, reports, rollback, show) parse commits back into `Trailers`.
+
+The trailers are the workspace's database, so they have a schema version (`Wikiskill-Schema`,
+written on every commit; a commit without one is version 1) and are read strictly: a commit of a
+newer schema stops every command with "upgrade wikiskill", and a key or value this version does
+not know is an error rather than dropped, because a dropped step or fingerprint silently re-runs
+rounds and loses incumbents. A version that renames or drops a step, a decision or a key bumps
+`SCHEMA_VERSION` and maps the older names when it parses an older commit; one that only adds a key
+or a value needs no bump (an older wikiskill stops at it and asks to be upgraded). The golden
+workspace in tests/golden/ is the proof that every version still reads the first schema.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..core.errors import SchemaError
+
+PREFIX = "Wikiskill-"
+SCHEMA_VERSION = 1
+"""The trailer schema this wikiskill writes, and the newest it reads."""
+ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+")
+"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`), the only keys beyond the fields."""
+
+
+class Step(str, Enum):
+    """What a harness commit did."""
+
+    BASELINE = "baseline"
+    ROLLOUT = "rollout"
+    MAINTAIN = "maintain"
+    CONSOLIDATE = "consolidate"
+    PROPOSE = "propose"
+    REAPPLY = "reapply"
+    VALIDATE = "validate"
+    CONFIRM = "confirm"
+    GATE = "gate"
+    ROLLBACK = "rollback"
+    HUMAN = "human"
+    INGEST = "ingest"
+
+
+class Decision(str, Enum):
+    """The outcome of a round's proposal, or of a manual rollback."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    NO_ACTION = "no_action"
+    INVALID = "invalid"
+    INDECISIVE = "indecisive"
+    ROLLED_BACK = "rolled_back"
+
+
+class Trailers(BaseModel):
+    """Every trailer a harness commit may carry. Field aliases are the keys after `Wikiskill-`."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow", use_enum_values=False)
+
+    schema_version: int = Field(SCHEMA_VERSION, alias="Schema", ge=1)
+    """The trailer schema the commit was written in (none written: 1)."""
+    round: int | None = Field(None, alias="Round")
+    step: Step | None = Field(None, alias="Step")
+    status: str | None = Field(None, alias="Status")
+    score: float | None = Field(None, alias="Score")
+    decision: Decision | None = Field(None, alias="Decision")
+    action: str | None = Field(None, alias="Action")
+    skill: str | None = Field(None, alias="Skill")
+    incumbent: float | None = Field(None, alias="Incumbent")
+    skills_id: str | None = Field(None, alias="Skills-Id")
+    """What the task agent was given (see `evaluations.skills_id`)."""
+    setup: str | None = Field(None, alias="Eval-Setup")
+    """The evaluation setup: everything that decides a score except the skills."""
+    fingerprint: str | None = Field(None, alias="Fingerprint")
+    """The evaluation's id: its setup and its skills together."""
+    results: str | None = Field(None, alias="Results")
+    """Path of the per-task outcomes this commit's score was computed from."""
+    incumbent_fingerprint: str | None = Field(None, alias="Incumbent-Fingerprint")
+    policy: str | None = Field(None, alias="Policy")
+    tasks: int | None = Field(None, alias="Tasks")
+    mean_diff: float | None = Field(None, alias="Mean-Diff")
+    interval: str | None = Field(None, alias="Interval")
+    p_value: float | None = Field(None, alias="P-Value")
+    fixed: int | None = Field(None, alias="Fixed")
+    broken: int | None = Field(None, alias="Broken")
+    reads: int | None = Field(None, alias="Reads")
+    sampled: str | None = Field(None, alias="Sampled")
+    attempts: int | None = Field(None, alias="Attempts")
+    wiki_tokens: int | None = Field(None, alias="Wiki-Tokens")
+    """Tokens of wiki text shown to the maintainer."""
+    refused: int | None = Field(None, alias="Refused")
+    """Maintainer pages refused by the page model (listed in the commit body)."""
+    merged: int | None = Field(None, alias="Merged")
+    retired: int | None = Field(None, alias="Retired")
+    reverts: str | None = Field(None, alias="Reverts")
+    """Comma-separated ids of the merge commits a rollback reverts."""
+    cost_usd: float | None = Field(None, alias="Cost-USD")
+    tokens: int | None = Field(None, alias="Tokens")
+
+    @classmethod
+    def parse(cls, raw: dict[str, str]) -> Trailers:
+        """Read `{"Wikiskill-Key": value}`; SchemaError for a newer schema, an unknown key or a
+        value that does not fit its field."""
+        values = {key[len(PREFIX):]: value for key, value in raw.items() if key.startswith(PREFIX)}
+        schema = values.get("Schema", "1")
+        if not (schema.isascii() and schema.isdigit()) or int(schema) < 1:
+            raise SchemaError(f"{PREFIX}Schema: {schema!r} is not a schema version")
+        if int(schema) > SCHEMA_VERSION:
+            raise SchemaError(f"written by a newer wikiskill (trailer schema {schema}; this one reads up to "
+                              f"{SCHEMA_VERSION}): upgrade wikiskill (pip install -U wikiskill)")
+        unknown = sorted(key for key in values if key not in _FIELD_KEYS and not ROLE_KEY.fullmatch(key))
+        if unknown:
+            raise SchemaError(f"{PREFIX}{unknown[0]} is not a trailer of schema {schema} (upgrade wikiskill if a newer "
+                              "one wrote it)")
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = str(error["loc"][0])
+            raise SchemaError(f"{PREFIX}{key}: {values.get(key)!r} does not fit schema {schema} ({error['msg']}; "
+                              "upgrade wikiskill if a newer one wrote it)") from None
+
+    def lines(self) -> list[str]:
+        """`Wikiskill-Key: value` lines in field order, then the extra (per-role) ones."""
+        out = []
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if value is not None:
+                out.append(f"{PREFIX}{field.alias}: {_text(value)}")
+        out += [f"{PREFIX}{key}: {_text(value)}" for key, value in (self.model_extra or {}).items()
+                if value is not None]
+        return out
+
+    @property
+    def reverted(self) -> list[str]:
+        return [sha for sha in (self.reverts or "").split(",") if sha]
+
+    @property
+    def role_costs(self) -> dict[str, float]:
+        """USD per role from the `Cost-<Role>-USD` trailers."""
+        costs = {}
+        for key, value in (self.model_extra or {}).items():
+            if key.startswith("Cost-") and key.endswith("-USD"):
+                costs[key[len("Cost-"):-len("-USD")].lower()] = float(value or 0)
+        return costs
+
+
+_FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
+
+
+def _text(value: object) -> str:
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def format_message(subject: str, trailers: Trailers | dict[str, object], body: str = "") -> str:
+    """A commit message: one subject line, an optional body, then the trailer block (a dict is
+    read by trailer key, `{"Round": 1, "Step": "human"}`, and validated like any `Trailers`)."""
+    if not isinstance(trailers, Trailers):
+        trailers = Trailers.model_validate(trailers)
+    lines = [subject.strip().splitlines()[0] if subject.strip() else "wikiskill", ""]
+    if body.strip():
+        lines += [body.strip(), ""]
+    lines += trailers.lines()
+    return "\n".join(lines) + "\n"
