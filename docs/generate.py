@@ -88,7 +88,7 @@ def _usage(path: str, command) -> str:
             name = param.name.upper() + ("..." if param.nargs == -1 else "")
             parts.append(name if param.required else f"[{name}]")
     if getattr(command, "commands", None):
-        parts.append("COMMAND")
+        parts.append("[COMMAND]" if getattr(command, "invoke_without_command", False) else "COMMAND")
     return " ".join(parts)
 
 

@@ -45,7 +45,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-skills_app = typer.Typer(help="List the active skills, or show one.", invoke_without_command=True)
+skills_app = typer.Typer(invoke_without_command=True)
 app.add_typer(skills_app, name="skills")
 console = Console()
 
@@ -242,7 +242,9 @@ def log(ctx: typer.Context) -> None:
 
 @skills_app.callback()
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
-    """List the active skills: train prompts each reached, tasks its changes helped and hurt."""
+    """List the active skills, or show one (`wikiskill skills show NAME`).
+
+    Each skill with the train prompts it reached and the tasks its changes helped and hurt."""
     if ctx.invoked_subcommand is not None:
         return
     ws = _workspace(ctx)
@@ -296,7 +298,9 @@ def _plain(text: str) -> None:
 @app.command("show")
 def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
     """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
-    per-task validation and the decision."""
+    per-task validation and the decision.
+
+    A proposal that was invalid is shown with the reason."""
     story = api.show_round(_workspace(ctx), round_number)
     _plain(f"round {story.number}: train score {_score(story.train_score)}")
     _plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
