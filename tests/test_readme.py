@@ -1,4 +1,6 @@
-"""The README stays true: every setting, every command, and CI running its test command."""
+"""The README is a true entry point: its test command is what CI runs, every link in it and in
+docs/ leads to a page and heading that exist, and what the references list (settings, commands)
+is documented in the code they are generated from."""
 
 import re
 from pathlib import Path
@@ -11,27 +13,78 @@ from wikiskill.core.config import Config
 from wikiskill.store.traces import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
-def setting_paths(model: type[BaseModel], prefix: str = ""):
+def settings(model: type[BaseModel], prefix: str = ""):
+    """Every setting and section of the config as (path, field)."""
     for name, field in model.model_fields.items():
+        yield f"{prefix}{name}", field
         if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-            yield from setting_paths(field.annotation, f"{prefix}{name}.")
-        else:
-            yield f"{prefix}{name}"
+            yield from settings(field.annotation, f"{prefix}{name}.")
 
 
-def test_every_setting_is_documented():
-    missing = [path for path in setting_paths(Config) if f"`{path}`" not in README]
-    assert missing == []
+def commands(group, prefix: str = "wikiskill"):
+    for name, command in group.commands.items():
+        yield f"{prefix} {name}", command
+        if getattr(command, "commands", None):
+            yield from commands(command, f"{prefix} {name}")
 
 
-def test_every_command_is_documented():
+def prose(markdown: str) -> str:
+    """The text outside code: fenced blocks and inline code spans hold no links."""
+    markdown = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", markdown)
+
+
+def anchors(page: Path) -> set[str]:
+    """The heading ids GitHub gives a page's headings."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def broken_links(page: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(prose(page.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.exists():
+            broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+            broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    return broken
+
+
+def test_every_setting_has_a_description_in_the_code():
+    paths = list(settings(Config))
+    assert len(paths) > 50
+    assert [path for path, field in paths if not (field.description or "").strip()] == []
+
+
+def test_every_command_argument_and_option_has_help_text():
     group = get_command(app)
-    names = [f"wikiskill {name}" for name in group.commands]
-    assert len(names) >= 9
-    assert [name for name in names if f"`{name}" not in README] == []
+    found = list(commands(group))
+    assert len(found) >= 20
+    assert [path for path, command in found if not (command.help or "").strip()] == []
+    undocumented = [f"{path} {param.name}" for path, command in [("wikiskill", group), *found]
+                    for param in command.params if not (param.help or "").strip()]
+    assert undocumented == []
+
+
+def test_every_link_in_the_readme_and_docs_leads_to_a_page_and_heading_that_exist():
+    assert len(PAGES) >= 10
+    assert [problem for page in PAGES for problem in broken_links(page)] == []
+
+
+def test_the_readme_links_every_page_of_docs():
+    linked = {(ROOT / target.partition("#")[0]).resolve() for target in LINK.findall(prose(README))}
+    assert [str(page.relative_to(ROOT)) for page in DOCS.rglob("*.md") if page.resolve() not in linked] == []
 
 
 def test_ci_runs_the_readme_test_command():
@@ -49,8 +102,9 @@ def test_the_quickstart_workspace_does_not_show_as_untracked_in_the_clone():
     assert Path(quickstart).is_absolute() or quickstart.startswith("..") or f"/{quickstart}/" in ignored
 
 
-def test_the_readme_names_every_field_of_a_val_jsonl_line():
+def test_the_concepts_page_names_every_field_of_a_val_jsonl_line():
+    concepts = (DOCS / "concepts.md").read_text(encoding="utf-8")
     line = Trajectory(task_id="t", split="val", kind="qa", question="q").outcome()
-    described = README[README.index("raw/rNNN/val.jsonl"):README.index("wiki/index.md")]
+    described = concepts[concepts.index("raw/rNNN/val.jsonl"):concepts.index("wiki/index.md")]
     assert [key for key in line if key not in described] == []
-    assert "scores only" not in README
+    assert "scores only" not in concepts

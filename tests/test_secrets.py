@@ -262,10 +262,10 @@ def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, b
     assert not leaks(clean, secret) and REDACTED in clean
 
 
-def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_readme_says_so(monkeypatch):
+def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_docs_say_so(monkeypatch):
     short, long = "x" * (MIN_SECRET_CHARS - 1), "y" * MIN_SECRET_CHARS
     monkeypatch.setenv("SHORT_TOKEN", short)
     monkeypatch.setenv("LONG_TOKEN", long)
     assert scrub(f"{short} {long}") == f"{short} {REDACTED}"
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
-    assert f"values shorter than {MIN_SECRET_CHARS} characters are not scrubbed" in readme.lower()
+    docs = " ".join((Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text().split())
+    assert f"values shorter than {MIN_SECRET_CHARS} characters are not scrubbed" in docs.lower()

@@ -45,7 +45,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-skills_app = typer.Typer(help="List the active skills, or show one.", invoke_without_command=True)
+skills_app = typer.Typer(invoke_without_command=True)
 app.add_typer(skills_app, name="skills")
 console = Console()
 
@@ -87,7 +87,9 @@ def init(
     test: Optional[int] = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
 ) -> None:
-    """Create a workspace: config, empty wiki and skills, a git repository on branch main."""
+    """Create a workspace: config, empty wiki and skills, a git repository on branch main.
+
+    Refuses a non-empty directory that is not a workspace."""
     ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base,
                             train=train, val=val, test=test, concurrency=concurrency)
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
@@ -127,7 +129,9 @@ def eval_command(
     workers: Optional[int] = WorkersOption,
     executor: Optional[ExecutorKind] = ExecutorOption,
 ) -> None:
-    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git."""
+    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
+
+    Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = _workspace(ctx)
     evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
                              workers=workers, executor=executor, console=console)
@@ -161,8 +165,8 @@ def compare_command(
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
-    Each task is fixed, broken, better, worse or the same; evaluations git records under the
-    current fingerprint are not rerun."""
+    Each task is fixed, broken, better, worse or the same; the interval is 95%. Evaluations git
+    records, or the result cache holds, under the current fingerprint are not rerun."""
     from .history.compare import Change
 
     result = api.compare(_workspace(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
@@ -213,7 +217,7 @@ def audit_command(
 
 @app.command()
 def status(ctx: typer.Context) -> None:
-    """Round, incumbent score, skills, wiki pages and cost so far."""
+    """Rounds done, incumbent score, skills and the skills block's tokens, wiki pages, cost so far."""
     info = api.status(_workspace(ctx))
     console.print(f"benchmark   {info.benchmark} (model {info.model})")
     console.print(f"rounds      {info.rounds} completed")
@@ -227,7 +231,9 @@ def status(ctx: typer.Context) -> None:
 
 @app.command()
 def log(ctx: typer.Context) -> None:
-    """One row per round: train score, candidate, val score, decision, cost (from git trailers)."""
+    """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
+
+    A manual rollback gets a row of its own."""
     table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens",
                   box=box.SIMPLE_HEAD)
     for column in table.columns:
@@ -242,7 +248,9 @@ def log(ctx: typer.Context) -> None:
 
 @skills_app.callback()
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
-    """List the active skills: train prompts each reached, tasks its changes helped and hurt."""
+    """List the active skills, or show one (`wikiskill skills show NAME`).
+
+    Each skill with the train prompts it reached and the tasks its changes helped and hurt."""
     if ctx.invoked_subcommand is not None:
         return
     ws = _workspace(ctx)
@@ -256,7 +264,8 @@ def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Gi
 
 
 @skills_app.command("show")
-def skills_show(ctx: typer.Context, name: str, ref: str = typer.Option("main", "--ref")) -> None:
+def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The skill to print."),
+                ref: str = typer.Option("main", "--ref", help="Git ref to read the skill at.")) -> None:
     """Print one skill's SKILL.md and PURPOSE.md."""
     sys.stdout.write(api.show_skill(_workspace(ctx), name, ref))
 
@@ -295,7 +304,9 @@ def _plain(text: str) -> None:
 @app.command("show")
 def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
     """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
-    per-task validation and the decision."""
+    per-task validation and the decision.
+
+    A proposal that was invalid is shown with the reason."""
     story = api.show_round(_workspace(ctx), round_number)
     _plain(f"round {story.number}: train score {_score(story.train_score)}")
     _plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
@@ -324,7 +335,10 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
 @app.command("doctor")
 def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
                    api_base: Optional[str] = ApiBaseOption) -> None:
-    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price."""
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price.
+
+    The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
+    litellm knows it. Exit 1 when a role cannot work."""
     checks = api.doctor(_workspace(ctx), model=model, api_base=api_base)
     table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
     mark = {True: "yes", False: "no", None: "—"}
@@ -343,7 +357,10 @@ def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
 
 @app.command("benchmarks")
 def benchmarks_command() -> None:
-    """List the benchmark suites this install can run (built-in and plugins) and what each needs."""
+    """List the benchmark suites this install can run (built-in and plugins) and what each needs.
+
+    Each with its kind, default split sizes, whether the offline model plays it, and whether what
+    it needs is installed."""
     for row in api.benchmarks():
         spec = row.spec
         if spec is None:
@@ -367,7 +384,11 @@ def export_command(
     target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/) "
                                                           "or codex (DIR/.agents/skills/)."),
 ) -> None:
-    """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship)."""
+    """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship).
+
+    Into DEST (`agents`), or into the folder Claude Code (`DEST/.claude/skills`) or Codex
+    (`DEST/.agents/skills`) reads under the project or home folder DEST. Links that would leave
+    the skills folder (PURPOSE.md's links into the wiki) are dropped, their text kept."""
     result = api.export(_workspace(ctx), dest, ref, target)
     for name, reason in result.skipped.items():
         errors.print(f"skipped {name}: {reason}", style="yellow", markup=False, highlight=False, soft_wrap=True)
@@ -385,13 +406,18 @@ def mcp_command(
     host: str = typer.Option("127.0.0.1", "--host", help="http: the address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="http: the port to listen on."),
 ) -> None:
-    """Serve the skills to MCP hosts: list_skills, load_skill, search, skills_prompt, skill://NAME."""
+    """Serve the skills to MCP hosts: list_skills, load_skill, search, skills_prompt, skill://NAME.
+
+    Tools `list_skills`, `load_skill`, `search`, `skills_prompt` and a `skill://NAME` resource per
+    skill, read live at the tip of --ref on every request."""
     api.serve_mcp(_workspace(ctx), ref, transport, host, port)
 
 
 @app.command("lint")
 def lint_command(ctx: typer.Context) -> None:
     """Check SKILL.md files, Markdown links and the wiki index in the working tree; exit 1 on problems.
+
+    Every SKILL.md against the Agent Skills rules, every wiki link, the index against the pages.
 
     Skills that overlap are reported as warnings, which do not fail the check."""
     problems = api.lint(_workspace(ctx))
@@ -407,7 +433,8 @@ def lint_command(ctx: typer.Context) -> None:
 def search_command(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="Words to look for."),
-    corpus: str = typer.Option("wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train traces)."),
+    corpus: str = typer.Option("wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train "
+                                                    "traces and ingested sessions)."),
     limit: int = typer.Option(10, "--limit", min=1, help="Most hits to show."),
     ref: str = typer.Option("main", "--ref", help="Search at this git ref."),
 ) -> None:
@@ -465,9 +492,14 @@ def ingest_command(
     files: list[Path] = typer.Argument(..., help="Session transcript files."),
     session_format: str = typer.Option(..., "--format", help="claude-code (a session .jsonl from "
                                        "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat messages)."),
-    outcome: str = typer.Option("unknown", "--outcome", help="success or failure: how the sessions ended."),
+    outcome: str = typer.Option("unknown", "--outcome", help="success, failure or unknown: how the sessions "
+                                                             "ended (unknown ones are sampled with the failures)."),
 ) -> None:
-    """Import real agent sessions into raw/ so the next round's maintainer and proposer learn from them."""
+    """Import real agent sessions into raw/ so the next round's maintainer and proposer learn from them.
+
+    They go into `raw/rNNN/ingested/` for the next round, secrets scrubbed, in one `ingest` commit.
+    A malformed file is refused with its name and line and nothing is written; a session ingested
+    before is skipped."""
     result = api.ingest(_workspace(ctx), files, session_format, outcome)
     for path in result.skipped:
         console.print(f"skipped {path}: already ingested", markup=False, highlight=False, soft_wrap=True)
@@ -484,6 +516,9 @@ def report_command(
     ctx: typer.Context,
     out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
 ) -> None:
-    """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round."""
+    """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round.
+
+    The val score per round (candidate and incumbent, decisions marked), cost and tokens per
+    round, the skills timeline, the wiki's growth and the latest validation task by task."""
     path = api.report(_workspace(ctx), out)
     console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)

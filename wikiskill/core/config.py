@@ -64,10 +64,10 @@ class RoleSettings(_Section):
 class AgentSettings(RoleSettings):
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
-    one user message."""
+    one user message. `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""
     wiki_access: bool = False
-    """Give the task agent a `read_wiki` tool that reads pages of main's wiki (the paper's
-    wiki-access ablation)."""
+    """Give the task agent a `read_wiki` tool over main's active pattern pages (the paper's
+    wiki-access ablation); the pages then enter the evaluation fingerprint."""
 
 
 class MaintainerSettings(RoleSettings):
@@ -99,8 +99,9 @@ class ProposerSettings(RoleSettings):
 
 class SkillsSettings(_Section):
     mode: Literal["full", "index", "retrieve"] = "full"
-    """How skills reach the task agent: every body (`full`), names + descriptions with bodies
-    on demand (`index`), or the top-k relevant to the task (`retrieve`)."""
+    """How skills reach the task agent: every skill's name, description and body (`full`), names +
+    descriptions with bodies on demand through a `load_skill` tool (`index`), or the top-k relevant
+    to the task by BM25 (`retrieve`)."""
     top_k: int = Field(3, ge=1)
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
@@ -127,12 +128,15 @@ class BudgetSettings(_Section):
 
 class LLMSettings(_Section):
     retries: int = Field(4, ge=0)
-    """Retries of a call after a rate limit, timeout or server error (with backoff and jitter)."""
+    """Retries of a call after a rate limit, connection or server error (backoff with jitter,
+    honouring Retry-After); authentication, permission, unknown-model and bad-request errors fail
+    at once."""
     timeout: float = Field(120.0, gt=0)
     """Seconds before one model call times out; a timed-out call is retried once, with twice the
     time, and a second timeout is final."""
     cache: bool = False
-    """Keep an on-disk cache of replies at temperature 0 in .wikiskill/ (a re-run is then free)."""
+    """Keep an on-disk cache of replies at temperature 0 in `.wikiskill/` (a re-run is then free
+    and reproducible)."""
 
 
 class GateSettings(_Section):
@@ -150,7 +154,7 @@ class GateSettings(_Section):
     max_broken: int = Field(0, ge=0)
     """`no_regression`: the most validation tasks that main solved the candidate may lose."""
     repeats: int = Field(1, ge=1)
-    """Evaluate every validation task this many times (with different seeds) and average per
+    """Evaluate every validation task this many times (seeds `seed` ... `seed+N-1`) and average per
     task: for agents that are not deterministic (temperature above 0)."""
     seed: int = 0
     """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
@@ -188,7 +192,8 @@ class SplitSizes(_Section):
 
 class Config(_Section):
     benchmark: str
-    """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `example-qa`, `jsonl:DIR`, a plugin's)."""
+    """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `textworld:<challenge>`,
+    `reasoning-gym:<dataset>`, `scienceworld`, `bfcl`, `example-qa`, `jsonl:DIR`, a plugin's)."""
     model: str = OFFLINE_MODEL
     """Default litellm model string for every role; `offline` is the built-in no-LLM baseline."""
     api_base: str | None = None
@@ -204,7 +209,8 @@ class Config(_Section):
     `if __name__ == "__main__":` guard."""
     workers: int = Field(1, ge=1)
     """Worker processes (`processes`) or Ray actors (`ray`) that share `concurrency`, each with
-    its own event loop; `local` runs one."""
+    its own event loop; `local` runs one (a larger value with `executor: local` is refused; with
+    `executor` unset it means `processes`)."""
     seed: int = 0
     """Seed of the offline agent and of generated benchmarks' play."""
     splits: SplitSizes = SplitSizes()
