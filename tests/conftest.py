@@ -1,4 +1,5 @@
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -12,6 +13,32 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 _SHARED = Path(tempfile.gettempdir()) / "wikiskill-test-cache"
 os.environ.setdefault("WIKISKILL_CACHE_DIR", str(_SHARED / "wikiskill"))
 os.environ.setdefault("HF_HOME", str(_SHARED / "hf"))
+
+
+needs_chromium = pytest.mark.needs("chromium", "chromium-browser", package="chromium")
+needs_java = pytest.mark.needs("java", package="openjdk-17-jre-headless")
+
+
+def installed(*commands: str) -> str | None:
+    """The path of the first of `commands` on PATH."""
+    return next(filter(None, map(shutil.which, commands)), None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(*commands, package): the test runs a system program, one of "
+                                       "commands on PATH; package is the Debian package that installs it")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `needs` runs a system program: without it the test is skipped, naming the
+    Debian package to install, except in CI (CI=true), where a missing program is a failure."""
+    for mark in item.iter_markers("needs"):
+        if installed(*mark.args) is None:
+            reason = f"needs `{mark.args[0]}` on PATH: apt-get install {mark.kwargs['package']}"
+            if os.environ.get("CI", "").lower() == "true":
+                pytest.fail(reason, pytrace=False)
+            pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)

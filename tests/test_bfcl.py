@@ -5,6 +5,7 @@ protocol) gets the same verdicts through init, one evolve round and eval."""
 from __future__ import annotations
 
 import json
+from itertools import combinations
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from wikiskill.benchmarks.bfcl import Bfcl, entry_pools
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.benchmarks.reference import play_calls, play_reference
 from wikiskill.core.errors import BenchmarkError, ConfigError
+from wikiskill.store.settings import load_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 from wikiskill.store.traces import Trajectory
@@ -51,11 +53,13 @@ def test_a_conversation_cut_short_fails_even_with_the_right_calls():
 
 
 def test_splits_are_disjoint_entry_numbers_and_fixed():
-    pools = entry_pools()
-    assert not set(pools["train"]) & set(pools["val"]) and not set(pools["val"]) & set(pools["test"])
+    pools = {split: set(map(str, pool)) for split, pool in entry_pools().items()}
     bench = suite("base", "long_context", train=4, val=4, test=4)
     numbers = {split: {task.id.rsplit("_", 1)[1] for task in bench.tasks(split)} for split in ("train", "val", "test")}
-    assert not numbers["train"] & numbers["val"] and not numbers["train"] & numbers["test"]
+    for split, taken in numbers.items():
+        assert taken and taken <= pools[split], split
+    for one, other in combinations(("train", "val", "test"), 2):
+        assert not pools[one] & pools[other] and not numbers[one] & numbers[other], (one, other)
     assert [t.id for t in bench.tasks("train")] == [t.id for t in suite("base", "long_context", train=4).tasks("train")]
 
 
@@ -143,6 +147,7 @@ def test_bfcl_is_initialised_evolved_and_evaluated_against_the_scripted_server(t
                                 api_base=server.base_url, train=2, val=1, test=1, concurrency=1)
         config = ws.root / "wikiskill.yaml"
         config.write_text(config.read_text().replace("agent:\n", "agent:\n  context_window: 32768\n"))
+        assert load_config(ws.root).agent.context_window == 32768
         evolved = api.evolve(ws, 1)
         result = api.evaluate(ws, "test")
     assert evolved.rounds_completed == 1

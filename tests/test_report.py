@@ -1,13 +1,13 @@
 """`wikiskill report`: one static HTML page of a real evolve run, opened in a real headless
-Chromium (the Debian package; .ci/run installs it) with the network cut off, whose charts must
-render; its screenshot is kept under test-artifacts/."""
+Chromium (the Debian package; .ci/run installs it; without it that test is skipped, outside CI)
+with the network cut off, whose charts must render; its screenshot is kept under test-artifacts/."""
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import installed, needs_chromium
 from scripted import ScriptedWorld, evolve_through_cli
 from test_workspace import scripted_workspace
 from typer.testing import CliRunner
@@ -32,16 +32,9 @@ def evolved(tmp_path_factory):
     return ws
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.fail("the report is checked in a real browser: apt-get install chromium (.ci/run does)")
-    return found
-
-
 def headless(page: Path, profile: Path, *args: str) -> str:
     """Run Chromium on `page` with every network request refused, after its scripts ran."""
-    command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    command = [installed(*needs_chromium.args), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
                "--virtual-time-budget=10000", "--window-size=1280,1800", *args, page.as_uri()]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
@@ -58,6 +51,7 @@ def test_the_report_reads_rounds_skills_wiki_and_the_latest_validation_from_hist
     assert len(data.tasks) == 6 and all(task.incumbent is not None for task in data.tasks)
 
 
+@needs_chromium
 def test_the_report_renders_its_charts_offline_in_a_headless_browser(evolved, tmp_path):
     out = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["-C", str(evolved), "report", "--out", str(out)])

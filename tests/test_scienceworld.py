@@ -1,6 +1,6 @@
 """The `scienceworld` suite: ScienceWorld's gold action sequence scores 1, looking around scores 0,
 and a scripted model plays it through init, one evolve round and eval. All tests of this module
-share the process's pool of ScienceWorld VMs, so the JVM starts once."""
+share the process's pool of ScienceWorld VMs, so the JVM starts once; those that start it need Java."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from conftest import needs_java
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.benchmarks import normalized_score, registry
@@ -38,6 +39,7 @@ def play(bench: ScienceWorld, task, actions: list[str]):
         env.close()
 
 
+@needs_java
 def test_the_gold_actions_score_one_and_looking_around_scores_zero(paint):
     task = paint.tasks("train")[0]
     won = play(paint, task, paint.reference_actions(task))
@@ -47,6 +49,7 @@ def test_the_gold_actions_score_one_and_looking_around_scores_zero(paint):
     assert "look around" in idle.admissible_actions
 
 
+@needs_java
 def test_splits_come_from_scienceworlds_own_variations_and_are_fixed(paint):
     splits = variations(PAINT)
     for split in ("train", "val", "test"):
@@ -58,6 +61,7 @@ def test_splits_come_from_scienceworlds_own_variations_and_are_fixed(paint):
     assert [t.id for t in wide.tasks("train")] == [t.id for t in wide.tasks("train")]
 
 
+@needs_java
 def test_asking_for_more_variations_than_a_split_has_is_refused(paint):
     greedy = ScienceWorld(PAINT, {"train": 0, "val": 500, "test": 0}, configured=frozenset({"val"}),
                           spec=ScienceWorldFamily.spec, name=f"scienceworld:{PAINT}")
@@ -80,6 +84,7 @@ class LookingWorld(ScriptedWorld):
         return "I should look first. <action>look around</action>"
 
 
+@needs_java
 def test_scienceworld_is_initialised_evolved_and_evaluated_against_the_scripted_server(tmp_path, paint):
     with FakeOpenAIServer(LookingWorld()) as server:
         ws = api.init_workspace(tmp_path / "ws", benchmark=f"scienceworld:{PAINT}", model="openai/fake-model",

@@ -125,7 +125,11 @@ def test_the_key_is_in_no_output_or_error_message(leaked):
 
 def test_the_key_is_in_no_local_cache(leaked):
     root, _ = leaked
-    for path, data in files_under(root / ".wikiskill").items():
+    cached = files_under(root / ".wikiskill")
+    results = [data for path, data in cached.items() if Path(path).parent.parent.name == "results"]
+    assert len(results) >= 4  # the rounds' finished trajectories, each holding the agent's echo of the key
+    assert all(f"My key is {REDACTED}".encode() in data for data in results)
+    for path, data in cached.items():
         assert NEEDLE not in data.lower(), path
 
 

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -128,11 +129,24 @@ def test_a_problem_already_on_main_does_not_block_other_edits(ws):
 
 
 def test_watch_returns_by_itself_once_its_timeout_passes(ws):
-    reports = []
-    thread = threading.Thread(target=watch, args=(ws, reports.append), kwargs={"timeout": 0.3})
+    reports: list[WatchReport] = []
+    returned_after: list[float] = []
+    stop = threading.Event()  # never set while the timeout is on trial; ends a watch that overstays
+
+    def run() -> None:
+        start = time.monotonic()
+        watch(ws, reports.append, stop=stop, timeout=1.0)
+        returned_after.append(time.monotonic() - start)
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    thread.join(60)
-    assert not thread.is_alive()
+    try:
+        thread.join(30)  # a bound for a busy machine, not a speed check
+        assert not thread.is_alive(), "watch ran past its timeout"
+    finally:
+        stop.set()
+    assert returned_after and returned_after[0] >= 1.0  # returned, without raising, and not before the timeout
+    assert [report.changed for report in reports] == [[]]  # it was watching: the first report came
 
 
 def test_cli_watch_reports_a_save_and_stops_cleanly_on_ctrl_c(ws):
