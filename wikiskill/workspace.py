@@ -24,7 +24,7 @@ from .redact import Scrubber, scrub
 from .resources import data_dir
 from .trailers import format_message
 from .workspace_commits import HARNESS_IDENTITY, build_commit, check_path, parse_message
-from .workspace_lock import hold_lock, refuse_if_held
+from .workspace_lock import hold_lock
 from .workspace_reads import MAIN, Commit, WorkspaceReads
 from .workspace_sync import WorkingTreeSyncs, remove_stale_git_locks, sync_worktree
 
@@ -246,10 +246,6 @@ class Workspace(WorkspaceReads):
             return {}
         except git.GitCommandError:
             return HARNESS_IDENTITY
-
-    def refuse_if_locked(self) -> None:
-        """Raise the lock's one-line error now when another writer holds it."""
-        refuse_if_held(self.state_dir / "lock")
 
     @contextmanager
     def lock(self, command: str) -> Iterator[None]:
