@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .benchmarks import SPLITS, FamilyListing, Split
-from .loop.evolve import EvolveResult, check_human_edits
+from .loop.evolve import EvolveResult, refuse_before_loading
 from .loop.evolve import evolve as _evolve
 from .loop.harness import Evaluated, Harness, Reporter
 from .llm.client import check_credentials
@@ -106,9 +106,7 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
            console=None, model_factory: ModelFactory | None = None,
            executor: ExecutorKind | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
-    ws.refuse_if_locked()  # refusals come before the benchmark is loaded or prepared
-    if not commit_human_edits:
-        check_human_edits(ws, commit_them=False)
+    refuse_before_loading(ws, commit_human_edits)
     with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
         return _evolve(harness, rounds, commit_human_edits)
 

@@ -49,6 +49,17 @@ def check_human_edits(ws: Workspace, commit_them: bool) -> None:
         Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
 
 
+def refuse_before_loading(ws: Workspace, commit_human_edits: bool) -> None:
+    """Evolve's refusals that come before its benchmark loads: a workspace that another writer
+    holds, and a person's uncommitted edits (unless they are to be committed). What a killed run
+    left unfinished is finished first: files behind main after a kill are wikiskill's own publish,
+    not a person's edits, and no person is asked to clean up after it."""
+    with ws.lock("wikiskill evolve"):
+        ws.recover()
+        if not commit_human_edits:
+            check_human_edits(ws, commit_them=False)
+
+
 def _run_target(harness: Harness, rounds: int, done: int) -> int:
     """`--rounds N` means N completed rounds for this run, counting rounds an interrupted run
     already finished; the run's start is kept in .wikiskill/run.json until it completes.

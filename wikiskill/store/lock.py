@@ -12,15 +12,6 @@ from pathlib import Path
 from ..core.errors import WorkspaceError
 
 
-def refuse_if_held(path: Path) -> None:
-    """Fail now, before a long preparation, when another process holds the lock (taking it for
-    real still happens in `hold_lock`, which fails the same way if it was taken meanwhile). Writes
-    nothing: a lock file that does not exist is held by nobody."""
-    if path.exists():
-        with hold_lock(path, "a check"):
-            pass
-
-
 @contextmanager
 def hold_lock(path: Path, command: str) -> Iterator[None]:
     """Hold the lock at `path` for `command`; refuse at once, naming the holder, when it is held."""

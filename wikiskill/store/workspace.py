@@ -24,7 +24,7 @@ from ..core.redact import Scrubber, scrub
 from ..core.resources import data_dir
 from .trailers import format_message
 from .commits import HARNESS_IDENTITY, build_commit, check_path, parse_message
-from .lock import hold_lock, refuse_if_held
+from .lock import hold_lock
 from .reads import MAIN, Commit, WorkspaceReads
 from .sync import WorkingTreeSyncs, remove_stale_git_locks, sync_worktree
 
@@ -246,10 +246,6 @@ class Workspace(WorkspaceReads):
             return {}
         except git.GitCommandError:
             return HARNESS_IDENTITY
-
-    def refuse_if_locked(self) -> None:
-        """Raise the lock's one-line error now when another writer holds it."""
-        refuse_if_held(self.state_dir / "lock")
 
     @contextmanager
     def lock(self, command: str) -> Iterator[None]:
