@@ -26,7 +26,8 @@ import yaml
 from wikiskill import api
 from wikiskill.store.settings import load_config
 from wikiskill.store.rounds import round_label
-from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 from wikiskill.store.workspace import MAIN, Workspace
 
 

@@ -156,3 +156,21 @@ def test_no_modules_import_each_other_in_a_circle():
 
 def test_the_circle_finder_finds_a_circle_through_three_modules():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_only_the_llm_backend_imports_litellm_and_only_inside_a_function():
+    """litellm's import costs seconds, which `status`, `log` and `prompt` must never pay: one
+    module imports it, when a model is first called."""
+    importers, eager = set(), []
+    for module, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_functions = {id(node) for function in ast.walk(tree)
+                        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if any(name == "litellm" or name.startswith("litellm.") for name in names):
+                importers.add(module)
+                if id(node) not in in_functions:
+                    eager.append(f"{module}:{node.lineno}")
+    assert importers == {"wikiskill.llm.backend"} and not eager, (importers, eager)

@@ -18,7 +18,8 @@ from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ProviderUnavailable
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm.client import LiteLLMModel, Meter, _Call
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"
 ROUND_STEPS = [None, None, "baseline", "rollout", "maintain", "gate"]  # init, config, one round
@@ -126,7 +127,7 @@ class _RateLimited(Exception):
 @pytest.mark.parametrize("attempt", [0, 1, 2])
 def test_backoff_grows_with_jitter_and_is_bounded(attempt):
     model = LiteLLMModel(RoleSettings(model="openai/x"), LLMSettings(retries=3), "agent", Meter())
-    call = _Call(model, [{"role": "user", "content": "hi"}], None, None)
+    call = model.call([{"role": "user", "content": "hi"}])
     call.attempt = attempt + 1
     delays = {call.recover(_RateLimited("slow down")) for _ in range(20)}
     base = 0.5 * 2 ** attempt

@@ -38,7 +38,6 @@ NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",
-    "llm.client": "model transport; its request shaping is in llm/context.py and llm/toolcalls.py",
     "core.prompts": "the renderer; the templates it renders are hashed themselves",
     "store.traces": "the record of a run, not what the agent does",
     "core.errors": "exception classes",
@@ -167,7 +166,7 @@ def test_every_module_the_task_agents_code_imports_is_in_the_fingerprint_or_left
 
 
 def test_the_task_agent_never_asks_for_a_json_reply_so_its_response_format_is_left_out():
-    """`response_format` is sent only for `response_model` or `call_required` calls (see llm/client.py)."""
+    """`response_format` is sent only for `response_model` or `call_required` calls (see llm/call.py)."""
     calls = [node for tree in agent_modules().values() for node in ast.walk(tree)
              if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("complete", "acomplete")]
     assert calls and all(len(call.args) <= 2 and not call.keywords for call in calls)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
 
-from wikiskill.llm.client import Reply, ToolCall
+from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.agent import extract_action, extract_answer
 from wikiskill.knowledge.wiki_requests import MaintainerOutput

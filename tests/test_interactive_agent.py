@@ -6,7 +6,8 @@ import re
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking, walkthrough
 from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 from wikiskill.roles.agent import InteractiveAgent, extract_action
 from wikiskill.knowledge.skills import parse_skill
 

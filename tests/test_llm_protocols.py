@@ -3,11 +3,14 @@ response_format schemas, fitting into the context window, and errors that are fi
 (authentication, unknown model, bad request), retried once (a timeout) or raised as
 ProviderUnavailable once the provider stays down."""
 
+import asyncio
+
 import pytest
 
 from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
-from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
 from wikiskill.roles.proposer import TOOLS
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
@@ -18,7 +21,7 @@ CALL = {"name": "list_files", "arguments": {"path": "wiki"}}
 
 @pytest.fixture()
 def no_backoff(monkeypatch):
-    monkeypatch.setattr("wikiskill.llm.client.random.random", lambda: -0.5)  # backoff delays of zero
+    monkeypatch.setattr("wikiskill.llm.call.random.random", lambda: -0.5)  # backoff delays of zero
 
 
 def model(server: FakeOpenAIServer, retries: int = 2, timeout: float = 10, **settings) -> LiteLLMModel:
@@ -110,6 +113,37 @@ def test_the_maintainer_schema_goes_as_response_format_and_a_rejection_drops_it(
     assert "$defs" not in str(sent) and "$ref" not in str(sent)
     assert [("response_format" in body) for body in server.requests] == [True, False, False]
     assert chat.structured == StructuredOutput.OFF
+
+
+@pytest.mark.parametrize("refused", ["tools", "response_format"])
+def test_calls_in_flight_on_one_model_settle_on_the_same_form_when_the_server_refuses_one(refused):
+    """The tasks of an eval share one model. Two calls sent at once in `auto`, both refused for the
+    same part, both settle on the form without it and get their replies; neither fails because the
+    other settled first, and every later request is in the settled form."""
+    def handler(body):
+        if refused in body:
+            return Reply(status=400, content=f"{refused} is not supported", delay=0.5)  # both are in flight
+        return Reply(tool_calls=[CALL]) if refused == "tools" else "{}"
+
+    async def two_tasks(chat):
+        if refused == "tools":
+            return await asyncio.gather(chat.acomplete(MESSAGES, TOOLS), chat.acomplete(MESSAGES, TOOLS))
+        return await asyncio.gather(chat.acomplete(MESSAGES, response_model=MaintainerOutput),
+                                    chat.acomplete(MESSAGES, response_model=MaintainerOutput))
+
+    with FakeOpenAIServer(handler, text_tools=refused == "tools") as server:
+        chat = model(server, retries=0)
+        replies = asyncio.run(two_tasks(chat))
+        later = chat.complete(MESSAGES, TOOLS) if refused == "tools" else chat.complete(
+            MESSAGES, response_model=MaintainerOutput)
+    assert [refused in body for body in server.requests] == [True, True, False, False, False]
+    if refused == "tools":
+        assert chat.protocol == ToolProtocol.TEXT
+        assert [reply.tool_calls[0].name for reply in [*replies, later]] == ["list_files"] * 3
+    else:
+        assert chat.structured == StructuredOutput.OFF
+        assert [reply.content for reply in [*replies, later]] == ["{}"] * 3
+    assert all(any(f"the server rejected {refused}" in note for note in reply.notes) for reply in replies)
 
 
 def test_response_format_off_is_never_sent():

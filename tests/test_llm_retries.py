@@ -9,7 +9,9 @@ import pytest
 from wikiskill.core.config import BudgetSettings, LLMSettings, RoleSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm.client import LiteLLMModel, Meter, ResponseCache
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.cache import ResponseCache
 
 MESSAGES = [{"role": "user", "content": "Say ok."}]
 
@@ -31,8 +33,8 @@ def sleeps(monkeypatch) -> list[float]:
     async def fake_async_sleep(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr("wikiskill.llm.client.time.sleep", recorded.append)
-    monkeypatch.setattr("wikiskill.llm.client.asyncio.sleep", fake_async_sleep)
+    monkeypatch.setattr("wikiskill.llm.model.time.sleep", recorded.append)
+    monkeypatch.setattr("wikiskill.llm.model.asyncio.sleep", fake_async_sleep)
     return recorded
 
 

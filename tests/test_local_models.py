@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import RoleSettings
-from wikiskill.llm.client import KEY_ENV, missing_key
+from wikiskill.llm.credentials import KEY_ENV, missing_key
 from wikiskill.roles.sandbox import Sandbox
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.workspace import MAIN

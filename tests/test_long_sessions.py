@@ -19,7 +19,9 @@ from wikiskill.cli import app
 from wikiskill.core.config import LLMSettings, RoleSettings, ToolProtocol
 from wikiskill.llm.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.core.errors import ContextOverflow
-from wikiskill.llm.client import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, Meter
+from wikiskill.llm.profile import DEFAULT_CONTEXT_WINDOW
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 

@@ -16,7 +16,8 @@ from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm.client import LiteLLMModel, Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
 from wikiskill.roles.agent import QAAgent
 from wikiskill.run.executors import AgentRecipe, Place
 from wikiskill.run.executors.processes import ProcessPool

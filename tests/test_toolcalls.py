@@ -12,7 +12,9 @@ from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.llm.context import conversation_tokens, fit_messages
 from wikiskill.core.errors import ContextOverflow
 from wikiskill.llm.jsontext import extract_json
-from wikiskill.llm.client import LiteLLMModel, Meter, Reply, ToolCall
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.roles.proposer import TOOLS, Proposer
 from wikiskill.knowledge.skills import skill_problems

@@ -16,7 +16,7 @@ from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm.client import Reply, ToolCall
+from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.core.redact import Scrubber
 from wikiskill.store.traces import Usage
 from wikiskill.store.workspace import MAIN, Workspace

@@ -11,7 +11,7 @@ from .benchmarks import SPLITS, FamilyListing, Split
 from .loop.evolve import EvolveResult, refuse_before_loading
 from .loop.evolve import evolve as _evolve
 from .loop.harness import Evaluated, Harness, Reporter
-from .llm.client import check_credentials
+from .llm.credentials import check_credentials
 from .core.prompts import render
 from .history.status import RoundRow, Status, round_rows
 from .history.status import status as _status

@@ -32,7 +32,7 @@ from wikiskill.loop.steps.evaluation import Validate
 from wikiskill.loop.steps.experience import Maintain, Rollout
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.loop.steps.proposal import Propose
-from wikiskill.llm.client import LiteLLMModel
+from wikiskill.llm.model import LiteLLMModel
 
 STEPS = {"rollout": Rollout, "maintain": Maintain, "propose": Propose, "validate": Validate, "gate": Gate}
 """The round's steps timed (the baseline is timed through `record_incumbent`)."""

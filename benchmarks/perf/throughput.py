@@ -28,7 +28,8 @@ from _common import MODEL, fake_server, qa_suite, table
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.config import Config, ExecutorKind, SkillsSettings
 from wikiskill.run.executors import AgentRecipe, Executor, Place, open_executor
-from wikiskill.llm.client import Meter, _litellm
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.backend import import_litellm
 from wikiskill.core.prompts import render
 from wikiskill.run.runner import ResultCache
 from wikiskill.knowledge.skillsblock import render_skills
@@ -103,7 +104,7 @@ class Bench:
 
 
 async def _bare_loop(api_base: str, requests: list[list[dict]], concurrency: int) -> None:
-    litellm = _litellm()
+    litellm = import_litellm()
     limit = asyncio.Semaphore(concurrency)
 
     async def one(messages: list[dict]) -> None:

@@ -14,10 +14,11 @@ from ..core.prompts import render
 from .search import rank, tokens
 from .skills import Skill
 
+LOAD_SKILL_TOOL_NAME = "load_skill"
 LOAD_SKILL_TOOL = {
     "type": "function",
     "function": {
-        "name": "load_skill",
+        "name": LOAD_SKILL_TOOL_NAME,
         "description": "Load the full instructions of one of the available skills by name.",
         "parameters": {
             "type": "object",

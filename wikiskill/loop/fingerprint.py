@@ -13,8 +13,9 @@ workspace's next `evolve` re-validate its incumbent once, under the new setup.
 The task agent's code is what decides what it is shown and what it does: the agents (QA,
 interactive, tool-use, offline) and the modules they build prompts and tools with (the skills
 block, skill files, retrieval ranking, the text tool protocol and its JSON reading, fitting into
-the context window, the `read_wiki` tool and the pages it reads). Left out on purpose: the model
-transport in llm/client.py (retries, accounting, caching; its request shaping lives in the included
+the context window, the replies it reads and appends (`llm/chat.py`), the `read_wiki` tool and the
+pages it reads). Left out on purpose: the model transport (`llm/model.py`, `llm/call.py` and the
+modules they use: retries, accounting, caching; the request shaping they do lives in the included
 context.py and toolcalls.py), the benchmarks (their `version` and task digest stand for them) and
 the configuration (its settings enter one by one).
 
@@ -49,7 +50,7 @@ AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "a
 
 AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
-              "llm/jsontext.py", "llm/context.py", "roles/wikitool.py", "knowledge/pages.py")
+              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
 """The task agent's own modules, relative to the package."""
 
 

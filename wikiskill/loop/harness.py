@@ -16,7 +16,7 @@ from ..run.executors import AgentRecipe, Executor, Place, open_executor
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import GatePolicy, gate_policy
 from ..store.rounds import round_label
-from ..llm.client import Meter
+from ..llm.meter import Meter
 from ..run.runner import ResultCache
 from ..knowledge.skills import Skill, load_skills
 from ..roles.team import ModelFactory, Team

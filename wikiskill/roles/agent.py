@@ -14,10 +14,10 @@ from typing import Protocol
 from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..llm.client import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
+from ..llm.chat import ChatModel, Reply
 from ..core.prompts import render
 from ..knowledge.skills import Skill
-from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_block, shown_skills
+from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
 from ..store.traces import Step, Trajectory, Usage
 from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from ..core.errors import ContextOverflow
-from ..llm.client import ChatModel, extract_json
+from ..llm.chat import ChatModel
+from ..llm.jsontext import extract_json
 from ..core.prompts import render
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
 from ..store.traces import Trajectory, Usage

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from ..core.errors import ContextOverflow
 from ..llm.jsontext import json_objects
-from ..llm.client import ChatModel, Reply, ToolCall
+from ..llm.chat import ChatModel, Reply, ToolCall
 from ..core.prompts import render
 from ..knowledge.proposals import ProposalSchema
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec

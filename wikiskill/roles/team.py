@@ -8,7 +8,10 @@ from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..core.config import OFFLINE_MODEL, Config
-from ..llm.client import ChatModel, LiteLLMModel, Meter, ResponseCache
+from ..llm.chat import ChatModel
+from ..llm.model import LiteLLMModel
+from ..llm.meter import Meter
+from ..llm.cache import ResponseCache
 from .agent import Agent, InteractiveAgent, QAAgent
 from .maintainer import Maintainer
 from .proposer import Library, Proposer

@@ -15,7 +15,7 @@ import asyncio
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..llm.client import ChatModel, ToolCall
+from ..llm.chat import ChatModel, ToolCall
 from ..core.prompts import render
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..benchmarks import Task
-from ..llm.client import Meter
+from ..llm.meter import Meter
 from ..core.redact import Scrubber
 from ..roles.agent import Agent
 from ..store.traces import Trajectory

@@ -34,7 +34,7 @@ def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, s
         stream.append(b"from %s\n" % parent.encode())
     stream += [b"merge %s\n" % extra.encode() for extra in extra_parents]
     if base not in (None, parent):
-        tree = reads._object_id(f"{base}^{{tree}}")
+        tree = reads.object_id(f"{base}^{{tree}}")
         if tree is None:
             raise WorkspaceError(f"unknown git tree {base!r}")
         stream.append(b'M 040000 %s ""\n' % tree.encode())
@@ -48,8 +48,8 @@ def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, s
     stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
     # Kept as a small pack: unpacking it into loose objects would cost another git process a
     # commit; `pack_objects` folds the packs together between rounds.
-    return reads._git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
-                           b"".join(stream))
+    return reads.git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
+                          b"".join(stream))
 
 
 def check_path(path: str, scrub_text: Scrubber) -> None:

@@ -57,19 +57,19 @@ class WorkspaceReads:
         return Path(self.repo.git_dir)
 
     def head(self, branch: str = MAIN) -> str | None:
-        return self._object_id(f"refs/heads/{branch}^{{commit}}")
+        return self.object_id(f"refs/heads/{branch}^{{commit}}")
 
     def resolve(self, ref: str) -> str:
-        sha = self._object_id(f"{ref}^{{commit}}")
+        sha = self.object_id(f"{ref}^{{commit}}")
         if sha is None:
             raise WorkspaceError(f"unknown git ref {ref!r}")
         return sha
 
     def tree_id(self, ref: str, path: str) -> str:
         """The git tree id of `path` at `ref` (the empty tree's id when absent)."""
-        return self._object_id(f"{ref}:{path}") or "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+        return self.object_id(f"{ref}:{path}") or "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-    def _object_id(self, name: str) -> str | None:
+    def object_id(self, name: str) -> str | None:
         """The id of the object `name` (`main`, `main:wiki/index.md`, ...), None when there is none."""
         found = self._ask_cat_file(self.repo.git.get_object_header, name)
         return found[0].decode() if found else None
@@ -101,9 +101,9 @@ class WorkspaceReads:
         """`(path relative to prefix, mode, bytes)` of every blob under `prefix` at `ref`, read by
         one `ls-tree` and one `cat-file --batch` rather than a round trip per blob. A tree never
         changes, so the last few read are kept by id: the steps of a round read the same skills."""
-        tree = self._object_id(f"{ref}:{prefix.rstrip('/')}")  # `ref`: a commit, a tag or a tree
+        tree = self.object_id(f"{ref}:{prefix.rstrip('/')}")  # `ref`: a commit, a tag or a tree
         if tree is None:
-            if self._object_id(ref) is None:
+            if self.object_id(ref) is None:
                 raise WorkspaceError(f"unknown git ref {ref!r}")
             return []  # there is no such folder at `ref`
         if tree not in self._trees:
@@ -157,7 +157,7 @@ class WorkspaceReads:
     def log(self, ref: str = MAIN, first_parent: bool = True) -> list[Commit]:
         """Commits of `ref`, newest first, with their Wikiskill trailers. A commit's history never
         changes, so the last few logs are kept by tip, and a commit made here extends its parent's."""
-        tip = None if ref.startswith("-") else self._object_id(f"{ref}^{{commit}}")
+        tip = None if ref.startswith("-") else self.object_id(f"{ref}^{{commit}}")
         if tip is not None and (tip, first_parent) in self._logs:
             self._logs.move_to_end((tip, first_parent))
             return list(self._logs[tip, first_parent])
@@ -250,7 +250,7 @@ class WorkspaceReads:
                 paths_by_sha[lines[0]] = lines[1:]
         return [(commit, paths_by_sha[commit.sha]) for commit in self.log(ref) if commit.sha in paths_by_sha]
 
-    def _git_input(self, args: list[str], data: bytes, env: dict[str, str] | None = None) -> str:
+    def git_input(self, args: list[str], data: bytes, env: dict[str, str] | None = None) -> str:
         """Run git with `data` on stdin (GitPython's istream needs a real file); its output as text."""
         return self._git_bytes(args, data, env).decode("utf-8", "replace").strip()
 

@@ -234,7 +234,7 @@ class Workspace(WorkspaceReads):
             self.repo.git.add("-A", "--", *paths, env=env)
             tree = self.repo.git.write_tree(env=env)
         args = [tree] + (["-p", parent] if parent else [])
-        sha = self._git_input(["commit-tree", *args], scrub(message).encode("utf-8"), self._person())
+        sha = self.git_input(["commit-tree", *args], scrub(message).encode("utf-8"), self._person())
         self.move_branch(MAIN, sha, parent)
         return sha
 

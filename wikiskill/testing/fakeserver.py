@@ -161,6 +161,17 @@ class _HTTPServer(ThreadingHTTPServer):
         pass  # clients that time out and hang up are expected here; stay quiet
 
 
+@dataclass
+class Answer:
+    """What the server sends for one chat request: a JSON `body`, or the `chunks` of a stream."""
+
+    status: int
+    body: dict = field(default_factory=dict)
+    chunks: list[dict] | None = None
+    headers: dict | None = None
+    truncate: bool = False
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive; every response carries a Content-Length
     disable_nagle_algorithm = True  # else delayed ACKs hold back every reply
@@ -187,38 +198,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body(400, "request body is not valid JSON"))
             return
-        owner = self.server.owner
-        owner._record(body)
-        if owner.context_window is not None:
-            prompt, completion = _request_tokens(body), int(body.get("max_tokens") or 0)
-            if prompt + completion > owner.context_window:
-                owner._record_overflow(body)
-                self._send_json(400, _overflow_body(owner.context_window, prompt, completion))
-                return
-        try:
-            reply = owner.handler(body)
-        except Exception as exc:  # a broken test handler should show up as a 500, not a hang
-            self._send_json(500, _error_body(500, f"handler raised {exc!r}"))
-            return
-        if isinstance(reply, str):
-            reply = Reply(content=reply)
-        if owner.text_tools:
-            reply = as_text_reply(reply)
-        if owner.latency or reply.delay:
-            time.sleep(owner.latency + reply.delay)
-        if reply.status != 200:
-            self._send_json(reply.status, _error_body(reply.status, reply.content), reply.headers, reply.truncate)
-        elif body.get("stream"):
-            self._send_stream(owner._chunks(body, reply), reply)
+        answer = self.server.owner.answer(body)
+        if answer.chunks is not None:
+            events = [f"data: {json.dumps(c)}\n\n" for c in answer.chunks] + ["data: [DONE]\n\n"]
+            self._send(answer.status, "".join(events).encode(), "text/event-stream", answer.headers, answer.truncate)
         else:
-            self._send_json(200, owner._completion(body, reply), reply.headers, reply.truncate)
+            self._send_json(answer.status, answer.body, answer.headers, answer.truncate)
 
     def _send_json(self, status: int, obj: dict, headers: dict | None = None, truncate: bool = False) -> None:
         self._send(status, json.dumps(obj).encode(), "application/json", headers, truncate)
-
-    def _send_stream(self, chunks: list[dict], reply: Reply) -> None:
-        events = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
-        self._send(200, "".join(events).encode(), "text/event-stream", reply.headers, reply.truncate)
 
     def _send(self, status: int, data: bytes, content_type: str, headers: dict | None, truncate: bool) -> None:
         try:
@@ -302,13 +290,33 @@ class FakeOpenAIServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _record(self, body: dict) -> None:
+    def answer(self, body: dict) -> Answer:
+        """The answer to the chat request `body`, which is recorded: refused when longer than
+        `context_window`, else the handler's reply after the latency and the reply's delay."""
         with self._lock:
             self._requests.append(body)
-
-    def _record_overflow(self, body: dict) -> None:
-        with self._lock:
-            self._overflows.append(body)
+        if self.context_window is not None:
+            prompt, completion = _request_tokens(body), int(body.get("max_tokens") or 0)
+            if prompt + completion > self.context_window:
+                with self._lock:
+                    self._overflows.append(body)
+                return Answer(400, _overflow_body(self.context_window, prompt, completion))
+        try:
+            reply = self.handler(body)
+        except Exception as exc:  # a broken test handler should show up as a 500, not a hang
+            return Answer(500, _error_body(500, f"handler raised {exc!r}"))
+        if isinstance(reply, str):
+            reply = Reply(content=reply)
+        if self.text_tools:
+            reply = as_text_reply(reply)
+        if self.latency or reply.delay:
+            time.sleep(self.latency + reply.delay)
+        if reply.status != 200:
+            return Answer(reply.status, _error_body(reply.status, reply.content), headers=reply.headers,
+                          truncate=reply.truncate)
+        if body.get("stream"):
+            return Answer(200, chunks=self._chunks(body, reply), headers=reply.headers, truncate=reply.truncate)
+        return Answer(200, self._completion(body, reply), headers=reply.headers, truncate=reply.truncate)
 
     def _next_id(self) -> int:
         with self._lock:

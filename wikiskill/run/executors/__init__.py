@@ -12,7 +12,7 @@ from typing import Protocol
 
 from ...benchmarks import Task
 from ...core.config import OFFLINE_MODEL, Config, ExecutorKind
-from ...llm.client import Meter
+from ...llm.meter import Meter
 from ..runner import ResultCache
 from ...roles.team import Team
 from ...store.traces import Trajectory

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...benchmarks import Task
-from ...llm.client import Meter
+from ...llm.meter import Meter
 from ..runner import ResultCache, run_tasks
 from ...roles.team import Team
 from ...store.traces import Trajectory

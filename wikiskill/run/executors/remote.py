@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ...benchmarks import Task
 from ...core.errors import BudgetExceeded, WikiskillError
-from ...llm.client import Meter
+from ...llm.meter import Meter
 from ..runner import ResultCache
 from ...store.traces import Trajectory
 from .recipe import AgentRecipe, Assignment, TaskReport

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...benchmarks import Benchmark, Split, Task, load_benchmark
 from ...core.errors import WikiskillError
-from ...llm.client import Meter
+from ...llm.meter import Meter
 from ...roles.agent import Agent
 from ...roles.team import Team
 from .recipe import AgentRecipe, Assignment, TaskReport, Place

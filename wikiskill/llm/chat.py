@@ -1,0 +1,55 @@
+"""What roles need from a model and get back: the `ChatModel` protocol, its `Reply` and the
+`ToolCall`s in it. The task agent is built against these, so a reply's message is part of what
+it is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from ..store.traces import Usage
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict | None
+    raw_arguments: str = ""
+
+
+@dataclass
+class Reply:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    notes: list[str] = field(default_factory=list)
+    """What the model layer did to get this reply (context fitted, a setting it fell back from)."""
+
+    def message(self) -> dict:
+        """The assistant message to append to the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ChatModel(Protocol):
+    """What roles need from a model. Tests may pass any object with these methods.
+
+    `response_model`: the reply should be a JSON object of this pydantic model (its schema may be
+    sent as `response_format`; the role still extracts and validates the JSON itself).
+    `call_required`: every reply should call one of `tools` (the proposer's loop); under the text
+    protocol the reply may then be held to a call's JSON schema with `response_format`.
+    """
+
+    def complete(self, messages: list[dict], tools: list[dict] | None = None,
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...

@@ -1,0 +1,128 @@
+"""`LiteLLMModel`, the ChatModel of every LLM role: a call's attempts, synchronous or async, and
+what each reply costs (the meter, the budget, the response cache, the server's measured speed)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from ..core.errors import ModelError
+from ..core.redact import Scrubber
+from .backend import import_litellm, to_reply
+from .cache import ResponseCache
+from .call import Call
+from .chat import Reply
+from .meter import Meter
+from .profile import ModelProfile
+from .speed import ServerSpeed
+
+
+class LiteLLMModel:
+    """A ChatModel over any litellm model string, for one role.
+
+    Its tool protocol and response_format start as configured; in `auto` they settle on what
+    the model and its server turn out to do, for the rest of this object's life (`profile`).
+    """
+
+    def __init__(
+        self,
+        settings: RoleSettings,
+        llm: LLMSettings,
+        role: str,
+        meter: Meter,
+        cache: ResponseCache | None = None,
+    ):
+        if not settings.model:
+            raise ModelError(f"no model configured for the {role}")
+        self.settings = settings
+        self.llm = llm
+        self.role = role
+        self.meter = meter
+        # Replies are cached only at temperature 0: at a higher one a cache would replay one sample.
+        self.cache = cache if settings.temperature == 0 else None
+        # The runner checks the budget between agent tasks, so a task in flight is never cut short.
+        self.checks_budget = role != "agent"
+        # The environment's secrets are read once, not rescanned for every reply.
+        self._scrub = Scrubber()
+        self._text_ids = itertools.count(1)
+        self.profile = ModelProfile(settings, role)
+        self.speed = ServerSpeed()
+
+    @property
+    def protocol(self) -> ToolProtocol:
+        """The tool protocol in force now."""
+        return self.profile.forms.protocol
+
+    @property
+    def structured(self) -> StructuredOutput:
+        """Whether a JSON schema may go as `response_format` now."""
+        return self.profile.forms.structured
+
+    @property
+    def context_window(self) -> int:
+        return self.profile.context_window
+
+    def price_known(self) -> bool:
+        return self.profile.price_known()
+
+    def call(self, messages: list[dict], tools: list[dict] | None = None,
+             response_model: type[BaseModel] | None = None, call_required: bool = False) -> Call:
+        """A new call, its request built from the forms in force now."""
+        return Call(self.profile, self.llm, self.speed, messages, tools, response_model, call_required)
+
+    def complete(self, messages: list[dict], tools: list[dict] | None = None,
+                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = self.call(messages, tools, response_model, call_required)
+        hit = self._cached(call)
+        if hit is not None:
+            return hit
+        litellm = import_litellm()
+        while True:
+            kwargs = self._attempt(call)
+            started = time.monotonic()
+            try:
+                response = litellm.completion(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
+                time.sleep(call.recover(exc))
+                continue
+            return self._finish(call, response, litellm, time.monotonic() - started)
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
+                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+        call = self.call(messages, tools, response_model, call_required)
+        hit = self._cached(call)
+        if hit is not None:
+            return hit
+        litellm = import_litellm()
+        while True:
+            kwargs = self._attempt(call)
+            started = time.monotonic()
+            try:
+                response = await litellm.acompletion(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
+                await asyncio.sleep(call.recover(exc))
+                continue
+            return self._finish(call, response, litellm, time.monotonic() - started)
+
+    def _cached(self, call: Call) -> Reply | None:
+        """A hit costs nothing and makes no request: its usage counts no call and no USD."""
+        return self.cache.get(ResponseCache.key(call.request)) if self.cache is not None else None
+
+    def _attempt(self, call: Call) -> dict:
+        if self.checks_budget:
+            self.meter.check()
+        return call.kwargs()
+
+    def _finish(self, call: Call, response: Any, litellm: Any, seconds: float) -> Reply:
+        reply = to_reply(response, litellm, self._scrub)
+        self.speed.record(reply.usage.prompt_tokens, reply.usage.completion_tokens, seconds)
+        reply = call.finish(reply, self._text_ids)
+        self.meter.add(self.role, reply.usage)
+        if self.cache is not None:
+            self.cache.put(ResponseCache.key(call.request), reply)
+        return reply

@@ -1,0 +1,42 @@
+"""The measured speed of a role's server, so a request is sized to finish within the timeout."""
+
+from __future__ import annotations
+
+import threading
+
+SPEED_SAMPLES = 16
+
+
+class ServerSpeed:
+    """Seconds per prompt token and per completion token of one role's server, fitted (by
+    non-negative least squares) to its recent calls. A slow local server is normal: knowing its
+    speed, a request is cut before it is sent rather than timed out and sent again unchanged."""
+
+    def __init__(self) -> None:
+        self._calls: list[tuple[int, int, float]] = []  # (prompt tokens, completion tokens, seconds)
+        self._first = True
+        self._lock = threading.Lock()
+
+    def record(self, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+        """Measure a finished call; the first is left out (it pays the client's own set-up)."""
+        with self._lock:
+            if self._first:
+                self._first = False
+            elif prompt_tokens > 0 and seconds > 0:
+                self._calls = [*self._calls[-(SPEED_SAMPLES - 1):], (prompt_tokens, completion_tokens, seconds)]
+
+    def prompt_budget(self, seconds: float, completion_tokens: int) -> int | None:
+        """The most prompt tokens a request can hold to finish within `seconds` while generating
+        `completion_tokens`; None until two calls of different sizes were measured."""
+        with self._lock:
+            calls = list(self._calls)
+        if len({prompt for prompt, _, _ in calls}) < 2:
+            return None
+        import numpy as np
+        from scipy.optimize import nnls
+
+        (per_prompt, per_completion), _ = nnls(np.array([[p, c] for p, c, _ in calls], dtype=float),
+                                               np.array([s for _, _, s in calls], dtype=float))
+        if per_prompt <= 0:
+            return None
+        return max(0, int((seconds - per_completion * completion_tokens) / per_prompt))
