@@ -32,7 +32,7 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class Step(BaseModel):
+class TraceStep(BaseModel):
     """One turn of an interactive episode."""
 
     action: str
@@ -67,7 +67,7 @@ class Trajectory(BaseModel):
     kind: str
     question: str
     messages: list[dict] = Field(default_factory=list)
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[TraceStep] = Field(default_factory=list)
     prediction: str | None = None
     expected: str | None = None
     score: float = 0.0

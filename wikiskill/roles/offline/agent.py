@@ -11,7 +11,7 @@ from typing import cast
 from ...benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task, normalized_score
 from ...core.errors import BenchmarkError
 from ...knowledge.skills import Skill
-from ...store.traces import Step, Trajectory
+from ...store.traces import TraceStep, Trajectory
 from .rules import Rule, parse_rules
 
 _ROOM = re.compile(r"-=\s*(.+?)\s*=-")
@@ -40,13 +40,13 @@ class OfflineAgent:
             state = env.reset()
             room = _room(state.observation) or "start"
             tried: set[tuple[str, str]] = set()
-            steps: list[Step] = []
+            steps: list[TraceStep] = []
             for _ in range(self.max_steps):
                 action, why = self.choose(state, room, tried, rng)
                 tried.add((room, action))
                 state = env.step(action)
                 room = _room(state.observation) or room
-                steps.append(Step(action=action, observation=state.observation, score=state.score, note=why))
+                steps.append(TraceStep(action=action, observation=state.observation, score=state.score, note=why))
                 if state.done:
                     break
         finally:
