@@ -33,6 +33,10 @@ class Step(str, Enum):
     """What a harness commit did."""
 
     BASELINE = "baseline"
+    """Main's skills evaluated before round 1 (round 0, tagged `baseline`). Workspaces written
+    before `incumbent` existed record a round's re-validation as `baseline` too."""
+    INCUMBENT = "incumbent"
+    """Main's skills evaluated again in a round: main or the evaluation setup changed."""
     ROLLOUT = "rollout"
     MAINTAIN = "maintain"
     CONSOLIDATE = "consolidate"

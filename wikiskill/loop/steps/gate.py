@@ -71,7 +71,7 @@ class Gate:
                             candidate.mean, main_eval.mean, verdict.evidence,
                             harness.ws.diff(MAIN, tip, "skills"))
         changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
-        trailers = Trailers(round=number, step=Step.GATE, decision=verdict.decision, action=action, skill=name,
+        trailers = Trailers(round=number, step=self.kind, decision=verdict.decision, action=action, skill=name,
                             score=candidate.mean, incumbent=main_eval.mean,
                             incumbent_fingerprint=main_eval.fingerprint, **_evidence_trailers(verdict.evidence))
         subject = f"{label} gate: {verdict.decision.value} {name} ({verdict.reason})"

@@ -65,7 +65,7 @@ class Propose:
         notes = "\n".join(f"- {note}" for note in proposal.notes)
         harness.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
-            Trailers(round=number, step=Step.PROPOSE, action=proposal.action, skill=proposal.name,
+            Trailers(round=number, step=self.kind, action=proposal.action, skill=proposal.name,
                      reads=len(result.reads)),
             {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
@@ -98,7 +98,7 @@ class Reapply:
                                 incumbent(harness).mean, branch=state.branch)
             return
         harness.commit(f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
-                       Trailers(round=number, step=Step.REAPPLY, action=meta.action, skill=meta.skill),
+                       Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
                        body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
                        branch=state.branch, base=tree, extra_parents=(main,))
 
