@@ -89,7 +89,7 @@ def _commit(ws: Workspace, targets: list[Commit], changes: dict[str, str | None]
     for merge in reversed(targets):
         merged_round = merge.meta.round or 0
         impact = append_entry(impact, ImpactEntry(
-            merged_round, "rollback", merge.meta.skill or "", Decision.ROLLED_BACK,
+            merged_round, Step.ROLLBACK, merge.meta.skill or "", Decision.ROLLED_BACK,
             f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run",
             f"manual rollback of the change accepted in round {merged_round}", f"main (revert of {merge.sha[:10]})"))
     changes[IMPACT] = impact

@@ -24,7 +24,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from ..core.config import OFFLINE_MODEL, BudgetSettings, Config, LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from ..core.config import (OFFLINE_MODEL, BudgetSettings, Config, LLMSettings, Role, RoleSettings, StructuredOutput,
+                           ToolProtocol)
 from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from ..core.errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from .jsontext import extract_json
@@ -152,10 +153,10 @@ class Meter:
     def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None):
         self.budget = budget or BudgetSettings()
         self.before = spent or Usage()
-        self.by_role: dict[str, Usage] = {}
+        self.by_role: dict[Role, Usage] = {}
         self._lock = threading.Lock()
 
-    def add(self, role: str, usage: Usage) -> None:
+    def add(self, role: Role, usage: Usage) -> None:
         with self._lock:
             self.by_role[role] = self.by_role.get(role, Usage()) + usage
 
@@ -164,11 +165,11 @@ class Meter:
         with self._lock:
             return sum(self.by_role.values(), Usage())
 
-    def snapshot(self) -> dict[str, Usage]:
+    def snapshot(self) -> dict[Role, Usage]:
         with self._lock:
             return dict(self.by_role)
 
-    def drain(self) -> dict[str, Usage]:
+    def drain(self) -> dict[Role, Usage]:
         """Usage per role counted since the last drain, and count afresh."""
         with self._lock:
             counted, self.by_role = self.by_role, {}
@@ -245,7 +246,7 @@ class LiteLLMModel:
         self,
         settings: RoleSettings,
         llm: LLMSettings,
-        role: str,
+        role: Role,
         meter: Meter,
         cache: ResponseCache | None = None,
     ):
@@ -258,7 +259,7 @@ class LiteLLMModel:
         # Replies are cached only at temperature 0: at a higher one a cache would replay one sample.
         self.cache = cache if settings.temperature == 0 else None
         # The runner checks the budget between agent tasks, so a task in flight is never cut short.
-        self.checks_budget = role != "agent"
+        self.checks_budget = role != Role.AGENT
         # The environment's secrets are read once, not rescanned for every reply.
         self._scrub = Scrubber()
         self.protocol = settings.tool_protocol
@@ -589,8 +590,8 @@ def missing_key(settings: RoleSettings) -> str | None:
 
 def check_credentials(config: Config) -> None:
     """Raise one ModelError naming the variable to set when a role's provider key is missing."""
-    for role in ("agent", "maintainer", "proposer"):
-        settings = config.role(role)  # type: ignore[arg-type]
+    for role in Role:
+        settings = config.role(role)
         missing = missing_key(settings)
         if missing:
             raise ModelError(f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from ..store.evaluations import evaluation_at, read_scores
 from ..store.rounds import round_label
-from ..store.trailers import Step
+from ..store.trailers import Action, Step
 from ..store.workspace import MAIN, Workspace
 
-CHANGES = ("create", "patch")
+CHANGES = (Action.CREATE, Action.PATCH)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
+from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..llm.client import LOAD_SKILL_TOOL_NAME, ChatModel, Reply
@@ -124,7 +124,7 @@ class QAAgent:
         return Trajectory(
             task_id=task.id,
             split=task.split,
-            kind="qa",
+            kind=BenchmarkKind.QA,
             question=task.question,
             messages=messages,
             prediction=prediction,
@@ -203,7 +203,7 @@ class InteractiveAgent:
         return Trajectory(
             task_id=task.id,
             split=task.split,
-            kind="interactive",
+            kind=BenchmarkKind.INTERACTIVE,
             question=task.question,
             steps=steps,
             score=normalized_score(state),

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
 from ...store.evaluations import Evaluation, evaluation_at
-from ..gate_policies import RETIRE
 from ...store.rounds import round_label
-from ...store.trailers import Decision, Step, Trailers
+from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN, Commit
 from .summary import of_evaluation
 
@@ -109,7 +108,7 @@ class Confirm:
         if state.branch is None or not harness.policy.confirms:
             return True
         validated = current_evaluation(harness, state, state.validations)
-        retire = state.proposal is not None and state.proposal.meta.action == RETIRE
+        retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
         if validated is None or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED:
             return True
         repeats = harness.config.gate.repeats

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.config import Role
 from ..fingerprint import digest
 from ...store.rounds import round_label
 from ...integrations.ingest import read_ingested
@@ -98,7 +99,7 @@ class Consolidate:
         number, label = state.number, round_label(state.number)
         harness.begin_step()
         settings = harness.config.wiki
-        rule = PatternCover() if harness.team.offline("maintainer") else WordOverlap(settings.duplicate_similarity)
+        rule = PatternCover() if harness.team.offline(Role.MAINTAINER) else WordOverlap(settings.duplicate_similarity)
         result = consolidate(harness.ws.read_files(MAIN, "wiki"), harness.ws.read_files(MAIN, "skills"), number,
                              settings, rule)
         harness.commit(

@@ -8,7 +8,7 @@ import random
 import re
 from typing import cast
 
-from ...benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task, normalized_score
+from ...benchmarks import Benchmark, BenchmarkKind, EnvStep, InteractiveBenchmark, Task, normalized_score
 from ...core.errors import BenchmarkError
 from ...knowledge.skills import Skill
 from ...store.traces import TraceStep, Trajectory
@@ -52,7 +52,7 @@ class OfflineAgent:
         finally:
             env.close()
         return Trajectory(
-            task_id=task.id, split=task.split, kind="interactive", question=task.question, steps=steps,
+            task_id=task.id, split=task.split, kind=BenchmarkKind.INTERACTIVE, question=task.question, steps=steps,
             score=normalized_score(state), won=state.won, lost=state.lost, skills=[s.name for s in self.skills],
         )
 
