@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..core.errors import WorkspaceError
 from ..store.rounds import completed_rounds
 from ..loop.impact import IMPACT, ImpactEntry, append_entry
-from ..knowledge.proposals import HISTORY, add_history
+from ..knowledge.purpose import HISTORY, add_history
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 

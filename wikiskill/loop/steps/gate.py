@@ -12,7 +12,7 @@ from ..gate_policies import Evidence, Verdict
 from ...store.rounds import rejected_tag, round_label
 from ..impact import IMPACT, ImpactEntry, append_entry
 from ...knowledge.pages import read_pages
-from ...knowledge.proposals import addressed_pages, record_decision
+from ...knowledge.purpose import addressed_pages, record_decision
 from ...store.trailers import Action, Decision, Step, Trailers
 from ..usage import effect
 from ...store.workspace import MAIN
