@@ -197,7 +197,8 @@ class InteractiveAgent:
             feedback = _feedback(action, state, tried)
             state = await asyncio.to_thread(env.step, action or "look")
             tried.add(action)
-            steps.append(TraceStep(action=action, observation=state.observation, score=state.score, note=feedback or None))
+            steps.append(TraceStep(action=action, observation=state.observation, score=state.score,
+                                   note=feedback or None))
             if state.done:
                 break
         return Trajectory(

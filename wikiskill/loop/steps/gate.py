@@ -33,7 +33,8 @@ def close_without_merge(harness: Harness, number: int, action: Action | None, na
         tip = harness.ws.head(branch)
         where = f"tag {rejected_tag(branch)} ({tip[:10]})"
         harness.ws.tag(rejected_tag(branch), tip, force=True)
-    entry = ImpactEntry(number, action or Action.INVALID, name, decision, reason, rationale, where, incumbent=incumbent_score)
+    entry = ImpactEntry(number, action or Action.INVALID, name, decision, reason, rationale, where,
+                        incumbent=incumbent_score)
     harness.commit(f"{round_label(number)} gate: {decision.value} ({reason})",
                    Trailers(round=number, step=Step.GATE, decision=decision, action=action,
                             skill=name or None, incumbent=incumbent_score),
