@@ -96,7 +96,8 @@ class CreateSkill(_ProposalModel):
         if data.get("skill_md") not in (None, ""):
             return {**data, **{part: "" for part in PARTS if data.get(part) is None}}
         if all(data.get(part) is None for part in PARTS):
-            raise ValueError(f"give `skill_md`, or {', '.join(f'`{part}`' for part in PARTS)}")
+            parts = ", ".join(f"`{part}`" for part in PARTS[:-1])
+            raise ValueError(f"`skill_md` must be a non-empty string (or give {parts} and `{PARTS[-1]}`)")
         return data
 
     @model_validator(mode="after")
