@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from wikiskill import api
+from wikiskill.core.config import Role
 from wikiskill.store.settings import load_config
 from wikiskill.store.rounds import round_label
 from wikiskill.llm.model import LiteLLMModel
@@ -37,8 +38,8 @@ def prepare(path: Path, args: argparse.Namespace) -> Workspace:
     config_path = ws.root / "wikiskill.yaml"
     data = yaml.safe_load(config_path.read_text())
     data.setdefault("llm", {})["timeout"] = args.timeout
-    for role in ("agent", "maintainer", "proposer"):
-        role_settings = data.setdefault(role, {})
+    for role in Role:
+        role_settings = data.setdefault(role.value, {})
         if args.context_window:
             role_settings["context_window"] = args.context_window
         if args.max_tokens:
@@ -86,8 +87,8 @@ def main() -> None:
     config = load_config(ws.root)
     meter = Meter(config.budget)
 
-    def factory(role: str) -> LiteLLMModel:
-        return LiteLLMModel(config.role(role), config.llm, role, meter)  # type: ignore[arg-type]
+    def factory(role: Role) -> LiteLLMModel:
+        return LiteLLMModel(config.role(role), config.llm, role, meter)
 
     started = time.perf_counter()
     result = api.evolve(ws, args.rounds, model_factory=factory)
@@ -95,13 +96,13 @@ def main() -> None:
 
     stories = [api.show_round(ws, number) for number in range(1, result.rounds_completed + 1)]
     invalid = {
-        "agent": invalid_agent_outputs(ws, result.rounds_completed),
-        "maintainer": invalid_maintainer_outputs(ws, result.rounds_completed),
-        "proposer": sum(story.invalid_outputs for story in stories),
+        Role.AGENT: invalid_agent_outputs(ws, result.rounds_completed),
+        Role.MAINTAINER: invalid_maintainer_outputs(ws, result.rounds_completed),
+        Role.PROPOSER: sum(story.invalid_outputs for story in stories),
     }
     print(f"model {args.model} at {args.api_base}; benchmark {args.benchmark}; workspace {ws.root}")
     print(f"{'role':<11}{'calls':>7}{'prompt tok':>12}{'compl tok':>11}{'invalid':>9}")
-    for role in ("agent", "maintainer", "proposer"):
+    for role in Role:
         usage = meter.snapshot().get(role)
         calls, prompt, completion = (usage.calls, usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0, 0)
         print(f"{role:<11}{calls:>7}{prompt:>12}{completion:>11}{invalid[role]:>9}")

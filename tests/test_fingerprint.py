@@ -214,7 +214,7 @@ def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_
     with agent_code_edited(tmp_path, monkeypatch, "roles/agent.py"):
         result = evolve_scripted(ws, rounds=2)
     assert result.rounds_completed == 3
-    revalidations = [c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c not in old]
+    revalidations = [c for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT]
     assert [c.meta.round for c in revalidations] == [2]
     assert revalidations[0].meta.score == pytest.approx(0.833, abs=1e-3)  # the merged skill still helps
     assert revalidations[0].meta.setup != old[0].meta.setup
@@ -236,7 +236,7 @@ def test_a_round_validated_by_older_agent_code_is_validated_again_before_its_gat
     with agent_code_edited(tmp_path, monkeypatch, "llm/toolcalls.py"):
         evolve_scripted(ws, rounds=1)
     state = round_state(ws, 2)
-    revalidated = next(c.meta for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 2)
+    revalidated = next(c.meta for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT and c.meta.round == 2)
     assert revalidated.setup != stale.setup
     assert (state.gate.meta.decision, state.gate.meta.incumbent_fingerprint) == (Decision.REJECTED,
                                                                                  revalidated.fingerprint)

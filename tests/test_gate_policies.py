@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.store.evaluations import Evaluation, read_scores
-from wikiskill.loop.gate_policies import RETIRE, NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.loop.gate_policies import NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.loop.impact import ImpactEntry
-from wikiskill.store.trailers import Decision
+from wikiskill.store.trailers import Action, Decision
 
 
 def evaluation(scores: list[float], tree: str = "t") -> Evaluation:
@@ -31,7 +31,7 @@ def test_a_retire_passes_at_an_equal_score_but_not_below():
     strict = StrictPolicy()
     assert strict.judge(evaluation([0, 1]), evaluation([1, 0]), at_least=True).decision == Decision.ACCEPTED
     assert strict.judge(evaluation([0, 0]), evaluation([1, 0]), at_least=True).decision == Decision.REJECTED
-    assert RETIRE == "retire"
+    assert Action.RETIRE == "retire"
 
 
 def test_strict_calls_a_permutation_of_the_incumbents_scores_a_tie():

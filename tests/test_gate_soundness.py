@@ -22,7 +22,7 @@ from wikiskill.loop.harness import Harness
 from wikiskill.store.rounds import round_state
 from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.steps import round_steps
-from wikiskill.loop.steps.evaluation import Validate
+from wikiskill.loop.steps.evaluation import EnsureIncumbent, Validate
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
@@ -151,12 +151,47 @@ def test_changed_settings_make_the_old_incumbent_score_void(after_round_one):
     ws = after_round_one
     edit_config(ws, **{"skills.mode": "index"})  # skill bodies leave the prompt: spell-letters stops helping
     evolve_scripted(ws, rounds=1)
-    revalidated = [c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 2]
+    revalidated = [c for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT and c.meta.round == 2]
     assert len(revalidated) == 1 and revalidated[0].meta.score == pytest.approx(0.5)
     gate = gate_of(ws, 2).meta
     assert gate.incumbent == pytest.approx(0.5)  # not the 0.833 measured under the old settings
     assert gate.incumbent_fingerprint == revalidated[0].meta.fingerprint
     assert api.status(ws).incumbent == pytest.approx(0.5)
+
+
+def test_each_step_of_a_round_publishes_its_commit_under_its_kind(after_round_one):
+    ws = after_round_one
+    edit_config(ws, **{"skills.mode": "index"})  # main's incumbent must be re-validated
+    harness = harness_for(ws)
+    published = []
+    for step in round_steps():
+        state = round_state(ws, 2)
+        if state.closed or step.done(harness, state):
+            continue
+        before = {c.sha for c in ws.log("--all", first_parent=False)}
+        step.run(harness, state)
+        new = [c for c in ws.log("--all", first_parent=False) if c.sha not in before]
+        assert [c.meta.step for c in new] == [step.kind]
+        published.append(step.kind)
+    assert published == [Step.ROLLOUT, Step.MAINTAIN, Step.INCUMBENT, Step.PROPOSE, Step.VALIDATE, Step.GATE]
+
+
+def test_a_revalidation_an_older_wikiskill_recorded_as_baseline_is_still_mains_incumbent(after_round_one,
+                                                                                         monkeypatch):
+    ws = after_round_one
+    edit_config(ws, **{"skills.mode": "index"})
+    with monkeypatch.context() as older:
+        older.setattr(EnsureIncumbent, "kind", Step.BASELINE)  # how re-validations were committed before
+        evolve_scripted(ws, rounds=1)
+    revalidated = [c.meta for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 2]
+    assert len(revalidated) == 1 and revalidated[0].score == pytest.approx(0.5)
+    evolve_scripted(ws, rounds=1)
+    assert not [c for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT]  # found, not evaluated again
+    assert gate_of(ws, 3).meta.incumbent == pytest.approx(0.5)
+    assert api.status(ws).incumbent == pytest.approx(0.5)
+    assert [(row.round, row.decision) for row in api.round_log(ws)] == [(1, "accepted"), (2, "rejected"),
+                                                                        (3, "no_action")]
+    assert api.show_round(ws, 3).incumbent == pytest.approx(0.5)
 
 
 PERFECT = "PERFECT-MARKER"

@@ -126,7 +126,7 @@ def test_a_resumed_evolve_adds_a_round_to_the_golden_workspace_and_keeps_its_inc
     incumbent = next(commit.meta for commit in workspace.log(MAIN) if commit.meta.round == 3
                      and commit.meta.step == Step.GATE)
     validation = workspace.log("rejected/r005-useless-hint-again")[0].meta
-    revalidated = [commit.meta for commit in new if commit.meta.step == Step.BASELINE]
+    revalidated = [commit.meta for commit in new if commit.meta.step == Step.INCUMBENT]
     assert len(revalidated) == (validation.setup != incumbent.setup)
     assert all(round(meta.score, 3) == 0.833 for meta in revalidated)
     if not revalidated:

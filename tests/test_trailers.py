@@ -9,7 +9,8 @@ from conftest import git
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import SchemaError
-from wikiskill.store.trailers import SCHEMA_VERSION, Step, Trailers
+from wikiskill.core.config import Role
+from wikiskill.store.trailers import SCHEMA_VERSION, Action, Step, Trailers, format_message, role_keys
 from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import merge_skill, new_workspace
 
@@ -53,7 +54,8 @@ def test_a_workspace_written_by_a_newer_schema_stops_every_command_with_upgrade_
     assert ws.head() == head and git(ws.root, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("trailer", ["Wikiskill-Step: curate", "Wikiskill-Setup: 0123abcd", "Wikiskill-Score: high"])
+@pytest.mark.parametrize("trailer", ["Wikiskill-Step: curate", "Wikiskill-Setup: 0123abcd", "Wikiskill-Score: high",
+                                     "Wikiskill-Action: delete"])
 def test_a_trailer_this_schema_does_not_know_is_an_error_naming_it_not_a_silent_drop(tmp_path, trailer):
     ws = new_workspace(tmp_path)
     ws.commit({"wiki/log.md": "# Log\n"}, f"r1 step\n\nWikiskill-Round: 1\n{trailer}\n")
@@ -67,3 +69,17 @@ def test_per_role_cost_trailers_are_part_of_the_schema():
     meta = Trailers.parse({"Wikiskill-Step": "rollout", "Wikiskill-Cost-Agent-USD": "0.5",
                            "Wikiskill-Tokens-Agent": "10"})
     assert meta.role_costs == {"agent": 0.5}
+
+
+def test_each_roles_cost_trailer_is_read_back_as_that_role():
+    for role in Role:
+        cost, tokens = role_keys(role)
+        meta = Trailers.parse({"Wikiskill-Step": "rollout", f"Wikiskill-{cost}": "0.5", f"Wikiskill-{tokens}": "10"})
+        assert meta.role_costs == {role: 0.5}
+
+
+def test_steps_actions_and_decisions_are_written_as_their_values():
+    message = format_message("r1 gate", Trailers(round=1, step=Step.GATE, action=Action.NO_ACTION))
+    assert message.splitlines()[2:] == ["Wikiskill-Schema: 1", "Wikiskill-Round: 1", "Wikiskill-Step: gate",
+                                        "Wikiskill-Action: no_action"]
+    assert Trailers.parse({"Wikiskill-Action": "retire"}).action is Action.RETIRE

@@ -7,7 +7,7 @@ from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import BenchmarkError, ConfigError, ProposalError
 from wikiskill.loop.sampling import sample_traces
 from wikiskill.knowledge.skills import normalize_name, parse_skill, skill_problems, with_front_matter
-from wikiskill.store.traces import Step, Trajectory, cut
+from wikiskill.store.traces import TraceStep, Trajectory, cut
 from wikiskill.store.settings import parse_config
 
 GOOD = ("---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
@@ -71,7 +71,7 @@ def test_traces_are_cut_keeping_head_and_tail():
     short = cut(text, 100)
     assert len(short) <= 100 and short.startswith("HEAD") and short.endswith("TAIL") and "characters cut" in short
     long = Trajectory(task_id="t", split="train", kind="interactive", question="q",
-                      steps=[Step(action=f"go {i}", observation="o" * 100, score=0) for i in range(500)])
+                      steps=[TraceStep(action=f"go {i}", observation="o" * 100, score=0) for i in range(500)])
     assert len(long.render(15_000)) <= 15_000
 
 

@@ -3,7 +3,7 @@ file (and checking the benchmark it names) is `store.settings`."""
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -16,6 +16,14 @@ OFFLINE_MODEL = "offline"
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Role(StrEnum):
+    """Who calls a model: each has its section of wikiskill.yaml, its meter and its cost trailers."""
+
+    AGENT = "agent"
+    MAINTAINER = "maintainer"
+    PROPOSER = "proposer"
 
 
 class ToolProtocol(str, Enum):
@@ -250,7 +258,7 @@ class Config(_Section):
             return self.executor
         return ExecutorKind.PROCESSES if self.workers > 1 else ExecutorKind.LOCAL
 
-    def role(self, name: Literal["agent", "maintainer", "proposer"]) -> RoleSettings:
+    def role(self, name: Role) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""
         settings: RoleSettings = getattr(self, name)
         return settings.model_copy(
@@ -269,7 +277,7 @@ class Config(_Section):
                 name: getattr(self, name).model_copy(
                     update={k: None for k in ("model", "api_base") if k in update}
                 )
-                for name in ("agent", "maintainer", "proposer")
+                for name in Role
             }
             update.update(roles)
         try:

@@ -17,14 +17,14 @@ from ..core.prompts import render
 from .status import RoundRow, Status, round_rows, status
 from .roundstory import round_story
 from ..knowledge.search import tokens
-from ..store.trailers import Decision, Step
+from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Workspace
 
 DECISION_COLOURS = {Decision.ACCEPTED.value: "#2e7d32", Decision.REJECTED.value: "#c62828",
                     Decision.ROLLED_BACK.value: "#6a1b9a"}
 OTHER_COLOUR = "#757575"
 DECISION_SYMBOLS = {Decision.ACCEPTED.value: "circle", Decision.REJECTED.value: "x"}
-ACTION_SYMBOLS = {"create": "circle", "patch": "diamond", "retire": "x", "rollback": "triangle-down"}
+ACTION_SYMBOLS = {Action.CREATE: "circle", Action.PATCH: "diamond", Action.RETIRE: "x", Step.ROLLBACK: "triangle-down"}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def _layout(go, title: str, **axes) -> object:
 
 
 def _val_figure(go, rows: list[RoundRow]):
-    rounds = [row for row in rows if row.action != "rollback"]
+    rounds = [row for row in rows if row.action != Step.ROLLBACK]
     figure = go.Figure(layout=_layout(go, "Validation score per round", xaxis={"title": "round", "dtick": 1},
                                       yaxis={"title": "val score", "range": [-0.05, 1.05]}))
     figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.incumbent for r in rounds], mode="lines+markers",
@@ -132,7 +132,7 @@ def _val_figure(go, rows: list[RoundRow]):
 
 
 def _cost_figure(go, rows: list[RoundRow]):
-    rounds = [row for row in rows if row.action != "rollback"]
+    rounds = [row for row in rows if row.action != Step.ROLLBACK]
     figure = go.Figure(layout=_layout(go, "Cost per round", xaxis={"title": "round", "dtick": 1},
                                       yaxis={"title": "USD", "rangemode": "tozero"},
                                       yaxis2={"title": "tokens", "overlaying": "y", "side": "right",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..core.errors import WorkspaceError
 from ..store.rounds import completed_rounds
 from ..loop.impact import IMPACT, ImpactEntry, append_entry
-from ..knowledge.proposals import HISTORY, add_history
+from ..knowledge.purpose import HISTORY, add_history
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 
@@ -89,7 +89,7 @@ def _commit(ws: Workspace, targets: list[Commit], changes: dict[str, str | None]
     for merge in reversed(targets):
         merged_round = merge.meta.round or 0
         impact = append_entry(impact, ImpactEntry(
-            merged_round, "rollback", merge.meta.skill or "", Decision.ROLLED_BACK,
+            merged_round, Step.ROLLBACK, merge.meta.skill or "", Decision.ROLLED_BACK,
             f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run",
             f"manual rollback of the change accepted in round {merged_round}", f"main (revert of {merge.sha[:10]})"))
     changes[IMPACT] = impact

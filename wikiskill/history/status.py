@@ -35,6 +35,7 @@ class RoundRow:
     round: int
     train: float | None = None
     action: str = ""
+    """The proposal's `Action`, `rollback` for a manual rollback, or empty."""
     skill: str = ""
     val: float | None = None
     incumbent: float | None = None
@@ -87,7 +88,7 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
     for commit in reversed(ws.log(MAIN)):
         meta = commit.meta
         if meta.step == Step.ROLLBACK and meta.round is not None:
-            rollbacks.append(RoundRow(meta.round, action="rollback", skill=meta.skill or "",
+            rollbacks.append(RoundRow(meta.round, action=Step.ROLLBACK, skill=meta.skill or "",
                                       decision=Decision.ROLLED_BACK.value))
             continue
         if not meta.round or meta.step not in (Step.ROLLOUT, Step.GATE):

@@ -17,10 +17,9 @@ from typing import ClassVar, Protocol
 
 from ..core.errors import TranscriptError
 from ..core.redact import Scrubber
-from ..store.traces import Outcome, Provenance, Trajectory, cut
+from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
 
 INGESTED_SPLIT = "ingested"
-KIND = "session"
 ID_STEM_CHARS = 24
 QUESTION_CHARS = 500
 """The first user message stands as the task; the whole of it is in the messages."""
@@ -219,7 +218,7 @@ def read_session(path: Path, session_format: SessionFormat, outcome: Outcome, sc
     if not users or not any(m["role"] == "assistant" for m in messages):
         raise TranscriptError(f"{path}: no user and assistant messages: is it a {session_format.value} transcript?")
     return Trajectory(
-        task_id=session_id(path, text), split=INGESTED_SPLIT, kind=KIND, question=cut(users[0], QUESTION_CHARS),
+        task_id=session_id(path, text), split=INGESTED_SPLIT, kind=SESSION, question=cut(users[0], QUESTION_CHARS),
         messages=messages,
         prediction=replies[-1] if replies else None, score=outcome.score,
         provenance=Provenance(format=session_format.value, file=path.name, outcome=outcome),

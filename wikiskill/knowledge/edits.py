@@ -5,7 +5,7 @@ An edit that does not apply is skipped with a reason, never half-applied.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -18,14 +18,17 @@ class Edit(BaseModel):
     target: str | None = None
 
 
-def parse_edits(raw: object) -> tuple[list[Edit], list[str]]:
-    """Valid edits and the reasons the others were dropped."""
+E = TypeVar("E", bound=Edit)
+
+
+def parse_edits(raw: object, model: type[E] = Edit) -> tuple[list[E], list[str]]:  # type: ignore[assignment]
+    """Valid edits (of `model`, an Edit with more fields) and the reasons the others were dropped."""
     if not isinstance(raw, list):
         return [], [f"edits must be a list, got {type(raw).__name__}"]
     edits, problems = [], []
     for index, item in enumerate(raw):
         try:
-            edits.append(Edit.model_validate(item))
+            edits.append(model.model_validate(item))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"])) or "edit"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..core.config import OFFLINE_MODEL, Config, RoleSettings
+from ..core.config import OFFLINE_MODEL, Config, Role, RoleSettings
 from ..core.errors import ModelError
 from .backend import import_litellm
 
@@ -50,8 +50,8 @@ def missing_key(settings: RoleSettings) -> str | None:
 
 def check_credentials(config: Config) -> None:
     """Raise one ModelError naming the variable to set when a role's provider key is missing."""
-    for role in ("agent", "maintainer", "proposer"):
-        settings = config.role(role)  # type: ignore[arg-type]
+    for role in Role:
+        settings = config.role(role)
         missing = missing_key(settings)
         if missing:
             raise ModelError(f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from ..core.config import OFFLINE_MODEL, Config, LLMSettings, RoleSettings, ToolProtocol
+from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, ToolProtocol
 from ..core.errors import WikiskillError
 from .model import LiteLLMModel
 from .meter import Meter
@@ -22,7 +22,6 @@ from .toolcalls import TEXT_CALL_PREFIX, tool_spec
 
 DOCTOR_SYSTEM = "You are the connectivity check of wikiskill doctor."
 PROBE_MAX_TOKENS = 200
-ROLES = ("agent", "maintainer", "proposer")
 
 
 class ReportArguments(BaseModel):
@@ -38,7 +37,7 @@ REPORT_TOOL = tool_spec("report", "Report the check's status.", ReportArguments)
 
 @dataclass
 class RoleCheck:
-    role: str
+    role: Role
     model: str
     reachable: bool | None = None
     """None: not probed (the offline model, or a missing key)."""
@@ -59,8 +58,8 @@ def diagnose(config: Config) -> list[RoleCheck]:
     """One row per role; roles that share a model and server share one probe."""
     checks: list[RoleCheck] = []
     probed: dict[tuple, RoleCheck] = {}
-    for role in ROLES:
-        settings = config.role(role)  # type: ignore[arg-type]
+    for role in Role:
+        settings = config.role(role)
         key = (settings.model, settings.api_base, settings.context_window, settings.response_format)
         if key in probed:
             check = RoleCheck(**{**probed[key].__dict__, "role": role, "notes": list(probed[key].notes)})
@@ -71,7 +70,7 @@ def diagnose(config: Config) -> list[RoleCheck]:
     return checks
 
 
-def _probe(role: str, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
+def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
     check = RoleCheck(role=role, model=settings.model or "")
     if settings.model == OFFLINE_MODEL:
         check.problem = "the built-in offline model (no LLM)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ..core.config import BudgetSettings
+from ..core.config import BudgetSettings, Role
 from ..core.errors import BudgetExceeded
 from ..store.traces import Usage
 
@@ -21,10 +21,10 @@ class Meter:
     def __init__(self, budget: BudgetSettings | None = None, spent: Usage | None = None):
         self.budget = budget or BudgetSettings()
         self.before = spent or Usage()
-        self.by_role: dict[str, Usage] = {}
+        self.by_role: dict[Role, Usage] = {}
         self._lock = threading.Lock()
 
-    def add(self, role: str, usage: Usage) -> None:
+    def add(self, role: Role, usage: Usage) -> None:
         with self._lock:
             self.by_role[role] = self.by_role.get(role, Usage()) + usage
 
@@ -33,11 +33,11 @@ class Meter:
         with self._lock:
             return sum(self.by_role.values(), Usage())
 
-    def snapshot(self) -> dict[str, Usage]:
+    def snapshot(self) -> dict[Role, Usage]:
         with self._lock:
             return dict(self.by_role)
 
-    def drain(self) -> dict[str, Usage]:
+    def drain(self) -> dict[Role, Usage]:
         """Usage per role counted since the last drain, and count afresh."""
         with self._lock:
             counted, self.by_role = self.by_role, {}

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
+from ..core.config import LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..core.errors import ModelError
 from ..core.redact import Scrubber
 from .backend import import_litellm, to_reply
@@ -33,7 +33,7 @@ class LiteLLMModel:
         self,
         settings: RoleSettings,
         llm: LLMSettings,
-        role: str,
+        role: Role,
         meter: Meter,
         cache: ResponseCache | None = None,
     ):
@@ -46,7 +46,7 @@ class LiteLLMModel:
         # Replies are cached only at temperature 0: at a higher one a cache would replay one sample.
         self.cache = cache if settings.temperature == 0 else None
         # The runner checks the budget between agent tasks, so a task in flight is never cut short.
-        self.checks_budget = role != "agent"
+        self.checks_budget = role != Role.AGENT
         # The environment's secrets are read once, not rescanned for every reply.
         self._scrub = Scrubber()
         self._text_ids = itertools.count(1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 
-from ..core.config import RoleSettings, StructuredOutput, ToolProtocol
+from ..core.config import Role, RoleSettings, StructuredOutput, ToolProtocol
 from .backend import import_litellm
 
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -33,7 +33,7 @@ class ModelProfile:
     failing because the other settled first.
     """
 
-    def __init__(self, settings: RoleSettings, role: str):
+    def __init__(self, settings: RoleSettings, role: Role):
         self.settings = settings
         self.role = role
         self._forms = Forms(settings.tool_protocol, settings.response_format)

@@ -32,7 +32,8 @@ class TextCall:
 
 def json_schema(model: type[BaseModel]) -> dict:
     """The model's JSON schema with every `$ref` inlined and titles dropped (smaller prompts, and
-    servers that turn schemas into grammars need no `$defs`)."""
+    servers that turn schemas into grammars need no `$defs`); a discriminated union is the plain
+    `anyOf` of its members, whose `discriminator` mapping would point into the dropped `$defs`."""
     schema = model.model_json_schema()
     definitions = schema.pop("$defs", {})
 
@@ -40,6 +41,9 @@ def json_schema(model: type[BaseModel]) -> dict:
         if isinstance(node, dict):
             if "$ref" in node:
                 return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            if "discriminator" in node and "oneOf" in node:
+                node = {("anyOf" if key == "oneOf" else key): value for key, value in node.items()
+                        if key != "discriminator"}
             return {key: inline(value) for key, value in node.items() if key != "title"}
         if isinstance(node, list):
             return [inline(item) for item in node]

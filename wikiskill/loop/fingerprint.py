@@ -35,7 +35,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
-from ..core.config import Config
+from ..core.config import Config, Role
 from ..core.resources import data_dir
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ class EvalSetup(BaseModel):
 
 def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int = 1,
                first_repeat: int = 0) -> EvalSetup:
-    agent = config.agent.model_copy(update={"model": config.role("agent").model})
+    agent = config.agent.model_copy(update={"model": config.role(Role.AGENT).model})
     return EvalSetup(
         benchmark=config.benchmark,
         benchmark_version=benchmark.spec.version,

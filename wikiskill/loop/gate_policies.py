@@ -23,11 +23,6 @@ from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
 
-RETIRE = "retire"
-"""The proposal action that removes a skill: a smaller prompt at an equal score is a gain, so it
-passes when the candidate scores at least the incumbent (the one exception to strictness)."""
-
-
 @dataclass(frozen=True)
 class Evidence:
     """What a verdict rests on; written to the gate commit and the skill-impact entry."""

@@ -20,7 +20,7 @@ from ..llm.meter import Meter
 from ..run.runner import ResultCache
 from ..knowledge.skills import Skill, load_skills
 from ..roles.team import ModelFactory, Team
-from ..store.trailers import Trailers, format_message
+from ..store.trailers import Trailers, format_message, role_keys
 from ..store.traces import Trajectory, Usage
 from ..roles.wikitool import WikiShelf
 from ..store.workspace import MAIN, Commit, Workspace
@@ -207,6 +207,7 @@ class Harness:
         for role, usage in sorted(self.meter.snapshot().items()):
             before = self._step_roles.get(role, Usage())
             if usage.calls > before.calls:
-                trailers[f"Cost-{role.title()}-USD"] = f"{usage.cost_usd - before.cost_usd:.6f}"
-                trailers[f"Tokens-{role.title()}"] = str(usage.tokens - before.tokens)
+                cost, tokens = role_keys(role)
+                trailers[cost] = f"{usage.cost_usd - before.cost_usd:.6f}"
+                trailers[tokens] = str(usage.tokens - before.tokens)
         return trailers

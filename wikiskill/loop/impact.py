@@ -16,6 +16,7 @@ SHOWN_TASKS = 20
 class ImpactEntry:
     round: int
     action: str
+    """The proposal's `Action`, or `rollback`."""
     name: str
     decision: Decision
     reason: str

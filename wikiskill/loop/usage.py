@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from ..store.evaluations import evaluation_at, read_scores
 from ..store.rounds import round_label
-from ..store.trailers import Step
+from ..store.trailers import Action, Step
 from ..store.workspace import MAIN, Workspace
 
-CHANGES = ("create", "patch")
+CHANGES = (Action.CREATE, Action.PATCH)
 
 
 @dataclass
@@ -51,7 +51,7 @@ def skill_usage(ws: Workspace, ref: str = MAIN) -> dict[str, SkillUsage]:
 
     for commit in reversed(ws.log(ref)):
         meta = commit.meta
-        evaluation = evaluation_at(ws, commit) if meta.step in (Step.BASELINE, Step.GATE) else None
+        evaluation = evaluation_at(ws, commit) if meta.step in (Step.BASELINE, Step.INCUMBENT, Step.GATE) else None
         if evaluation and meta.step == Step.GATE and meta.skill and meta.action in CHANGES:
             helped, hurt = effect(evaluation.scores, incumbent)
             entry(meta.skill).helped += helped

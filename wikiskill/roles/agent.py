@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..benchmarks import EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
+from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..llm.chat import ChatModel, Reply
 from ..core.prompts import render
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
-from ..store.traces import Step, Trajectory, Usage
+from ..store.traces import TraceStep, Trajectory, Usage
 from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 
 MAX_SKILL_LOADS = 5
@@ -124,7 +124,7 @@ class QAAgent:
         return Trajectory(
             task_id=task.id,
             split=task.split,
-            kind="qa",
+            kind=BenchmarkKind.QA,
             question=task.question,
             messages=messages,
             prediction=prediction,
@@ -168,7 +168,7 @@ class InteractiveAgent:
         system = {"role": "system", "content": render("agent_interactive", skills_block=block)}
         chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
         state: EnvStep = await asyncio.to_thread(env.reset)
-        steps: list[Step] = []
+        steps: list[TraceStep] = []
         turns: list[dict] = []
         feedback = ""
         tried: set[str] = set()
@@ -197,13 +197,14 @@ class InteractiveAgent:
             feedback = _feedback(action, state, tried)
             state = await asyncio.to_thread(env.step, action or "look")
             tried.add(action)
-            steps.append(Step(action=action, observation=state.observation, score=state.score, note=feedback or None))
+            steps.append(TraceStep(action=action, observation=state.observation, score=state.score,
+                                   note=feedback or None))
             if state.done:
                 break
         return Trajectory(
             task_id=task.id,
             split=task.split,
-            kind="interactive",
+            kind=BenchmarkKind.INTERACTIVE,
             question=task.question,
             steps=steps,
             score=normalized_score(state),

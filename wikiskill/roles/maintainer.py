@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from ..core.config import Role
 from ..core.errors import ContextOverflow
 from ..llm.chat import ChatModel
 from ..llm.jsontext import extract_json
@@ -36,7 +37,7 @@ class MaintainerResult:
     attempts: int = 0
     retry_reasons: list[str] = field(default_factory=list)
     """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
-    transcript: Transcript = field(default_factory=lambda: Transcript(role="maintainer"))
+    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.MAINTAINER))
 
 
 def parse_output(text: str | None) -> MaintainerOutput:
@@ -71,7 +72,7 @@ class Maintainer:
                 traces=[trace.render(max_chars) for trace in traces],
             )},
         ]
-        result = MaintainerResult(None, transcript=Transcript(role="maintainer", messages=messages))
+        result = MaintainerResult(None, transcript=Transcript(role=Role.MAINTAINER, messages=messages))
         transcript = result.transcript
         for attempt in (1, 2):
             result.attempts = attempt

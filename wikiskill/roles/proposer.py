@@ -15,12 +15,14 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from ..core.config import Role
 from ..core.errors import ContextOverflow
 from ..llm.jsontext import json_objects
 from ..llm.chat import ChatModel, Reply, ToolCall
 from ..core.prompts import render
 from ..knowledge.proposals import ProposalSchema
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
+from ..store.trailers import Action
 from ..store.traces import Usage
 from .transcript import Transcript, TranscriptCall
 
@@ -64,7 +66,7 @@ class ProposerResult:
     usage: Usage = field(default_factory=Usage)
     reads: list[str] = field(default_factory=list)
     turns: int = 0
-    transcript: Transcript = field(default_factory=lambda: Transcript(role="proposer"))
+    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
 
 
 class Proposer:
@@ -174,7 +176,7 @@ class Proposer:
         if len(traces_read) >= self.min_trace_reads:
             failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[:self._failures][:3])
             example = {"name": "finish", "arguments": {"proposal": {
-                "action": "create", "name": "<skill-name>", "description": "<what it does and when to use it>",
+                "action": Action.CREATE, "name": "<skill-name>", "description": "<what it does and when to use it>",
                 "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
                 "instructions": "1. <exact step>\n2. <exact step>",
                 "rationale": f"<why it fixes {failed or 'the failures'}>"}}}

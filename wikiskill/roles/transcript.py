@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..core.config import Role
 from ..core.redact import scrub
 from ..store.traces import Usage
 
@@ -31,7 +32,7 @@ class TranscriptTurn(BaseModel):
 
 
 class Transcript(BaseModel):
-    role: str
+    role: Role
     turns: list[TranscriptTurn] = Field(default_factory=list)
     messages: list[dict] = Field(default_factory=list)
     outcome: object = None

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..benchmarks.base import BenchmarkKind
+
+SESSION = "session"
+"""The kind of a real agent session that `wikiskill ingest` imported (no suite played it)."""
 
 
 class Usage(BaseModel):
@@ -32,7 +36,7 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class Step(BaseModel):
+class TraceStep(BaseModel):
     """One turn of an interactive episode."""
 
     action: str
@@ -64,10 +68,11 @@ class Provenance(BaseModel):
 class Trajectory(BaseModel):
     task_id: str
     split: str
-    kind: str
+    kind: BenchmarkKind | Literal["session"]
+    """The kind of the suite whose task agent played it, or `session`."""
     question: str
     messages: list[dict] = Field(default_factory=list)
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[TraceStep] = Field(default_factory=list)
     prediction: str | None = None
     expected: str | None = None
     score: float = 0.0

@@ -16,10 +16,11 @@ workspace in tests/golden/ is the proof that every version still reads the first
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import Enum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..core.config import Role
 from ..core.errors import SchemaError
 
 PREFIX = "Wikiskill-"
@@ -29,10 +30,14 @@ ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+")
 """The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`), the only keys beyond the fields."""
 
 
-class Step(str, Enum):
+class Step(StrEnum):
     """What a harness commit did."""
 
     BASELINE = "baseline"
+    """Main's skills evaluated before round 1 (round 0, tagged `baseline`). Workspaces written
+    before `incumbent` existed record a round's re-validation as `baseline` too."""
+    INCUMBENT = "incumbent"
+    """Main's skills evaluated again in a round: main or the evaluation setup changed."""
     ROLLOUT = "rollout"
     MAINTAIN = "maintain"
     CONSOLIDATE = "consolidate"
@@ -46,7 +51,20 @@ class Step(str, Enum):
     INGEST = "ingest"
 
 
-class Decision(str, Enum):
+class Action(StrEnum):
+    """What a round's proposal asks for."""
+
+    CREATE = "create"
+    PATCH = "patch"
+    RETIRE = "retire"
+    """Remove a skill: a smaller prompt at an equal score is a gain, so the gate merges it when the
+    candidate scores at least the incumbent."""
+    NO_ACTION = "no_action"
+    INVALID = "invalid"
+    """The proposal could not be read as any of the others."""
+
+
+class Decision(StrEnum):
     """The outcome of a round's proposal, or of a manual rollback."""
 
     ACCEPTED = "accepted"
@@ -69,7 +87,7 @@ class Trailers(BaseModel):
     status: str | None = Field(None, alias="Status")
     score: float | None = Field(None, alias="Score")
     decision: Decision | None = Field(None, alias="Decision")
-    action: str | None = Field(None, alias="Action")
+    action: Action | None = Field(None, alias="Action")
     skill: str | None = Field(None, alias="Skill")
     incumbent: float | None = Field(None, alias="Incumbent")
     skills_id: str | None = Field(None, alias="Skills-Id")
@@ -151,6 +169,11 @@ class Trailers(BaseModel):
 
 
 _FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
+
+
+def role_keys(role: Role) -> tuple[str, str]:
+    """The role's `Cost-<Role>-USD` and `Tokens-<Role>` keys (`role_costs` reads the first back)."""
+    return f"Cost-{role.title()}-USD", f"Tokens-{role.title()}"
 
 
 def _text(value: object) -> str:

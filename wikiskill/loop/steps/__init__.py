@@ -38,6 +38,8 @@ __all__ = ["RoundStep", "round_steps", "EnsureIncumbent"]
 
 class RoundStep(Protocol):
     kind: ClassVar[Step]
+    """The `Wikiskill-Step` of the commit that `run` publishes (a proposal that never reaches
+    validation is closed by a `gate` commit instead)."""
 
     def done(self, harness: Harness, state: RoundState) -> bool: ...
 

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
 from ...store.evaluations import Evaluation, evaluation_at
-from ..gate_policies import RETIRE
 from ...store.rounds import round_label
-from ...store.trailers import Decision, Step, Trailers
+from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN, Commit
 from .summary import of_evaluation
 
@@ -20,14 +19,16 @@ if TYPE_CHECKING:
 
 def record_incumbent(harness: Harness, number: int) -> Evaluation:
     """Evaluate main's skills under the current setup and commit the result on main (round 0 is
-    the `baseline`, tagged; later ones re-validate after main or the settings changed)."""
+    the `baseline`, tagged; later rounds re-validate the `incumbent` after main or the settings
+    changed)."""
     harness.begin_step()
     first = number == 0
     what = "baseline" if first else f"{round_label(number)} re-validate incumbent"
     evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
     sha = harness.commit(f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
-                         Trailers(round=number, step=Step.BASELINE, **evaluated.trailers(path)),
+                         Trailers(round=number, step=Step.BASELINE if first else EnsureIncumbent.kind,
+                                  **evaluated.trailers(path)),
                          {path: evaluated.outcomes})
     if first:
         harness.ws.tag("baseline", sha, force=True)
@@ -46,7 +47,7 @@ class EnsureIncumbent:
     """Main's skills must have an evaluation under the current setup: after a rollback, a hand
     edit or changed settings (model, prompts, max_steps, ...) the old score no longer applies."""
 
-    kind = Step.BASELINE
+    kind = Step.INCUMBENT
 
     def done(self, harness: Harness, state: RoundState) -> bool:
         return harness.recorded(MAIN) is not None
@@ -95,7 +96,7 @@ class Validate:
         return state.branch is None or current_evaluation(harness, state, state.validations) is not None
 
     def run(self, harness: Harness, state: RoundState) -> None:
-        _evaluate_candidate(harness, state, Step.VALIDATE, 0, "val.jsonl")
+        _evaluate_candidate(harness, state, self.kind, 0, "val.jsonl")
 
 
 class Confirm:
@@ -107,11 +108,11 @@ class Confirm:
         if state.branch is None or not harness.policy.confirms:
             return True
         validated = current_evaluation(harness, state, state.validations)
-        retire = state.proposal is not None and state.proposal.meta.action == RETIRE
+        retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
         if validated is None or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED:
             return True
         repeats = harness.config.gate.repeats
         return current_evaluation(harness, state, state.confirmations, repeats) is not None
 
     def run(self, harness: Harness, state: RoundState) -> None:
-        _evaluate_candidate(harness, state, Step.CONFIRM, harness.config.gate.repeats, "confirm-val.jsonl")
+        _evaluate_candidate(harness, state, self.kind, harness.config.gate.repeats, "confirm-val.jsonl")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.config import Role
 from ..fingerprint import digest
 from ...store.rounds import round_label
 from ...integrations.ingest import read_ingested
@@ -36,7 +37,7 @@ class Rollout:
         changes = {f"{folder}/{t.task_id}.json": t.to_json() for t in results}
         changes[f"{folder}/outcomes.jsonl"] = outcomes_jsonl(results)
         harness.commit(f"{label} rollout: train {of_trajectories(results, harness.interactive)}",
-                       Trailers(round=number, step=Step.ROLLOUT, score=mean_score(results)), changes)
+                       Trailers(round=number, step=self.kind, score=mean_score(results)), changes)
 
 
 class Maintain:
@@ -61,7 +62,7 @@ class Maintain:
             number, view, sampled, mean_score(results), sum(t.success for t in results), len(results), max_chars,
             check=lambda output: check_output(output, wiki, number, shown, known),
         )
-        trailers = Trailers(round=number, step=Step.MAINTAIN, sampled=",".join(shown), attempts=outcome.attempts,
+        trailers = Trailers(round=number, step=self.kind, sampled=",".join(shown), attempts=outcome.attempts,
                             wiki_tokens=view.tokens())
         retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         transcript = {f"raw/{label}/maintainer.json": outcome.transcript.to_json()}
@@ -98,12 +99,12 @@ class Consolidate:
         number, label = state.number, round_label(state.number)
         harness.begin_step()
         settings = harness.config.wiki
-        rule = PatternCover() if harness.team.offline("maintainer") else WordOverlap(settings.duplicate_similarity)
+        rule = PatternCover() if harness.team.offline(Role.MAINTAINER) else WordOverlap(settings.duplicate_similarity)
         result = consolidate(harness.ws.read_files(MAIN, "wiki"), harness.ws.read_files(MAIN, "skills"), number,
                              settings, rule)
         harness.commit(
             f"{label} consolidate: {len(result.merged)} merged, {len(result.retired)} retired",
-            Trailers(round=number, step=Step.CONSOLIDATE, merged=len(result.merged), retired=len(result.retired)),
+            Trailers(round=number, step=self.kind, merged=len(result.merged), retired=len(result.retired)),
             result.changes,
             body="\n".join([*(f"- merged {gone} into {kept}" for gone, kept in result.merged),
                             *(f"- retired {slug}: no new evidence for {settings.retire_after} rounds"

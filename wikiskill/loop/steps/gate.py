@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 from ...core.errors import WorkspaceError
 from ...store.evaluations import Evaluation
-from ..gate_policies import RETIRE, Evidence, Verdict
+from ..gate_policies import Evidence, Verdict
 from ...store.rounds import rejected_tag, round_label
 from ..impact import IMPACT, ImpactEntry, append_entry
 from ...knowledge.pages import read_pages
-from ...knowledge.proposals import addressed_pages, record_decision
-from ...store.trailers import Decision, Step, Trailers
+from ...knowledge.purpose import addressed_pages, record_decision
+from ...store.trailers import Action, Decision, Step, Trailers
 from ..usage import effect
 from ...store.workspace import MAIN
 from .evaluation import current_evaluation, incumbent
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..harness import Harness
     from ...store.rounds import RoundState
 
-def close_without_merge(harness: Harness, number: int, action: str, name: str, rationale: str,
+def close_without_merge(harness: Harness, number: int, action: Action | None, name: str, rationale: str,
                         decision: Decision, reason: str, incumbent_score: float, branch: str | None = None,
                         changes: dict[str, str | None] | None = None) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
@@ -33,9 +33,10 @@ def close_without_merge(harness: Harness, number: int, action: str, name: str, r
         tip = harness.ws.head(branch)
         where = f"tag {rejected_tag(branch)} ({tip[:10]})"
         harness.ws.tag(rejected_tag(branch), tip, force=True)
-    entry = ImpactEntry(number, action or "invalid", name, decision, reason, rationale, where, incumbent=incumbent_score)
+    entry = ImpactEntry(number, action or Action.INVALID, name, decision, reason, rationale, where,
+                        incumbent=incumbent_score)
     harness.commit(f"{round_label(number)} gate: {decision.value} ({reason})",
-                   Trailers(round=number, step=Step.GATE, decision=decision, action=action or None,
+                   Trailers(round=number, step=Step.GATE, decision=decision, action=action,
                             skill=name or None, incumbent=incumbent_score),
                    {**(changes or {}), IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}, body=reason)
     if branch is not None:
@@ -60,9 +61,9 @@ class Gate:
         if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
             raise WorkspaceError(f"{label}: the validation on {state.branch} is not of main's skills plus the "
                                  "proposal under the current setup; run `wikiskill evolve` again")
-        action, name = state.proposal.meta.action or "", state.proposal.meta.skill or ""
+        action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
         rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
-        verdict = self._verdict(harness, state, candidate, main_eval, action == RETIRE)
+        verdict = self._verdict(harness, state, candidate, main_eval, action == Action.RETIRE)
         tip = state.tip
         tag = rejected_tag(state.branch)
         accepted = verdict.decision == Decision.ACCEPTED
@@ -71,13 +72,13 @@ class Gate:
                             candidate.mean, main_eval.mean, verdict.evidence,
                             harness.ws.diff(MAIN, tip, "skills"))
         changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
-        trailers = Trailers(round=number, step=Step.GATE, decision=verdict.decision, action=action, skill=name,
+        trailers = Trailers(round=number, step=self.kind, decision=verdict.decision, action=action, skill=name,
                             score=candidate.mean, incumbent=main_eval.mean,
                             incumbent_fingerprint=main_eval.fingerprint, **_evidence_trailers(verdict.evidence))
         subject = f"{label} gate: {verdict.decision.value} {name} ({verdict.reason})"
         body = "\n".join([verdict.reason, *_task_lines(verdict.evidence)])
         if accepted:
-            if action != RETIRE:
+            if action != Action.RETIRE:
                 changes.update(_purpose_after_merge(harness, merged, number, action, name, rationale, candidate,
                                                     main_eval))
             # the merge records the evaluation of its own skills: the next incumbent is found in git
@@ -115,7 +116,7 @@ def _task_lines(evidence: Evidence) -> list[str]:
             if tasks]
 
 
-def _purpose_after_merge(harness: Harness, merged: str, number: int, action: str, name: str, rationale: str,
+def _purpose_after_merge(harness: Harness, merged: str, number: int, action: Action, name: str, rationale: str,
                          candidate: Evaluation, main_eval: Evaluation) -> dict[str, str]:
     """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
     decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...benchmarks import BenchmarkKind
 from ...core.errors import WorkspaceError
 from ...store.rounds import candidate_branch, round_label
 from ..impact import IMPACT
 from ...integrations.ingest import read_ingested
 from ...knowledge.proposals import InvalidProposal, prepare_proposal
 from ...roles.sandbox import Sandbox
-from ...store.trailers import Decision, Step, Trailers
+from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.traces import Trajectory, mean_score
 from ...store.workspace import MAIN
 from .evaluation import incumbent
@@ -56,8 +57,8 @@ class Propose:
             close_without_merge(harness, number, invalid.action, invalid.name, invalid.rationale,
                                 Decision.INVALID, f"invalid proposal: {invalid.reason}", score, changes=transcript)
             return
-        if proposal.action == "no_action":
-            close_without_merge(harness, number, "no_action", "", proposal.rationale, Decision.NO_ACTION,
+        if proposal.action == Action.NO_ACTION:
+            close_without_merge(harness, number, Action.NO_ACTION, "", proposal.rationale, Decision.NO_ACTION,
                                 "the proposer proposed no change", score, changes=transcript)
             return
         branch = candidate_branch(number, proposal.name)
@@ -65,7 +66,7 @@ class Propose:
         notes = "\n".join(f"- {note}" for note in proposal.notes)
         harness.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
-            Trailers(round=number, step=Step.PROPOSE, action=proposal.action, skill=proposal.name,
+            Trailers(round=number, step=self.kind, action=proposal.action, skill=proposal.name,
                      reads=len(result.reads)),
             {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
@@ -93,12 +94,12 @@ class Reapply:
         try:
             tree = harness.ws.merged_tree(MAIN, state.tip)
         except WorkspaceError:
-            close_without_merge(harness, number, meta.action or "", meta.skill or "", "", Decision.REJECTED,
+            close_without_merge(harness, number, meta.action, meta.skill or "", "", Decision.REJECTED,
                                 f"stale: {moved}, and the proposal conflicts with main's skills now",
                                 incumbent(harness).mean, branch=state.branch)
             return
         harness.commit(f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
-                       Trailers(round=number, step=Step.REAPPLY, action=meta.action, skill=meta.skill),
+                       Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
                        body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
                        branch=state.branch, base=tree, extra_parents=(main,))
 
@@ -110,7 +111,7 @@ def _cell(value: object, limit: int = 80) -> str:
 
 def _outcome_row(trajectory: Trajectory) -> dict:
     row = trajectory.outcome()
-    if trajectory.kind == "interactive":
+    if trajectory.kind == BenchmarkKind.INTERACTIVE:
         row["prediction"] = f"{'won' if trajectory.won else 'lost' if trajectory.lost else 'unfinished'} in {len(trajectory.steps)} steps"
         row["expected"] = "win"
     if trajectory.provenance is not None:

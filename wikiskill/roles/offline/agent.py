@@ -8,10 +8,10 @@ import random
 import re
 from typing import cast
 
-from ...benchmarks import Benchmark, EnvStep, InteractiveBenchmark, Task, normalized_score
+from ...benchmarks import Benchmark, BenchmarkKind, EnvStep, InteractiveBenchmark, Task, normalized_score
 from ...core.errors import BenchmarkError
 from ...knowledge.skills import Skill
-from ...store.traces import Step, Trajectory
+from ...store.traces import TraceStep, Trajectory
 from .rules import Rule, parse_rules
 
 _ROOM = re.compile(r"-=\s*(.+?)\s*=-")
@@ -40,19 +40,19 @@ class OfflineAgent:
             state = env.reset()
             room = _room(state.observation) or "start"
             tried: set[tuple[str, str]] = set()
-            steps: list[Step] = []
+            steps: list[TraceStep] = []
             for _ in range(self.max_steps):
                 action, why = self.choose(state, room, tried, rng)
                 tried.add((room, action))
                 state = env.step(action)
                 room = _room(state.observation) or room
-                steps.append(Step(action=action, observation=state.observation, score=state.score, note=why))
+                steps.append(TraceStep(action=action, observation=state.observation, score=state.score, note=why))
                 if state.done:
                     break
         finally:
             env.close()
         return Trajectory(
-            task_id=task.id, split=task.split, kind="interactive", question=task.question, steps=steps,
+            task_id=task.id, split=task.split, kind=BenchmarkKind.INTERACTIVE, question=task.question, steps=steps,
             score=normalized_score(state), won=state.won, lost=state.lost, skills=[s.name for s in self.skills],
         )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from ...core.config import Role
 from ...knowledge.pages import PageKind, page_slug
 from ...knowledge.wiki_requests import MaintainerOutput, PageCreate, WikiView
 from ..maintainer import Check, MaintainerResult
@@ -150,6 +151,6 @@ class OfflineMaintainer:
                    f"Mined {len(traces)} sampled traces into {len(creates)} pattern(s): "
                    f"{', '.join(c.name for c in creates) or 'none'}.")
         output = MaintainerOutput(create_patterns=creates, append_log=summary)
-        transcript = Transcript(role="maintainer", outcome=output.model_dump())
+        transcript = Transcript(role=Role.MAINTAINER, outcome=output.model_dump())
         transcript.add_turn(None, Usage(), ["the offline maintainer: fixed rules, no model"])
         return MaintainerResult(output, attempts=1, transcript=transcript)

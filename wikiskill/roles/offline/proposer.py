@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from ..proposer import Library, ProposerResult
 from ...knowledge.pages import parse_page
 from ...knowledge.skills import Skill, parse_skill
+from ...store.trailers import Action
 from ...store.traces import Usage
 from ..transcript import TranscriptCall
 from .rules import parse_rules, rule_line
@@ -105,7 +106,7 @@ class OfflineProposer:
                 if (c.rule, c.pattern) not in covered and not any(f"`{c.pattern}`" in entry for entry in rejected)]
         self._read_traces(pool, result)
         if not pool:
-            result.proposal = {"action": "no_action",
+            result.proposal = {"action": Action.NO_ACTION,
                                "rationale": "every mined pattern is already covered by a skill or was rejected before"}
             return
         best = max(pool, key=lambda c: (len(c.evidence), -KIND_ORDER.get(c.kind, 3), c.slug))
@@ -117,10 +118,10 @@ class OfflineProposer:
                      f"skill-impact.md records no rejection of it. New rule: {line[2:]}")
         name = SKILL_FOR[best.rule]
         if name in skills:
-            result.proposal = {"action": "patch", "name": name, "rationale": rationale,
+            result.proposal = {"action": Action.PATCH, "name": name, "rationale": rationale,
                                "edits": [{"op": "append", "content": line}]}
         else:
-            result.proposal = {"action": "create", "name": name, "rationale": rationale,
+            result.proposal = {"action": Action.CREATE, "name": name, "rationale": rationale,
                                "skill_md": self._skill_md(best.rule, line),
                                "purpose_md": self._purpose_md(name, best)}
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ...benchmarks import Task
-from ...core.config import OFFLINE_MODEL, Config, ExecutorKind
+from ...core.config import OFFLINE_MODEL, Config, ExecutorKind, Role
 from ...llm.meter import Meter
 from ..runner import ResultCache
 from ...roles.team import Team
@@ -37,7 +37,7 @@ def open_executor(config: Config, place: Place, team: Team) -> Executor:
     if config.task_executor is ExecutorKind.PROCESSES:
         from .processes import ProcessPool
 
-        return ProcessPool(place, config.workers, preload_litellm=config.role("agent").model != OFFLINE_MODEL)
+        return ProcessPool(place, config.workers, preload_litellm=config.role(Role.AGENT).model != OFFLINE_MODEL)
     if config.task_executor is ExecutorKind.RAY:
         from .ray_actors import RayActors
 
