@@ -171,7 +171,7 @@ def leaks(text: str, secret: str) -> bool:
     try:
         documents = [json.loads(text)]
     except ValueError:
-        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
+        documents = [json.loads(line) for line in text.split("\n") if line.strip()]
     return secret.lower() in text.lower() or any(secret.lower() in string.lower()
                                                  for document in documents for string in json_strings(document))
 

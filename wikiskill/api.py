@@ -84,13 +84,21 @@ def open_workspace(path: Path | None = None) -> Workspace:
     return ws
 
 
-def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-             workers: int | None, console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | None = None) -> Harness:
+def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
+            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | None) -> Config:
+    """The workspace's settings with the command's overrides; a missing provider key is refused here,
+    before any progress bar, lock or file, in one line."""
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers, executor=executor)
     if model_factory is None:
-        check_credentials(config)  # before any progress bar, lock or file: a missing key is one line
+        check_credentials(config)
+    return config
+
+
+def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
+             workers: int | None, console=None, model_factory: ModelFactory | None = None,
+             executor: ExecutorKind | None = None, config: Config | None = None) -> Harness:
+    config = config or _config(ws, model, api_base, concurrency, workers, model_factory, executor)
     reporter: Reporter | None = None
     if console is not None:
         from .loop.progress import RichReporter
@@ -106,8 +114,9 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
            console=None, model_factory: ModelFactory | None = None,
            executor: ExecutorKind | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
+    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor)
     refuse_before_loading(ws, commit_human_edits)
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor, config) as harness:
         return _evolve(harness, rounds, commit_human_edits)
 
 

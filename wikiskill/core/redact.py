@@ -68,10 +68,10 @@ class Scrubber:
         except RecursionError:  # nested deeper than Python recurses: left as matched above
             return text
         except ValueError:
-            lines = text.splitlines(keepends=True)
+            lines = text.split("\n")  # JSON Lines ends a line at \n only; splitlines() also splits inside strings
             if len(lines) < 2:
                 return text
-            return "".join(self(line) for line in lines)  # JSON Lines: each line on its own
+            return "\n".join(self(line) for line in lines)  # JSON Lines: each line on its own
         return _encode(clean, text) if changed else text
 
     def _value(self, value: object) -> tuple[object, bool]:
