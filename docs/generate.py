@@ -147,6 +147,8 @@ def _type_label(annotation: object) -> tuple[str, bool]:
     if origin in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         label, _ = _type_label(members[0])
+        if len(members) == 2 and members[1] is str:  # a built-in name or a class's dotted path (core/registry.py)
+            label += " \\| `package.module:Class`"
         return label, len(members) < len(get_args(annotation))
     if origin is Literal:
         return " \\| ".join(f"`{value}`" for value in get_args(annotation)), False

@@ -18,9 +18,10 @@ from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm.client import LiteLLMModel, Meter
 from wikiskill.roles.agent import QAAgent
-from wikiskill.run.executors import AgentRecipe, Place
+from wikiskill.protocols import AgentRecipe, Place
 from wikiskill.run.executors.processes import ProcessPool
-from wikiskill.run.runner import ResultCache, run_tasks
+from wikiskill.run.runner import run_tasks
+from wikiskill.store.results import ResultCache
 
 N = 12
 

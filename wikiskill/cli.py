@@ -16,7 +16,6 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from . import api
-from .core.config import ExecutorKind
 from .core.errors import WikiskillError
 from .core.redact import scrub
 
@@ -55,9 +54,10 @@ ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run a
 WorkersOption = typer.Option(None, "--workers", min=1,
                              help="Worker processes (--executor processes, the default above 1) or Ray actors "
                                   "(--executor ray) that share --concurrency, each with its own event loop.")
-ExecutorOption = typer.Option(None, "--executor", case_sensitive=False,
+ExecutorOption = typer.Option(None, "--executor",
                               help="Where tasks run: local (this process), processes (a pool of --workers "
-                                   "processes) or ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray); "
+                                   "processes), ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray) "
+                                   "or the dotted path of an executor class (package.module:Class); "
                                    "default: processes with --workers above 1, else local.")
 
 
@@ -105,7 +105,7 @@ def evolve(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
-    executor: Optional[ExecutorKind] = ExecutorOption,
+    executor: Optional[str] = ExecutorOption,
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
@@ -127,7 +127,7 @@ def eval_command(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
-    executor: Optional[ExecutorKind] = ExecutorOption,
+    executor: Optional[str] = ExecutorOption,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
 
@@ -161,7 +161,7 @@ def compare_command(
     api_base: Optional[str] = ApiBaseOption,
     concurrency: Optional[int] = ConcurrencyOption,
     workers: Optional[int] = WorkersOption,
-    executor: Optional[ExecutorKind] = ExecutorOption,
+    executor: Optional[str] = ExecutorOption,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
