@@ -118,7 +118,7 @@ def _commands(group, prefix: str):
 
 def cli_reference() -> str:
     group = get_command(app)
-    lines = [HEADER.format(source="the Typer app in wikiskill/cli.py").rstrip(), "", "# CLI reference", "",
+    lines = [HEADER.format(source="the Typer app in wikiskill/cli/").rstrip(), "", "# CLI reference", "",
              *[line for p in paragraphs(group.help) for line in (p, "")],
              f"Usage: `{_usage('wikiskill', group)}`", "",
              "Global options go before the command (`wikiskill -C ws status`); `wikiskill COMMAND --help` "
