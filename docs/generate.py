@@ -118,7 +118,7 @@ def _commands(group, prefix: str):
 
 def cli_reference() -> str:
     group = get_command(app)
-    lines = [HEADER.format(source="the Typer app in wikiskill/cli.py").rstrip(), "", "# CLI reference", "",
+    lines = [HEADER.format(source="the Typer app in wikiskill/cli/").rstrip(), "", "# CLI reference", "",
              *[line for p in paragraphs(group.help) for line in (p, "")],
              f"Usage: `{_usage('wikiskill', group)}`", "",
              "Global options go before the command (`wikiskill -C ws status`); `wikiskill COMMAND --help` "
@@ -147,6 +147,8 @@ def _type_label(annotation: object) -> tuple[str, bool]:
     if origin in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         label, _ = _type_label(members[0])
+        if len(members) == 2 and members[1] is str:  # a built-in name or a class's dotted path (core/registry.py)
+            label += " \\| `package.module:Class`"
         return label, len(members) < len(get_args(annotation))
     if origin is Literal:
         return " \\| ".join(f"`{value}`" for value in get_args(annotation)), False

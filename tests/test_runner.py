@@ -19,9 +19,10 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.meter import Meter
 from wikiskill.roles.agent import QAAgent
-from wikiskill.run.executors import AgentRecipe, Place
+from wikiskill.protocols import AgentRecipe, Place
 from wikiskill.run.executors.processes import ProcessPool
-from wikiskill.run.runner import ResultCache, run_tasks
+from wikiskill.run.runner import run_tasks
+from wikiskill.store.results import ResultCache
 
 N = 12
 

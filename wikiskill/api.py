@@ -20,7 +20,7 @@ from .history.rollback import rollback as _rollback
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
-from .roles.team import ModelFactory
+from .run.team import ModelFactory
 from .store.workspace import Workspace
 from .store.settings import load_config, parse_config
 
@@ -85,7 +85,7 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | None) -> Config:
+            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | str | None) -> Config:
     """The workspace's settings with the command's overrides; a missing provider key is refused here,
     before any progress bar, lock or file, in one line."""
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
@@ -97,7 +97,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
 
 def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
              workers: int | None, console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | None = None, config: Config | None = None) -> Harness:
+             executor: ExecutorKind | str | None = None, config: Config | None = None) -> Harness:
     config = config or _config(ws, model, api_base, concurrency, workers, model_factory, executor)
     reporter: Reporter | None = None
     if console is not None:
@@ -112,7 +112,7 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None,
-           executor: ExecutorKind | None = None) -> EvolveResult:
+           executor: ExecutorKind | str | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor)
     refuse_before_loading(ws, commit_human_edits)
@@ -129,7 +129,7 @@ def _split(split: str) -> Split:
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
              console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | None = None) -> Evaluated:
+             executor: ExecutorKind | str | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
     split = _split(split)
@@ -142,7 +142,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
             console=None, model_factory: ModelFactory | None = None,
-            executor: ExecutorKind | None = None) -> Comparison:
+            executor: ExecutorKind | str | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from .history.compare import compare as _compare

@@ -6,9 +6,10 @@ from __future__ import annotations
 from enum import Enum, StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .registry import builtin_or_path
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -147,12 +148,23 @@ class LLMSettings(_Section):
     and reproducible)."""
 
 
+class GatePolicyName(str, Enum):
+    """The built-in gate policies (`loop/gate_policies.py`)."""
+
+    STRICT = "strict"
+    PAIRED = "paired"
+    CONFIRM = "confirm"
+    NO_REGRESSION = "no_regression"
+
+
 class GateSettings(_Section):
-    policy: Literal["strict", "paired", "confirm", "no_regression"] = "strict"
+    policy: GatePolicyName | str = GatePolicyName.STRICT
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
     mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
     above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds)
-    or `no_regression` (strict, losing at most `max_broken` tasks main solved)."""
+    or `no_regression` (strict, losing at most `max_broken` tasks main solved); or the dotted
+    path of a class of your own following `protocols.GatePolicy`, e.g. `mypkg.gates:MyPolicy`
+    (an installed module or one on `PYTHONPATH`)."""
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     """`paired`: confidence level of the interval (1 - the tests' significance level)."""
     margin: float = Field(0.0, ge=0.0)
@@ -166,6 +178,11 @@ class GateSettings(_Section):
     task: for agents that are not deterministic (temperature above 0)."""
     seed: int = 0
     """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _named_policy(cls, value: object) -> GatePolicyName | str:
+        return builtin_or_path(value, GatePolicyName, "gate policy")
 
 
 class ExecutorKind(str, Enum):
@@ -208,12 +225,13 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
-    executor: ExecutorKind | None = None
+    executor: ExecutorKind | str | None = None
     """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
-    `workers` processes started once per command, for when one process's CPU is the limit) or
-    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`); unset:
-    `processes` when `workers` is above 1, else `local`. Results, the result cache and the
-    budget stay with the command. A Python script using `processes` needs the
+    `workers` processes started once per command, for when one process's CPU is the limit),
+    `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`), or the dotted
+    path of a class of your own following `protocols.Executor` (`mypkg.module:MyExecutor`);
+    unset: `processes` when `workers` is above 1, else `local`. Results, the result cache and
+    the budget stay with the command. A Python script using `processes` needs the
     `if __name__ == "__main__":` guard."""
     workers: int = Field(1, ge=1)
     """Worker processes (`processes`) or Ray actors (`ray`) that share `concurrency`, each with
@@ -244,6 +262,11 @@ class Config(_Section):
     ray: RaySettings = RaySettings()
     """The Ray cluster of `executor: ray`."""
 
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _named_executor(cls, value: object) -> ExecutorKind | str | None:
+        return None if value is None else builtin_or_path(value, ExecutorKind, "executor")
+
     @model_validator(mode="after")
     def _local_runs_one_worker(self) -> Config:
         if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
@@ -252,7 +275,7 @@ class Config(_Section):
         return self
 
     @property
-    def task_executor(self) -> ExecutorKind:
+    def task_executor(self) -> ExecutorKind | str:
         """The executor tasks run on: `executor`, or when unset the one `workers` asks for."""
         if self.executor is not None:
             return self.executor

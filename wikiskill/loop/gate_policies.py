@@ -1,4 +1,5 @@
-"""Gate policies: how much evidence a candidate's validation must show to be merged.
+"""Gate policies: how much evidence a candidate's validation must show to be merged. Each is a
+class following `protocols.GatePolicy`, found by its name in `GATE_POLICIES`.
 
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
@@ -13,59 +14,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from fractions import Fraction
-from typing import ClassVar, Protocol
 
-from ..core.config import GateSettings
+from ..core.config import GatePolicyName, GateSettings
 from ..core.errors import WikiskillError
+from ..core.registry import Registry
+from ..protocols import Evidence, GatePolicy, Verdict
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """What a verdict rests on; written to the gate commit and the skill-impact entry."""
-
-    policy: str
-    n: int
-    candidate: float
-    incumbent: float
-    gain: Fraction
-    """The exact mean per-task difference, candidate minus incumbent."""
-    fixed: list[str] = field(default_factory=list)
-    """Tasks the candidate solves that the incumbent did not."""
-    broken: list[str] = field(default_factory=list)
-    """Tasks the incumbent solved that the candidate does not."""
-    interval: tuple[float, float] | None = None
-    """One-sided confidence interval of the mean per-task difference (upper end +inf)."""
-    confidence: float | None = None
-    p_value: float | None = None
-
-    @property
-    def mean_diff(self) -> float:
-        return float(self.gain)
-
-    def interval_text(self) -> str | None:
-        if self.interval is None:
-            return None
-        return f"[{self.interval[0]:+.4f}, +inf) at {self.confidence:g}"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    decision: Decision
-    reason: str
-    evidence: Evidence
-
-
-class GatePolicy(Protocol):
-    name: ClassVar[str]
-    confirms: ClassVar[bool]
-    """Whether a candidate that passes is evaluated once more and must pass again."""
-
-    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
-        """`at_least`: a tie passes too (a change that only removes prompt text)."""
 
 
 def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
@@ -115,6 +74,10 @@ class StrictPolicy:
     name = "strict"
     confirms = False
 
+    @classmethod
+    def from_settings(cls, settings: GateSettings) -> StrictPolicy:
+        return cls()
+
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         evidence = _evidence(self.name, candidate, incumbent)
         return _verdict(*_strict_reason(evidence, at_least), evidence)
@@ -135,6 +98,10 @@ class NoRegressionPolicy:
 
     def __init__(self, max_broken: int):
         self.max_broken = max_broken
+
+    @classmethod
+    def from_settings(cls, settings: GateSettings) -> NoRegressionPolicy:
+        return cls(settings.max_broken)
 
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         evidence = _evidence(self.name, candidate, incumbent)
@@ -162,6 +129,10 @@ class PairedPolicy:
 
     def __init__(self, confidence: float, margin: float, seed: int = 0):
         self.confidence, self.margin, self.seed = confidence, margin, seed
+
+    @classmethod
+    def from_settings(cls, settings: GateSettings) -> PairedPolicy:
+        return cls(settings.confidence, settings.margin, settings.seed)
 
     @property
     def alpha(self) -> float:
@@ -247,11 +218,15 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
     return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) and not one_sided else math.inf)
 
 
+GATE_POLICIES: Registry[GatePolicy] = Registry("gate.policy", GatePolicy, {
+    GatePolicyName.STRICT: "wikiskill.loop.gate_policies:StrictPolicy",
+    GatePolicyName.PAIRED: "wikiskill.loop.gate_policies:PairedPolicy",
+    GatePolicyName.CONFIRM: "wikiskill.loop.gate_policies:ConfirmPolicy",
+    GatePolicyName.NO_REGRESSION: "wikiskill.loop.gate_policies:NoRegressionPolicy",
+})
+"""Each built-in policy's class; any other `gate.policy` is a dotted path to a class of one's own."""
+
+
 def gate_policy(settings: GateSettings) -> GatePolicy:
-    if settings.policy == "paired":
-        return PairedPolicy(settings.confidence, settings.margin, settings.seed)
-    if settings.policy == "no_regression":
-        return NoRegressionPolicy(settings.max_broken)
-    if settings.policy == "confirm":
-        return ConfirmPolicy()
-    return StrictPolicy()
+    """The policy `gate.policy` names, configured by the rest of the `gate` section."""
+    return GATE_POLICIES.load(settings.policy).from_settings(settings)

@@ -12,14 +12,15 @@ from typing import Protocol
 from ..benchmarks import BenchmarkKind, Split, load_benchmark
 from ..core.config import Config, ExecutorKind
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
-from ..run.executors import AgentRecipe, Executor, Place, open_executor
+from ..protocols import AgentRecipe, Executor, GatePolicy, Place
+from ..run.executors import open_executor
 from .fingerprint import EvalSetup, digest, eval_setup
-from .gate_policies import GatePolicy, gate_policy
+from .gate_policies import gate_policy
 from ..store.rounds import round_label
 from ..llm.meter import Meter
-from ..run.runner import ResultCache
+from ..store.results import ResultCache
 from ..knowledge.skills import Skill, load_skills
-from ..roles.team import ModelFactory, Team
+from ..run.team import ModelFactory, Team
 from ..store.trailers import Trailers, format_message, role_keys
 from ..store.traces import Trajectory, Usage
 from ..roles.wikitool import WikiShelf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .gate_policies import Evidence
+from ..protocols import Evidence
 from ..store.trailers import Decision
 from ..knowledge.wiki import IMPACT
 

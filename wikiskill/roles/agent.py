@@ -9,7 +9,6 @@ conversation cannot fit the model's context window fails alone, with the reason 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
@@ -23,10 +22,6 @@ from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12
-
-
-class Agent(Protocol):
-    async def run(self, task: Task) -> Trajectory: ...
 
 
 def last_tagged(text: str, tag: str) -> str | None:

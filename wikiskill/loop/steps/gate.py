@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...core.errors import WorkspaceError
 from ...store.evaluations import Evaluation
-from ..gate_policies import Evidence, Verdict
+from ...protocols import Evidence, Verdict
 from ...store.rounds import rejected_tag, round_label
 from ..impact import IMPACT, ImpactEntry, append_entry
 from ...knowledge.pages import read_pages

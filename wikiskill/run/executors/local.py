@@ -5,19 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...benchmarks import Task
+from ...core.config import Config
 from ...llm.meter import Meter
-from ..runner import ResultCache, run_tasks
-from ...roles.team import Team
+from ...protocols import AgentRecipe, Place, Roles
+from ...store.results import ResultCache
 from ...store.traces import Trajectory
-from .recipe import AgentRecipe
+from ..runner import run_tasks
 
 
 class LocalLoop:
     """Builds the agent with the command's own team, so a host's model factory (which cannot
     cross processes) works here."""
 
-    def __init__(self, team: Team):
+    def __init__(self, team: Roles):
         self.team = team
+
+    @classmethod
+    def open(cls, config: Config, place: Place, team: Roles) -> LocalLoop:
+        return cls(team)
 
     def run(self, recipe: AgentRecipe, tasks: list[Task], concurrency: int, meter: Meter,
             cache: ResultCache | None = None, on_done: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:

@@ -16,8 +16,10 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import NoReturn
 
+from ...core.config import OFFLINE_MODEL, Config, Role
 from ...core.lifeline import Lifeline, watch_parent
-from .recipe import AgentRecipe, Assignment, TaskReport, Place
+from ...protocols import AgentRecipe, Place, Roles
+from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
@@ -40,6 +42,10 @@ class ProcessPool(RemoteExecutor):
         self._workers: list[_Worker] = []
         self._lifeline: Lifeline | None = None
         self._prepared = ""
+
+    @classmethod
+    def open(cls, config: Config, place: Place, team: Roles) -> ProcessPool:
+        return cls(place, config.workers, preload_litellm=config.role(Role.AGENT).model != OFFLINE_MODEL)
 
     def start(self) -> None:
         if self._workers:
@@ -110,7 +116,7 @@ def _forkserver(preload_litellm: bool) -> multiprocessing.context.BaseContext:
     """Workers fork from a clean, single-threaded process that imported the heavy modules once,
     instead of forking this (threaded) process or importing everything again in each."""
     context = multiprocessing.get_context("forkserver")
-    preload = ["wikiskill.run.executors.processes", "wikiskill.roles.team"]
+    preload = ["wikiskill.run.executors.processes", "wikiskill.run.team"]
     if preload_litellm:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # inherited by the forkserver
         preload += _LITELLM_MODULES

@@ -18,10 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ...core.config import RaySettings
+from ...core.config import Config, RaySettings
 from ...core.errors import WikiskillError
 from ...core.resources import data_dir
-from .recipe import AgentRecipe, Assignment, TaskReport, Place
+from ...protocols import AgentRecipe, Place, Roles
+from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
 
@@ -53,6 +54,10 @@ class RayActors(RemoteExecutor):
         self._started_ray = False
         self._reaper: subprocess.Popen | None = None
         self._shipped: Path | None = None
+
+    @classmethod
+    def open(cls, config: Config, place: Place, team: Roles) -> RayActors:
+        return cls(place, config.workers, config.ray)
 
     def start(self) -> None:
         if self._actors:

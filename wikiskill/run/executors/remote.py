@@ -9,9 +9,10 @@ from collections.abc import Callable
 from ...benchmarks import Task
 from ...core.errors import BudgetExceeded, WikiskillError
 from ...llm.meter import Meter
-from ..runner import ResultCache
+from ...protocols import AgentRecipe
+from ...store.results import ResultCache
 from ...store.traces import Trajectory
-from .recipe import AgentRecipe, Assignment, TaskReport
+from .recipe import Assignment, TaskReport
 
 
 class WorkerDied(WikiskillError):

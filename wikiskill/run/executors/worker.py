@@ -8,9 +8,9 @@ from pathlib import Path
 from ...benchmarks import Benchmark, Split, Task, load_benchmark
 from ...core.errors import WikiskillError
 from ...llm.meter import Meter
-from ...roles.agent import Agent
-from ...roles.team import Team
-from .recipe import AgentRecipe, Assignment, TaskReport, Place
+from ...protocols import AgentRecipe, Place, TaskAgent
+from ..team import Team
+from .recipe import Assignment, TaskReport
 
 
 class WorkerRuntime:
@@ -22,7 +22,7 @@ class WorkerRuntime:
         self.meter = Meter()
         self._benchmark: tuple[str, Benchmark] | None = None
         self._tasks: dict[Split, dict[str, Task]] = {}
-        self._agents: dict[str, Agent | Exception] = {}
+        self._agents: dict[str, TaskAgent | Exception] = {}
 
     def prepare(self, recipe: AgentRecipe) -> None:
         """Build the recipe's agent; a failure is kept and becomes the outcome of its tasks."""
@@ -30,7 +30,7 @@ class WorkerRuntime:
             return
         try:
             team = Team(recipe.config, self._benchmark_of(recipe), self.meter, self._state_dir())
-            agent: Agent | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
+            agent: TaskAgent | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
         except Exception as exc:  # noqa: BLE001 - reported with the first task that needs it
             agent = exc
         self._agents = {recipe.key: agent}

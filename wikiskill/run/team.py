@@ -1,4 +1,5 @@
-"""Build the three roles for a workspace: LLM roles through litellm, or the offline backend."""
+"""Build the three roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
+offline backend. The task agent's class follows the suite's kind (`AGENTS`)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,30 @@ from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..core.config import OFFLINE_MODEL, Config, Role
-from ..llm.chat import ChatModel
-from ..llm.model import LiteLLMModel
-from ..llm.meter import Meter
-from ..llm.cache import ResponseCache
-from .agent import Agent, InteractiveAgent, QAAgent
-from .maintainer import Maintainer
-from .proposer import Library, Proposer
-from .tool_agent import ToolUseAgent
 from ..knowledge.skills import Skill
-from .wikitool import WikiShelf
+from ..llm.cache import ResponseCache
+from ..llm.chat import ChatModel
+from ..llm.meter import Meter
+from ..llm.model import LiteLLMModel
+from ..protocols import SkillProposer, TaskAgent, WikiMaintainer
+from ..roles.agent import InteractiveAgent, QAAgent
+from ..roles.maintainer import Maintainer
+from ..roles.proposer import Library, Proposer
+from ..roles.tool_agent import ToolUseAgent
+from ..roles.wikitool import WikiShelf
 
 ModelFactory = Callable[[Role], ChatModel]
+AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
+
+AGENTS: dict[BenchmarkKind, AgentMaker] = {
+    BenchmarkKind.QA: lambda model, benchmark, skills, config, shelf: QAAgent(
+        model, cast(QABenchmark, benchmark), skills, config.skills, shelf),
+    BenchmarkKind.INTERACTIVE: lambda model, benchmark, skills, config, shelf: InteractiveAgent(
+        model, cast(InteractiveBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf),
+    BenchmarkKind.TOOL_USE: lambda model, benchmark, skills, config, shelf: ToolUseAgent(
+        model, cast(ToolUseBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf),
+}
+"""The LLM task agent for each kind of suite."""
 
 
 class Team:
@@ -41,34 +54,27 @@ class Team:
     def offline(self, role: Role) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL
 
-    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> Agent:
+    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
         if self.offline(Role.AGENT):
-            from .offline.agent import OfflineAgent
+            from ..roles.offline.agent import OfflineAgent
 
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
                                 self.config.seed if seed is None else seed)
-        model = self._factory(Role.AGENT)
-        if self.benchmark.spec.kind is BenchmarkKind.QA:
-            return QAAgent(model, cast(QABenchmark, self.benchmark), skills, self.config.skills, shelf)
-        if self.benchmark.spec.kind is BenchmarkKind.TOOL_USE:
-            return ToolUseAgent(model, cast(ToolUseBenchmark, self.benchmark), skills, self.config.skills,
-                                self.config.agent.max_steps, shelf)
-        return InteractiveAgent(model, cast(InteractiveBenchmark, self.benchmark), skills, self.config.skills,
-                                self.config.agent.max_steps, shelf)
+        return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
 
-    def maintainer(self):
+    def maintainer(self) -> WikiMaintainer:
         if self.offline(Role.MAINTAINER):
-            from .offline.maintainer import OfflineMaintainer
+            from ..roles.offline.maintainer import OfflineMaintainer
 
             return OfflineMaintainer()
         return Maintainer(self._factory(Role.MAINTAINER))
 
-    def proposer(self, library: Library):
+    def proposer(self, library: Library) -> SkillProposer:
         settings = self.config.proposer
         if self.offline(Role.PROPOSER):
-            from .offline.proposer import OfflineProposer
+            from ..roles.offline.proposer import OfflineProposer
 
             return OfflineProposer(library, settings.min_trace_reads)
         return Proposer(self._factory(Role.PROPOSER), library, settings.max_turns, settings.min_trace_reads)

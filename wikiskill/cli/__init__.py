@@ -1,0 +1,29 @@
+"""The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
+(`running`, `history`, `skills`) over what they share (`common`). This module lists the commands
+in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
+`api.py`)."""
+
+from __future__ import annotations
+
+import typer
+
+from . import history, running, skills
+from .common import app
+
+__all__ = ["app"]
+
+for name, command in [
+    ("init", running.init), ("evolve", running.evolve), ("eval", running.eval_command),
+    ("compare", running.compare_command), ("audit", running.audit_command), ("status", history.status),
+    ("log", history.log), ("prompt", skills.prompt), ("rollback", history.rollback_command),
+    ("show", history.show_command), ("doctor", running.doctor_command), ("benchmarks", running.benchmarks_command),
+    ("export", skills.export_command), ("mcp", skills.mcp_command), ("lint", skills.lint_command),
+    ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
+    ("report", history.report_command),
+]:
+    app.command(name)(command)
+
+skills_app = typer.Typer(invoke_without_command=True)
+skills_app.callback()(skills.skills)
+skills_app.command("show")(skills.skills_show)
+app.add_typer(skills_app, name="skills")

@@ -1,0 +1,99 @@
+"""The commands that look back: `status`, `log`, `show` (one round's story), `rollback`, `report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich import box
+from rich.table import Table
+
+from .. import api
+from .common import console, plain, score_text, shorten, workspace_of
+
+
+def status(ctx: typer.Context) -> None:
+    """Rounds done, incumbent score, skills and the skills block's tokens, wiki pages, cost so far."""
+    info = api.status(workspace_of(ctx))
+    console.print(f"benchmark   {info.benchmark} (model {info.model})")
+    console.print(f"rounds      {info.rounds} completed")
+    console.print(f"incumbent   {score_text(info.incumbent)} on val")
+    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
+                  f"(skills block: {info.skills_tokens} tokens)")
+    console.print(f"wiki pages  {info.wiki_pages}")
+    roles = ", ".join(f"{role} ${cost:.4f}" for role, cost in sorted(info.cost_by_role.items()))
+    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens{'; ' + roles if roles else ''})")
+
+
+def log(ctx: typer.Context) -> None:
+    """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
+
+    A manual rollback gets a row of its own."""
+    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens",
+                  box=box.SIMPLE_HEAD)
+    for column in table.columns:
+        column.no_wrap = column.header != "candidate"
+    table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
+    for row in api.round_log(workspace_of(ctx)):
+        candidate = f"{row.action} {row.skill}".strip() or "—"
+        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val), score_text(row.incumbent),
+                      row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
+    console.print(table)
+
+
+def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
+    """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
+    per-task validation and the decision.
+
+    A proposal that was invalid is shown with the reason."""
+    story = api.show_round(workspace_of(ctx), round_number)
+    plain(f"round {story.number}: train score {score_text(story.train_score)}")
+    plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
+    if story.maintain_failed:
+        plain(f"  failed: {story.maintain_failed}")
+    plain(f"  wiki files changed: {', '.join(story.pages_changed) or '(none)'}")
+    plain(f"propose: {story.proposer_turns} turn(s), {story.invalid_outputs} invalid output(s); "
+        f"read: {', '.join(story.reads) or '(nothing)'}")
+    plain(f"  proposal: {story.action or '(none)'} {story.skill or ''}".rstrip())
+    if story.rationale:
+        plain(f"  rationale: {story.rationale}")
+    if story.proposer_error:
+        plain(f"  proposer: {story.proposer_error}")
+    if story.validation:
+        table = Table("task", "score", "prediction", "expected", title=f"validation: {len(story.validation)} tasks")
+        for row in story.validation:
+            table.add_row(str(row.get("id")), f"{float(row.get('score') or 0):.3f}", shorten(row.get("prediction")),
+                          shorten(row.get("expected")))
+        console.print(table)
+    else:
+        plain("validation: (none: the proposal did not reach it)")
+    scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})" if story.score is not None else ""
+    plain(f"decision: {story.decision or '(not yet)'}{scores}" + (f": {story.reason}" if story.reason else ""))
+
+
+def rollback_command(
+    ctx: typer.Context,
+    name: Optional[str] = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
+    round_number: Optional[int] = typer.Option(None, "--round", help="Revert the change accepted in this round."),
+) -> None:
+    """Revert accepted skill change(s) in one commit, or refuse having written nothing.
+
+    NAME reverts all of the skill's accepted changes; --round N refuses while a later change
+    touched the same files. The wiki stays."""
+    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number)
+    undone = ", ".join(f"round {c.meta.round} ({c.meta.action or 'change'} {c.meta.skill})" for c in result.reverted)
+    console.print(f"Rolled back {undone} in one commit ({result.commit[:10]}). "
+                  "The incumbent is re-validated on the next `evolve`.", markup=False, highlight=False, soft_wrap=True)
+
+
+def report_command(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+) -> None:
+    """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round.
+
+    The val score per round (candidate and incumbent, decisions marked), cost and tokens per
+    round, the skills timeline, the wiki's growth and the latest validation task by task."""
+    path = api.report(workspace_of(ctx), out)
+    console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)

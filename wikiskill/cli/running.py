@@ -1,0 +1,187 @@
+"""The commands that set up a workspace and run the loop or evaluations: `init`, `evolve`, `eval`,
+`compare`, `audit`, and the checks before a run: `doctor`, `benchmarks`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from .. import api
+from .common import (ApiBaseOption, ConcurrencyOption, ExecutorOption, ModelOption, WorkersOption, console,
+                     shorten, workspace_of)
+
+
+def init(
+    path: Path = typer.Argument(..., help="New or empty directory for the workspace."),
+    benchmark: str = typer.Option("textworld-cooking", "--benchmark", "-b",
+                                  help="Any name `wikiskill benchmarks` lists, e.g. textworld-cooking or jsonl:DIR."),
+    model: str = typer.Option("offline", "--model", help="litellm model string; `offline` needs no key."),
+    api_base: Optional[str] = ApiBaseOption,
+    train: Optional[int] = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),
+    val: Optional[int] = typer.Option(None, "--val", min=1, help="Validation tasks (generated benchmarks)."),
+    test: Optional[int] = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
+) -> None:
+    """Create a workspace: config, empty wiki and skills, a git repository on branch main.
+
+    Refuses a non-empty directory that is not a workspace."""
+    ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base,
+                            train=train, val=val, test=test, concurrency=concurrency)
+    console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
+    console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def evolve(
+    ctx: typer.Context,
+    rounds: int = typer.Option(3, "--rounds", "-n", min=1,
+                               help="Completed rounds for this run (a resumed run counts the rounds it already did)."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
+    executor: Optional[str] = ExecutorOption,
+    commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
+                                            help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
+) -> None:
+    """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
+    ws = workspace_of(ctx)
+    result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
+                        executor=executor, commit_human_edits=commit_human_edits, console=console)
+    note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
+    console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
+                  f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
+
+
+def eval_command(
+    ctx: typer.Context,
+    split: str = typer.Option("val", "--split", help="val, test or train."),
+    ref: str = typer.Option("main", "--ref", help="Evaluate the skills at this git ref."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
+    executor: Optional[str] = ExecutorOption,
+) -> None:
+    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
+
+    Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
+    ws = workspace_of(ctx)
+    evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
+                             workers=workers, executor=executor, console=console)
+    scores = evaluated.evaluation.scores
+    table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
+    failed = []
+    for trajectory in evaluated.runs[0]:
+        row = trajectory.outcome()
+        table.add_row(row["id"], f"{scores[row['id']]:.3f}", shorten(row["prediction"]), shorten(row["expected"]))
+        if row["error"]:
+            failed.append(f"{row['id']}: {row['error']}")
+    console.print(table)
+    for line in failed:
+        console.print(line, markup=False, highlight=False)
+    repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
+    e = evaluated.evaluation
+    console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved){repeats}; fingerprint {e.fingerprint}")
+
+
+def compare_command(
+    ctx: typer.Context,
+    ref_a: str = typer.Argument(..., help="The reference skills (e.g. baseline, round/003, a rejected/... tag)."),
+    ref_b: str = typer.Argument(..., help="The skills compared with them (e.g. main)."),
+    split: str = typer.Option("val", "--split", help="val, test or train."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+    workers: Optional[int] = WorkersOption,
+    executor: Optional[str] = ExecutorOption,
+) -> None:
+    """Compare two refs' skills task by task, with the mean difference and its interval.
+
+    Each task is fixed, broken, better, worse or the same; the interval is 95%. Evaluations git
+    records, or the result cache holds, under the current fingerprint are not rerun."""
+    from ..history.compare import Change
+
+    result = api.compare(workspace_of(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
+                         concurrency=concurrency, workers=workers, executor=executor, console=console)
+    table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
+    for row in result.rows:
+        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
+    console.print(table)
+    counts = ", ".join(f"{result.count(change)} {change.value}" for change in Change)
+    low, high = result.interval
+    console.print(f"{ref_a} {result.a.mean:.3f} → {ref_b} {result.b.mean:.3f}: mean difference "
+                  f"{result.mean_diff:+.4f}, {result.confidence:.0%} interval [{low:+.4f}, {high:+.4f}] "
+                  f"(n = {len(result.rows)}; {counts})", markup=False, highlight=False, soft_wrap=True)
+
+
+def audit_command(
+    ctx: typer.Context,
+    rerun: bool = typer.Option(False, "--rerun", help="Evaluate every merge again from scratch (model calls)."),
+    model: Optional[str] = ModelOption,
+    api_base: Optional[str] = ApiBaseOption,
+    concurrency: Optional[int] = ConcurrencyOption,
+) -> None:
+    """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
+
+    Each merge must record an evaluation of exactly its own skills, compared with an
+    incumbent evaluated under the same setup, with the claimed score in its results file;
+    --rerun also evaluates each merge again under the current settings."""
+    report = api.audit(workspace_of(ctx), rerun=rerun, model=model, api_base=api_base, concurrency=concurrency,
+                       console=console if rerun else None)
+    for problem in report.problems:
+        typer.echo(problem)
+    rerun_note = f", {report.rerun} re-evaluated" if rerun else ""
+    if not report.merges:
+        typer.echo("no accepted merge on main to audit")
+    elif report.problems:
+        typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: {len(report.problems)} problem(s)")
+    else:
+        typer.echo(f"{len(report.merges)} accepted merge(s) audited{rerun_note}: every one is sound")
+    if report.problems:
+        raise typer.Exit(1)
+
+
+def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
+                   api_base: Optional[str] = ApiBaseOption) -> None:
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price.
+
+    The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
+    litellm knows it. Exit 1 when a role cannot work."""
+    checks = api.doctor(workspace_of(ctx), model=model, api_base=api_base)
+    table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
+    mark = {True: "yes", False: "no", None: "—"}
+    for check in checks:
+        table.add_row(check.role, check.model, mark[check.reachable],
+                      f"{check.latency_s:.2f}s" if check.latency_s is not None else "—", mark[check.json_ok],
+                      f"{check.protocol} ({check.configured_protocol})",
+                      str(check.context_window or "—"), mark[check.price_known])
+    console.print(table)
+    for check in checks:
+        for line in filter(None, [check.problem, *check.notes]):
+            console.print(f"{check.role}: {line}", markup=False, highlight=False, soft_wrap=True)
+    if any(check.failed for check in checks):
+        raise typer.Exit(1)
+
+
+def benchmarks_command() -> None:
+    """List the benchmark suites this install can run (built-in and plugins) and what each needs.
+
+    Each with its kind, default split sizes, whether the offline model plays it, and whether what
+    it needs is installed."""
+    for row in api.benchmarks():
+        spec = row.spec
+        if spec is None:
+            console.print(f"[bold]{row.name}[/bold]  [red]cannot be loaded[/red]: {row.error}", soft_wrap=True)
+            continue
+        counts = spec.default_splits
+        splits = f"train/val/test {counts.train}/{counts.val}/{counts.test}" if counts else "splits from its files"
+        offline = "the offline model plays it" if spec.offline_playable else "needs an LLM"
+        ready = "[green]ready[/green]" if row.ready else f"[red]missing {', '.join(row.missing)}[/red]"
+        console.print(f"[bold]{row.usage}[/bold]  {spec.kind.value}, {splits}, {offline}  {ready}", soft_wrap=True)
+        for line in [spec.summary, *([f"needs: {spec.needs}"] if spec.needs else [])]:
+            console.print(Padding(Text(line), (0, 0, 0, 4)))
