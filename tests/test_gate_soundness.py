@@ -113,6 +113,7 @@ def round_one_base(tmp_path_factory) -> Workspace:
     return ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("intervention", [roll_back, hand_edit])
 @pytest.mark.parametrize("stop_after", range(len(round_steps())))
 def test_a_run_stopped_after_any_step_then_changed_by_hand_resumes_to_sound_merges(

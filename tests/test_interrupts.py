@@ -14,7 +14,8 @@ import pytest
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from workspaces import hears_ctrl_c, until
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")]
 
 
 def stat(pid: int) -> list[str] | None:

@@ -17,6 +17,8 @@ from wikiskill import api
 from wikiskill.core.config import ExecutorKind
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow
+
 COMMIT = re.compile(r"\b[0-9a-f]{10}\b")
 """A commit id in a wiki page: the two workspaces' commits differ in their dates and config."""
 

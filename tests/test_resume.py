@@ -14,6 +14,8 @@ from wikiskill.loop.evolve import evolve
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.loop.harness import Harness, QuietReporter
 
+pytestmark = pytest.mark.slow
+
 
 def _load_benchmark():
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "kill_resume.py"

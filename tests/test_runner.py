@@ -104,6 +104,7 @@ def suite(directory: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
     tasks = Doubling().tasks("train")
     finished: list[str] = []
@@ -160,6 +161,7 @@ def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
     assert cache.get("t00") == done and cache.get("t01") is None
 
 
+@pytest.mark.slow
 def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_the_cli(tmp_path):
     from scripted import ScriptedWorld
     from typer.testing import CliRunner
@@ -193,6 +195,7 @@ def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_
     assert len(rows) == 6 and rows == [line for line in two.output.splitlines() if "test-0" in line]
 
 
+@pytest.mark.slow
 def test_a_killed_worker_fails_the_step_in_one_line_and_the_next_step_gets_a_fresh_pool(tmp_path):
     import signal
     import threading

@@ -17,6 +17,8 @@ from wikiskill.benchmarks.scienceworld_family import ScienceWorldFamily
 from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow
+
 
 PAINT = "chemistry-mix-paint-secondary-color"
 """A task type whose gold path replays the same every time (heating tasks' paths vary with timing)."""

@@ -18,6 +18,8 @@ from wikiskill.benchmarks.textworld_games import cache_root, games_dir
 from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow
+
 E2E_COUNTS = {"train": 4, "val": 1, "test": 1}  # the scripted proposer reads 4 train traces
 
 

@@ -18,6 +18,8 @@ from wikiskill.benchmarks.textworld_cooking import (
     walkthrough,
 )
 
+pytestmark = pytest.mark.slow
+
 STATUS_FRAGMENT = re.compile(r"=-\s*-?\d+/\d+|^>|RESTART, RESTORE|\$\$", re.MULTILINE)
 
 
