@@ -35,13 +35,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import kill_resume
-from kill_resume import (ForkServer, _ForkedProcess, _forked_cli, cached_results, consistency_problems, new_workspace,
-                         signature)
+from kill_resume import (
+    ForkServer,
+    _forked_cli,
+    _ForkedProcess,
+    cached_results,
+    consistency_problems,
+    new_workspace,
+    signature,
+)
 from scripted import SPELL, ScriptedWorld, true_answer
-
 from wikiskill import api
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.workspace import Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 EVOLVE = ("evolve",)  # plain: the default number of rounds, no flag
 WHEN = ("before", "after")

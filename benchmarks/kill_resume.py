@@ -49,7 +49,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at i
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from scripted import ScriptedWorld  # noqa: E402
-
 from wikiskill.api import init_workspace  # noqa: E402
 from wikiskill.testing.fakeserver import FakeOpenAIServer  # noqa: E402
 

@@ -19,9 +19,9 @@ from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.benchmarks.reference import play_calls, play_reference
 from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.store.settings import load_config
+from wikiskill.store.traces import Trajectory
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.store.traces import Trajectory
 
 TOOL_AGENT_SYSTEM = "You are an assistant that serves a user by calling functions"
 

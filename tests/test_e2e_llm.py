@@ -13,9 +13,9 @@ from conftest import git
 from scripted import SPELL, USELESS, ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.knowledge.skills import skill_problems
 from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.knowledge.skills import skill_problems
 
 
 def agent_prompts(requests: list[dict]) -> list[str]:

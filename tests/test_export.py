@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from workspaces import commit_skills, new_workspace, skill_md
 from wikiskill.cli import app
 from wikiskill.integrations.export import MANIFEST, ExportError, export_skills
 from wikiskill.knowledge.links import links
 from wikiskill.knowledge.skills import skill_problems
 from wikiskill.store.workspace import Workspace, format_message
+from workspaces import commit_skills, new_workspace, skill_md
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
-from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.loop.gate_policies import NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.loop.impact import ImpactEntry
+from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.store.trailers import Action, Decision
 
 

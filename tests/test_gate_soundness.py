@@ -9,23 +9,23 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import git
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from test_resume import DiesAfter
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
-from workspaces import UNUSED_SERVER
-
 from wikiskill import api
 from wikiskill.core.errors import ValidationIndecisive, WikiskillError, WorkspaceError
+from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.evolve import evolve
 from wikiskill.loop.harness import Harness
-from wikiskill.store.rounds import round_state
-from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.steps import round_steps
 from wikiskill.loop.steps.evaluation import EnsureIncumbent, Validate
 from wikiskill.loop.steps.gate import Gate
+from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
+from workspaces import UNUSED_SERVER
 
 
 def harness_for(ws: Workspace, world=None) -> Harness:
@@ -281,7 +281,6 @@ class FailingProvider(ScriptedWorld):
 
     def answer(self, system: str, question: str) -> str:
         from scripted import USELESS
-
         from wikiskill.core.errors import ModelError
 
         if USELESS in system and not self.healed:

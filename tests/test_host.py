@@ -13,6 +13,7 @@ from wikiskill.knowledge.skillsblock import LOAD_SKILL_TOOL
 from wikiskill.store.workspace import Workspace, format_message
 from workspaces import TOPICS, commit_skills, merge_skill, new_workspace, skill_md, until
 
+
 @pytest.fixture()
 def ws(tmp_path: Path) -> Workspace:
     workspace = new_workspace(tmp_path)

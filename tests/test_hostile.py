@@ -12,24 +12,32 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+
+from conftest import git
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
-
-from wikiskill.llm.chat import Reply, ToolCall
+from wikiskill.knowledge.lint import lint_files
+from wikiskill.knowledge.pages import Section, parse_body, parse_page
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-from wikiskill.roles.agent import extract_action, extract_answer
+from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter
+from wikiskill.knowledge.wiki import (
+    INDEX,
+    LOG,
+    Derivation,
+    apply_maintainer_output,
+    first_sentence,
+    page_path,
+    read_wiki,
+)
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.llm.chat import Reply, ToolCall
+from wikiskill.roles.agent import extract_action, extract_answer
 from wikiskill.roles.maintainer import parse_output
 from wikiskill.roles.proposer import Proposer
 from wikiskill.roles.sandbox import Sandbox
-from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter
 from wikiskill.store.traces import Trajectory
-from wikiskill.knowledge.lint import lint_files
-from wikiskill.knowledge.pages import Section, parse_body, parse_page
-from wikiskill.knowledge.wiki import INDEX, LOG, Derivation, apply_maintainer_output, first_sentence, page_path, read_wiki
 from wikiskill.store.workspace import MAIN
 
 CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")

@@ -5,21 +5,21 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_workspace import evolve_scripted, scripted_workspace
 from typer.testing import CliRunner
 
+from conftest import git
+from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError
-from wikiskill.store.rounds import round_state
 from wikiskill.core.redact import Scrubber
-from wikiskill.history.status import round_rows
 from wikiskill.history.roundstory import round_story
-from wikiskill.roles.sandbox import Sandbox
+from wikiskill.history.status import round_rows
 from wikiskill.integrations.sessions import SessionFormat, read_session
+from wikiskill.roles.sandbox import Sandbox
+from wikiskill.store.rounds import round_state
 from wikiskill.store.traces import Outcome, Trajectory
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN, format_message

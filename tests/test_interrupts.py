@@ -93,7 +93,6 @@ SLOW = ("test-01", "test-04")
 
 def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_no_finished_task(tmp_path, executor):
     from scripted import ScriptedWorld
-
     from wikiskill import api
     from wikiskill.benchmarks import load_benchmark
     from wikiskill.core.config import Config

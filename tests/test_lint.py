@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workspaces import commit_skills, new_workspace, skill_md, write
 from wikiskill.cli import app
-from wikiskill.knowledge.lint import Problem, lint_files, lint_workspace, links
+from wikiskill.knowledge.lint import Problem, links, lint_files, lint_workspace
 from wikiskill.store.workspace import Workspace
+from workspaces import commit_skills, new_workspace, skill_md, write
 
 PAGE = "---\nkind: pattern\n---\n\n# {slug}\n\nSee [the index](../index.md) and [trace](../../raw/r001/train/t1.json).\n"
 

@@ -9,9 +9,9 @@ import pytest
 
 from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.proposer import TOOLS
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

@@ -14,16 +14,16 @@ from wikiskill.cli import app
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.lint import lint_workspace
+from wikiskill.knowledge.pages import parse_page
+from wikiskill.knowledge.proposals import prepare_proposal
+from wikiskill.knowledge.skills import parse_skill, skill_problems
+from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
+from wikiskill.knowledge.wiki_requests import WikiView
+from wikiskill.loop.sampling import sample_traces
 from wikiskill.roles.offline.agent import OfflineAgent, _room
 from wikiskill.roles.offline.maintainer import OfflineMaintainer, mine
 from wikiskill.roles.offline.proposer import OfflineProposer
 from wikiskill.roles.offline.rules import Rule, generalize, parse_rules, rule_line
-from wikiskill.knowledge.proposals import prepare_proposal
-from wikiskill.knowledge.pages import parse_page
-from wikiskill.knowledge.wiki_requests import WikiView
-from wikiskill.loop.sampling import sample_traces
-from wikiskill.knowledge.skills import parse_skill, skill_problems
-from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
 TRAIN, VAL = 3, 2
 

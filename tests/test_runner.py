@@ -15,14 +15,14 @@ from wikiskill.benchmarks import Task
 from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
-from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.meter import Meter
-from wikiskill.roles.agent import QAAgent
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.protocols import AgentRecipe, Place
+from wikiskill.roles.agent import QAAgent
 from wikiskill.run.executors.processes import ProcessPool
 from wikiskill.run.runner import run_tasks
 from wikiskill.store.results import ResultCache
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 N = 12
 
@@ -161,9 +161,9 @@ def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
 
 
 def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_the_cli(tmp_path):
-    from scripted import ScriptedWorld
     from typer.testing import CliRunner
 
+    from scripted import ScriptedWorld
     from wikiskill.cli import app
 
     world, pools = ScriptedWorld(), []

@@ -17,7 +17,6 @@ from wikiskill.benchmarks.scienceworld_family import ScienceWorldFamily
 from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
-
 PAINT = "chemistry-mix-paint-secondary-color"
 """A task type whose gold path replays the same every time (heating tasks' paths vary with timing)."""
 

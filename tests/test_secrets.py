@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scripted import SPELL, ScriptedWorld, create
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import SPELL, ScriptedWorld, create
 from wikiskill.cli import app
+from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -104,8 +104,8 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
     from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
     from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
+    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(InvalidProposal, match="the skill name contains a secret"):
@@ -178,7 +178,6 @@ def leaks(text: str, secret: str) -> bool:
 
 def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_path, monkeypatch):
     from test_workspace import scripted_workspace
-
     from wikiskill import api
     from wikiskill.store.workspace import MAIN
 
@@ -212,7 +211,6 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
 def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_path, monkeypatch):
     """pydantic writes the `"` as `\\"`, so the trace's file never holds the password as typed."""
     from test_workspace import scripted_workspace
-
     from wikiskill.store.traces import Trajectory
     from wikiskill.store.workspace import MAIN
 

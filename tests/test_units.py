@@ -5,10 +5,10 @@ import pytest
 from wikiskill.benchmarks.scoring import contains, exact, get_scorer, numeric, regex
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import BenchmarkError, ConfigError, ProposalError
-from wikiskill.loop.sampling import sample_traces
 from wikiskill.knowledge.skills import normalize_name, parse_skill, skill_problems, with_front_matter
-from wikiskill.store.traces import TraceStep, Trajectory, cut
+from wikiskill.loop.sampling import sample_traces
 from wikiskill.store.settings import parse_config
+from wikiskill.store.traces import TraceStep, Trajectory, cut
 
 GOOD = ("---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
         "## When NOT to Apply\nProgressing.\n\n## Instructions\n1. Stop.\n")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
-from wikiskill.knowledge.lint import Problem
 from wikiskill.integrations.watch import WatchReport, check, watch
+from wikiskill.knowledge.lint import Problem
 from wikiskill.store.workspace import Workspace, format_message
+from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
 
 BAD_LINK = "\nSee [the missing page](../../wiki/patterns/missing.md).\n"
 

@@ -3,15 +3,24 @@
 import pytest
 
 from wikiskill.core.config import WikiSettings
-from wikiskill.knowledge.consolidation import WordOverlap, consolidate
 from wikiskill.core.errors import ProposalError
+from wikiskill.knowledge.consolidation import WordOverlap, consolidate
 from wikiskill.knowledge.links import rewrite_links
 from wikiskill.knowledge.lint import lint_files
-from wikiskill.roles.offline.consolidation import PatternCover
 from wikiskill.knowledge.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
+from wikiskill.knowledge.wiki import (
+    INDEX,
+    Derivation,
+    Wiki,
+    apply_maintainer_output,
+    first_sentence,
+    maintainer_view,
+    read_wiki,
+    render_index,
+    render_page,
+)
 from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate, PageUpdate
-from wikiskill.knowledge.wiki import (INDEX, Derivation, Wiki, apply_maintainer_output, first_sentence, maintainer_view, read_wiki,
-                            render_index, render_page)
+from wikiskill.roles.offline.consolidation import PatternCover
 
 
 def make_page(slug: str, summary: str, tasks: dict[str, int], fix: str = "Spell the word.", **meta) -> Page:

@@ -7,21 +7,21 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git
-from scripted import ScriptedWorld
-from workspaces import UNUSED_SERVER
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError
-from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.core.redact import Scrubber
-from wikiskill.store.traces import Usage
-from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.store.commits import build_commit
 from wikiskill.store.sync import sync_worktree
+from wikiskill.store.traces import Usage
+from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.testing.fakeserver import Reply as ServerReply
+from workspaces import UNUSED_SERVER
 
 
 class WorldModel:

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 from _common import MODEL, median_time, qa_suite, table
-
 from wikiskill import api
 from wikiskill.store.evaluations import skills_id
 from wikiskill.store.workspace import MAIN, Workspace, format_message

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich import box
@@ -74,8 +73,8 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
 
 def rollback_command(
     ctx: typer.Context,
-    name: Optional[str] = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
-    round_number: Optional[int] = typer.Option(None, "--round", help="Revert the change accepted in this round."),
+    name: str | None = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
+    round_number: int | None = typer.Option(None, "--round", help="Revert the change accepted in this round."),
 ) -> None:
     """Revert accepted skill change(s) in one commit, or refuse having written nothing.
 

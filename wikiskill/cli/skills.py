@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -39,7 +38,7 @@ def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The sk
 def prompt(
     ctx: typer.Context,
     task: str = typer.Option("", "--task", help="Task text (used by --mode retrieve)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
+    mode: str | None = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
     ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
 ) -> None:
     """Print the skills block to paste into any agent's system prompt."""

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..benchmarks import Split
-from ..store.evaluations import Evaluation
 from ..loop.gate_policies import mean_interval, paired
 from ..loop.harness import Harness
+from ..store.evaluations import Evaluation
 
 
 class Change(str, Enum):

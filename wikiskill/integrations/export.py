@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .export_targets import AgentSkills, ExportError, ExportTarget
 from ..knowledge.links import rewrite_links
 from ..knowledge.skills import NAME_PATTERN, skill_problems
 from ..store.workspace import MAIN, Workspace
+from .export_targets import AgentSkills, ExportError, ExportTarget
 
 MANIFEST = ".wikiskill-export.json"
 MANIFEST_FORMAT = 1

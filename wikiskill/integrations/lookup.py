@@ -9,8 +9,8 @@ from enum import Enum
 
 from ..core.errors import choice
 from ..knowledge.lint import working_files
-from ..roles.sandbox import Sandbox
 from ..knowledge.search import rank, words
+from ..roles.sandbox import Sandbox
 from ..store.workspace import MAIN, Workspace
 
 SNIPPET_CHARS = 160

@@ -11,8 +11,16 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, Field, ModelWrapValidatorHandler, PrivateAttr, ValidationError,
-                      field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..core.errors import ProposalError
 from ..core.redact import scrub

@@ -25,8 +25,6 @@ from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
 
-
-
 def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
     """`(task, candidate score, incumbent score)` per task; both must cover the same tasks."""
     if set(candidate.scores) != set(incumbent.scores):

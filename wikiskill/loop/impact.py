@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..knowledge.wiki import IMPACT
 from ..protocols import Evidence
 from ..store.trailers import Decision
-from ..knowledge.wiki import IMPACT
 
 __all__ = ["IMPACT", "ImpactEntry", "append_entry"]
 SHOWN_TASKS = 20

@@ -15,13 +15,13 @@ import asyncio
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..llm.chat import ChatModel, ToolCall
 from ..core.prompts import render
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
+from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
-from .wikitool import WikiShelf
 from .agent import LookupTools
+from .wikitool import WikiShelf
 
 
 class ToolUseAgent:

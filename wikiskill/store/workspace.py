@@ -22,11 +22,11 @@ from ..core.config import CONFIG_FILE
 from ..core.errors import WorkspaceError
 from ..core.redact import Scrubber, scrub
 from ..core.resources import data_dir
-from .trailers import format_message
 from .commits import HARNESS_IDENTITY, build_commit, check_path, parse_message
 from .lock import hold_lock
 from .reads import MAIN, Commit, WorkspaceReads
 from .sync import WorkingTreeSyncs, remove_stale_git_locks, sync_worktree
+from .trailers import format_message
 
 STATE_DIR = ".wikiskill"
 TEMP_INDEX_PREFIX = "index-"

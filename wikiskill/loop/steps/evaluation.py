@@ -13,8 +13,8 @@ from ...store.workspace import MAIN, Commit
 from .summary import of_evaluation
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 
 def record_incumbent(harness: Harness, number: int) -> Evaluation:

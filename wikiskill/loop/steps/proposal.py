@@ -6,20 +6,20 @@ from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
 from ...core.errors import WorkspaceError
-from ...store.rounds import candidate_branch, round_label
-from ..impact import IMPACT
 from ...integrations.ingest import read_ingested
 from ...knowledge.proposals import InvalidProposal, prepare_proposal
 from ...roles.sandbox import Sandbox
-from ...store.trailers import Action, Decision, Step, Trailers
+from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score
+from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
+from ..impact import IMPACT
 from .evaluation import incumbent
 from .gate import close_without_merge
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 
 class Propose:
