@@ -42,7 +42,8 @@ def test_export_writes_valid_agent_skills_folders(ws, tmp_path):
     assert result.skills == ["convert-units", "quote-shell-paths", "spell-letters"] and result.skipped == {}
     files = snapshot(out)
     assert set(files) == {MANIFEST, "convert-units/SKILL.md", "convert-units/PURPOSE.md", "spell-letters/SKILL.md",
-                          "spell-letters/PURPOSE.md", "quote-shell-paths/SKILL.md", "quote-shell-paths/scripts/check.sh"}
+                          "spell-letters/PURPOSE.md", "quote-shell-paths/SKILL.md",
+                          "quote-shell-paths/scripts/check.sh"}
     for name in result.skills:
         assert skill_problems((out / name / "SKILL.md").read_text(encoding="utf-8"), name) == []
         assert (out / name / "SKILL.md").read_bytes() == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode()

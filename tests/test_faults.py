@@ -103,7 +103,8 @@ def test_a_provider_that_stays_down_stops_cleanly_and_evolve_resumes(tmp_path):
         result = evolve(ws)
         assert result.exit_code == 1
         error = result.output.strip().splitlines()[-1]  # after the progress bars of the finished steps
-        assert error.startswith("error: agent model openai/fake-model:") and error.endswith("(gave up after 2 attempts)")
+        assert (error.startswith("error: agent model openai/fake-model:")
+                and error.endswith("(gave up after 2 attempts)"))
         assert "Traceback" not in result.output
         assert git(ws, "status", "--porcelain") == ""
         assert git(ws, "for-each-ref", "refs/heads/skill").strip() == ""

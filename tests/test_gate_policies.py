@@ -164,7 +164,8 @@ def test_paired_margin_demands_a_gain_above_it():
 
 def test_paired_bootstrap_on_graded_scores_reports_a_one_sided_interval():
     incumbent = evaluation([0.2, 0.4, 0.5, 0.3, 0.1, 0.6, 0.4, 0.2, 0.5, 0.3])
-    better = evaluation([s + 0.2 for s in incumbent.scores.values()][:5] + [s + 0.25 for s in incumbent.scores.values()][5:])
+    better = evaluation([s + 0.2 for s in incumbent.scores.values()][:5]
+                        + [s + 0.25 for s in incumbent.scores.values()][5:])
     verdict = PairedPolicy(0.95, 0.0, seed=1).judge(better, incumbent)
     assert verdict.decision == Decision.ACCEPTED
     low, high = verdict.evidence.interval

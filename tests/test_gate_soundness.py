@@ -231,7 +231,8 @@ def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> st
     branch = f"skill/r{round_number:03d}-{name}"
     ws.create_branch(branch, MAIN)
     tip = ws.commit({f"skills/{name}/SKILL.md": skill_md(name, marker),
-                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n- r{round_number:03d} {marker}\n"},
+                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n"
+                                                  f"- r{round_number:03d} {marker}\n"},
                     format_message(f"r{round_number} propose", Trailers(round=round_number, step=Step.PROPOSE)),
                     branch=branch)
     sha = ws.commit({}, format_message(f"r{round_number} gate: accepted {name}", Trailers(
@@ -358,7 +359,8 @@ def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_ro
     flagged = runner.invoke(app, ["-C", str(ws.root), "audit"])
     assert flagged.exit_code == 1
     assert "round 2 (spell-letters" in flagged.output
-    assert "are not the merged ones" in flagged.output and "claims val 0.900, its results file gives 0.833" in flagged.output
+    assert ("are not the merged ones" in flagged.output
+            and "claims val 0.900, its results file gives 0.833" in flagged.output)
 
 
 def test_a_retire_is_merged_at_an_equal_score_and_a_harmful_one_is_not(after_round_one):

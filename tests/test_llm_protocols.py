@@ -241,7 +241,8 @@ def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
 
     def conversation(*sizes: int) -> list[dict]:
         return [{"role": "system", "content": "You help."},
-                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size} for n, size in enumerate(sizes))]
+                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size}
+                  for n, size in enumerate(sizes))]
 
     huge = conversation(*[1500] * 8, 1500)  # about 3,400 tokens: fits the window, not the time
     with FakeOpenAIServer(slow) as server:

@@ -34,7 +34,8 @@ class Doubling:
     spec = ExampleQAFamily.spec
 
     def tasks(self, split):
-        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i)) for i in range(N)]
+        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i))
+                for i in range(N)]
 
     def score(self, task, prediction):
         return float(prediction == task.answer)
@@ -120,7 +121,8 @@ def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
             assert meter.total.calls == 7
             workers = [worker.process.pid for worker in pool._workers]
             meter = Meter()
-            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id))
+            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"),
+                               lambda t: finished.append(t.task_id))
             assert [worker.process.pid for worker in pool._workers] == workers  # the same pool, not a new one
         finally:
             pool.close()
@@ -179,7 +181,8 @@ def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         shutil.rmtree(ws / ".wikiskill" / "results")
-        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "local"])
+        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2",
+                                      "--executor", "local"])
         two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers

@@ -40,7 +40,8 @@ class LeakyWorld(ScriptedWorld):
                                      f"# Key echo\n## Description\nThe key is {SECRET}.\n## Root cause\nr\n"
                                      f"## Evidence\nSHOWN-TASK printed {SECRET}.\n## Fix\nf\n"},
                                     {"name": f"page {SECRET.upper()}", "summary": "named after the key",
-                                     "content": "## Description\nd\n## Root cause\nr\n## Evidence\nSHOWN-TASK\n## Fix\nf"}],
+                                     "content": "## Description\nd\n## Root cause\nr\n"
+                                                "## Evidence\nSHOWN-TASK\n## Fix\nf"}],
                 "update_patterns": [],
                 "append_log": f"Saw the key {SECRET.upper()}.",
             })
@@ -87,7 +88,8 @@ def test_the_key_is_in_no_git_object_ref_or_working_file(leaked):
     assert NEEDLE not in objects.lower()
     assert NEEDLE not in git(root, "log", "--all", "-p").lower().encode()
     assert NEEDLE not in git(root, "for-each-ref").lower().encode()
-    for path, data in {**files_under(root, skip=(".git", ".wikiskill")), **files_under(root / ".git", ("objects",))}.items():
+    for path, data in {**files_under(root, skip=(".git", ".wikiskill")),
+                       **files_under(root / ".git", ("objects",))}.items():
         assert NEEDLE not in data.lower(), path
 
 
@@ -243,7 +245,8 @@ def test_json_is_scrubbed_in_its_decoded_strings_and_left_byte_for_byte_when_it_
 secret_chars = st.text(st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
                        min_size=MIN_SECRET_CHARS // 2, max_size=8)
 secret_text = st.builds(lambda head, escaped, tail: head + escaped + tail,
-                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars).filter(lambda text: text == text.strip())
+                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars,
+                        ).filter(lambda text: text == text.strip())
 
 
 @settings(max_examples=80, deadline=None)

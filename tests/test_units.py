@@ -40,7 +40,8 @@ def test_skill_rules():
         GOOD.replace("---\n\n", "metadata:\n  round: 3\n---\n\n", 1), "break-loop")
     assert skill_problems("no front matter", "x") == ["SKILL.md must start with YAML front matter between '---' lines"]
     assert skill_problems("---\n- a list\n---\nbody", "x") == ["front matter must be a YAML mapping"]
-    assert "missing sections: Instructions" in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0]
+    assert ("missing sections: Instructions"
+            in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0])
 
 
 def test_front_matter_is_rewritten_with_string_metadata():

@@ -104,7 +104,8 @@ def test_commit_waits_for_the_lock_holder(ws):
 
 def test_units_go_in_together_when_they_need_each_other(ws):
     # a skill links to a page created in the same burst, and the index lists the page
-    write(ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\nFixes [p](../../wiki/patterns/reversal.md).\n")
+    write(ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\n"
+                                                      "Fixes [p](../../wiki/patterns/reversal.md).\n")
     write(ws.root, "wiki/patterns/reversal.md", "# reversal\n")
     write(ws.root, "wiki/index.md", "# Wiki index\n\n- [reversal](patterns/reversal.md): reversing fails\n")
     report = check(ws, [], commit=True)

@@ -35,8 +35,9 @@ def as_files(pages: dict[str, Page]) -> dict[str, str]:
     return {**files, "index.md": render_index(pages), "log.md": "# Log\n"}
 
 
-@pytest.mark.parametrize("raw", ["encoding-rule-missing", "encoding-rule-missing.md", "patterns/encoding-rule-missing.md",
-                                 "wiki/patterns/Encoding Rule Missing.md", " Encoding_Rule_Missing ",
+@pytest.mark.parametrize("raw", ["encoding-rule-missing", "encoding-rule-missing.md",
+                                 "patterns/encoding-rule-missing.md", "wiki/patterns/Encoding Rule Missing.md",
+                                 " Encoding_Rule_Missing ",
                                  "./patterns/ENCODING-RULE-MISSING.md"])
 def test_every_spelling_of_a_page_name_normalises_to_one_slug(raw):
     assert page_slug(raw) == "encoding-rule-missing"
@@ -100,7 +101,8 @@ def test_consolidation_merges_duplicates_rewrites_links_and_retires_stale_pages(
     skills = {"spell/PURPOSE.md": "## Patterns Addressed\n- [r](../../wiki/patterns/reversal-slip.md#fix)\n"}
     result = consolidate(files, skills, 10, WikiSettings(retire_after=5), WordOverlap(0.6))
     assert result.merged == [("reversal-slip", "slips")] and result.retired == ["old"]
-    after = read_wiki({**files, **{p.removeprefix("wiki/"): t for p, t in result.changes.items() if p.startswith("wiki/")}})
+    after = read_wiki({**files, **{p.removeprefix("wiki/"): t
+                                   for p, t in result.changes.items() if p.startswith("wiki/")}})
     kept, gone = after.pages["slips"], after.pages["reversal-slip"]
     assert kept.meta.tasks() == ["t1", "t2", "t3"] and "- t3: wrong" in kept.sections[Section.EVIDENCE]
     assert gone.meta.status == PageStatus.MERGED and gone.meta.merged_into == "slips"

@@ -37,7 +37,8 @@ class WorldModel:
         answer = self.world({"messages": messages, "tools": tools})
         if isinstance(answer, str):
             answer = ServerReply(content=answer)
-        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"], c["arguments"] if isinstance(c["arguments"], dict) else None,
+        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"],
+                          c["arguments"] if isinstance(c["arguments"], dict) else None,
                           json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
         return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
 

@@ -42,7 +42,9 @@ from .registry import (
 )
 
 __all__ = [
-    "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing", "FunctionCall",
-    "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark", "Split", "SplitCounts", "Task",
-    "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "normalized_score", "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark", "missing_requirements", "resolve", "spec_of",
+    "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing",
+    "FunctionCall", "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark",
+    "Split", "SplitCounts", "Task", "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "normalized_score",
+    "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark",
+    "missing_requirements", "resolve", "spec_of",
 ]

@@ -36,8 +36,8 @@ def log(ctx: typer.Context) -> None:
     table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
     for row in api.round_log(workspace_of(ctx)):
         candidate = f"{row.action} {row.skill}".strip() or "—"
-        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val), score_text(row.incumbent),
-                      row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
+        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val),
+                      score_text(row.incumbent), row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
     console.print(table)
 
 
@@ -67,7 +67,9 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
         console.print(table)
     else:
         plain("validation: (none: the proposal did not reach it)")
-    scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})" if story.score is not None else ""
+    scores = ""
+    if story.score is not None:
+        scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})"
     plain(f"decision: {story.decision or '(not yet)'}{scores}" + (f": {story.reason}" if story.reason else ""))
 
 

@@ -156,7 +156,9 @@ class Harness:
         fingerprint = setup.fingerprint(tree)
         runs = []
         for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
-            label = description if setup.repeats == 1 else f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
+            label = description
+            if setup.repeats != 1:
+                label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
             key = digest([fingerprint, repeat]) if cached else None
             runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat))
         evaluation = Evaluation(fingerprint, setup.id, tree, per_task_scores(runs))

@@ -57,7 +57,8 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
     if evidence.p_value is not None:
         lines.append(f"- p-value: {evidence.p_value:.4f}")
     for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken)):
-        shown = ", ".join(tasks[:SHOWN_TASKS]) + (f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else "")
+        more = f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else ""
+        shown = ", ".join(tasks[:SHOWN_TASKS]) + more
         lines.append(f"- {label}: {len(tasks)}{' (' + shown + ')' if tasks else ''}")
     return lines
 

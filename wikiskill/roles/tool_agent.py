@@ -43,7 +43,8 @@ class ToolUseAgent:
 
     async def _converse(self, task: Task, session: ToolSession) -> Trajectory:
         shown = shown_skills(self.skills, self.settings, task.question)
-        messages = [{"role": "system", "content": render("agent_tool_use", skills_block=render_block(shown, self.settings))}]
+        system = render("agent_tool_use", skills_block=render_block(shown, self.settings))
+        messages = [{"role": "system", "content": system}]
         tools = list(session.tools)
         usage = Usage()
         answered, error = 0, None

@@ -167,7 +167,8 @@ class Workspace(WorkspaceReads):
         try:
             self._git_bytes(["update-ref", f"refs/heads/{branch}", new, old or ""])
         except WorkspaceError:
-            raise WorkspaceError(f"branch {branch} moved while wikiskill was writing it; run the command again") from None
+            raise WorkspaceError(
+                f"branch {branch} moved while wikiskill was writing it; run the command again") from None
 
     def wait_for_sync(self, *paths: str) -> None:
         """Return once the working tree and index hold main's tip at `paths` (all when none given);

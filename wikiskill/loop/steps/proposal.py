@@ -112,9 +112,11 @@ def _cell(value: object, limit: int = 80) -> str:
 def _outcome_row(trajectory: Trajectory) -> dict:
     row = trajectory.outcome()
     if trajectory.kind == BenchmarkKind.INTERACTIVE:
-        row["prediction"] = f"{'won' if trajectory.won else 'lost' if trajectory.lost else 'unfinished'} in {len(trajectory.steps)} steps"
+        ending = "won" if trajectory.won else "lost" if trajectory.lost else "unfinished"
+        row["prediction"] = f"{ending} in {len(trajectory.steps)} steps"
         row["expected"] = "win"
     if trajectory.provenance is not None:
-        row["expected"] = f"(ingested {trajectory.provenance.format} session, outcome {trajectory.provenance.outcome.value})"
+        source = trajectory.provenance
+        row["expected"] = f"(ingested {source.format} session, outcome {source.outcome.value})"
     row["prediction"], row["expected"] = _cell(row["prediction"]), _cell(row["expected"])
     return row
