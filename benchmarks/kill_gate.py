@@ -35,13 +35,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import kill_resume
-from kill_resume import (ForkServer, _ForkedProcess, _forked_cli, cached_results, consistency_problems, new_workspace,
-                         signature)
+from kill_resume import (
+    ForkServer,
+    _forked_cli,
+    _ForkedProcess,
+    cached_results,
+    consistency_problems,
+    new_workspace,
+    signature,
+)
 from scripted import SPELL, ScriptedWorld, true_answer
-
 from wikiskill import api
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.workspace import Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 EVOLVE = ("evolve",)  # plain: the default number of rounds, no flag
 WHEN = ("before", "after")
@@ -197,7 +203,8 @@ def reference_run(server: FakeOpenAIServer, ws: Path, start: Starter) -> Referen
 
 
 def decisions(ws: Path) -> list[str]:
-    return kill_resume.git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Decision,valueonly)",
+    return kill_resume.git(ws, "log", "--first-parent", "--reverse",
+                           "--format=%(trailers:key=Wikiskill-Decision,valueonly)",
                            "main").split()
 
 
@@ -265,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.rmtree(ws, ignore_errors=True)
     if args.keep is None and not failures:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"kill_gate: {total - failures}/{total} kill points resumed cleanly (wall {time.monotonic() - started:.1f} s)")
+    print(f"kill_gate: {total - failures}/{total} kill points resumed cleanly "
+          f"(wall {time.monotonic() - started:.1f} s)")
     return 1 if failures else 0
 
 

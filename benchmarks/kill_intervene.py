@@ -25,10 +25,9 @@ from pathlib import Path
 import kill_resume
 from kill_resume import ForkServer, consistency_problems, new_workspace, reference_run, run_evolve, start_cli
 from scripted import SPELL, ScriptedWorld
-
 from wikiskill import api
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.workspace import Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 
 def roll_back(ws: Path) -> tuple[str, ...]:

@@ -49,7 +49,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at i
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from scripted import ScriptedWorld  # noqa: E402
-
 from wikiskill.api import init_workspace  # noqa: E402
 from wikiskill.testing.fakeserver import FakeOpenAIServer  # noqa: E402
 
@@ -193,7 +192,8 @@ class Watcher:
 
     def poll(self) -> None:
         refs = self._read_refs()
-        self.counts["ref"] += sum(1 for name in refs.keys() | self._refs.keys() if refs.get(name) != self._refs.get(name))
+        self.counts["ref"] += sum(1 for name in refs.keys() | self._refs.keys()
+                                  if refs.get(name) != self._refs.get(name))
         self._refs = refs
         state = self.ws / ".wikiskill"
         marker = (state / "sync.json").exists()
@@ -430,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
             ws = root / f"point-{point:03d}"
             outcome = kill_and_resume(server, ws, reference, triggers, start)
             verdict = "ok" if outcome.clean else "FAILED"
-            print(f"point {point:3d}  kill at {' then '.join(triggers):<28} runs {len(outcome.runs)}  {verdict}", flush=True)
+            print(f"point {point:3d}  kill at {' then '.join(triggers):<28} "
+                  f"runs {len(outcome.runs)}  {verdict}", flush=True)
             for problem in outcome.problems + ([f"runs: {'; '.join(outcome.runs)}"] if outcome.problems else []):
                 print(f"    {problem}  [{ws}]", flush=True)
             failures += not outcome.clean

@@ -25,10 +25,10 @@ import yaml
 
 from wikiskill import api
 from wikiskill.core.config import Role
-from wikiskill.store.settings import load_config
-from wikiskill.store.rounds import round_label
-from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.store.rounds import round_label
+from wikiskill.store.settings import load_config
 from wikiskill.store.workspace import MAIN, Workspace
 
 

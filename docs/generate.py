@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
     for path in stale:
-        print(f"{path.relative_to(ROOT)} is stale: run `python docs/generate.py` and commit the result", file=sys.stderr)
+        print(f"{path.relative_to(ROOT)} is stale: run `python docs/generate.py` and commit the result",
+              file=sys.stderr)
     return 1 if stale else 0
 
 

@@ -18,8 +18,15 @@ from __future__ import annotations
 
 import argparse
 
-from agents import Agent, Model, OpenAIChatCompletionsModel, RunContextWrapper, Runner, function_tool
-from agents import set_tracing_disabled
+from agents import (
+    Agent,
+    Model,
+    OpenAIChatCompletionsModel,
+    RunContextWrapper,
+    Runner,
+    function_tool,
+    set_tracing_disabled,
+)
 from openai import AsyncOpenAI
 
 from wikiskill import api

@@ -35,7 +35,9 @@ def create(name: str, marker: str) -> dict:
         "action": "create",
         "name": name,
         "skill_md": skill_md(name, marker),
-        "purpose_md": f"# {name}\n\n## Origin\nReversal slips.\n\n## Patterns Addressed\n- [reversal-slips](../../wiki/patterns/reversal-slips.md)\n\n## Evolution History\n",
+        "purpose_md": f"# {name}\n\n## Origin\nReversal slips.\n\n"
+                      "## Patterns Addressed\n- [reversal-slips](../../wiki/patterns/reversal-slips.md)\n\n"
+                      "## Evolution History\n",
         "rationale": f"reversal tasks fail; {name} should fix them",
     }
 
@@ -45,7 +47,8 @@ REVERSAL_PAGE = ("# Reversal slips\n\n## Description\nThe agent reverses words w
                  "## Root cause\nIt reads the word as a whole.\n\n"
                  "## Evidence\nSHOWN-TASK: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n")
 MAINTAINER_REPLY = {
-    "create_patterns": [{"name": "reversal-slips", "summary": "words reversed wrongly + read as a whole + spell letter by letter",
+    "create_patterns": [{"name": "reversal-slips", "summary": "words reversed wrongly + read as a whole + "
+                                                              "spell letter by letter",
                          "evidence": ["SHOWN-TASK"], "content": REVERSAL_PAGE}],
     "update_patterns": [],
     "append_log": "Found reversal slips in the sampled failures.",

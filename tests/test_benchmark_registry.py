@@ -12,8 +12,8 @@ import pytest
 
 from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, is_known, known_benchmarks, registry, spec_of
-from wikiskill.store.settings import parse_config
 from wikiskill.core.errors import BenchmarkError, ConfigError
+from wikiskill.store.settings import parse_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 PLUGIN = '''

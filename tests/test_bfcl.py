@@ -19,9 +19,9 @@ from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.benchmarks.reference import play_calls, play_reference
 from wikiskill.core.errors import BenchmarkError, ConfigError
 from wikiskill.store.settings import load_config
+from wikiskill.store.traces import Trajectory
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.store.traces import Trajectory
 
 TOOL_AGENT_SYSTEM = "You are an assistant that serves a user by calling functions"
 
@@ -89,13 +89,16 @@ def test_calls_that_are_not_plain_literal_calls_are_refused_without_running():
     session.close()
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
+                           st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=3)
+                                         | st.dictionaries(st.text(max_size=5), inner, max_size=3),
                            max_leaves=8)
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.text(max_size=20), arguments=st.one_of(st.none(), st.dictionaries(st.text(max_size=10), json_values, max_size=4)))
+@given(name=st.text(max_size=20),
+       arguments=st.one_of(st.none(), st.dictionaries(st.text(max_size=10), json_values, max_size=4)))
 def test_any_call_a_model_writes_gets_one_result_and_never_raises(name, arguments):
     bench = suite("base")
     session = bench.open_session(bench.tasks("train")[0])

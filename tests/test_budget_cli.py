@@ -4,10 +4,10 @@ without asking the model any task a second time."""
 import json
 from pathlib import Path
 
-from conftest import git
-from scripted import ScriptedWorld
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import ScriptedWorld
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

@@ -4,10 +4,10 @@
 import shutil
 from pathlib import Path
 
-from conftest import git
-from scripted import USELESS, ScriptedWorld, create
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import USELESS, ScriptedWorld, create
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

@@ -13,9 +13,9 @@ from conftest import git
 from scripted import SPELL, USELESS, ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.knowledge.skills import skill_problems
 from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.knowledge.skills import skill_problems
 
 
 def agent_prompts(requests: list[dict]) -> list[str]:
@@ -79,7 +79,8 @@ def test_skills_on_main_and_in_prompts(evolved):
     purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
     assert "- r001 created: reversal tasks fail" in purpose
     assert "- r001 create accepted: val 0.833, incumbent 0.500; helped 2 val task(s), hurt 0" in purpose
-    assert "## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md): words reversed" in purpose
+    assert ("## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md)"
+            ": words reversed" in purpose)
     prompts = agent_prompts(during)
     assert not any(SPELL in p for p in prompts[:6])  # baseline val
     assert any(SPELL in p for p in prompts) and any(USELESS in p for p in prompts)  # candidates' validation

@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from workspaces import commit_skills, new_workspace, skill_md
 from wikiskill.cli import app
 from wikiskill.integrations.export import MANIFEST, ExportError, export_skills
 from wikiskill.knowledge.links import links
 from wikiskill.knowledge.skills import skill_problems
 from wikiskill.store.workspace import Workspace, format_message
+from workspaces import commit_skills, new_workspace, skill_md
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -42,7 +42,8 @@ def test_export_writes_valid_agent_skills_folders(ws, tmp_path):
     assert result.skills == ["convert-units", "quote-shell-paths", "spell-letters"] and result.skipped == {}
     files = snapshot(out)
     assert set(files) == {MANIFEST, "convert-units/SKILL.md", "convert-units/PURPOSE.md", "spell-letters/SKILL.md",
-                          "spell-letters/PURPOSE.md", "quote-shell-paths/SKILL.md", "quote-shell-paths/scripts/check.sh"}
+                          "spell-letters/PURPOSE.md", "quote-shell-paths/SKILL.md",
+                          "quote-shell-paths/scripts/check.sh"}
     for name in result.skills:
         assert skill_problems((out / name / "SKILL.md").read_text(encoding="utf-8"), name) == []
         assert (out / name / "SKILL.md").read_bytes() == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode()

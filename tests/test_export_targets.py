@@ -40,7 +40,8 @@ def test_each_target_writes_the_folder_its_host_reads(ws, tmp_path, target, fold
     expected = {MANIFEST}
     for name in SKILLS:
         expected |= {f"{name}/SKILL.md", f"{name}/PURPOSE.md"}
-        assert (skills_dir / name / "SKILL.md").read_bytes() == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode()
+        assert ((skills_dir / name / "SKILL.md").read_bytes()
+                == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode())
         assert skills_ref.validate(skills_dir / name) == []
     assert set(tree(project)) == {f"{folder}/{path}".removeprefix("./") for path in expected}
 

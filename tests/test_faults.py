@@ -8,18 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from conftest import git
 from scripted import ScriptedWorld
 from test_workspace import first_parent_steps
-from typer.testing import CliRunner
-
 from wikiskill.cli import app
 from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ProviderUnavailable
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"
 ROUND_STEPS = [None, None, "baseline", "rollout", "maintain", "gate"]  # init, config, one round
@@ -103,7 +103,8 @@ def test_a_provider_that_stays_down_stops_cleanly_and_evolve_resumes(tmp_path):
         result = evolve(ws)
         assert result.exit_code == 1
         error = result.output.strip().splitlines()[-1]  # after the progress bars of the finished steps
-        assert error.startswith("error: agent model openai/fake-model:") and error.endswith("(gave up after 2 attempts)")
+        assert (error.startswith("error: agent model openai/fake-model:")
+                and error.endswith("(gave up after 2 attempts)"))
         assert "Traceback" not in result.output
         assert git(ws, "status", "--porcelain") == ""
         assert git(ws, "for-each-ref", "refs/heads/skill").strip() == ""

@@ -5,20 +5,20 @@ import shutil
 from contextlib import contextmanager
 
 import pytest
-from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 
 from scripted import ScriptedWorld
-from wikiskill.loop import fingerprint
+from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.config import AgentSettings
-from wikiskill.store.settings import load_config
+from wikiskill.loop import fingerprint
 from wikiskill.loop.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLATES, eval_setup
 from wikiskill.loop.harness import Harness
-from wikiskill.store.rounds import rejected_tag, round_state
-from wikiskill.roles.offline.agent import OfflineAgent
-from wikiskill.roles.agent import InteractiveAgent, QAAgent
-from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.loop.steps.gate import Gate
+from wikiskill.roles.agent import InteractiveAgent, QAAgent
+from wikiskill.roles.offline.agent import OfflineAgent
+from wikiskill.roles.tool_agent import ToolUseAgent
+from wikiskill.store.rounds import rejected_tag, round_state
+from wikiskill.store.settings import load_config
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN
 

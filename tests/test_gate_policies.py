@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
-from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.loop.gate_policies import NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
 from wikiskill.loop.impact import ImpactEntry
+from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.store.trailers import Action, Decision
 
 
@@ -164,7 +164,8 @@ def test_paired_margin_demands_a_gain_above_it():
 
 def test_paired_bootstrap_on_graded_scores_reports_a_one_sided_interval():
     incumbent = evaluation([0.2, 0.4, 0.5, 0.3, 0.1, 0.6, 0.4, 0.2, 0.5, 0.3])
-    better = evaluation([s + 0.2 for s in incumbent.scores.values()][:5] + [s + 0.25 for s in incumbent.scores.values()][5:])
+    better = evaluation([s + 0.2 for s in incumbent.scores.values()][:5]
+                        + [s + 0.25 for s in incumbent.scores.values()][5:])
     verdict = PairedPolicy(0.95, 0.0, seed=1).judge(better, incumbent)
     assert verdict.decision == Decision.ACCEPTED
     low, high = verdict.evidence.interval

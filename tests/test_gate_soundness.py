@@ -9,23 +9,23 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import git
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from test_resume import DiesAfter
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
-from workspaces import UNUSED_SERVER
-
 from wikiskill import api
 from wikiskill.core.errors import ValidationIndecisive, WikiskillError, WorkspaceError
+from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.evolve import evolve
 from wikiskill.loop.harness import Harness
-from wikiskill.store.rounds import round_state
-from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.steps import round_steps
 from wikiskill.loop.steps.evaluation import EnsureIncumbent, Validate
 from wikiskill.loop.steps.gate import Gate
+from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
+from workspaces import UNUSED_SERVER
 
 
 def harness_for(ws: Workspace, world=None) -> Harness:
@@ -232,7 +232,8 @@ def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> st
     branch = f"skill/r{round_number:03d}-{name}"
     ws.create_branch(branch, MAIN)
     tip = ws.commit({f"skills/{name}/SKILL.md": skill_md(name, marker),
-                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n- r{round_number:03d} {marker}\n"},
+                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n"
+                                                  f"- r{round_number:03d} {marker}\n"},
                     format_message(f"r{round_number} propose", Trailers(round=round_number, step=Step.PROPOSE)),
                     branch=branch)
     sha = ws.commit({}, format_message(f"r{round_number} gate: accepted {name}", Trailers(
@@ -282,7 +283,6 @@ class FailingProvider(ScriptedWorld):
 
     def answer(self, system: str, question: str) -> str:
         from scripted import USELESS
-
         from wikiskill.core.errors import ModelError
 
         if USELESS in system and not self.healed:
@@ -360,7 +360,8 @@ def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_ro
     flagged = runner.invoke(app, ["-C", str(ws.root), "audit"])
     assert flagged.exit_code == 1
     assert "round 2 (spell-letters" in flagged.output
-    assert "are not the merged ones" in flagged.output and "claims val 0.900, its results file gives 0.833" in flagged.output
+    assert ("are not the merged ones" in flagged.output
+            and "claims val 0.900, its results file gives 0.833" in flagged.output)
 
 
 def test_a_retire_is_merged_at_an_equal_score_and_a_harmful_one_is_not(after_round_one):

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from scripted import USELESS, ScriptedWorld, create
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 GOLDEN = Path(__file__).parent / "golden" / "workspace-v1.bundle"
 ROUNDS = [(1, "create", "spell-letters", Decision.ACCEPTED), (2, "create", "useless-hint", Decision.REJECTED),

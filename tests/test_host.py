@@ -13,6 +13,7 @@ from wikiskill.knowledge.skillsblock import LOAD_SKILL_TOOL
 from wikiskill.store.workspace import Workspace, format_message
 from workspaces import TOPICS, commit_skills, merge_skill, new_workspace, skill_md, until
 
+
 @pytest.fixture()
 def ws(tmp_path: Path) -> Workspace:
     workspace = new_workspace(tmp_path)
@@ -33,7 +34,8 @@ def test_the_prompt_command_in_full_mode_shows_name_and_description_before_each_
     block = api.prompt(ws, mode="full")
     for name, (description, _) in TOPICS.items():
         start = block.index(f'<skill name="{name}">')
-        assert start < block.index(f"Description: {description}", start) < block.index(f"Follow the {name} steps", start)
+        assert (start < block.index(f"Description: {description}", start)
+                < block.index(f"Follow the {name} steps", start))
 
 
 def test_index_mode_lists_names_and_answers_load_skill(ws):
@@ -59,7 +61,8 @@ def test_retrieve_mode_picks_the_relevant_skills(ws):
     task = "The API keeps answering 429 too many requests; how long should the client wait?"
     block = skills.render(task)
     assert "Follow the retry-rate-limits steps" in block
-    shown = sorted((block.index(f'<skill name="{name}">'), name) for name in TOPICS if f'<skill name="{name}">' in block)
+    shown = sorted((block.index(f'<skill name="{name}">'), name)
+                   for name in TOPICS if f'<skill name="{name}">' in block)
     assert len(shown) == 3  # top_k from wikiskill.yaml's defaults
     assert shown[0][1] == "retry-rate-limits"  # best first
     assert block == api.prompt(ws, task=task, mode="retrieve")  # one renderer for agent, CLI and hosts
@@ -85,7 +88,8 @@ def test_past_ref_and_history(ws):
     convert = info["convert-units"]
     assert convert.files == ("PURPOSE.md", "SKILL.md")
     assert convert.evolution == ("r001 created: convert-units was needed",)
-    assert [(c.round, c.step, c.decision) for c in convert.changes] == [(2, "gate", "accepted"), (1, "gate", "accepted")]
+    assert ([(c.round, c.step, c.decision) for c in convert.changes]
+            == [(2, "gate", "accepted"), (1, "gate", "accepted")])
     # an accepted proposal shows as its gate merge on main, with the decision
     assert [(c.sha, c.round, c.step, c.decision) for c in info["new-skill"].changes] == [(merge, 3, "gate", "accepted")]
     assert [c.round for c in {s.name: s for s in then.list()}["convert-units"].changes] == [1]

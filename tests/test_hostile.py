@@ -12,24 +12,32 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+
+from conftest import git
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
-
-from wikiskill.llm.chat import Reply, ToolCall
+from wikiskill.knowledge.lint import lint_files
+from wikiskill.knowledge.pages import Section, parse_body, parse_page
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-from wikiskill.roles.agent import extract_action, extract_answer
+from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter
+from wikiskill.knowledge.wiki import (
+    INDEX,
+    LOG,
+    Derivation,
+    apply_maintainer_output,
+    first_sentence,
+    page_path,
+    read_wiki,
+)
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.llm.chat import Reply, ToolCall
+from wikiskill.roles.agent import extract_action, extract_answer
 from wikiskill.roles.maintainer import parse_output
 from wikiskill.roles.proposer import Proposer
 from wikiskill.roles.sandbox import Sandbox
-from wikiskill.knowledge.skills import NAME_PATTERN, skill_problems, split_front_matter
 from wikiskill.store.traces import Trajectory
-from wikiskill.knowledge.lint import lint_files
-from wikiskill.knowledge.pages import Section, parse_body, parse_page
-from wikiskill.knowledge.wiki import INDEX, LOG, Derivation, apply_maintainer_output, first_sentence, page_path, read_wiki
 from wikiskill.store.workspace import MAIN
 
 CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")
@@ -38,11 +46,13 @@ HOSTILE_NAMES = [
     "skills/../../x", "wiki/../raw/r001/val.jsonl", "name\n---\nname: evil", "a\0b", ".git/config", "index",
     "spell-letters", "notadir", "dirlink", "evil", "linked", "trap", "Ünïcödé ñame", "x" * 300, "~/.ssh/id_rsa",
     "traces/../../raw", "raw/r001/val.jsonl", "raw/r001/train/train-00.json", "traces/train-00", "traces/broken",
-    "traces/val-01", "raw/test/x.json", "wiki/patterns/linked.md", "skills/evil/SKILL.md", "skills/dirlink/x", "wiki/val/x.md",
-    "wiki/index.md", "skills", "wiki", "traces", "file:///etc/passwd", "wiki/index.md\n", "wiki/patterns/",
+    "traces/val-01", "raw/test/x.json", "wiki/patterns/linked.md", "skills/evil/SKILL.md", "skills/dirlink/x",
+    "wiki/val/x.md", "wiki/index.md", "skills", "wiki", "traces", "file:///etc/passwd", "wiki/index.md\n",
+    "wiki/patterns/",
 ]
-FRONT_MATTERS = ["- not\n- a mapping", "name: evil", "[[[[", "a: b\n---\nname: evil", "!!python/object/apply:os.system [ls]",
-                 "evidence: [[1], {a: b}, 3]", "description: \"x\\n---\\nname: evil\"", "{" * 2000, "created: 2024-01-01"]
+FRONT_MATTERS = ["- not\n- a mapping", "name: evil", "[[[[", "a: b\n---\nname: evil",
+                 "!!python/object/apply:os.system [ls]", "evidence: [[1], {a: b}, 3]",
+                 "description: \"x\\n---\\nname: evil\"", "{" * 2000, "created: 2024-01-01"]
 
 text = st.one_of(st.text(max_size=60), st.sampled_from(HOSTILE_NAMES), st.integers(0, 25_000).map(lambda n: "y" * n))
 json_value = st.recursive(
@@ -55,7 +65,8 @@ edit = st.one_of(json_value, st.fixed_dictionaries(
     optional={"target": st.sampled_from(["---", "body", "## Instructions", "", "name: spell-letters"]) | text,
               "file": st.sampled_from(["SKILL.md", "PURPOSE.md", "../../x", "/etc/passwd"]) | json_value}))
 PROPERTY = settings(max_examples=30, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.large_base_example])
 
 
 def git_as_person(root: Path, *args: str) -> str:
@@ -132,7 +143,8 @@ maintainer_json = st.fixed_dictionaries(
 reply_text = st.one_of(
     st.text(max_size=200), json_value.map(json.dumps), maintainer_json.map(json.dumps),
     maintainer_json.map(lambda d: json.dumps(d)[: len(json.dumps(d)) // 2]),
-    st.builds(lambda n, ws: json.dumps({"update_index": 1, "append_log": None, "create_patterns": "x"}) * n, st.integers(1, 3), st.none()),
+    st.builds(lambda n, ws: json.dumps({"update_index": 1, "append_log": None, "create_patterns": "x"}) * n,
+              st.integers(1, 3), st.none()),
     st.integers(1, 5000).map(lambda n: "[" * n), st.integers(1, 3000).map(lambda n: '{"a":' * n),
     maintainer_json.map(lambda d: f"Here you go:\n```json\n{json.dumps(d)}\n```\nDone."))
 
@@ -264,7 +276,8 @@ def test_a_proposal_is_applied_whole_inside_its_folder_or_rejected_with_a_reason
 @given(st.sampled_from(HOSTILE_NAMES + ["train-00"]), st.text(max_size=200))
 def test_skill_front_matter_cannot_be_injected(name, description):
     text = skill_md("x", "MARKER").replace(
-        "description: Spell the word letter by letter before answering.", f"description: {json.dumps(description, ensure_ascii=False)}")
+        "description: Spell the word letter by letter before answering.",
+        f"description: {json.dumps(description, ensure_ascii=False)}")
     try:
         proposal = prepare_proposal({"action": "create", "name": name, "skill_md": text}, {}, 1)
     except InvalidProposal as rejected:
@@ -344,7 +357,8 @@ def test_the_sandbox_refuses_escapes_symlinks_and_val_material(planted):
 
 agent_reply = st.one_of(
     st.none(), st.text(max_size=300),
-    st.lists(st.sampled_from(["<answer>", "</answer>", "<action>", "</action>", "<ANSWER>", "x", "\n", " ", "go north"]),
+    st.lists(st.sampled_from(["<answer>", "</answer>", "<action>", "</action>", "<ANSWER>",
+                              "x", "\n", " ", "go north"]),
              max_size=300).map("".join),
     st.integers(0, 20_000).map(lambda n: "<answer>" + "z" * n))
 

@@ -5,21 +5,21 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_workspace import evolve_scripted, scripted_workspace
 from typer.testing import CliRunner
 
+from conftest import git
+from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError
-from wikiskill.store.rounds import round_state
 from wikiskill.core.redact import Scrubber
-from wikiskill.history.status import round_rows
 from wikiskill.history.roundstory import round_story
-from wikiskill.roles.sandbox import Sandbox
+from wikiskill.history.status import round_rows
 from wikiskill.integrations.sessions import SessionFormat, read_session
+from wikiskill.roles.sandbox import Sandbox
+from wikiskill.store.rounds import round_state
 from wikiskill.store.traces import Outcome, Trajectory
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN, format_message
@@ -42,10 +42,12 @@ def test_a_claude_code_session_keeps_the_agents_turns_tool_calls_and_results():
     first = trajectory.messages[1]  # thinking, text and a tool call streamed over three lines: one reply
     assert "(thinking) Floats round 10.005 down" in first["content"]
     assert "Let me run the failing test first." in first["content"]
-    assert json.loads(first["tool_calls"][0]["function"]["arguments"])["command"] == "pytest tests/test_invoice.py -x -q"
+    assert (json.loads(first["tool_calls"][0]["function"]["arguments"])["command"]
+            == "pytest tests/test_invoice.py -x -q")
     assert trajectory.messages[2]["tool_call_id"] == first["tool_calls"][0]["id"]
     assert trajectory.messages[2]["content"].startswith("(error) F")
-    assert [c["function"]["name"] for m in trajectory.messages for c in m.get("tool_calls", [])] == ["Bash", "Bash", "Edit"]
+    assert ([c["function"]["name"] for m in trajectory.messages for c in m.get("tool_calls", [])]
+            == ["Bash", "Bash", "Edit"])
     text = trajectory.render()
     assert "subagent notes" not in text and "analyzing your codebase" not in text  # sidechain and meta lines
     assert "-> Edit(" in text and "outcome: failure" in text
@@ -90,7 +92,8 @@ def test_a_malformed_file_is_one_line_naming_it_and_its_line_and_nothing_is_comm
     lines = CLAUDE.read_text().splitlines()
     broken.write_text("\n".join(lines[:4] + ['{"type": "assistant", "message": {"role": "assist'] + lines[4:]))
     before = ws.head(MAIN)
-    result = CliRunner().invoke(app, ["-C", str(ws.root), "ingest", str(CLAUDE), str(broken), "--format", "claude-code"])
+    result = CliRunner().invoke(app, ["-C", str(ws.root), "ingest", str(CLAUDE), str(broken),
+                                      "--format", "claude-code"])
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1
     output = result.output.strip()
@@ -185,6 +188,7 @@ def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(
 
 def test_sessions_go_to_the_first_round_that_has_not_started(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    ws.commit({"raw/r001/train/outcomes.jsonl": ""}, format_message("r001 rollout: train", {"Round": 1, "Step": "rollout"}))
+    ws.commit({"raw/r001/train/outcomes.jsonl": ""},
+              format_message("r001 rollout: train", {"Round": 1, "Step": "rollout"}))
     assert round_state(ws, 1).started  # interrupted after its rollout: resumed, it keeps the experience it began with
     assert api.ingest(ws, [CLAUDE], "claude-code").round == 2

@@ -5,11 +5,11 @@ import re
 
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking, walkthrough
 from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
-from wikiskill.testing.fakeserver import FakeOpenAIServer
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
-from wikiskill.roles.agent import InteractiveAgent, extract_action
 from wikiskill.knowledge.skills import parse_skill
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.roles.agent import InteractiveAgent, extract_action
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 SKILL = parse_skill("---\nname: cook-carefully\ndescription: Cook each ingredient once.\n---\n\n"
                     "## When to Apply\nCooking.\n\n## When NOT to Apply\nNever.\n\n## Instructions\nCOOK-ONCE-MARKER\n")

@@ -66,7 +66,8 @@ def test_ctrl_c_while_games_are_generated_stops_the_workers_and_leaves_no_partia
         if __name__ == "__main__":
             ensure_games(list(range(1000, 1000 + int(sys.argv[1]))))
     """)
-    run = subprocess.Popen([sys.executable, str(main), str(GAMES)], env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
+    run = subprocess.Popen([sys.executable, str(main), str(GAMES)],
+                           env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
                            start_new_session=True, preexec_fn=hears_ctrl_c, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     workers: set[int] = set()
@@ -94,7 +95,6 @@ SLOW = ("test-01", "test-04")
 
 def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_no_finished_task(tmp_path, executor):
     from scripted import ScriptedWorld
-
     from wikiskill import api
     from wikiskill.benchmarks import load_benchmark
     from wikiskill.core.config import Config

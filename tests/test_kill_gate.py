@@ -14,7 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import kill_gate  # noqa: E402
 import kill_resume  # noqa: E402
-
 from wikiskill.cli import app  # noqa: E402
 from wikiskill.testing.fakeserver import FakeOpenAIServer  # noqa: E402
 

@@ -5,12 +5,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workspaces import commit_skills, new_workspace, skill_md, write
 from wikiskill.cli import app
-from wikiskill.knowledge.lint import Problem, lint_files, lint_workspace, links
+from wikiskill.knowledge.lint import Problem, links, lint_files, lint_workspace
 from wikiskill.store.workspace import Workspace
+from workspaces import commit_skills, new_workspace, skill_md, write
 
-PAGE = "---\nkind: pattern\n---\n\n# {slug}\n\nSee [the index](../index.md) and [trace](../../raw/r001/train/t1.json).\n"
+PAGE = ("---\nkind: pattern\n---\n\n# {slug}\n\nSee [the index](../index.md) "
+        "and [trace](../../raw/r001/train/t1.json).\n")
 
 
 @pytest.fixture()
@@ -41,7 +42,8 @@ def test_bad_skill_name_and_folder_mismatch(ws):
     write(ws.root, "skills/other-folder/SKILL.md", skill_md("convert-units"))
     write(ws.root, "skills/no-skill-md/PURPOSE.md", "# orphan\n")
     problems = lint_workspace(ws.root)
-    assert [p.path for p in problems] == ["skills/Bad_Name/SKILL.md", "skills/no-skill-md", "skills/other-folder/SKILL.md"]
+    assert [p.path for p in problems] == ["skills/Bad_Name/SKILL.md", "skills/no-skill-md",
+                                          "skills/other-folder/SKILL.md"]
     assert "lowercase letters, digits and single hyphens" in problems[0].message
     assert problems[1].message == "skill folder has no SKILL.md"
     assert "must equal the directory name 'other-folder'" in problems[2].message
@@ -91,7 +93,8 @@ def test_cli_prints_one_line_per_problem_and_exits_1(ws):
     lines = result.output.splitlines()
     assert len(lines) == 3
     assert lines[0].startswith("skills/Bad_Name/SKILL.md: name 'Bad_Name'")
-    assert lines[1] == "wiki/patterns/unlisted.md: broken link 'missing-page.md': wiki/patterns/missing-page.md does not exist"
+    assert (lines[1] == "wiki/patterns/unlisted.md: broken link 'missing-page.md': "
+            "wiki/patterns/missing-page.md does not exist")
     assert lines[2].startswith("wiki/patterns/unlisted.md: is not listed in wiki/index.md")
 
 
@@ -116,6 +119,7 @@ def test_overlapping_skills_are_a_warning_that_does_not_fail_lint(ws):
     write(ws.root, "skills/spell-letters-again/SKILL.md", text)
     problems = lint_workspace(ws.root)
     assert [(p.path, p.warning) for p in problems] == [("skills/spell-letters-again/SKILL.md", True)]
-    assert "overlaps skill 'spell-letters' (92% of their words are shared): merge them or retire one" in problems[0].message
+    assert ("overlaps skill 'spell-letters' (92% of their words are shared): "
+            "merge them or retire one" in problems[0].message)
     result = CliRunner().invoke(app, ["-C", str(ws.root), "lint"])
     assert result.exit_code == 0 and result.output.startswith("warning: skills/spell-letters-again/SKILL.md: overlaps")

@@ -9,9 +9,9 @@ import pytest
 
 from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.proposer import TOOLS
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
@@ -241,7 +241,8 @@ def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
 
     def conversation(*sizes: int) -> list[dict]:
         return [{"role": "system", "content": "You help."},
-                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size} for n, size in enumerate(sizes))]
+                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size}
+                  for n, size in enumerate(sizes))]
 
     huge = conversation(*[1500] * 8, 1500)  # about 3,400 tokens: fits the window, not the time
     with FakeOpenAIServer(slow) as server:

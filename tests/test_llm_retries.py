@@ -8,10 +8,10 @@ import pytest
 
 from wikiskill.core.config import BudgetSettings, LLMSettings, RoleSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
-from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
 from wikiskill.llm.cache import ResponseCache
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Say ok."}]
 

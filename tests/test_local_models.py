@@ -10,17 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git
-from scripted import ScriptedWorld, evolve_through_cli
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import RoleSettings
 from wikiskill.llm.credentials import KEY_ENV, missing_key
 from wikiskill.roles.sandbox import Sandbox
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.store.workspace import MAIN
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,10 +5,10 @@ import signal
 import subprocess
 import sys
 
-from conftest import git
-from test_workspace import evolve_scripted, scripted_workspace
 from typer.testing import CliRunner
 
+from conftest import git
+from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill.cli import app
 
 HOLD = """

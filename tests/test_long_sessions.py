@@ -17,11 +17,11 @@ from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
 from wikiskill.core.config import LLMSettings, RoleSettings, ToolProtocol
-from wikiskill.llm.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.core.errors import ContextOverflow
-from wikiskill.llm.profile import DEFAULT_CONTEXT_WINDOW
-from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.profile import DEFAULT_CONTEXT_WINDOW
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 
@@ -62,7 +62,8 @@ def test_two_hundred_tool_turns_fit_the_default_window_with_the_oldest_dropped_w
         results = [f"page {number}: " + "words " * 150, "the same page again"][:calls]
         turns.append({"role": "assistant", "content": None,
                       "tool_calls": [{"id": call_id, "type": "function", "function": read} for call_id in ids]})
-        turns += [{"role": "tool", "tool_call_id": call_id, "content": result} for call_id, result in zip(ids, results)]
+        turns += [{"role": "tool", "tool_call_id": call_id, "content": result}
+                  for call_id, result in zip(ids, results, strict=True)]
     conversation = [system, task, *turns]
     with FakeOpenAIServer(lambda body: "page 7", context_window=DEFAULT_CONTEXT_WINDOW) as server:
         chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, tool_protocol=protocol),

@@ -14,16 +14,16 @@ from wikiskill.cli import app
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.lint import lint_workspace
+from wikiskill.knowledge.pages import parse_page
+from wikiskill.knowledge.proposals import prepare_proposal
+from wikiskill.knowledge.skills import parse_skill, skill_problems
+from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
+from wikiskill.knowledge.wiki_requests import WikiView
+from wikiskill.loop.sampling import sample_traces
 from wikiskill.roles.offline.agent import OfflineAgent, _room
 from wikiskill.roles.offline.maintainer import OfflineMaintainer, mine
 from wikiskill.roles.offline.proposer import OfflineProposer
 from wikiskill.roles.offline.rules import Rule, generalize, parse_rules, rule_line
-from wikiskill.knowledge.proposals import prepare_proposal
-from wikiskill.knowledge.pages import parse_page
-from wikiskill.knowledge.wiki_requests import WikiView
-from wikiskill.loop.sampling import sample_traces
-from wikiskill.knowledge.skills import parse_skill, skill_problems
-from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 
 TRAIN, VAL = 3, 2
 
@@ -73,8 +73,8 @@ def test_agent_is_deterministic_and_scored(baseline_traces, bench):
 
 def test_skills_steer_the_agent(bench):
     task = bench.tasks("train")[0]
-    steered = asyncio.run(OfflineAgent(bench, [skill("cookbook-first", "- Prefer `examine cookbook` whenever it is available.")],
-                                       max_steps=5, seed=0).run(task))
+    cookbook_first = skill("cookbook-first", "- Prefer `examine cookbook` whenever it is available.")
+    steered = asyncio.run(OfflineAgent(bench, [cookbook_first], max_steps=5, seed=0).run(task))
     assert steered.steps[0].action == "examine cookbook"
     assert steered.steps[0].note == "skill cookbook-first: prefer `examine cookbook`"
     boxed = asyncio.run(OfflineAgent(bench, [skill("stay", "- Avoid `go *`.")], max_steps=25, seed=0).run(task))
@@ -122,7 +122,8 @@ class Library:
 
 
 def page(rule, pattern, evidence):
-    return f"---\nfinding: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\nevidence: {evidence}\n---\n# p\n"
+    return (f"---\nfinding: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\n"
+            f"evidence: {evidence}\n---\n# p\n")
 
 
 def test_proposer_picks_strongest_uncovered_unrejected_pattern():
@@ -132,7 +133,8 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
         "wiki/patterns/prefer-take-x.md": page("prefer", "take *", ["a", "b", "c", "d"]),
     }
     traces = ["a", "b", "c", "d", "e"]
-    rejected = "\n## r001 · create · prefer-scoring-actions · REJECTED\n\n+- Prefer `take *` whenever it is available.\n"
+    rejected = ("\n## r001 · create · prefer-scoring-actions · REJECTED\n\n"
+                "+- Prefer `take *` whenever it is available.\n")
     library = Library(files, traces)
     result = OfflineProposer(library, 4).run({"impact": "# Skill impact\n" + rejected})
     proposal = result.proposal
@@ -153,8 +155,9 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
     patch = OfflineProposer(Library(files, traces), 4).run({"impact": rejected})
     assert patch.proposal["action"] == "patch" and patch.proposal["name"] == "avoid-losing-actions"
     assert patch.proposal["edits"] == [{"op": "append", "content": "- Avoid `dice *`."}]
-    assert parse_rules([parse_skill(prepare_proposal(patch.proposal, {"avoid-losing-actions/SKILL.md": text}, 3)
-                                    .changes["skills/avoid-losing-actions/SKILL.md"])])[-1] == Rule("avoid", "dice *", (), "avoid-losing-actions")
+    patched = prepare_proposal(patch.proposal, {"avoid-losing-actions/SKILL.md": text}, 3)
+    rules = parse_rules([parse_skill(patched.changes["skills/avoid-losing-actions/SKILL.md"])])
+    assert rules[-1] == Rule("avoid", "dice *", (), "avoid-losing-actions")
 
     everything_covered = OfflineProposer(Library({}, traces), 4).run({"impact": ""})
     assert everything_covered.proposal["action"] == "no_action"
@@ -177,7 +180,8 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
         assert result.exit_code == 0, result.output
         lint = runner.invoke(app, ["-C", str(ws), "lint"])
         assert (lint.exit_code, lint.output) == (0, "no problems\n")
-    steps = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
+    steps = git(ws, "log", "--first-parent", "--reverse",
+                "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
     assert steps[:4] == ["baseline", "rollout", "maintain", "gate"]
     assert steps.count("gate") == 2 and steps.count("rollout") == 2
     assert steps[steps.index("maintain", 4) + 1] == "consolidate"  # round 2, between maintain and propose

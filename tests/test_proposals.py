@@ -5,11 +5,16 @@ from typing import Annotated, get_args
 
 import pytest
 from pydantic import Field
-from scripted import skill_md
 
+from scripted import skill_md
 from wikiskill.knowledge import proposals
-from wikiskill.knowledge.proposals import (CreateSkill, InvalidProposal, ProposalRequest, ProposalSchema,
-                                           prepare_proposal)
+from wikiskill.knowledge.proposals import (
+    CreateSkill,
+    InvalidProposal,
+    ProposalRequest,
+    ProposalSchema,
+    prepare_proposal,
+)
 from wikiskill.llm.toolcalls import json_schema
 from wikiskill.roles.proposer import TOOLS
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 import ray
-from scripted import ScriptedWorld
 
+from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.core.config import ExecutorKind
 from wikiskill.testing.fakeserver import FakeOpenAIServer

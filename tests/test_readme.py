@@ -95,6 +95,7 @@ def test_ci_runs_the_readme_test_command():
     assert '.venv/bin/pip install -q -e ".[test]"' in ci
     assert "CI=true .venv/bin/python -m pytest" in ci  # a test whose system program is missing fails there
     assert ".venv/bin/pip install -q --no-deps bfcl-eval==2026.3.23" in ci
+    assert ci.index(".venv/bin/ruff check .") < ci.index("CI=true .venv/bin/python -m pytest")  # lint before tests
 
 
 def test_the_quickstart_workspace_does_not_show_as_untracked_in_the_clone():

@@ -35,8 +35,10 @@ def listing(datasets: list[str], hash_seed: str) -> str:
     code = ("import json, sys\n"
             "from wikiskill.benchmarks.builtin import ReasoningGymFamily\n"
             "from wikiskill.benchmarks.reasoning_gym_qa import ReasoningGymQA\n"
-            "bench = ReasoningGymQA(sys.argv[1].split(','), ReasoningGymFamily.spec, {'train': 4, 'val': 3, 'test': 5})\n"
-            "print(json.dumps([[t.id, t.question, t.answer] for s in ('train', 'val', 'test') for t in bench.tasks(s)]))")
+            "bench = ReasoningGymQA(sys.argv[1].split(','), ReasoningGymFamily.spec, "
+            "{'train': 4, 'val': 3, 'test': 5})\n"
+            "print(json.dumps([[t.id, t.question, t.answer] for s in ('train', 'val', 'test') "
+            "for t in bench.tasks(s)]))")
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     return subprocess.run([sys.executable, "-c", code, ",".join(datasets)], env=env, capture_output=True, text=True,
                           check=True).stdout
@@ -49,7 +51,8 @@ def test_splits_share_no_question_and_are_dealt_evenly_across_datasets():
     questions = [t.question for s in SPLITS for t in tasks[s]]
     assert len(set(questions)) == len(questions)
     assert [t.metadata["dataset"] for t in tasks["test"]] == MIXED + MIXED[:2]  # interleaved, the first take the rest
-    assert [t.id for t in tasks["val"]] == ["basic_arithmetic-val-000", "leg_counting-val-000", "letter_counting-val-000"]
+    assert [t.id for t in tasks["val"]] == ["basic_arithmetic-val-000", "leg_counting-val-000",
+                                            "letter_counting-val-000"]
     assert all(t.split == s for s in SPLITS for t in tasks[s])
 
 

@@ -5,11 +5,11 @@ is read, and a class that cannot be imported or lacks a protocol member fails na
 import textwrap
 
 import pytest
+
 from scripted import ScriptedWorld
 from test_gate_soundness import edit_config, gate_of
 from test_user_errors import one_error_line, run
 from test_workspace import evolve_scripted, scripted_workspace
-
 from wikiskill import api
 from wikiskill.core.config import ExecutorKind, GatePolicyName
 from wikiskill.core.errors import ConfigError

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from conftest import installed, needs_chromium
 from scripted import ScriptedWorld, evolve_through_cli
 from test_workspace import scripted_workspace
-from typer.testing import CliRunner
-
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.history.htmlreport import report_data

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from scripted import ScriptedWorld
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
-
 from wikiskill.loop.evolve import evolve
-from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.loop.harness import Harness, QuietReporter
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
 

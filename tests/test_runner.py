@@ -15,14 +15,14 @@ from wikiskill.benchmarks import Task
 from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
-from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.meter import Meter
-from wikiskill.roles.agent import QAAgent
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.protocols import AgentRecipe, Place
+from wikiskill.roles.agent import QAAgent
 from wikiskill.run.executors.processes import ProcessPool
 from wikiskill.run.runner import run_tasks
 from wikiskill.store.results import ResultCache
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 N = 12
 
@@ -34,7 +34,8 @@ class Doubling:
     spec = ExampleQAFamily.spec
 
     def tasks(self, split):
-        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i)) for i in range(N)]
+        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i))
+                for i in range(N)]
 
     def score(self, task, prediction):
         return float(prediction == task.answer)
@@ -121,7 +122,8 @@ def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
             assert meter.total.calls == 7
             workers = [worker.process.pid for worker in pool._workers]
             meter = Meter()
-            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id))
+            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"),
+                               lambda t: finished.append(t.task_id))
             assert [worker.process.pid for worker in pool._workers] == workers  # the same pool, not a new one
         finally:
             pool.close()
@@ -163,9 +165,9 @@ def test_result_cache_skips_a_line_cut_short_by_a_crash(tmp_path):
 
 @pytest.mark.slow
 def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_the_cli(tmp_path):
-    from scripted import ScriptedWorld
     from typer.testing import CliRunner
 
+    from scripted import ScriptedWorld
     from wikiskill.cli import app
 
     world, pools = ScriptedWorld(), []
@@ -181,7 +183,8 @@ def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         shutil.rmtree(ws / ".wikiskill" / "results")
-        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "local"])
+        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2",
+                                      "--executor", "local"])
         two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers

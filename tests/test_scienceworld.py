@@ -26,7 +26,8 @@ PAINT = "chemistry-mix-paint-secondary-color"
 
 @pytest.fixture(scope="module")
 def paint():
-    yield ScienceWorld(PAINT, {"train": 1, "val": 1, "test": 1}, spec=ScienceWorldFamily.spec, name=f"scienceworld:{PAINT}")
+    yield ScienceWorld(PAINT, {"train": 1, "val": 1, "test": 1}, spec=ScienceWorldFamily.spec,
+                       name=f"scienceworld:{PAINT}")
     POOL.close()
 
 
@@ -67,7 +68,8 @@ def test_splits_come_from_scienceworlds_own_variations_and_are_fixed(paint):
 def test_asking_for_more_variations_than_a_split_has_is_refused(paint):
     greedy = ScienceWorld(PAINT, {"train": 0, "val": 500, "test": 0}, configured=frozenset({"val"}),
                           spec=ScienceWorldFamily.spec, name=f"scienceworld:{PAINT}")
-    with pytest.raises(BenchmarkError, match=f"ScienceWorld has {len(variations(PAINT)['val'])} val variations, not 500"):
+    with pytest.raises(BenchmarkError, match=f"ScienceWorld has {len(variations(PAINT)['val'])} "
+                                             "val variations, not 500"):
         greedy.tasks("val")
 
 

@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scripted import SPELL, ScriptedWorld, create
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import SPELL, ScriptedWorld, create
 from wikiskill.cli import app
+from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 
 SECRET = "sk-test-SECRET123456"
 NEEDLE = SECRET.lower().encode()
@@ -40,7 +40,8 @@ class LeakyWorld(ScriptedWorld):
                                      f"# Key echo\n## Description\nThe key is {SECRET}.\n## Root cause\nr\n"
                                      f"## Evidence\nSHOWN-TASK printed {SECRET}.\n## Fix\nf\n"},
                                     {"name": f"page {SECRET.upper()}", "summary": "named after the key",
-                                     "content": "## Description\nd\n## Root cause\nr\n## Evidence\nSHOWN-TASK\n## Fix\nf"}],
+                                     "content": "## Description\nd\n## Root cause\nr\n"
+                                                "## Evidence\nSHOWN-TASK\n## Fix\nf"}],
                 "update_patterns": [],
                 "append_log": f"Saw the key {SECRET.upper()}.",
             })
@@ -87,7 +88,8 @@ def test_the_key_is_in_no_git_object_ref_or_working_file(leaked):
     assert NEEDLE not in objects.lower()
     assert NEEDLE not in git(root, "log", "--all", "-p").lower().encode()
     assert NEEDLE not in git(root, "for-each-ref").lower().encode()
-    for path, data in {**files_under(root, skip=(".git", ".wikiskill")), **files_under(root / ".git", ("objects",))}.items():
+    for path, data in {**files_under(root, skip=(".git", ".wikiskill")),
+                       **files_under(root / ".git", ("objects",))}.items():
         assert NEEDLE not in data.lower(), path
 
 
@@ -104,8 +106,8 @@ def test_the_key_is_replaced_where_the_replies_arrive(leaked):
 def test_names_carrying_the_key_are_refused_when_a_role_bypasses_the_model_layer(monkeypatch):
     """Defence in depth for roles whose replies do not come through llm.py (host-supplied models)."""
     from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
     from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
+    from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(InvalidProposal, match="the skill name contains a secret"):
@@ -178,7 +180,6 @@ def leaks(text: str, secret: str) -> bool:
 
 def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_path, monkeypatch):
     from test_workspace import scripted_workspace
-
     from wikiskill import api
     from wikiskill.store.workspace import MAIN
 
@@ -212,7 +213,6 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
 def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_path, monkeypatch):
     """pydantic writes the `"` as `\\"`, so the trace's file never holds the password as typed."""
     from test_workspace import scripted_workspace
-
     from wikiskill.store.traces import Trajectory
     from wikiskill.store.workspace import MAIN
 
@@ -245,7 +245,8 @@ def test_json_is_scrubbed_in_its_decoded_strings_and_left_byte_for_byte_when_it_
 secret_chars = st.text(st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
                        min_size=MIN_SECRET_CHARS // 2, max_size=8)
 secret_text = st.builds(lambda head, escaped, tail: head + escaped + tail,
-                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars).filter(lambda text: text == text.strip())
+                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars,
+                        ).filter(lambda text: text == text.strip())
 
 
 @settings(max_examples=80, deadline=None)

@@ -66,7 +66,8 @@ def test_challenge_names_are_checked_and_textworlds_own_names_are_taken():
     assert registry.canonical_name("textworld:Coin_Collector") == "textworld:coin-collector"
     with pytest.raises(BenchmarkError, match="is the benchmark `textworld-cooking`"):
         registry.resolve("textworld:tw-cooking")
-    with pytest.raises(BenchmarkError, match="unknown TextWorld challenge 'maze'; choose one of: textworld:treasure-hunter"):
+    with pytest.raises(BenchmarkError, match="unknown TextWorld challenge 'maze'; "
+                                             "choose one of: textworld:treasure-hunter"):
         registry.resolve("textworld:maze")
     with pytest.raises(BenchmarkError, match=r"needs an argument: textworld:<challenge>"):
         registry.resolve("textworld")

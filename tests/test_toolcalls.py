@@ -9,17 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikiskill.core.config import LLMSettings, RoleSettings
-from wikiskill.llm.context import conversation_tokens, fit_messages
 from wikiskill.core.errors import ContextOverflow
-from wikiskill.llm.jsontext import extract_json
-from wikiskill.llm.model import LiteLLMModel
-from wikiskill.llm.meter import Meter
-from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
-from wikiskill.roles.proposer import TOOLS, Proposer
 from wikiskill.knowledge.skills import skill_problems
-from wikiskill.testing.fakeserver import FakeOpenAIServer
+from wikiskill.llm.chat import Reply, ToolCall
+from wikiskill.llm.context import conversation_tokens, fit_messages
+from wikiskill.llm.jsontext import extract_json
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.toolcalls import as_text_conversation, describe_tools, parse_text_calls
+from wikiskill.roles.proposer import TOOLS, Proposer
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 NAMES = {"read_file", "list_files", "finish"}
 CONTEXT = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [], "outcomes": []}

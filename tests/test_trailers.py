@@ -2,14 +2,14 @@
 schema stops every command with "upgrade wikiskill", and nothing a commit says is silently dropped."""
 
 import pytest
-from test_workspace import evolve_scripted, scripted_workspace
 from typer.testing import CliRunner
 
 from conftest import git
+from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.core.errors import SchemaError
 from wikiskill.core.config import Role
+from wikiskill.core.errors import SchemaError
 from wikiskill.store.trailers import SCHEMA_VERSION, Action, Step, Trailers, format_message, role_keys
 from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import merge_skill, new_workspace

@@ -5,10 +5,10 @@ import pytest
 from wikiskill.benchmarks.scoring import contains, exact, get_scorer, numeric, regex
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import BenchmarkError, ConfigError, ProposalError
-from wikiskill.loop.sampling import sample_traces
 from wikiskill.knowledge.skills import normalize_name, parse_skill, skill_problems, with_front_matter
-from wikiskill.store.traces import TraceStep, Trajectory, cut
+from wikiskill.loop.sampling import sample_traces
 from wikiskill.store.settings import parse_config
+from wikiskill.store.traces import TraceStep, Trajectory, cut
 
 GOOD = ("---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
         "## When NOT to Apply\nProgressing.\n\n## Instructions\n1. Stop.\n")
@@ -40,7 +40,8 @@ def test_skill_rules():
         GOOD.replace("---\n\n", "metadata:\n  round: 3\n---\n\n", 1), "break-loop")
     assert skill_problems("no front matter", "x") == ["SKILL.md must start with YAML front matter between '---' lines"]
     assert skill_problems("---\n- a list\n---\nbody", "x") == ["front matter must be a YAML mapping"]
-    assert "missing sections: Instructions" in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0]
+    assert ("missing sections: Instructions"
+            in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0])
 
 
 def test_front_matter_is_rewritten_with_string_metadata():

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
-from wikiskill.knowledge.lint import Problem
 from wikiskill.integrations.watch import WatchReport, check, watch
+from wikiskill.knowledge.lint import Problem
 from wikiskill.store.workspace import Workspace, format_message
+from workspaces import commit_skills, hears_ctrl_c, new_workspace, skill_md, until, write
 
 BAD_LINK = "\nSee [the missing page](../../wiki/patterns/missing.md).\n"
 
@@ -104,7 +104,8 @@ def test_commit_waits_for_the_lock_holder(ws):
 
 def test_units_go_in_together_when_they_need_each_other(ws):
     # a skill links to a page created in the same burst, and the index lists the page
-    write(ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\nFixes [p](../../wiki/patterns/reversal.md).\n")
+    write(ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\n"
+                                                      "Fixes [p](../../wiki/patterns/reversal.md).\n")
     write(ws.root, "wiki/patterns/reversal.md", "# reversal\n")
     write(ws.root, "wiki/index.md", "# Wiki index\n\n- [reversal](patterns/reversal.md): reversing fails\n")
     report = check(ws, [], commit=True)

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_wheel_installs_and_inits_outside_the_checkout(tmp_path):
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation",
+                    "--outdir", str(tmp_path / "dist"), str(ROOT)],
                    check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("wikiskill-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
@@ -32,16 +33,19 @@ def test_wheel_installs_and_inits_outside_the_checkout(tmp_path):
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # no .pth of ours runs from there
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                    "--no-index", "-q", str(wheel)],
                    check=True, capture_output=True)
     where = subprocess.run([str(python), "-c", "import wikiskill; print(wikiskill.__file__)"], cwd=tmp_path,
                            check=True, capture_output=True, text=True).stdout
     assert str(site) in where  # the installed wheel, not this checkout
 
-    done = subprocess.run([str(env_dir / "bin" / "wikiskill"), "init", "ws", "--benchmark", "example-qa", "--model", "openai/x"],
+    done = subprocess.run([str(env_dir / "bin" / "wikiskill"), "init", "ws", "--benchmark", "example-qa",
+                           "--model", "openai/x"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "ws" / "wiki" / "skill-impact.md").is_file()
     assert "benchmark: \"example-qa\"" in (tmp_path / "ws" / "wikiskill.yaml").read_text()
-    status = subprocess.run([str(env_dir / "bin" / "wikiskill"), "-C", "ws", "status"], cwd=tmp_path, capture_output=True, text=True)
+    status = subprocess.run([str(env_dir / "bin" / "wikiskill"), "-C", "ws", "status"],
+                            cwd=tmp_path, capture_output=True, text=True)
     assert status.returncode == 0 and "0 completed" in status.stdout

@@ -3,15 +3,24 @@
 import pytest
 
 from wikiskill.core.config import WikiSettings
-from wikiskill.knowledge.consolidation import WordOverlap, consolidate
 from wikiskill.core.errors import ProposalError
+from wikiskill.knowledge.consolidation import WordOverlap, consolidate
 from wikiskill.knowledge.links import rewrite_links
 from wikiskill.knowledge.lint import lint_files
-from wikiskill.roles.offline.consolidation import PatternCover
 from wikiskill.knowledge.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
+from wikiskill.knowledge.wiki import (
+    INDEX,
+    Derivation,
+    Wiki,
+    apply_maintainer_output,
+    first_sentence,
+    maintainer_view,
+    read_wiki,
+    render_index,
+    render_page,
+)
 from wikiskill.knowledge.wiki_requests import MaintainerOutput, PageCreate, PageUpdate
-from wikiskill.knowledge.wiki import (INDEX, Derivation, Wiki, apply_maintainer_output, first_sentence, maintainer_view, read_wiki,
-                            render_index, render_page)
+from wikiskill.roles.offline.consolidation import PatternCover
 
 
 def make_page(slug: str, summary: str, tasks: dict[str, int], fix: str = "Spell the word.", **meta) -> Page:
@@ -26,8 +35,9 @@ def as_files(pages: dict[str, Page]) -> dict[str, str]:
     return {**files, "index.md": render_index(pages), "log.md": "# Log\n"}
 
 
-@pytest.mark.parametrize("raw", ["encoding-rule-missing", "encoding-rule-missing.md", "patterns/encoding-rule-missing.md",
-                                 "wiki/patterns/Encoding Rule Missing.md", " Encoding_Rule_Missing ",
+@pytest.mark.parametrize("raw", ["encoding-rule-missing", "encoding-rule-missing.md",
+                                 "patterns/encoding-rule-missing.md", "wiki/patterns/Encoding Rule Missing.md",
+                                 " Encoding_Rule_Missing ",
                                  "./patterns/ENCODING-RULE-MISSING.md"])
 def test_every_spelling_of_a_page_name_normalises_to_one_slug(raw):
     assert page_slug(raw) == "encoding-rule-missing"
@@ -91,7 +101,8 @@ def test_consolidation_merges_duplicates_rewrites_links_and_retires_stale_pages(
     skills = {"spell/PURPOSE.md": "## Patterns Addressed\n- [r](../../wiki/patterns/reversal-slip.md#fix)\n"}
     result = consolidate(files, skills, 10, WikiSettings(retire_after=5), WordOverlap(0.6))
     assert result.merged == [("reversal-slip", "slips")] and result.retired == ["old"]
-    after = read_wiki({**files, **{p.removeprefix("wiki/"): t for p, t in result.changes.items() if p.startswith("wiki/")}})
+    after = read_wiki({**files, **{p.removeprefix("wiki/"): t
+                                   for p, t in result.changes.items() if p.startswith("wiki/")}})
     kept, gone = after.pages["slips"], after.pages["reversal-slip"]
     assert kept.meta.tasks() == ["t1", "t2", "t3"] and "- t3: wrong" in kept.sections[Section.EVIDENCE]
     assert gone.meta.status == PageStatus.MERGED and gone.meta.merged_into == "slips"

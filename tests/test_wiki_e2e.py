@@ -15,7 +15,8 @@ from wikiskill.integrations.host import SkillSet
 from wikiskill.knowledge.pages import Section, parse_page
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
-SECTIONS = "## Description\n{d}\n\n## Root cause\nRead as a whole.\n\n## Evidence\n{task}: answered unreversed.\n\n## Fix\nSpell it.\n"
+SECTIONS = ("## Description\n{d}\n\n## Root cause\nRead as a whole.\n\n"
+            "## Evidence\n{task}: answered unreversed.\n\n## Fix\nSpell it.\n")
 
 
 def page(name: str, task: str, description: str = "Words come back unreversed.", **fields) -> dict:
@@ -159,4 +160,5 @@ def test_a_page_without_summary_or_evidence_is_written_in_one_attempt_and_the_co
             f"wrongly.); evidence from the shown task ids the page cites ({shown})") in body
     page = parse_page("reversal-slips", (ws / "wiki/patterns/reversal-slips.md").read_text())
     assert page.meta.summary == "The agent reverses words wrongly." and page.meta.tasks() == [shown]
-    assert "(patterns/reversal-slips.md): The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text()
+    assert ("(patterns/reversal-slips.md): "
+            "The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text())

@@ -7,21 +7,21 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git
-from scripted import ScriptedWorld
-from workspaces import UNUSED_SERVER
 from typer.testing import CliRunner
 
+from conftest import git
+from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError
-from wikiskill.testing.fakeserver import Reply as ServerReply
-from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.core.redact import Scrubber
-from wikiskill.store.traces import Usage
-from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.store.commits import build_commit
 from wikiskill.store.sync import sync_worktree
+from wikiskill.store.traces import Usage
+from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.testing.fakeserver import Reply as ServerReply
+from workspaces import UNUSED_SERVER
 
 
 class WorldModel:
@@ -37,7 +37,8 @@ class WorldModel:
         answer = self.world({"messages": messages, "tools": tools})
         if isinstance(answer, str):
             answer = ServerReply(content=answer)
-        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"], c["arguments"] if isinstance(c["arguments"], dict) else None,
+        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"],
+                          c["arguments"] if isinstance(c["arguments"], dict) else None,
                           json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
         return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
 

@@ -5,24 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .benchmarks import SPLITS, FamilyListing, Split
 from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
-from .benchmarks import SPLITS, FamilyListing, Split
-from .loop.evolve import EvolveResult, refuse_before_loading
-from .loop.evolve import evolve as _evolve
-from .loop.harness import Evaluated, Harness, Reporter
-from .llm.credentials import check_credentials
 from .core.prompts import render
-from .history.status import RoundRow, Status, round_rows
-from .history.status import status as _status
 from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
+from .history.status import RoundRow, Status, round_rows
+from .history.status import status as _status
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
+from .llm.credentials import check_credentials
+from .loop.evolve import EvolveResult, refuse_before_loading
+from .loop.evolve import evolve as _evolve
+from .loop.harness import Evaluated, Harness, Reporter
 from .run.team import ModelFactory
-from .store.workspace import Workspace
 from .store.settings import load_config, parse_config
+from .store.workspace import Workspace
 
 if TYPE_CHECKING:
     import threading
@@ -30,15 +30,15 @@ if TYPE_CHECKING:
 
     from .history.audit import AuditReport
     from .history.compare import Comparison
-    from .llm.doctor import RoleCheck
-    from .integrations.export import ExportResult
-    from .integrations.ingest import IngestResult
-    from .integrations.host import SkillSet
-    from .knowledge.lint import Problem
-    from .integrations.lookup import Hit
     from .history.roundstory import RoundStory
-    from .loop.usage import SkillUsage
+    from .integrations.export import ExportResult
+    from .integrations.host import SkillSet
+    from .integrations.ingest import IngestResult
+    from .integrations.lookup import Hit
     from .integrations.watch import WatchReport
+    from .knowledge.lint import Problem
+    from .llm.doctor import RoleCheck
+    from .loop.usage import SkillUsage
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",

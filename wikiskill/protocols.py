@@ -32,9 +32,8 @@ from .roles.proposer import Library, ProposerResult
 from .roles.wikitool import WikiShelf
 from .store.evaluations import Evaluation
 from .store.results import ResultCache
-from .store.trailers import Decision
 from .store.traces import Trajectory
-
+from .store.trailers import Decision
 
 # ---- the roles ---------------------------------------------------------------------------------
 

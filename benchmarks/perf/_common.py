@@ -63,7 +63,7 @@ def median_time(run: Callable[[], object], repeats: int = 5) -> float:
 def table(headers: list[str], rows: list[list[object]]) -> str:
     cells = [headers] + [[_text(value) for value in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in cells]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in cells]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
 

@@ -2,7 +2,8 @@
 process by `python -m wikiskill.testing.fakeserver --handler _world:handler`.
 
 The task agent answers "3" (right) except for every fifth question (wrong), the maintainer writes
-one pattern page citing the first trace it was shown, and the proposer reads four traces then creates a skill that changes nothing.
+one pattern page citing the first trace it was shown, and the proposer reads four traces then
+creates a skill that changes nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import re
 from wikiskill.testing.fakeserver import Reply
 
 MAINTAINER = {
-    "create_patterns": [{"name": "miscounted-letters", "summary": "wrong counts + skimming + count one letter at a time",
+    "create_patterns": [{"name": "miscounted-letters", "summary": "wrong counts + skimming + "
+                                                                  "count one letter at a time",
                          "content": "# Miscounted letters\n\n## Description\nSome counts are off.\n\n"
                          "## Root cause\nThe agent skims.\n\n## Evidence\nSHOWN-TASK answered 4.\n\n"
                          "## Fix\nCount one letter at a time.\n"}],

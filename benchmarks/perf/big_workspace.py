@@ -11,6 +11,7 @@ that it never imported litellm, datasets or textworld.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -21,7 +22,6 @@ import time
 from pathlib import Path
 
 from _common import MODEL, median_time, qa_suite, table
-
 from wikiskill import api
 from wikiskill.store.evaluations import skills_id
 from wikiskill.store.workspace import MAIN, Workspace, format_message
@@ -38,7 +38,8 @@ def trace(task_id: str, round_number: int) -> str:
     score = float(hash((task_id, round_number)) % 3 == 0)
     return json.dumps({"task_id": task_id, "split": "train", "kind": "qa", "question": f"Question {task_id}?",
                        "messages": [{"role": "user", "content": f"Question {task_id}?"},
-                                    {"role": "assistant", "content": "Let me think step by step. " * 20 + "<answer>3</answer>"}],
+                                    {"role": "assistant",
+                                     "content": "Let me think step by step. " * 20 + "<answer>3</answer>"}],
                        "prediction": "3", "expected": "3" if score else "4", "score": score,
                        "usage": {"calls": 1, "prompt_tokens": 120, "completion_tokens": 40, "cost_usd": 4.2e-05}},
                       indent=1) + "\n"
@@ -57,15 +58,18 @@ def trailers(round_number: int, step: str, **extra: object) -> dict[str, object]
 
 def build_round(ws: Workspace, number: int, index: list[str]) -> None:
     label = f"r{number:03d}"
-    changes = {f"raw/{label}/train/train-{i:05d}.json": trace(f"train-{i:05d}", number) for i in range(TRACES_PER_ROUND)}
-    ws.commit(changes, format_message(f"{label} rollout: train won 66/200, score 0.330", trailers(number, "rollout", Score="0.330000")))
+    changes = {f"raw/{label}/train/train-{i:05d}.json": trace(f"train-{i:05d}", number)
+               for i in range(TRACES_PER_ROUND)}
+    ws.commit(changes, format_message(f"{label} rollout: train won 66/200, score 0.330",
+                                      trailers(number, "rollout", Score="0.330000")))
     pages = {}
     for i in range(PAGES_PER_ROUND):
         slug = f"pattern-{number:03d}-{i}"
         pages[f"wiki/patterns/{slug}.md"] = f"---\nkind: pattern\n---\n# {slug}\n\nA failure seen in round {number}.\n"
         index.append(f"- [{slug}](patterns/{slug}.md): problem + root cause + fix")
     pages["wiki/index.md"] = "# Wiki index\n\n" + "\n".join(index) + "\n"
-    ws.commit(pages, format_message(f"{label} maintain: {PAGES_PER_ROUND} pattern page(s) written", trailers(number, "maintain")))
+    ws.commit(pages, format_message(f"{label} maintain: {PAGES_PER_ROUND} pattern page(s) written",
+                                    trailers(number, "maintain")))
     accept = number % 5 != 0  # over 50 rounds: 40 accepted, creating 3 or 2 skills each = 100
     names = [f"skill-{number:03d}-{i}" for i in range((3 if number % 2 else 2) if accept else 1)]
     branch = f"skill/{label}-{names[0]}"
@@ -73,13 +77,15 @@ def build_round(ws: Workspace, number: int, index: list[str]) -> None:
     files = {f"skills/{name}/SKILL.md": skill(name, number) for name in names}
     ws.commit(files, format_message(f"{label} propose: create {names[0]}",
                                     trailers(number, "propose", Action="create", Skill=names[0])), branch=branch)
-    tip = ws.commit({f"raw/{label}/val.jsonl": '{"id": "val-0", "score": 1.0}\n'}, format_message(
-        f"{label} validate: val", trailers(number, "validate", Score="0.500000", **{"Skills-Id": skills_id(ws, branch)})), branch=branch)
+    validated = trailers(number, "validate", Score="0.500000", **{"Skills-Id": skills_id(ws, branch)})
+    tip = ws.commit({f"raw/{label}/val.jsonl": '{"id": "val-0", "score": 1.0}\n'},
+                    format_message(f"{label} validate: val", validated), branch=branch)
     impact = (ws.read_file(MAIN, "wiki/skill-impact.md") or "") + f"\n\n## {label} · create · {names[0]}\n"
     gate = trailers(number, "gate", Decision="accepted" if accept else "rejected", Action="create", Skill=names[0],
                     Score="0.500000", Incumbent="0.400000")
     if accept:
-        ws.commit({"wiki/skill-impact.md": impact}, format_message(f"{label} gate: accepted", {**gate, "Skills-Id": skills_id(ws, branch)}),
+        ws.commit({"wiki/skill-impact.md": impact},
+                  format_message(f"{label} gate: accepted", {**gate, "Skills-Id": skills_id(ws, branch)}),
                   base=ws.merged_tree(MAIN, tip), extra_parents=(tip,))
     else:
         ws.tag(f"rejected/{label}-{names[0]}", tip)
@@ -130,7 +136,7 @@ def main() -> None:
         print(f"built in {time.perf_counter() - started:.0f} s: {counts}, {commits.stdout.strip()} commits\n")
         rows = []
         for command in (["status"], ["log"], ["prompt"], ["prompt", "--mode", "index"]):
-            run = lambda: subprocess.run([*CLI, "-C", str(ws), *command], check=True, capture_output=True)  # noqa: E731
+            run = functools.partial(subprocess.run, [*CLI, "-C", str(ws), *command], check=True, capture_output=True)
             seconds = median_time(run, args.repeats)
             rows.append([f"wikiskill {' '.join(command)}", seconds, "yes" if seconds < 1.0 else "NO",
                          heavy_imports(ws, command)])

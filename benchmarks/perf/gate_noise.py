@@ -17,8 +17,8 @@ import random
 import time
 
 from wikiskill.core.config import GateSettings
-from wikiskill.store.evaluations import Evaluation
 from wikiskill.loop.gate_policies import gate_policy
+from wikiskill.store.evaluations import Evaluation
 from wikiskill.store.trailers import Decision
 
 POLICIES = {

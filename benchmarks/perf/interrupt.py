@@ -27,7 +27,8 @@ def one_try(games: int) -> tuple[float, int, list[str]]:
         root, cache = Path(tmp), Path(tmp) / "cache"
         (root / "main.py").write_text(CHILD.format(games=games))
         child = subprocess.Popen([sys.executable, str(root / "main.py")], start_new_session=True,
-                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # not inherited SIG_IGN
+                                 # not the SIG_IGN it would inherit
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                                  env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not any(cache.glob("*/*/.tmp-*")):

@@ -25,14 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _common import MODEL, fake_server, qa_suite, table
-
 from wikiskill import api
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.loop import evolve as evolve_module
 from wikiskill.loop.steps.evaluation import Validate
 from wikiskill.loop.steps.experience import Maintain, Rollout
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.loop.steps.proposal import Propose
-from wikiskill.llm.model import LiteLLMModel
 
 STEPS = {"rollout": Rollout, "maintain": Maintain, "propose": Propose, "validate": Validate, "gate": Gate}
 """The round's steps timed (the baseline is timed through `record_incumbent`)."""

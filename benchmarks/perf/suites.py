@@ -8,8 +8,8 @@ $WIKISKILL_CACHE_DIR, so its imports and any generation are paid cold:
 
 - setup s/task: loading the suite and preparing N tasks of each split, over the tasks made;
 - episode s: one episode of the known-good policy (an interactive suite's `reference_actions`,
-  a tool-use suite's `reference_calls`, a QA suite's `Task.answer` put to its scorer), averaged over the train tasks, with the mean
-  score it earned (1.0 when the adapter scores correctly). "—" where the suite has none.
+  a tool-use suite's `reference_calls`, a QA suite's `Task.answer` put to its scorer), averaged over
+  the train tasks, with the mean score it earned (1.0 when the adapter scores correctly). "—" where the suite has none.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def main() -> None:
             done = subprocess.run([sys.executable, __file__, "--one", name, "--tasks", str(args.tasks)],
                                   env={**os.environ, "WIKISKILL_CACHE_DIR": cache}, capture_output=True, text=True)
         if done.returncode != 0:
-            print(f"{name:<48} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+            reason = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
+            print(f"{name:<48} failed: {reason}")
             continue
         row = json.loads(done.stdout.strip().splitlines()[-1])
         episode = "—" if row["episode"] is None else f"{row['episode']:.4f}"

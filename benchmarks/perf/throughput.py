@@ -24,17 +24,16 @@ import time
 from pathlib import Path
 
 from _common import MODEL, fake_server, qa_suite, table
-
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.config import Config, ExecutorKind, SkillsSettings
+from wikiskill.core.prompts import render
+from wikiskill.knowledge.skillsblock import render_skills
+from wikiskill.llm.backend import import_litellm
+from wikiskill.llm.meter import Meter
 from wikiskill.protocols import AgentRecipe, Executor, Place
 from wikiskill.run.executors import open_executor
-from wikiskill.llm.meter import Meter
-from wikiskill.llm.backend import import_litellm
-from wikiskill.core.prompts import render
-from wikiskill.store.results import ResultCache
-from wikiskill.knowledge.skillsblock import render_skills
 from wikiskill.run.team import Team
+from wikiskill.store.results import ResultCache
 
 
 class Bench:
@@ -117,7 +116,8 @@ async def _bare_loop(api_base: str, requests: list[list[dict]], concurrency: int
     await asyncio.gather(*(one(messages) for messages in requests))
 
 
-def _timed_bare_loop(api_base: str, requests: list[list[dict]], concurrency: int, start_at: float) -> tuple[float, float]:
+def _timed_bare_loop(api_base: str, requests: list[list[dict]], concurrency: int,
+                     start_at: float) -> tuple[float, float]:
     asyncio.run(_bare_loop(api_base, requests[:2], 1))  # warm: litellm's first call builds its clients
     time.sleep(max(0.0, start_at - time.time()))
     started = time.time()
@@ -170,9 +170,10 @@ def main() -> None:
                     start_ups.append([kind.value, workers, f"{cost:.2f}"])
                 for c in args.concurrency:
                     n = size(c, args.waves)
-                    bare = best(args.repeats, lambda: bench.bare(c, n)[0])
-                    bare_w = best(args.repeats, lambda: bench.bare_processes(c, n, w))
-                    rates = {kind: best(args.repeats, lambda: bench.run(executors[kind], c, n)) for kind, _ in kinds}
+                    bare = best(args.repeats, lambda c=c, n=n: bench.bare(c, n)[0])
+                    bare_w = best(args.repeats, lambda c=c, n=n: bench.bare_processes(c, n, w))
+                    rates = {kind: best(args.repeats, lambda kind=kind, c=c, n=n: bench.run(executors[kind], c, n))
+                             for kind, _ in kinds}
                     local, processes, on_ray = (rates[kind] for kind, _ in kinds)
                     rows.append([c, n, c / args.latency, round(limit), bare, local, f"{local / bare:.1%}", bare_w,
                                  processes, f"{processes / bare_w:.1%}", on_ray, f"{on_ray / bare_w:.1%}"])

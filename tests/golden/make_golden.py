@@ -29,7 +29,6 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE.parent)]
 
 from scripted import SPELL, USELESS, ScriptedWorld, create  # noqa: E402
-
 from wikiskill.testing.fakeserver import FakeOpenAIServer  # noqa: E402
 
 BUNDLE = HERE / "workspace-v1.bundle"

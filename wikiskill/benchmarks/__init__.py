@@ -5,14 +5,46 @@ of workspaces, skills, models or the loop."""
 
 from __future__ import annotations
 
-from .base import (SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, EnvStep, FunctionCall, HasReferenceActions,
-                   HasReferenceCalls, InteractiveBenchmark, QABenchmark, Split, SplitCounts, Task, TextEnv, ToolSession, ToolUseBenchmark,
-                   UserTurn, normalized_score)
-from .registry import (BenchmarkFamily, FamilyListing, LoadRequest, canonical_name, family, family_names, is_known,
-                       known_benchmarks, list_families, load_benchmark, missing_requirements, resolve, spec_of)
+from .base import (
+                   SPLITS,
+                   Benchmark,
+                   BenchmarkKind,
+                   BenchmarkSpec,
+                   EnvStep,
+                   FunctionCall,
+                   HasReferenceActions,
+                   HasReferenceCalls,
+                   InteractiveBenchmark,
+                   QABenchmark,
+                   Split,
+                   SplitCounts,
+                   Task,
+                   TextEnv,
+                   ToolSession,
+                   ToolUseBenchmark,
+                   UserTurn,
+                   normalized_score,
+)
+from .registry import (
+                   BenchmarkFamily,
+                   FamilyListing,
+                   LoadRequest,
+                   canonical_name,
+                   family,
+                   family_names,
+                   is_known,
+                   known_benchmarks,
+                   list_families,
+                   load_benchmark,
+                   missing_requirements,
+                   resolve,
+                   spec_of,
+)
 
 __all__ = [
-    "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing", "FunctionCall",
-    "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark", "Split", "SplitCounts", "Task",
-    "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "normalized_score", "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark", "missing_requirements", "resolve", "spec_of",
+    "SPLITS", "Benchmark", "BenchmarkFamily", "BenchmarkKind", "BenchmarkSpec", "EnvStep", "FamilyListing",
+    "FunctionCall", "HasReferenceActions", "HasReferenceCalls", "InteractiveBenchmark", "LoadRequest", "QABenchmark",
+    "Split", "SplitCounts", "Task", "TextEnv", "ToolSession", "ToolUseBenchmark", "UserTurn", "normalized_score",
+    "canonical_name", "family", "family_names", "is_known", "known_benchmarks", "list_families", "load_benchmark",
+    "missing_requirements", "resolve", "spec_of",
 ]

@@ -96,7 +96,8 @@ def _refusal(call: FunctionCall, available: set[str]) -> str | None:
         return f"Error during execution: no function named {call.name!r} is available."
     if not isinstance(call.arguments, dict):
         return "Error during execution: the arguments are not a JSON object."
-    bad = [key for key in call.arguments if not (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key))]
+    bad = [key for key in call.arguments
+           if not (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key))]
     if bad:
         return f"Error during execution: invalid argument name(s) {', '.join(map(repr, bad))}."
     return None
@@ -127,7 +128,7 @@ class BfclSession:
     def execute(self, turn: int, calls: list[FunctionCall]) -> list[str]:
         available = self.available(turn)
         refusals = [_refusal(call, available) for call in calls]
-        texts = [call_text(call) for call, refusal in zip(calls, refusals) if refusal is None]
+        texts = [call_text(call) for call, refusal in zip(calls, refusals, strict=True) if refusal is None]
         ran = iter(self._run(texts) if texts else [])
         if texts:
             self.steps[turn].append(texts)

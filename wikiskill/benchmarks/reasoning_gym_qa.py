@@ -104,8 +104,9 @@ class ReasoningGymQA:
         return self._tasks
 
     def _draw(self, split: Split, seen: set[tuple[str, str]]) -> list[Task]:
+        shares = _shares(self.counts[split], len(self.datasets))
         per_dataset = [self._draw_dataset(name, split, count, seen)
-                       for name, count in zip(self.datasets, _shares(self.counts[split], len(self.datasets)))]
+                       for name, count in zip(self.datasets, shares, strict=True)]
         longest = max((len(tasks) for tasks in per_dataset), default=0)
         return [tasks[index] for index in range(longest) for tasks in per_dataset if index < len(tasks)]
 

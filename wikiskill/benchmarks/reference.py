@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import cast
 
-from .base import (Benchmark, BenchmarkKind, HasReferenceActions, HasReferenceCalls, InteractiveBenchmark,
-                   QABenchmark, Task, ToolUseBenchmark, normalized_score)
+from .base import (
+    Benchmark,
+    BenchmarkKind,
+    HasReferenceActions,
+    HasReferenceCalls,
+    InteractiveBenchmark,
+    QABenchmark,
+    Task,
+    ToolUseBenchmark,
+    normalized_score,
+)
 
 
 def play_reference(benchmark: Benchmark, task: Task) -> float | None:

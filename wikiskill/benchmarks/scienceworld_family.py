@@ -44,5 +44,6 @@ class ScienceWorldFamily:
                                  "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)")
         from .scienceworld import ScienceWorld
 
-        return ScienceWorld(argument, request.split_counts(self.spec), configured=frozenset(request.configured_splits()),
-                            spec=self.spec, name=self.spec.benchmark_name(argument))
+        return ScienceWorld(argument, request.split_counts(self.spec),
+                            configured=frozenset(request.configured_splits()), spec=self.spec,
+                            name=self.spec.benchmark_name(argument))

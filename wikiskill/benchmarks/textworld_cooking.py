@@ -12,8 +12,17 @@ from textworld.challenges.tw_cooking import cooking
 
 from wikiskill.benchmarks import textworld_games
 from wikiskill.benchmarks.specs import TEXTWORLD_COOKING
-from wikiskill.benchmarks.textworld_games import (GENERATION_WORKERS, SEED_BASES, SEED_RANGE, Progress, TextWorldEnv,
-                                                  TextWorldGames, clean_observation, single_command, walkthrough)
+from wikiskill.benchmarks.textworld_games import (
+    GENERATION_WORKERS,
+    SEED_BASES,
+    SEED_RANGE,
+    Progress,
+    TextWorldEnv,
+    TextWorldGames,
+    clean_observation,
+    single_command,
+    walkthrough,
+)
 
 __all__ = [
     "GENERATION_SETTINGS", "GENERATION_WORKERS", "SEED_BASES", "SEED_RANGE", "CookingChallenge", "TextWorldCooking",

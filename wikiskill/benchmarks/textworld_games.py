@@ -334,7 +334,7 @@ class TextWorldGames:
                 question=_game_data(path)["objective"],
                 metadata={"game_file": str(path), "seed": seed},
             )
-            for index, (seed, path) in enumerate(zip(seeds, paths))
+            for index, (seed, path) in enumerate(zip(seeds, paths, strict=True))
         ]
 
     def make_env(self, task: Task) -> TextWorldEnv:

@@ -4,7 +4,6 @@ the workspace of `-C`, and how a score or a long value is printed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import click
 import typer
@@ -56,7 +55,7 @@ ExecutorOption = typer.Option(None, "--executor",
 
 
 @app.callback()
-def main(ctx: typer.Context, directory: Optional[Path] = typer.Option(
+def main(ctx: typer.Context, directory: Path | None = typer.Option(
         None, "-C", help="Workspace directory (default: the one you are in).")) -> None:
     ctx.obj = directory
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich import box
@@ -37,8 +36,8 @@ def log(ctx: typer.Context) -> None:
     table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
     for row in api.round_log(workspace_of(ctx)):
         candidate = f"{row.action} {row.skill}".strip() or "—"
-        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val), score_text(row.incumbent),
-                      row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
+        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val),
+                      score_text(row.incumbent), row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
     console.print(table)
 
 
@@ -68,14 +67,16 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
         console.print(table)
     else:
         plain("validation: (none: the proposal did not reach it)")
-    scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})" if story.score is not None else ""
+    scores = ""
+    if story.score is not None:
+        scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})"
     plain(f"decision: {story.decision or '(not yet)'}{scores}" + (f": {story.reason}" if story.reason else ""))
 
 
 def rollback_command(
     ctx: typer.Context,
-    name: Optional[str] = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
-    round_number: Optional[int] = typer.Option(None, "--round", help="Revert the change accepted in this round."),
+    name: str | None = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
+    round_number: int | None = typer.Option(None, "--round", help="Revert the change accepted in this round."),
 ) -> None:
     """Revert accepted skill change(s) in one commit, or refuse having written nothing.
 

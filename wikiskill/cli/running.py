@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.padding import Padding
@@ -12,8 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
-from .common import (ApiBaseOption, ConcurrencyOption, ExecutorOption, ModelOption, WorkersOption, console,
-                     shorten, workspace_of)
+from .common import (
+    ApiBaseOption,
+    ConcurrencyOption,
+    ExecutorOption,
+    ModelOption,
+    WorkersOption,
+    console,
+    shorten,
+    workspace_of,
+)
 
 
 def init(
@@ -21,10 +28,10 @@ def init(
     benchmark: str = typer.Option("textworld-cooking", "--benchmark", "-b",
                                   help="Any name `wikiskill benchmarks` lists, e.g. textworld-cooking or jsonl:DIR."),
     model: str = typer.Option("offline", "--model", help="litellm model string; `offline` needs no key."),
-    api_base: Optional[str] = ApiBaseOption,
-    train: Optional[int] = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),
-    val: Optional[int] = typer.Option(None, "--val", min=1, help="Validation tasks (generated benchmarks)."),
-    test: Optional[int] = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
+    api_base: str | None = ApiBaseOption,
+    train: int | None = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),
+    val: int | None = typer.Option(None, "--val", min=1, help="Validation tasks (generated benchmarks)."),
+    test: int | None = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
@@ -40,11 +47,11 @@ def evolve(
     ctx: typer.Context,
     rounds: int = typer.Option(3, "--rounds", "-n", min=1,
                                help="Completed rounds for this run (a resumed run counts the rounds it already did)."),
-    model: Optional[str] = ModelOption,
-    api_base: Optional[str] = ApiBaseOption,
-    concurrency: Optional[int] = ConcurrencyOption,
-    workers: Optional[int] = WorkersOption,
-    executor: Optional[str] = ExecutorOption,
+    model: str | None = ModelOption,
+    api_base: str | None = ApiBaseOption,
+    concurrency: int | None = ConcurrencyOption,
+    workers: int | None = WorkersOption,
+    executor: str | None = ExecutorOption,
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
@@ -61,11 +68,11 @@ def eval_command(
     ctx: typer.Context,
     split: str = typer.Option("val", "--split", help="val, test or train."),
     ref: str = typer.Option("main", "--ref", help="Evaluate the skills at this git ref."),
-    model: Optional[str] = ModelOption,
-    api_base: Optional[str] = ApiBaseOption,
-    concurrency: Optional[int] = ConcurrencyOption,
-    workers: Optional[int] = WorkersOption,
-    executor: Optional[str] = ExecutorOption,
+    model: str | None = ModelOption,
+    api_base: str | None = ApiBaseOption,
+    concurrency: int | None = ConcurrencyOption,
+    workers: int | None = WorkersOption,
+    executor: str | None = ExecutorOption,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
 
@@ -94,11 +101,11 @@ def compare_command(
     ref_a: str = typer.Argument(..., help="The reference skills (e.g. baseline, round/003, a rejected/... tag)."),
     ref_b: str = typer.Argument(..., help="The skills compared with them (e.g. main)."),
     split: str = typer.Option("val", "--split", help="val, test or train."),
-    model: Optional[str] = ModelOption,
-    api_base: Optional[str] = ApiBaseOption,
-    concurrency: Optional[int] = ConcurrencyOption,
-    workers: Optional[int] = WorkersOption,
-    executor: Optional[str] = ExecutorOption,
+    model: str | None = ModelOption,
+    api_base: str | None = ApiBaseOption,
+    concurrency: int | None = ConcurrencyOption,
+    workers: int | None = WorkersOption,
+    executor: str | None = ExecutorOption,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
@@ -122,9 +129,9 @@ def compare_command(
 def audit_command(
     ctx: typer.Context,
     rerun: bool = typer.Option(False, "--rerun", help="Evaluate every merge again from scratch (model calls)."),
-    model: Optional[str] = ModelOption,
-    api_base: Optional[str] = ApiBaseOption,
-    concurrency: Optional[int] = ConcurrencyOption,
+    model: str | None = ModelOption,
+    api_base: str | None = ApiBaseOption,
+    concurrency: int | None = ConcurrencyOption,
 ) -> None:
     """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
 
@@ -146,8 +153,8 @@ def audit_command(
         raise typer.Exit(1)
 
 
-def doctor_command(ctx: typer.Context, model: Optional[str] = ModelOption,
-                   api_base: Optional[str] = ApiBaseOption) -> None:
+def doctor_command(ctx: typer.Context, model: str | None = ModelOption,
+                   api_base: str | None = ApiBaseOption) -> None:
     """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price.
 
     The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -39,7 +38,7 @@ def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The sk
 def prompt(
     ctx: typer.Context,
     task: str = typer.Option("", "--task", help="Task text (used by --mode retrieve)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
+    mode: str | None = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
     ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
 ) -> None:
     """Print the skills block to paste into any agent's system prompt."""
@@ -138,7 +137,8 @@ def watch_command(
             console.print(f"  committed {report.committed[:10]} as a human step: "
                           f"{escape(', '.join(report.committed_paths))}", highlight=False, soft_wrap=True)
         if report.held_back:
-            console.print(f"  [yellow]not committed (they add problems):[/yellow] {escape(', '.join(report.held_back))}",
+            held_back = escape(", ".join(report.held_back))
+            console.print(f"  [yellow]not committed (they add problems):[/yellow] {held_back}",
                           highlight=False, soft_wrap=True)
         if report.note:
             console.print(f"  [yellow]not committed:[/yellow] {escape(report.note)}", highlight=False, soft_wrap=True)
@@ -156,7 +156,8 @@ def ingest_command(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(..., help="Session transcript files."),
     session_format: str = typer.Option(..., "--format", help="claude-code (a session .jsonl from "
-                                       "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat messages)."),
+                                       "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat "
+                                       "messages)."),
     outcome: str = typer.Option("unknown", "--outcome", help="success, failure or unknown: how the sessions "
                                                              "ended (unknown ones are sampled with the failures)."),
 ) -> None:

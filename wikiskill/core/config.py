@@ -3,7 +3,7 @@ file (and checking the benchmark it names) is `store.settings`."""
 
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -27,7 +27,7 @@ class Role(StrEnum):
     PROPOSER = "proposer"
 
 
-class ToolProtocol(str, Enum):
+class ToolProtocol(StrEnum):
     """How a role's model calls tools."""
 
     NATIVE = "native"
@@ -35,7 +35,7 @@ class ToolProtocol(str, Enum):
     AUTO = "auto"
 
 
-class StructuredOutput(str, Enum):
+class StructuredOutput(StrEnum):
     """Whether a role that needs JSON sends its schema as `response_format`."""
 
     JSON_SCHEMA = "json_schema"
@@ -148,7 +148,7 @@ class LLMSettings(_Section):
     and reproducible)."""
 
 
-class GatePolicyName(str, Enum):
+class GatePolicyName(StrEnum):
     """The built-in gate policies (`loop/gate_policies.py`)."""
 
     STRICT = "strict"
@@ -185,7 +185,7 @@ class GateSettings(_Section):
         return builtin_or_path(value, GatePolicyName, "gate policy")
 
 
-class ExecutorKind(str, Enum):
+class ExecutorKind(StrEnum):
     """Where tasks run: this process, a pool of local processes, or Ray workers."""
 
     LOCAL = "local"

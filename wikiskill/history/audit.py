@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..store.evaluations import evaluation_at, find_evaluation
 from ..loop.fingerprint import digest
 from ..loop.harness import Harness
+from ..store.evaluations import evaluation_at, find_evaluation
 from ..store.trailers import Decision, Step
 from ..store.workspace import MAIN, Commit
 

@@ -5,15 +5,15 @@ otherwise finished tasks come from the result cache."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from ..benchmarks import Split
-from ..store.evaluations import Evaluation
 from ..loop.gate_policies import mean_interval, paired
 from ..loop.harness import Harness
+from ..store.evaluations import Evaluation
 
 
-class Change(str, Enum):
+class Change(StrEnum):
     FIXED = "fixed"
     BROKEN = "broken"
     BETTER = "better"
@@ -58,8 +58,8 @@ class Comparison:
 def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", confidence: float = 0.95) -> Comparison:
     a, b = _evaluation(harness, ref_a, split), _evaluation(harness, ref_b, split)
     rows = [TaskRow(task, a_score, b_score) for task, b_score, a_score in paired(b, a)]
-    return Comparison(ref_a, ref_b, split, a, b, rows, mean_interval([r.b - r.a for r in rows], confidence, harness.config.gate.seed),
-                      confidence)
+    interval = mean_interval([r.b - r.a for r in rows], confidence, harness.config.gate.seed)
+    return Comparison(ref_a, ref_b, split, a, b, rows, interval, confidence)
 
 
 def _evaluation(harness: Harness, ref: str, split: Split) -> Evaluation:

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.prompts import render
+from ..knowledge.pages import read_pages
+from ..knowledge.search import tokens
 from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
-from ..knowledge.pages import read_pages
-from ..core.prompts import render
-from .status import RoundRow, Status, round_rows, status
-from .roundstory import round_story
-from ..knowledge.search import tokens
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Workspace
+from .roundstory import round_story
+from .status import RoundRow, Status, round_rows, status
 
 DECISION_COLOURS = {Decision.ACCEPTED.value: "#2e7d32", Decision.REJECTED.value: "#c62828",
                     Decision.ROLLED_BACK.value: "#6a1b9a"}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
-from ..store.rounds import completed_rounds
-from ..loop.impact import IMPACT, ImpactEntry, append_entry
 from ..knowledge.purpose import HISTORY, add_history
+from ..loop.impact import IMPACT, ImpactEntry, append_entry
+from ..store.rounds import completed_rounds
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 

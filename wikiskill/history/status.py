@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..store.settings import load_config
-from ..store.rounds import completed_rounds, incumbent_score
 from ..knowledge.search import tokens
 from ..knowledge.skills import load_skills
 from ..knowledge.skillsblock import render_skills
+from ..store.rounds import completed_rounds, incumbent_score
+from ..store.settings import load_config
 from ..store.trailers import Decision, Step
 from ..store.workspace import MAIN, Commit, Workspace
 

@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .export_targets import AgentSkills, ExportError, ExportTarget
 from ..knowledge.links import rewrite_links
 from ..knowledge.skills import NAME_PATTERN, skill_problems
 from ..store.workspace import MAIN, Workspace
+from .export_targets import TARGETS, ExportError, ExportTarget, Target
 
 MANIFEST = ".wikiskill-export.json"
 MANIFEST_FORMAT = 1
@@ -43,7 +43,8 @@ class ExportResult:
     """Skill folders left out, with the reason (a SKILL.md that breaks the Agent Skills rules)."""
 
 
-def export_skills(ws: Workspace, dest: Path, ref: str = MAIN, target: ExportTarget = AgentSkills()) -> ExportResult:
+def export_skills(ws: Workspace, dest: Path, ref: str = MAIN,
+                  target: ExportTarget = TARGETS[Target.AGENTS]) -> ExportResult:
     """Write the skills at `ref` as Agent Skills folders into the folder `target` reads under `dest`
     (`dest` itself for plain Agent Skills); safe to repeat."""
     commit = ws.resolve(ref)

@@ -15,14 +15,14 @@ Nothing is written into a host's folder unless DIR names it (or the folder that 
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar, Protocol
 
 from ..core.errors import WikiskillError, choice
 
 
-class Target(str, Enum):
+class Target(StrEnum):
     AGENTS = "agents"
     CLAUDE = "claude"
     CODEX = "codex"

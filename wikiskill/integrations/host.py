@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
-from . import lookup
 from ..core.config import SkillsSettings
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
-from .lookup import Hit
 from ..knowledge.skills import Skill, load_skills, markdown_section
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills
-from .watch import ChangeForwarder
-from ..store.workspace import MAIN, Workspace
 from ..store.settings import load_config
+from ..store.workspace import MAIN, Workspace
+from . import lookup
+from .lookup import Hit
+from .watch import ChangeForwarder
 
 Mode = Literal["full", "index", "retrieve"]
 MODES: tuple[Mode, ...] = ("full", "index", "retrieve")

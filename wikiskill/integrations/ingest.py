@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import WikiskillError
-from ..store.rounds import completed_rounds, round_label, round_state
 from ..core.redact import Scrubber
-from .sessions import INGESTED_SPLIT, SessionFormat, read_session
-from ..store.trailers import Step, Trailers
+from ..store.rounds import completed_rounds, round_label, round_state
 from ..store.traces import Outcome, Trajectory
+from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
+from .sessions import INGESTED_SPLIT, SessionFormat, read_session
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,18 @@ Each hit is a workspace path, its score and the line that matches the query best
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from ..core.errors import choice
 from ..knowledge.lint import working_files
-from ..roles.sandbox import Sandbox
 from ..knowledge.search import rank, words
+from ..roles.sandbox import Sandbox
 from ..store.workspace import MAIN, Workspace
 
 SNIPPET_CHARS = 160
 
 
-class Corpus(str, Enum):
+class Corpus(StrEnum):
     WIKI = "wiki"
     SKILLS = "skills"
     TRACES = "traces"

@@ -11,7 +11,7 @@ time, because the workspace's git readers must not be used from two threads at o
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -28,7 +28,7 @@ SKILL_URI = "skill://{name}"
 HTTP_PATH = "/mcp"
 
 
-class Transport(str, Enum):
+class Transport(StrEnum):
     STDIO = "stdio"
     HTTP = "http"
     """Streamable HTTP, served at `http://HOST:PORT/mcp`."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -25,7 +25,7 @@ QUESTION_CHARS = 500
 """The first user message stands as the task; the whole of it is in the messages."""
 
 
-class SessionFormat(str, Enum):
+class SessionFormat(StrEnum):
     CLAUDE_CODE = "claude-code"
     OPENAI_MESSAGES = "openai-messages"
 

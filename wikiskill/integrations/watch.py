@@ -25,8 +25,8 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from ..core.errors import WikiskillError
-from ..store.rounds import completed_rounds
 from ..knowledge.lint import LINTED, Problem, hidden, lint_files, lint_workspace, working_files
+from ..store.rounds import completed_rounds
 from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 

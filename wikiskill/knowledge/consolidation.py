@@ -104,7 +104,8 @@ def _merge_duplicates(pages: dict[str, Page], rule: DuplicateRule, result: Conso
 def _absorb(keeper: Page, gone: Page) -> Page:
     """The kept page with the other page's evidence, evidence lines and skills."""
     lines = keeper.sections.get(Section.EVIDENCE, "").splitlines()
-    extra = [line for line in gone.sections.get(Section.EVIDENCE, "").splitlines() if line.strip() and line not in lines]
+    extra = [line for line in gone.sections.get(Section.EVIDENCE, "").splitlines()
+             if line.strip() and line not in lines]
     sections = {**keeper.sections, Section.EVIDENCE: "\n".join([*lines, *extra]).strip()}
     page = keeper.model_copy(update={"sections": sections}).with_evidence(gone.meta.evidence)
     return _with_meta(page, skills=sorted(set(page.meta.skills) | set(gone.meta.skills)))

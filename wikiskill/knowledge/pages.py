@@ -9,7 +9,7 @@ they are rendered from the evidence list each time the page is written.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -20,18 +20,18 @@ from .skills import normalize_name, split_front_matter
 PATTERNS = "wiki/patterns"
 
 
-class PageKind(str, Enum):
+class PageKind(StrEnum):
     FAILURE = "failure"
     SUCCESS = "success"
 
 
-class PageStatus(str, Enum):
+class PageStatus(StrEnum):
     ACTIVE = "active"
     MERGED = "merged"
     RETIRED = "retired"
 
 
-class Section(str, Enum):
+class Section(StrEnum):
     DESCRIPTION = "Description"
     ROOT_CAUSE = "Root cause"
     EVIDENCE = "Evidence"
@@ -210,7 +210,8 @@ def _evidence(item: object) -> dict | None:
     """An evidence entry from `{task, round}` or a bare task id (pages written before the model)."""
     if isinstance(item, dict) and isinstance(item.get("task"), (str, int)):
         round_number = item.get("round")
-        return {"task": str(item["task"]), "round": round_number if isinstance(round_number, int) and round_number >= 0 else 0}
+        valid_round = isinstance(round_number, int) and round_number >= 0
+        return {"task": str(item["task"]), "round": round_number if valid_round else 0}
     if isinstance(item, (str, int)) and not isinstance(item, bool):
         return {"task": str(item), "round": 0}
     return None

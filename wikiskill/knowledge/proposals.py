@@ -11,8 +11,16 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, Field, ModelWrapValidatorHandler, PrivateAttr, ValidationError,
-                      field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..core.errors import ProposalError
 from ..core.redact import scrub
@@ -318,7 +326,8 @@ def _create(proposal: Proposal, request: CreateSkill, skill_files: dict[str, str
     verb = "rewritten" if f"{name}/SKILL.md" in skill_files else "created"
     proposal.changes = {
         f"{skill_dir(name)}/SKILL.md": skill_md,
-        f"{skill_dir(name)}/PURPOSE.md": add_history(purpose, round_number, f"{verb}: {proposal.rationale or 'no rationale given'}"),
+        f"{skill_dir(name)}/PURPOSE.md": add_history(
+            purpose, round_number, f"{verb}: {proposal.rationale or 'no rationale given'}"),
     }
 
 
@@ -344,7 +353,8 @@ def _patch(proposal: Proposal, request: PatchSkill, skill_files: dict[str, str],
     proposal.changes = {
         f"{skill_dir(name)}/SKILL.md": _checked_skill(texts["SKILL.md"], name, round_number),
         f"{skill_dir(name)}/PURPOSE.md": add_history(
-            texts["PURPOSE.md"] or f"# {name}\n", round_number, f"patched: {proposal.rationale or 'no rationale given'}"),
+            texts["PURPOSE.md"] or f"# {name}\n", round_number,
+            f"patched: {proposal.rationale or 'no rationale given'}"),
     }
 
 

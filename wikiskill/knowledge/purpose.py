@@ -46,7 +46,8 @@ def record_decision(purpose: str, name: str, round_number: int, action: str, dec
 
 def replace_section(text: str, heading: str, body: str) -> str:
     """`text` with the section under `heading` replaced (added before Evolution History when missing)."""
-    pattern = re.compile(rf"^{re.escape(heading)}[ \t]*\n(.*?)(?=^#{{1,2}} |\Z)", re.MULTILINE | re.DOTALL | re.IGNORECASE)
+    pattern = re.compile(rf"^{re.escape(heading)}[ \t]*\n(.*?)(?=^#{{1,2}} |\Z)",
+                         re.MULTILINE | re.DOTALL | re.IGNORECASE)
     section = f"{heading}\n\n{body.strip()}\n\n"
     if pattern.search(text):
         return pattern.sub(lambda match: section, text, count=1).rstrip() + "\n"

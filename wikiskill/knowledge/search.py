@@ -22,7 +22,8 @@ def rank(documents: list[str], query: str) -> list[tuple[int, float]]:
         return [(index, 0.0) for index in range(len(documents))]
     import bm25s
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on itself; a host's log would show each index
+    # bm25s sets DEBUG on itself; a host's log would show each index
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
     scores = retriever.get_scores(terms)

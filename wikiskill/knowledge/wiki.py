@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .edits import apply_edits, parse_edits
 from ..core.errors import ProposalError
+from ..core.redact import scrub
+from .edits import apply_edits, parse_edits
 from .links import rewrite_links
 from .pages import PATTERNS, Evidence, Page, PageMeta, PageStatus, Section, page_path, page_slug, parse_body, read_pages
-from ..core.redact import scrub
-from .wiki_requests import MaintainerOutput, PageCreate, PageUpdate, WikiView
 from .search import rank, tokens
 from .skills import split_front_matter
+from .wiki_requests import MaintainerOutput, PageCreate, PageUpdate, WikiView
 
 INDEX = "wiki/index.md"
 LOG = "wiki/log.md"

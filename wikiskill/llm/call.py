@@ -19,7 +19,14 @@ from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, 
 from .credentials import key_advice, key_names
 from .profile import ModelProfile
 from .speed import ServerSpeed
-from .toolcalls import TEXT_CALL_PREFIX, as_text_conversation, call_schema, describe_tools, json_schema, parse_text_calls
+from .toolcalls import (
+    TEXT_CALL_PREFIX,
+    as_text_conversation,
+    call_schema,
+    describe_tools,
+    json_schema,
+    parse_text_calls,
+)
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 TRANSIENT_ERRORS = {"Timeout", "APIConnectionError", "RateLimitError", "InternalServerError",

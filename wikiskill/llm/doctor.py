@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, ToolProtocol
 from ..core.errors import WikiskillError
-from .model import LiteLLMModel
-from .meter import Meter
-from .jsontext import extract_json
 from .credentials import missing_key
+from .jsontext import extract_json
+from .meter import Meter
+from .model import LiteLLMModel
 from .toolcalls import TEXT_CALL_PREFIX, tool_spec
 
 DOCTOR_SYSTEM = "You are the connectivity check of wikiskill doctor."

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from .jsontext import json_objects
 from ..core.prompts import render
+from .jsontext import json_objects
 
 TEXT_CALL_PREFIX = "text-"
 """Ids of calls parsed from a reply's text start with this, so the conversation can be sent

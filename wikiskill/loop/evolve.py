@@ -12,12 +12,12 @@ import os
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
-from .harness import Harness
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
-from .steps import round_steps
-from .steps.evaluation import incumbent, record_incumbent
 from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
+from .harness import Harness
+from .steps import round_steps
+from .steps.evaluation import incumbent, record_incumbent
 
 RUN_FILE = "run.json"
 

@@ -25,8 +25,6 @@ from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
 
-
-
 def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
     """`(task, candidate score, incumbent score)` per task; both must cover the same tasks."""
     if set(candidate.scores) != set(incumbent.scores):
@@ -171,8 +169,8 @@ class PairedPolicy:
         if 0.5 ** moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
             evidence = _evidence(self.name, candidate, incumbent, confidence=self.confidence)
             return _verdict(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
-                                   f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a gain "
-                                   f"above it at {self.confidence:g} (a sign-flip test's p cannot go below "
+                                   f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a "
+                                   f"gain above it at {self.confidence:g} (a sign-flip test's p cannot go below "
                                    f"{0.5 ** moved:.4f})", evidence)
         low = mean_interval([float(d) for d in differences(pairs)], self.confidence, self.seed, one_sided=True)[0]
         p = self._sign_flip_p(excess)

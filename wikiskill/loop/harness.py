@@ -11,21 +11,21 @@ from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, Split, load_benchmark
 from ..core.config import Config, ExecutorKind
-from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
+from ..knowledge.skills import Skill, load_skills
+from ..llm.meter import Meter
 from ..protocols import AgentRecipe, Executor, GatePolicy, Place
+from ..roles.wikitool import WikiShelf
 from ..run.executors import open_executor
+from ..run.team import ModelFactory, Team
+from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
+from ..store.results import ResultCache
+from ..store.rounds import round_label
+from ..store.settings import load_config
+from ..store.traces import Trajectory, Usage
+from ..store.trailers import Trailers, format_message, role_keys
+from ..store.workspace import MAIN, Commit, Workspace
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
-from ..store.rounds import round_label
-from ..llm.meter import Meter
-from ..store.results import ResultCache
-from ..knowledge.skills import Skill, load_skills
-from ..run.team import ModelFactory, Team
-from ..store.trailers import Trailers, format_message, role_keys
-from ..store.traces import Trajectory, Usage
-from ..roles.wikitool import WikiShelf
-from ..store.workspace import MAIN, Commit, Workspace
-from ..store.settings import load_config
 
 
 class Reporter(Protocol):
@@ -156,7 +156,9 @@ class Harness:
         fingerprint = setup.fingerprint(tree)
         runs = []
         for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
-            label = description if setup.repeats == 1 else f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
+            label = description
+            if setup.repeats != 1:
+                label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
             key = digest([fingerprint, repeat]) if cached else None
             runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat))
         evaluation = Evaluation(fingerprint, setup.id, tree, per_task_scores(runs))

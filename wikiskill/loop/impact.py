@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..knowledge.wiki import IMPACT
 from ..protocols import Evidence
 from ..store.trailers import Decision
-from ..knowledge.wiki import IMPACT
 
 __all__ = ["IMPACT", "ImpactEntry", "append_entry"]
 SHOWN_TASKS = 20
@@ -57,7 +57,8 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
     if evidence.p_value is not None:
         lines.append(f"- p-value: {evidence.p_value:.4f}")
     for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken)):
-        shown = ", ".join(tasks[:SHOWN_TASKS]) + (f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else "")
+        more = f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else ""
+        shown = ", ".join(tasks[:SHOWN_TASKS]) + more
         lines.append(f"- {label}: {len(tasks)}{' (' + shown + ')' if tasks else ''}")
     return lines
 

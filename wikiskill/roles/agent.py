@@ -13,10 +13,10 @@ import asyncio
 from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..llm.chat import ChatModel, Reply
 from ..core.prompts import render
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
+from ..llm.chat import ChatModel, Reply
 from ..store.traces import TraceStep, Trajectory, Usage
 from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
 

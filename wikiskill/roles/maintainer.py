@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from ..core.config import Role
 from ..core.errors import ContextOverflow
-from ..llm.chat import ChatModel
-from ..llm.jsontext import extract_json
 from ..core.prompts import render
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
+from ..llm.chat import ChatModel
+from ..llm.jsontext import extract_json
 from ..store.traces import Trajectory, Usage
 from .transcript import Transcript
 

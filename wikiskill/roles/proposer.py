@@ -17,13 +17,13 @@ from pydantic import BaseModel, Field
 
 from ..core.config import Role
 from ..core.errors import ContextOverflow
-from ..llm.jsontext import json_objects
-from ..llm.chat import ChatModel, Reply, ToolCall
 from ..core.prompts import render
 from ..knowledge.proposals import ProposalSchema
+from ..llm.chat import ChatModel, Reply, ToolCall
+from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
-from ..store.trailers import Action
 from ..store.traces import Usage
+from ..store.trailers import Action
 from .transcript import Transcript, TranscriptCall
 
 RESULT_SUMMARY_CHARS = 200

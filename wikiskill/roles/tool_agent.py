@@ -15,13 +15,13 @@ import asyncio
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..llm.chat import ChatModel, ToolCall
 from ..core.prompts import render
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
+from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
-from .wikitool import WikiShelf
 from .agent import LookupTools
+from .wikitool import WikiShelf
 
 
 class ToolUseAgent:
@@ -43,7 +43,8 @@ class ToolUseAgent:
 
     async def _converse(self, task: Task, session: ToolSession) -> Trajectory:
         shown = shown_skills(self.skills, self.settings, task.question)
-        messages = [{"role": "system", "content": render("agent_tool_use", skills_block=render_block(shown, self.settings))}]
+        system = render("agent_tool_use", skills_block=render_block(shown, self.settings))
+        messages = [{"role": "system", "content": system}]
         tools = list(session.tools)
         usage = Usage()
         answered, error = 0, None

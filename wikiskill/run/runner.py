@@ -1,6 +1,6 @@
 """Run many tasks concurrently on one event loop, with results cached per task
-(`store.results`) so a crash never recomputes them. Results come back in task order whatever order they finish in. (Executors in
-wikiskill/run/executors/ run them elsewhere: worker processes, Ray.)
+(`store.results`) so a crash never recomputes them. Results come back in task order whatever order
+they finish in. (Executors in wikiskill/run/executors/ run them elsewhere: worker processes, Ray.)
 """
 
 from __future__ import annotations

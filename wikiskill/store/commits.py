@@ -7,8 +7,8 @@ import time
 
 from ..core.errors import WorkspaceError
 from ..core.redact import Scrubber
-from .trailers import PREFIX as TRAILER_PREFIX
 from .reads import WorkspaceReads
+from .trailers import PREFIX as TRAILER_PREFIX
 
 SCRATCH_REF = "refs/wikiskill/staging"  # named in fast-import's stream only; never left in the repository
 HARNESS_IDENTITY = {

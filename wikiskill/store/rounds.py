@@ -59,8 +59,9 @@ def completed_rounds(workspace: Workspace) -> int:
 
 def round_state(workspace: Workspace, number: int) -> RoundState:
     state = RoundState(number)
+    round_steps = (Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE, Step.GATE)
     for commit in reversed(workspace.log(MAIN)):
-        if commit.meta.round == number and commit.meta.step in (Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE, Step.GATE):
+        if commit.meta.round == number and commit.meta.step in round_steps:
             setattr(state, commit.meta.step.value, commit)
     prefix = f"{BRANCH_PREFIX}{round_label(number)}-"
     for branch, tip in sorted(workspace.refs(f"refs/heads/{BRANCH_PREFIX}").items()):

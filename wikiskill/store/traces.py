@@ -4,7 +4,7 @@ agent sessions imported by `wikiskill ingest`, as raw/rNNN/ingested/<id>.json)."
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -45,7 +45,7 @@ class TraceStep(BaseModel):
     note: str | None = None
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How an ingested session ended, as the person who ingested it says (no benchmark scored it)."""
 
     SUCCESS = "success"

@@ -22,11 +22,11 @@ from ..core.config import CONFIG_FILE
 from ..core.errors import WorkspaceError
 from ..core.redact import Scrubber, scrub
 from ..core.resources import data_dir
-from .trailers import format_message
 from .commits import HARNESS_IDENTITY, build_commit, check_path, parse_message
 from .lock import hold_lock
 from .reads import MAIN, Commit, WorkspaceReads
 from .sync import WorkingTreeSyncs, remove_stale_git_locks, sync_worktree
+from .trailers import format_message
 
 STATE_DIR = ".wikiskill"
 TEMP_INDEX_PREFIX = "index-"
@@ -167,7 +167,8 @@ class Workspace(WorkspaceReads):
         try:
             self._git_bytes(["update-ref", f"refs/heads/{branch}", new, old or ""])
         except WorkspaceError:
-            raise WorkspaceError(f"branch {branch} moved while wikiskill was writing it; run the command again") from None
+            raise WorkspaceError(
+                f"branch {branch} moved while wikiskill was writing it; run the command again") from None
 
     def wait_for_sync(self, *paths: str) -> None:
         """Return once the working tree and index hold main's tip at `paths` (all when none given);

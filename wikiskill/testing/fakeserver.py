@@ -106,7 +106,8 @@ def as_text_reply(reply: Reply) -> Reply:
     for call in reply.tool_calls or []:
         arguments = call.get("arguments")
         arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
-        parts += [f"I will call {call['name']}.", f"```json\n{json.dumps({'name': call['name'], 'arguments': arguments})}\n```"]
+        shown = json.dumps({"name": call["name"], "arguments": arguments})
+        parts += [f"I will call {call['name']}.", f"```json\n{shown}\n```"]
     return Reply(content="\n".join(parts), prompt_tokens=reply.prompt_tokens,
                  completion_tokens=reply.completion_tokens, headers=reply.headers, delay=reply.delay,
                  truncate=reply.truncate)

@@ -30,8 +30,8 @@ from .gate import Gate
 from .proposal import Propose, Reapply
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 __all__ = ["RoundStep", "round_steps", "EnsureIncumbent"]
 

@@ -13,8 +13,8 @@ from ...store.workspace import MAIN, Commit
 from .summary import of_evaluation
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 
 def record_incumbent(harness: Harness, number: int) -> Evaluation:
@@ -109,7 +109,8 @@ class Confirm:
             return True
         validated = current_evaluation(harness, state, state.validations)
         retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
-        if validated is None or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED:
+        if (validated is None
+                or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED):
             return True
         repeats = harness.config.gate.repeats
         return current_evaluation(harness, state, state.confirmations, repeats) is not None

@@ -5,21 +5,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.config import Role
-from ..fingerprint import digest
-from ...store.rounds import round_label
 from ...integrations.ingest import read_ingested
-from ..sampling import sample_traces
-from ...store.trailers import Step, Trailers
-from ...store.traces import mean_score, outcomes_jsonl
 from ...knowledge.consolidation import WordOverlap, consolidate
-from ...roles.offline.consolidation import PatternCover
 from ...knowledge.wiki import apply_maintainer_output, check_output, maintainer_view, read_wiki
+from ...roles.offline.consolidation import PatternCover
+from ...store.rounds import round_label
+from ...store.traces import mean_score, outcomes_jsonl
+from ...store.trailers import Step, Trailers
 from ...store.workspace import MAIN
+from ..fingerprint import digest
+from ..sampling import sample_traces
 from .summary import of_trajectories
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 
 class Rollout:

@@ -7,20 +7,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.errors import WorkspaceError
-from ...store.evaluations import Evaluation
-from ...protocols import Evidence, Verdict
-from ...store.rounds import rejected_tag, round_label
-from ..impact import IMPACT, ImpactEntry, append_entry
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
+from ...protocols import Evidence, Verdict
+from ...store.evaluations import Evaluation
+from ...store.rounds import rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers
-from ..usage import effect
 from ...store.workspace import MAIN
+from ..impact import IMPACT, ImpactEntry, append_entry
+from ..usage import effect
 from .evaluation import current_evaluation, incumbent
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 def close_without_merge(harness: Harness, number: int, action: Action | None, name: str, rationale: str,
                         decision: Decision, reason: str, incumbent_score: float, branch: str | None = None,

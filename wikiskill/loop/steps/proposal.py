@@ -6,20 +6,20 @@ from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
 from ...core.errors import WorkspaceError
-from ...store.rounds import candidate_branch, round_label
-from ..impact import IMPACT
 from ...integrations.ingest import read_ingested
 from ...knowledge.proposals import InvalidProposal, prepare_proposal
 from ...roles.sandbox import Sandbox
-from ...store.trailers import Action, Decision, Step, Trailers
+from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score
+from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
+from ..impact import IMPACT
 from .evaluation import incumbent
 from .gate import close_without_merge
 
 if TYPE_CHECKING:
-    from ..harness import Harness
     from ...store.rounds import RoundState
+    from ..harness import Harness
 
 
 class Propose:
@@ -112,9 +112,11 @@ def _cell(value: object, limit: int = 80) -> str:
 def _outcome_row(trajectory: Trajectory) -> dict:
     row = trajectory.outcome()
     if trajectory.kind == BenchmarkKind.INTERACTIVE:
-        row["prediction"] = f"{'won' if trajectory.won else 'lost' if trajectory.lost else 'unfinished'} in {len(trajectory.steps)} steps"
+        ending = "won" if trajectory.won else "lost" if trajectory.lost else "unfinished"
+        row["prediction"] = f"{ending} in {len(trajectory.steps)} steps"
         row["expected"] = "win"
     if trajectory.provenance is not None:
-        row["expected"] = f"(ingested {trajectory.provenance.format} session, outcome {trajectory.provenance.outcome.value})"
+        source = trajectory.provenance
+        row["expected"] = f"(ingested {source.format} session, outcome {source.outcome.value})"
     row["prediction"], row["expected"] = _cell(row["prediction"]), _cell(row["expected"])
     return row

@@ -56,7 +56,8 @@ class OfflineAgent:
             score=normalized_score(state), won=state.won, lost=state.lost, skills=[s.name for s in self.skills],
         )
 
-    def choose(self, state: EnvStep, room: str, tried: set[tuple[str, str]], rng: random.Random) -> tuple[str, str | None]:
+    def choose(self, state: EnvStep, room: str, tried: set[tuple[str, str]],
+               rng: random.Random) -> tuple[str, str | None]:
         """The next action and, when a skill decided it, which rule did."""
         options = sorted(set(state.admissible_actions or LAST_RESORT))
         avoided = [rule for rule in self.rules if rule.kind == "avoid"]

@@ -16,8 +16,8 @@ import yaml
 from ...core.config import Role
 from ...knowledge.pages import PageKind, page_slug
 from ...knowledge.wiki_requests import MaintainerOutput, PageCreate, WikiView
-from ..maintainer import Check, MaintainerResult
 from ...store.traces import Trajectory, Usage
+from ..maintainer import Check, MaintainerResult
 from ..transcript import Transcript
 from .rules import group_actions, shape_key
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ..proposer import Library, ProposerResult
 from ...knowledge.pages import parse_page
 from ...knowledge.skills import Skill, parse_skill
-from ...store.trailers import Action
 from ...store.traces import Usage
+from ...store.trailers import Action
+from ..proposer import Library, ProposerResult
 from ..transcript import TranscriptCall
 from .rules import parse_rules, rule_line
 
