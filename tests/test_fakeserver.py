@@ -37,6 +37,9 @@ def route(body: dict) -> Reply | str:
         "slow": Reply(content="late", delay=2.0),
         "truncate": Reply(content="x" * 200, truncate=True),
         "counted": Reply(content="ok", prompt_tokens=11, completion_tokens=22),
+        "tools": Reply(content="Looking both up.", prompt_tokens=11, completion_tokens=22, tool_calls=[
+            {"name": "search", "arguments": {"query": "paris, the capital of france"}},
+            {"name": "skill", "arguments": {"skill": "geography"}}]),
     }
     return replies.get(last, f"echo: {last}")
 
@@ -130,10 +133,91 @@ def test_completion_cost_of_unmapped_model_raises(server):
         litellm.completion_cost(completion_response=response)
 
 
-def test_streaming(server):
-    chunks = list(complete(server, "hello", stream=True, stream_options={"include_usage": True}))
-    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "echo: hello"
-    assert [c.usage for c in chunks if getattr(c, "usage", None)], "no usage chunk"
+TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+         for name in ("search", "skill")]
+STREAMED = ["counted", "echo this sentence back in several pieces", "tools"]
+
+
+def summary(message: dict, finish: str, usage: dict | None) -> dict:
+    """What a client reads from a reply; call ids are left out (each request gets fresh ones) once checked."""
+    calls = message.get("tool_calls") or []
+    assert all(call["id"].startswith("call_") and call["type"] == "function" for call in calls)
+    return {"content": message.get("content") or "", "finish": finish, "usage": usage,
+            "calls": [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in calls]}
+
+
+def plain(server: FakeOpenAIServer, text: str) -> dict:
+    response = complete(server, text, tools=TOOLS).model_dump()
+    usage = {k: response["usage"][k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return summary(response["choices"][0]["message"], response["choices"][0]["finish_reason"], usage)
+
+
+def openai_streamed(server: FakeOpenAIServer, text: str, include_usage: bool) -> dict:
+    """The openai SDK's stream, put together the way clients do: content appended, each tool call
+    started by a delta with its id and name and its arguments appended by `index`."""
+    client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
+    stream = client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": text}], tools=TOOLS, stream=True,
+        stream_options={"include_usage": include_usage})
+    content, calls, finish, usage, pieces = "", {}, None, None, []
+    for chunk in stream:
+        assert chunk.object == "chat.completion.chunk"
+        if chunk.usage:
+            usage = chunk.usage.model_dump(include={"prompt_tokens", "completion_tokens", "total_tokens"})
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            pieces.append(choice.delta.content or "")
+            finish = choice.finish_reason or finish
+            for call in choice.delta.tool_calls or []:
+                if call.id:
+                    calls[call.index] = {"id": call.id, "type": call.type,
+                                         "function": {"name": call.function.name, "arguments": ""}}
+                calls[call.index]["function"]["arguments"] += call.function.arguments or ""
+                pieces.append(call.function.arguments or "")
+    texts = [content] + [call["function"]["arguments"] for call in calls.values()]
+    longest = max(map(len, texts))
+    assert longest < 16 or max(map(len, pieces)) < longest, "a long reply did not stream in pieces"
+    return summary({"content": content, "tool_calls": [calls[i] for i in sorted(calls)]}, finish, usage)
+
+
+def litellm_streamed(server: FakeOpenAIServer, text: str) -> dict:
+    chunks = list(complete(server, text, tools=TOOLS, stream=True, stream_options={"include_usage": True}))
+    response = litellm.stream_chunk_builder(chunks).model_dump()
+    usage = {k: response["usage"][k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return summary(response["choices"][0]["message"], response["choices"][0]["finish_reason"], usage)
+
+
+@pytest.mark.parametrize("text", STREAMED)
+def test_openai_stream_equals_the_plain_reply(server, text):
+    expected = plain(server, text)
+    assert openai_streamed(server, text, include_usage=True) == expected
+    assert openai_streamed(server, text, include_usage=False) == {**expected, "usage": None}
+    assert server.requests[-1]["stream"] is True
+
+
+@pytest.mark.parametrize("text", STREAMED)
+def test_litellm_stream_equals_the_plain_reply(server, text):
+    assert litellm_streamed(server, text) == plain(server, text)
+
+
+def test_stream_is_server_sent_events(server):
+    body = json.dumps({"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "tools"}]})
+    request = urllib.request.Request(server.base_url + "/chat/completions", data=body.encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as resp:
+        assert resp.headers["Content-Type"] == "text/event-stream"
+        events = resp.read().decode().split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]
+    chunks = [json.loads(event.removeprefix("data: ")) for event in events[:-2]]
+    assert len({chunk["id"] for chunk in chunks}) == 1
+    assert [c["choices"][0]["finish_reason"] for c in chunks] == [None] * (len(chunks) - 1) + ["tool_calls"]
+    assert all("usage" not in chunk for chunk in chunks)  # not asked for
+
+
+def test_stream_errors_stay_json(server):
+    with pytest.raises(litellm.RateLimitError) as info:
+        complete(server, "429", stream=True)
+    assert "slow down" in str(info.value)
 
 
 def test_acompletion_concurrent():

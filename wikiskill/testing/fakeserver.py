@@ -17,9 +17,8 @@ With ``context_window=N`` it acts like a model with an N-token window: a request
 (about 4 characters a token of its messages' and tools' JSON) plus its `max_tokens` exceeds N
 gets OpenAI's 400 `context_length_exceeded` error, before the handler sees it.
 
-A request with ``"stream": true`` gets a complete SSE stream (role/content or tool-call
-delta, a finish chunk, a usage chunk when ``stream_options.include_usage`` is set, then
-``[DONE]``), sent in one piece with a Content-Length.
+A request with ``"stream": true`` gets the same completion as Server-Sent Events in OpenAI's
+format (see `wikiskill.testing.sse`), sent in one piece with a Content-Length; errors stay JSON.
 
 Standalone, answering every request with a fixed content::
 
@@ -44,6 +43,8 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from wikiskill.testing import sse
 
 MODEL_ID = "fake-model"
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -201,8 +202,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         answer = self.server.owner.answer(body)
         if answer.chunks is not None:
-            events = [f"data: {json.dumps(c)}\n\n" for c in answer.chunks] + ["data: [DONE]\n\n"]
-            self._send(answer.status, "".join(events).encode(), "text/event-stream", answer.headers, answer.truncate)
+            self._send(answer.status, sse.encode(answer.chunks), "text/event-stream", answer.headers, answer.truncate)
         else:
             self._send_json(answer.status, answer.body, answer.headers, answer.truncate)
 
@@ -315,9 +315,12 @@ class FakeOpenAIServer:
         if reply.status != 200:
             return Answer(reply.status, _error_body(reply.status, reply.content), headers=reply.headers,
                           truncate=reply.truncate)
+        completion = self._completion(body, reply)
         if body.get("stream"):
-            return Answer(200, chunks=self._chunks(body, reply), headers=reply.headers, truncate=reply.truncate)
-        return Answer(200, self._completion(body, reply), headers=reply.headers, truncate=reply.truncate)
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return Answer(200, chunks=sse.chunks(completion, include_usage), headers=reply.headers,
+                          truncate=reply.truncate)
+        return Answer(200, completion, headers=reply.headers, truncate=reply.truncate)
 
     def _next_id(self) -> int:
         with self._lock:
@@ -348,31 +351,13 @@ class FakeOpenAIServer:
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         return message, usage
 
-    def _envelope(self, body: dict, kind: str) -> dict:
-        return {"id": f"chatcmpl-fake{self._next_id()}", "object": kind, "created": int(time.time()),
-                "model": body.get("model", MODEL_ID)}
-
     def _completion(self, body: dict, reply: Reply) -> dict:
+        """The `chat.completion` answering `body`; a streamed answer re-encodes it."""
         message, usage = self._message_and_usage(body, reply)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-        return {**self._envelope(body, "chat.completion"), "choices": [choice], "usage": usage}
-
-    def _chunks(self, body: dict, reply: Reply) -> list[dict]:
-        """The chat.completion.chunk objects of a streamed answer, all sharing one id."""
-        message, usage = self._message_and_usage(body, reply)
-        head = self._envelope(body, "chat.completion.chunk")
-        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
-        if "tool_calls" in message:
-            delta["tool_calls"] = [{"index": i, **tc} for i, tc in enumerate(message["tool_calls"])]
-        finish = "tool_calls" if "tool_calls" in message else "stop"
-        chunks = [
-            {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]},
-            {**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}]},
-        ]
-        if (body.get("stream_options") or {}).get("include_usage"):
-            chunks.append({**head, "choices": [], "usage": usage})
-        return chunks
+        return {"id": f"chatcmpl-fake{self._next_id()}", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", MODEL_ID), "choices": [choice], "usage": usage}
 
 
 def _load_handler(spec: str) -> Handler:
