@@ -25,6 +25,7 @@ from wikiskill.store.workspace import MAIN
 AGENT_SETTING_CHANGES = {
     "model": "openai/other-model", "temperature": 0.7, "max_tokens": 64, "tool_protocol": "text",
     "context_window": 4096, "max_steps": 6, "wiki_access": True,
+    "runner": "python:json:dumps",  # any importable callable: the fingerprint digests its module's source
 }
 """A different value for each agent setting in the fingerprint."""
 AGENT_SETTINGS_LEFT_OUT = {

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
+from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.prompts import render
 from .history.rollback import RollbackResult
@@ -20,8 +20,9 @@ from .llm.credentials import check_credentials
 from .loop.evolve import EvolveResult, refuse_before_loading
 from .loop.evolve import evolve as _evolve
 from .loop.harness import Evaluated, Harness, Reporter
+from .roles.python_agent import load_runner
 from .run.team import ModelFactory
-from .store.settings import load_config, parse_config
+from .store.settings import check_runner, load_config, parse_config
 from .store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -49,11 +50,12 @@ __all__ = [
 
 def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str = "offline",
                    api_base: str | None = None, train: int | None = None, val: int | None = None,
-                   test: int | None = None, concurrency: int = 4) -> Workspace:
+                   test: int | None = None, concurrency: int = 4, agent: str | None = None) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
     The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
-    are read line by line, so a broken suite is refused before any model call.
+    are read line by line, so a broken suite is refused before any model call. `agent`:
+    `agent.runner` (`builtin` or `python:MODULE:FUNCTION`), refused for a suite it cannot play.
     """
     from .benchmarks import canonical_name, spec_of
 
@@ -62,15 +64,18 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
     benchmark = canonical_name(benchmark, base=Path.cwd())
     spec = spec_of(benchmark)
-    if model == OFFLINE_MODEL and not spec.offline_playable:
+    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
+    if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
         raise ConfigError(f"the offline model cannot play {benchmark}; it needs an LLM "
                           "(pass --model, e.g. --model openai/gpt-4o-mini)")
     counts = spec.default_splits
     splits = None if counts is None else {"train": train or counts.train, "val": val or counts.val,
                                           "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
-                  api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps)
-    parse_config(text, CONFIG_FILE)
+                  api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
+                  runner=runner)
+    if not parse_config(text, CONFIG_FILE).agent.builtin:
+        load_runner(runner)
     try:
         return Workspace.create(path, text)
     except OSError as exc:
@@ -85,11 +90,16 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | str | None) -> Config:
-    """The workspace's settings with the command's overrides; a missing provider key is refused here,
-    before any progress bar, lock or file, in one line."""
+            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | str | None,
+            agent: str | None = None) -> Config:
+    """The workspace's settings with the command's overrides; a missing provider key, or an agent
+    runner that cannot be loaded or cannot play the suite, is refused here, before any progress
+    bar, lock or file, in one line."""
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
-                                                 workers=workers, executor=executor)
+                                                 workers=workers, executor=executor, runner=agent)
+    check_runner(config, "--agent" if agent else CONFIG_FILE)
+    if not config.agent.builtin:
+        load_runner(config.agent.runner)
     if model_factory is None:
         check_credentials(config)
     return config
@@ -97,8 +107,9 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
 
 def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
              workers: int | None, console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | str | None = None, config: Config | None = None) -> Harness:
-    config = config or _config(ws, model, api_base, concurrency, workers, model_factory, executor)
+             executor: ExecutorKind | str | None = None, config: Config | None = None,
+             agent: str | None = None) -> Harness:
+    config = config or _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
     reporter: Reporter | None = None
     if console is not None:
         from .loop.progress import RichReporter
@@ -112,9 +123,9 @@ def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None,
-           executor: ExecutorKind | str | None = None) -> EvolveResult:
-    """Run or resume `rounds` rounds of evolution on the workspace."""
-    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor)
+           executor: ExecutorKind | str | None = None, agent: str | None = None) -> EvolveResult:
+    """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
+    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
     refuse_before_loading(ws, commit_human_edits)
     with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor, config) as harness:
         return _evolve(harness, rounds, commit_human_edits)
@@ -129,12 +140,14 @@ def _split(split: str) -> Split:
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
              console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | str | None = None) -> Evaluated:
+             executor: ExecutorKind | str | None = None, agent: str | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
-    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint."""
+    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. `agent`
+    overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
     split = _split(split)
     ws.resolve(ref)
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor,
+                  agent=agent) as harness:
         harness.benchmark.prepare((split,))
         return harness.evaluate(ref, split, f"eval {split}")
 
@@ -142,15 +155,17 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
             console=None, model_factory: ModelFactory | None = None,
-            executor: ExecutorKind | str | None = None) -> Comparison:
+            executor: ExecutorKind | str | None = None, agent: str | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
-    mean difference. Evaluations git records under the current fingerprint are not rerun."""
+    mean difference. Evaluations git records under the current fingerprint are not rerun. `agent`
+    overrides `agent.runner`."""
     from .history.compare import compare as _compare
 
     split = _split(split)
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor) as harness:
+    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor,
+                  agent=agent) as harness:
         harness.benchmark.prepare((split,))
         return _compare(harness, ref_a, ref_b, split)
 

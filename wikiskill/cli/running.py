@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .. import api
 from .common import (
+    AgentOption,
     ApiBaseOption,
     ConcurrencyOption,
     ExecutorOption,
@@ -33,12 +34,13 @@ def init(
     val: int | None = typer.Option(None, "--val", min=1, help="Validation tasks (generated benchmarks)."),
     test: int | None = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
+    agent: str | None = AgentOption,
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
     Refuses a non-empty directory that is not a workspace."""
     ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base,
-                            train=train, val=val, test=test, concurrency=concurrency)
+                            train=train, val=val, test=test, concurrency=concurrency, agent=agent)
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
 
@@ -52,13 +54,14 @@ def evolve(
     concurrency: int | None = ConcurrencyOption,
     workers: int | None = WorkersOption,
     executor: str | None = ExecutorOption,
+    agent: str | None = AgentOption,
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
     """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
     ws = workspace_of(ctx)
     result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
-                        executor=executor, commit_human_edits=commit_human_edits, console=console)
+                        executor=executor, agent=agent, commit_human_edits=commit_human_edits, console=console)
     note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
     console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
                   f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
@@ -73,13 +76,14 @@ def eval_command(
     concurrency: int | None = ConcurrencyOption,
     workers: int | None = WorkersOption,
     executor: str | None = ExecutorOption,
+    agent: str | None = AgentOption,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
 
     Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = workspace_of(ctx)
     evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
-                             workers=workers, executor=executor, console=console)
+                             workers=workers, executor=executor, agent=agent, console=console)
     scores = evaluated.evaluation.scores
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
     failed = []
@@ -106,6 +110,7 @@ def compare_command(
     concurrency: int | None = ConcurrencyOption,
     workers: int | None = WorkersOption,
     executor: str | None = ExecutorOption,
+    agent: str | None = AgentOption,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
@@ -114,7 +119,8 @@ def compare_command(
     from ..history.compare import Change
 
     result = api.compare(workspace_of(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
-                         concurrency=concurrency, workers=workers, executor=executor, console=console)
+                         concurrency=concurrency, workers=workers, executor=executor, agent=agent,
+                         console=console)
     table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
     for row in result.rows:
         table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)

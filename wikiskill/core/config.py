@@ -3,6 +3,7 @@ file (and checking the benchmark it names) is `store.settings`."""
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Literal
 
@@ -70,13 +71,38 @@ class RoleSettings(_Section):
     longest sections cut, then the oldest tool turns dropped, then sections cut further."""
 
 
+BUILTIN_RUNNER = "builtin"
+PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?P<function>[A-Za-z_]\w*))?")
+"""`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
+
+
 class AgentSettings(RoleSettings):
+    runner: str = BUILTIN_RUNNER
+    """Who plays the tasks: `builtin` (wikiskill's own agents) or `python:MODULE:FUNCTION`, your
+    own callable (a module installed or on `PYTHONPATH`), or `python:NAME` for a callable
+    registered under the `wikiskill.agents` entry-point group. It gets one `AgentRun` (the task,
+    the skills as a prompt block and as Agent Skills folders, a fresh workdir, the model
+    settings) and returns the answer; QA suites only. See docs/agents.md."""
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
     one user message. `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""
     wiki_access: bool = False
     """Give the task agent a `read_wiki` tool over main's active pattern pages (the paper's
     wiki-access ablation); the pages then enter the evaluation fingerprint."""
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _known_runner(cls, value: object) -> str:
+        text = str(value).strip()
+        if text.lower() == BUILTIN_RUNNER:
+            return BUILTIN_RUNNER
+        if PYTHON_RUNNER.fullmatch(text):
+            return text
+        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION or python:NAME)")
+
+    @property
+    def builtin(self) -> bool:
+        return self.runner == BUILTIN_RUNNER
 
 
 class MaintainerSettings(RoleSettings):
@@ -291,8 +317,9 @@ class Config(_Section):
             }
         )
 
-    def with_overrides(self, **overrides: object) -> Config:
-        """A copy with top-level command-line overrides applied (None means: keep)."""
+    def with_overrides(self, runner: str | None = None, **overrides: object) -> Config:
+        """A copy with top-level command-line overrides applied (None means: keep); `runner` is
+        `agent.runner` (`--agent`)."""
         update = {key: value for key, value in overrides.items() if value is not None}
         if "model" in update or "api_base" in update:
             # an explicit --model/--api-base on the command line wins over per-role settings
@@ -303,6 +330,9 @@ class Config(_Section):
                 for name in Role
             }
             update.update(roles)
+        if runner is not None:
+            agent = update.get(Role.AGENT, self.agent)
+            update[Role.AGENT] = {**agent.model_dump(), "runner": runner}
         try:
             return Config.model_validate({**self.model_dump(), **update})
         except ValidationError as exc:

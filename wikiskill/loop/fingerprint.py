@@ -1,14 +1,15 @@
 """Evaluation fingerprints: one id over everything that decides a score.
 
 A score means something only together with what produced it. `EvalSetup` holds all of that except
-the skills: the benchmark and its version, the split and the tasks themselves, the agent's model
-and settings (`AGENT_SETTINGS`), how skills are rendered, the templates the task agent renders
-(`AGENT_TEMPLATES`), the source of the task agent's own code (`AGENT_CODE`), the wikiskill
-version, the seed and the repeats. The fingerprint of an evaluation is the setup's id with the id
-of the skills the agent is given (`store.evaluations.skills_id`: skills/ without PURPOSE.md). It
-keys the result cache, finds the incumbent, and is a trailer on every commit that records a score,
-so the gate compares only evaluations that differ in the skills alone. A change to any of it makes a
-workspace's next `evolve` re-validate its incumbent once, under the new setup.
+the skills: the benchmark and its version, the split and the tasks themselves, the agent's runner,
+model and settings (`AGENT_SETTINGS`; for a Python runner, the source of its module), how skills are
+rendered, the templates the task agent renders (`AGENT_TEMPLATES`), the source of the task agent's
+own code (`AGENT_CODE`), the wikiskill version, the seed and the repeats. The fingerprint of an
+evaluation is the setup's id with the id of the skills the agent is given
+(`store.evaluations.skills_id`: skills/ without PURPOSE.md). It keys the result cache, finds the
+incumbent, and is a trailer on every commit that records a score, so the gate compares only
+evaluations that differ in the skills alone. A change to any of it makes a workspace's next `evolve`
+re-validate its incumbent once, under the new setup.
 
 The task agent's code is what decides what it is shown and what it does: the agents (QA,
 interactive, tool-use, offline) and the modules they build prompts and tools with (the skills
@@ -35,12 +36,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
-from ..core.config import Config, Role
+from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
+from ..roles.python_agent import runner_code
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
-AGENT_SETTINGS = ("model", "temperature", "max_tokens", "tool_protocol", "context_window", "max_steps",
+AGENT_SETTINGS = ("runner", "model", "temperature", "max_tokens", "tool_protocol", "context_window", "max_steps",
                   "wiki_access")
 """The task agent's settings (`agent.*`) that decide a score."""
 
@@ -89,7 +91,7 @@ def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int 
         benchmark_version=benchmark.spec.version,
         split=split,
         tasks=digest([[t.id, t.question, t.answer] for t in benchmark.tasks(split)]),
-        agent=agent.model_dump(mode="json", include=set(AGENT_SETTINGS)),
+        agent=agent_settings(agent),
         skills_rendering=config.skills.model_dump(),
         seed=config.seed,
         repeats=repeats,
@@ -98,6 +100,17 @@ def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int 
         agent_code=agent_code_digest(),
         wikiskill=wikiskill_version(),
     )
+
+
+def agent_settings(agent: AgentSettings) -> dict:
+    """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
+    before runners existed keep their ids; another runner adds the digest of its code."""
+    settings = agent.model_dump(mode="json", include=set(AGENT_SETTINGS))
+    if agent.builtin:
+        del settings["runner"]
+    else:
+        settings["runner_code"] = runner_code(agent.runner)
+    return settings
 
 
 def digest(value: object) -> str:

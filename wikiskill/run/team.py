@@ -1,5 +1,6 @@
 """Build the three roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
-offline backend. The task agent's class follows the suite's kind (`AGENTS`)."""
+offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
+names the user's own (`roles/python_agent.py`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..protocols import SkillProposer, TaskAgent, WikiMaintainer
 from ..roles.agent import InteractiveAgent, QAAgent
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Library, Proposer
+from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
 
@@ -57,6 +59,9 @@ class Team:
     def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
+        if not self.config.agent.builtin:
+            return PythonAgent(load_runner(self.config.agent.runner), cast(QABenchmark, self.benchmark), skills,
+                               self.config.skills, self.config.role(Role.AGENT))
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 

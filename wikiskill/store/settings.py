@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from ..benchmarks import resolve
+from ..benchmarks import BenchmarkKind, resolve, spec_of
 from ..core.config import CONFIG_FILE, Config, config_error
 from ..core.errors import BenchmarkError, ConfigError
 
@@ -49,7 +49,19 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
         resolve(config.benchmark, installed=False)
     except BenchmarkError as exc:
         raise ConfigError(f"{source}: benchmark: {exc}") from exc
+    check_runner(config, source)
     return config
+
+
+def check_runner(config: Config, source: str) -> None:
+    """A runner other than `builtin` answers questions only: an interactive or tool-use suite needs
+    an agent that speaks its protocol, so that mismatch is refused in one line."""
+    if config.agent.builtin:
+        return
+    kind = spec_of(config.benchmark).kind
+    if kind is not BenchmarkKind.QA:
+        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} answers QA suites only; "
+                          f"{config.benchmark} is a {kind} suite (use runner: builtin)")
 
 
 def load_config(root: Path) -> Config:

@@ -1,0 +1,175 @@
+"""The user's own Python agent as the task agent (`agent.runner: python:MODULE:FUNCTION`).
+
+The callable gets one `AgentRun` and returns the final answer as a string, or an object with
+`answer`, `messages` and `usage` (an `AgentResult`, or anything with those attributes or keys).
+Each task gets a fresh working directory and its own copy of the skills as Agent Skills folders,
+both removed afterwards, so one task never sees another's files. The answer is scored as the
+built-in QA agent's is (`<answer>` tags honoured when present); an exception raised by the
+callable fails that task alone, with its one-line reason as the trajectory's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import inspect
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from ..benchmarks import BenchmarkKind, QABenchmark, Task
+from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
+from ..core.errors import ConfigError
+from ..knowledge.skills import Skill
+from ..knowledge.skillsblock import render_block, shown_skills
+from ..store.traces import Trajectory, Usage
+from .agent import extract_answer
+
+ENTRY_POINT_GROUP = "wikiskill.agents"
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What the callable is given for one task."""
+
+    task: str
+    """The task's text (the question)."""
+    task_id: str
+    skills_prompt: str
+    """The skills block for `skills.mode`, as the built-in agent puts it in its system prompt."""
+    skills_dir: Path
+    """A folder of Agent Skills folders (`<name>/SKILL.md`), copied from the skills evaluated."""
+    workdir: Path
+    """An empty directory of this task's own, removed after it."""
+    model: str | None
+    api_base: str | None
+    temperature: float
+    max_tokens: int | None
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What the callable may return instead of a bare answer."""
+
+    answer: str | None
+    messages: list[dict] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+def load_runner(spec: str) -> Callable:
+    """The callable `spec` names; a ConfigError of one line when it cannot be found."""
+    match = PYTHON_RUNNER.fullmatch(spec)
+    if match is None:
+        raise ConfigError(f"agent.runner: {spec!r} is not python:MODULE:FUNCTION or python:NAME")
+    module_name, function = match["module"], match["function"]
+    try:
+        if function is None:
+            found = [point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == module_name]
+            if not found:
+                raise ImportError(f"no {module_name!r} in the {ENTRY_POINT_GROUP} entry points")
+            target = found[0].load()
+        else:
+            target = getattr(importlib.import_module(module_name), function, None)
+            if target is None:
+                raise ImportError(f"module {module_name!r} has no {function!r}")
+    except Exception as exc:  # noqa: BLE001 - the user's import may raise anything
+        raise ConfigError(f"agent.runner: cannot load {spec}: {_one_line(exc)}") from exc
+    if not callable(target):
+        raise ConfigError(f"agent.runner: {spec} is not callable")
+    return target
+
+
+def runner_code(spec: str) -> str:
+    """A digest of this module's and the callable's module source, for the evaluation fingerprint:
+    an edit to the user's agent is a new setup."""
+    target = load_runner(spec)
+    module = sys.modules.get(getattr(target, "__module__", "") or "")
+    try:
+        source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        source = ""
+    return _source_digest(source)
+
+
+@cache
+def _own_source() -> str:
+    return Path(__file__).read_text(encoding="utf-8")
+
+
+def _source_digest(source: str) -> str:
+    return hashlib.sha256((_own_source() + "\0" + source).encode()).hexdigest()[:24]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _result(value: object) -> AgentResult:
+    if value is None or isinstance(value, str):
+        return AgentResult(value)
+    if isinstance(value, AgentResult):
+        return value
+    get = value.get if isinstance(value, dict) else lambda name, default=None: getattr(value, name, default)
+    usage = get("usage", None) or Usage()
+    if isinstance(usage, dict):
+        usage = Usage.model_validate(usage)
+    return AgentResult(get("answer", None), list(get("messages", None) or []), usage)
+
+
+class PythonAgent:
+    """A TaskAgent that calls the user's function once per task (in a thread unless it is async)."""
+
+    def __init__(self, function: Callable, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings,
+                 model: RoleSettings):
+        self.function = function
+        self.benchmark = benchmark
+        self.skills = skills
+        self.settings = settings
+        self.model = model
+
+    async def run(self, task: Task) -> Trajectory:
+        shown = shown_skills(self.skills, self.settings, task.question)
+        with tempfile.TemporaryDirectory(prefix="wikiskill-task-") as scratch:
+            root = Path(scratch)
+            skills_dir, workdir = root / "skills", root / "work"
+            workdir.mkdir()
+            for skill in self.skills:
+                folder = skills_dir / skill.name
+                folder.mkdir(parents=True)
+                (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
+            skills_dir.mkdir(exist_ok=True)
+            run = AgentRun(task=task.question, task_id=task.id, skills_prompt=render_block(shown, self.settings),
+                           skills_dir=skills_dir, workdir=workdir, model=self.model.model,
+                           api_base=self.model.api_base, temperature=self.model.temperature,
+                           max_tokens=self.model.max_tokens)
+            try:
+                result = _result(await self._call(run))
+            except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything; the task fails alone
+                result, error = AgentResult(None), f"the agent raised {_one_line(exc)}"
+            else:
+                error = None
+        text = result.answer
+        prediction = extract_answer(text) if text and "</answer>" in text.lower() else text
+        prediction = prediction.strip() if prediction is not None else None
+        if error is None and prediction is None:
+            error = "the agent returned no answer"
+        messages = [*result.messages]
+        if text is not None and not any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
+            messages.append({"role": "assistant", "content": text})
+        return Trajectory(
+            task_id=task.id, split=task.split, kind=BenchmarkKind.QA, question=task.question, messages=messages,
+            prediction=prediction, expected=task.answer, score=self.benchmark.score(task, prediction),
+            usage=result.usage, skills=[s.name for s in shown], error=error,
+        )
+
+    async def _call(self, run: AgentRun) -> object:
+        if inspect.iscoroutinefunction(self.function):
+            return await self.function(run)
+        value = await asyncio.to_thread(self.function, run)
+        return await value if inspect.isawaitable(value) else value
