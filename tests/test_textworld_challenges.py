@@ -16,6 +16,7 @@ from wikiskill.benchmarks.textworld_challenges import CHALLENGES, open_challenge
 from wikiskill.benchmarks.textworld_cooking import COOKING
 from wikiskill.benchmarks.textworld_games import cache_root, games_dir
 from wikiskill.core.errors import BenchmarkError, ConfigError
+from wikiskill.store.settings import load_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -113,6 +114,7 @@ def test_init_evolve_and_eval_against_the_scripted_server(cache, tmp_path):
                                 api_base=server.base_url, concurrency=1, **E2E_COUNTS)
         config = ws.root / "wikiskill.yaml"  # short episodes keep the proposer's reads within its context
         config.write_text(config.read_text().replace("max_steps: 40", "max_steps: 8"))
+        assert load_config(ws.root).agent.max_steps == 8
         evolved = api.evolve(ws, 1)
         result = api.evaluate(ws, "test")
     assert evolved.rounds_completed == 1 and evolved.decisions == ["accepted"] and evolved.incumbent == 1.0
