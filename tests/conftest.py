@@ -15,8 +15,18 @@ os.environ.setdefault("WIKISKILL_CACHE_DIR", str(_SHARED / "wikiskill"))
 os.environ.setdefault("HF_HOME", str(_SHARED / "hf"))
 
 
-needs_chromium = pytest.mark.needs("chromium", "chromium-browser", package="chromium")
-needs_java = pytest.mark.needs("java", package="openjdk-17-jre-headless")
+CI_VALUES = ("1", "true", "yes")
+"""Values of the CI variable that mean a CI run, where a missing system program is an error."""
+
+
+def needs(*commands: str, package: str) -> pytest.MarkDecorator:
+    """Mark a test that runs a system program: one of `commands` on PATH, installed by the Debian
+    `package`."""
+    return pytest.mark.needs(*commands, package=package)
+
+
+needs_chromium = needs("chromium", "chromium-browser", package="chromium")
+needs_java = needs("java", package="openjdk-17-jre-headless")
 
 
 def installed(*commands: str) -> str | None:
@@ -32,11 +42,16 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked `needs` runs a system program: without it the test is skipped, naming the
-    Debian package to install, except in CI (CI=true), where a missing program is a failure."""
+    Debian package to install, except in CI (CI=true), where a missing program is a failure. A mark
+    that names no program or no package is an error in any run: it could never say what to install."""
     for mark in item.iter_markers("needs"):
+        package = mark.kwargs.get("package")
+        if not mark.args or not package:
+            pytest.fail(f"{item.nodeid}: a `needs` mark names its programs and their package, "
+                        "e.g. needs(\"java\", package=\"openjdk-17-jre-headless\")", pytrace=False)
         if installed(*mark.args) is None:
-            reason = f"needs `{mark.args[0]}` on PATH: apt-get install {mark.kwargs['package']}"
-            if os.environ.get("CI", "").lower() == "true":
+            reason = f"needs `{mark.args[0]}` on PATH: apt-get install {package}"
+            if os.environ.get("CI", "").strip().lower() in CI_VALUES:
                 pytest.fail(reason, pytrace=False)
             pytest.skip(reason)
 

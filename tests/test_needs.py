@@ -24,12 +24,21 @@ def test_runs_a_missing_program():
 
 @pytest.mark.needs("wikiskill-no-such-program", "sh", package="dash")
 def test_runs_a_program_found_under_its_second_name():
+    import shutil
+    assert shutil.which("sh")
+'''
+UNPACKAGED = '''
+import pytest
+
+
+@pytest.mark.needs("sh")
+def test_names_no_package():
     pass
 '''
 
 
-def run_pytest(folder: Path, ci: str | None) -> subprocess.CompletedProcess:
-    (folder / "test_needy.py").write_text(NEEDY)
+def run_pytest(folder: Path, ci: str | None, source: str = NEEDY) -> subprocess.CompletedProcess:
+    (folder / "test_needy.py").write_text(source)
     env = {name: value for name, value in os.environ.items() if name != "CI"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
     if ci is not None:
@@ -46,8 +55,16 @@ def test_a_missing_program_skips_its_test_naming_the_package(tmp_path, ci):
     assert "1 passed, 1 skipped in" in run.stdout and "ran without its program" not in run.stdout
 
 
-def test_a_missing_program_fails_its_test_in_ci(tmp_path):
-    run = run_pytest(tmp_path, "true")
+@pytest.mark.parametrize("ci", ["true", "1", "TRUE"])
+def test_a_missing_program_fails_its_test_in_ci(tmp_path, ci):
+    run = run_pytest(tmp_path, ci)
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"ERROR test_needy.py::test_runs_a_missing_program - Failed: {REASON}" in run.stdout
     assert "1 passed, 1 error in" in run.stdout and "ran without its program" not in run.stdout
+
+
+def test_a_needs_mark_without_its_package_is_an_error_even_where_the_program_is_installed(tmp_path):
+    run = run_pytest(tmp_path, None, UNPACKAGED)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "a `needs` mark names its programs and their package" in run.stdout
+    assert "1 error in" in run.stdout
