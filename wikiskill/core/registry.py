@@ -37,11 +37,24 @@ def builtin_or_path(value: object, builtins: type[E], what: str) -> E | str:
     raise ValueError(f"{text!r} is no {what} ({names}) and no dotted path to a class (package.module:Class)")
 
 
+def _attribute(path: str) -> tuple[str, str, object]:
+    """The module, the name and what it holds (None if nothing) for `package.module:name` or
+    `package.module.name`."""
+    module_name, _, name = path.partition(":") if ":" in path else path.rpartition(".")
+    return module_name, name, getattr(importlib.import_module(module_name), name, None)
+
+
+def import_object(path: str) -> object:
+    """What `package.module:name` or `package.module.name` names; ImportError says why not."""
+    module_name, name, found = _attribute(path)
+    if found is None:
+        raise ImportError(f"module {module_name!r} has no {name!r}")
+    return found
+
+
 def import_class(path: str) -> type:
     """The class at `package.module:Class` or `package.module.Class`; ImportError says why not."""
-    module_name, _, name = path.partition(":") if ":" in path else path.rpartition(".")
-    module = importlib.import_module(module_name)
-    found = getattr(module, name, None)
+    module_name, name, found = _attribute(path)
     if not isinstance(found, type):
         raise ImportError(f"module {module_name!r} has no class {name!r}")
     return found

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import inspect
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from ..benchmarks import BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
+from ..core.registry import import_object
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..store.traces import Trajectory, Usage
@@ -74,9 +74,7 @@ def load_runner(spec: str) -> Callable:
                 raise ImportError(f"no {module_name!r} in the {ENTRY_POINT_GROUP} entry points")
             target = found[0].load()
         else:
-            target = getattr(importlib.import_module(module_name), function, None)
-            if target is None:
-                raise ImportError(f"module {module_name!r} has no {function!r}")
+            target = import_object(f"{module_name}:{function}")
     except Exception as exc:  # noqa: BLE001 - the user's import may raise anything
         raise ConfigError(f"agent.runner: cannot load {spec}: {_one_line(exc)}") from exc
     if not callable(target):
