@@ -105,11 +105,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
     return config
 
 
-def _harness(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-             workers: int | None, console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | str | None = None, config: Config | None = None,
-             agent: str | None = None) -> Harness:
-    config = config or _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+def _harness(ws: Workspace, config: Config, console=None, model_factory: ModelFactory | None = None) -> Harness:
     reporter: Reporter | None = None
     if console is not None:
         from .loop.progress import RichReporter
@@ -127,7 +123,7 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
     refuse_before_loading(ws, commit_human_edits)
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor, config) as harness:
+    with _harness(ws, config, console, model_factory) as harness:
         return _evolve(harness, rounds, commit_human_edits)
 
 
@@ -146,8 +142,8 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
     overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
     split = _split(split)
     ws.resolve(ref)
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor,
-                  agent=agent) as harness:
+    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+    with _harness(ws, config, console, model_factory) as harness:
         harness.benchmark.prepare((split,))
         return harness.evaluate(ref, split, f"eval {split}")
 
@@ -164,8 +160,8 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
     split = _split(split)
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
-    with _harness(ws, model, api_base, concurrency, workers, console, model_factory, executor,
-                  agent=agent) as harness:
+    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+    with _harness(ws, config, console, model_factory) as harness:
         harness.benchmark.prepare((split,))
         return _compare(harness, ref_a, ref_b, split)
 
@@ -176,7 +172,8 @@ def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .history.audit import audit as _audit
 
-    with _harness(ws, model, api_base, concurrency, None, console, model_factory) as harness:
+    config = _config(ws, model, api_base, concurrency, None, model_factory, None)
+    with _harness(ws, config, console, model_factory) as harness:
         harness.benchmark.prepare(("val",))
         return _audit(harness, rerun)
 
