@@ -30,7 +30,7 @@ QUIET = {
 }
 """Variables that keep a run to the model endpoint and out of memory it would carry over."""
 
-SETTINGS = {"autoMemoryEnabled": False, "cleanupPeriodDays": 1}
+SETTINGS = {"autoMemoryEnabled": False}
 """The private config dir's `settings.json`."""
 
 
