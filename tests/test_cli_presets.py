@@ -89,9 +89,10 @@ def test_an_empty_transcript_is_a_failed_run(name):
 def test_claude_codes_error_result_is_the_runs_error():
     error = {"type": "result", "subtype": "success", "is_error": True, "result": "API Error: 400 probe",
              "num_turns": 1, "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
-    turns = {"type": "result", "subtype": "error_max_turns", "is_error": False, "num_turns": 3}
+    turns = {"type": "result", "subtype": "error_max_turns", "is_error": True, "result": None,
+             "errors": ["Reached maximum number of turns (2)"], "num_turns": 3}
     assert parse("claude-code", [json.dumps(error)]).error == "API Error: 400 probe"
-    assert parse("claude-code", [json.dumps(turns)]).error == "error_max_turns"
+    assert parse("claude-code", [json.dumps(turns)]).error == "Reached maximum number of turns (2)"
 
 
 def test_claude_code_reading_a_skill_file_counts_as_loading_it():

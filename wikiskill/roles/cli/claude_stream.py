@@ -47,7 +47,7 @@ def parse_claude_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     if reported.tokens:
         usage = reported.model_copy(update={"calls": usage.calls})
     usage.cost_usd = float(result.get("total_cost_usd") or 0.0)
-    if result.get("is_error") or str(result.get("subtype", "")).startswith("error"):
+    if result.get("is_error") or str(result.get("subtype", "")).startswith("error_"):
         return CliTranscript(answer=None, messages=messages, usage=usage, skills_loaded=loaded,
                              error=_error_text(result))
     answer = result.get("result")
