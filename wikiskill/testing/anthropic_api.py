@@ -45,10 +45,10 @@ def _user_messages(content: Any) -> list[dict]:
 
 def _assistant_message(content: Any) -> dict:
     message: dict[str, Any] = {"role": "assistant", "content": _text(content) or None}
+    blocks = content if isinstance(content, list) else []
     calls = [{"id": block.get("id", ""), "type": "function",
               "function": {"name": block.get("name", ""), "arguments": json.dumps(block.get("input") or {})}}
-             for block in content if isinstance(block, dict) and block.get("type") == "tool_use"] \
-        if isinstance(content, list) else []
+             for block in blocks if isinstance(block, dict) and block.get("type") == "tool_use"]
     if calls:
         message["tool_calls"] = calls
     return message
