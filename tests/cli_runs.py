@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from wikiskill.roles.cli.base import CliPreset, CliRun
-from wikiskill.testing.fakeserver import Reply
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 SKILL = ("---\nname: demo\ndescription: How to answer the demo question; load it before answering.\n---\n"
          "# Demo\n\nThe answer to the demo question is 42. Reply with <answer>42</answer>.\n")
@@ -86,10 +87,6 @@ def run_cli(preset: CliPreset, run: CliRun, program: str | None = None,
 
 def capture(preset: CliPreset, program: str, out: Path) -> None:
     """Write the CLI's stdout on the demo task to `out` (a fixture's capture script)."""
-    import tempfile
-
-    from wikiskill.testing.fakeserver import FakeOpenAIServer
-
     with tempfile.TemporaryDirectory(prefix="cli-capture-") as tmp, FakeOpenAIServer(skill_then_answer) as server:
         proc = run_cli(preset, make_run(preset, server.base_url, Path(tmp)), program)
         requests = len(server.requests)
