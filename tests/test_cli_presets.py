@@ -3,6 +3,7 @@
 HOMEs, and each real CLI run through its preset against FakeOpenAIServer (skipped where the npm
 package is not installed)."""
 
+import dataclasses
 import json
 import os
 import tomllib
@@ -166,6 +167,18 @@ def test_prepare_home_writes_only_inside_the_private_home(name, tmp_path):
     assert after == before and any(run.home.rglob("*"))
 
 
+@pytest.mark.parametrize("name", CASES)
+def test_without_an_api_base_the_cli_keeps_its_own_default_endpoint(name, tmp_path):
+    preset = CASES[name][0]()
+    run = dataclasses.replace(make_run(preset, "unused", tmp_path), api_base=None)
+    preset.prepare_home(run)
+    env = preset.environment(run)
+    assert "ANTHROPIC_BASE_URL" not in env and "GOOGLE_GEMINI_BASE_URL" not in env
+    if name == "codex":
+        config = tomllib.loads((run.home / ".codex/config.toml").read_text())
+        assert config["model_providers"]["wikiskill"]["base_url"] == "https://api.openai.com/v1"
+
+
 def test_codex_config_names_the_endpoint_as_its_model_provider(tmp_path):
     preset = Codex()
     run = make_run(preset, "http://127.0.0.1:9/v1", tmp_path)
@@ -202,6 +215,7 @@ def test_the_real_cli_loads_the_skill_through_its_preset_and_answers(name, tmp_p
     preset = CASES[name][0]()
     with FakeOpenAIServer(skill_then_answer) as server:
         run = make_run(preset, server.base_url, tmp_path / "run")
+        run = dataclasses.replace(run, prompt=f"--help is not a flag here. {run.prompt}")
         proc = run_cli(preset, run)
         requests = server.requests
     transcript = preset.parse(proc.stdout.splitlines(), list(run.skills))
