@@ -21,7 +21,7 @@ CI_VALUES = ("1", "true", "yes")
 
 def needs(*commands: str, package: str) -> pytest.MarkDecorator:
     """Mark a test that runs a system program: one of `commands` on PATH, installed by the Debian
-    `package`."""
+    `package`, or by the npm package when `package` is a scoped npm name (`@scope/name@version`)."""
     return pytest.mark.needs(*commands, package=package)
 
 
@@ -36,7 +36,8 @@ def installed(*commands: str) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(*commands, package): the test runs a system program, one of "
-                                       "commands on PATH; package is the Debian package that installs it")
+                                       "commands on PATH; package is the Debian (or @scoped npm) package "
+                                       "that installs it")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -50,7 +51,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.fail(f"{item.nodeid}: a `needs` mark names its programs and their package, "
                         "e.g. needs(\"java\", package=\"openjdk-17-jre-headless\")", pytrace=False)
         if installed(*mark.args) is None:
-            reason = f"needs `{mark.args[0]}` on PATH: apt-get install {package}"
+            install = "npm install -g" if package.startswith("@") else "apt-get install"
+            reason = f"needs `{mark.args[0]}` on PATH: {install} {package}"
             if os.environ.get("CI", "").strip().lower() in CI_VALUES:
                 pytest.fail(reason, pytrace=False)
             pytest.skip(reason)

@@ -68,3 +68,10 @@ def test_a_needs_mark_without_its_package_is_an_error_even_where_the_program_is_
     assert run.returncode == 1, run.stdout + run.stderr
     assert "a `needs` mark names its programs and their package" in run.stdout
     assert "1 error in" in run.stdout
+
+
+def test_a_missing_npm_program_names_the_npm_install(tmp_path):
+    source = NEEDY.replace('package="wikiskill-no-such-package"', 'package="@wikiskill/no-such-cli@1.0.0"')
+    run = run_pytest(tmp_path, None, source)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "needs `wikiskill-no-such-program` on PATH: npm install -g @wikiskill/no-such-cli@1.0.0" in run.stdout

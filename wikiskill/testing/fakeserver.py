@@ -9,7 +9,11 @@ Standard library only. A `handler` callable decides each answer::
         litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="x", ...)
         server.requests  # request bodies received so far
 
-Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models.
+Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models; for the coding
+CLIs that speak other APIs, the same handler also answers the Anthropic Messages API
+(`/v1/messages`, `anthropic_api`), the Responses API (`/v1/responses`, `responses_api`) and the
+Gemini API (`/v1beta/models/M:streamGenerateContent`, `gemini_api`): each turns its request into
+the chat body the handler reads and the handler's reply into its own (streamed) answer.
 With ``text_tools=True`` the server acts like a local model without a tool parser: it never
 returns native tool calls (a scripted call comes back as a ```json-fenced
 ``{"name": ..., "arguments": ...}`` in the content) and fences any JSON object it answers.
@@ -44,11 +48,14 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from wikiskill.testing import sse
+from wikiskill.testing import anthropic_api, gemini_api, responses_api, sse
 
 MODEL_ID = "fake-model"
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODELS_PATHS = ("/v1/models", "/models")
+DIALECTS = (anthropic_api, responses_api, gemini_api)
+"""The other APIs served: each module has `matches(path)`, `to_chat(body, path)`,
+`render(completion, body, path) -> (content type, bytes)` and `error(status, message, kind)`."""
 
 
 @dataclass
@@ -192,7 +199,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") not in CHAT_PATHS:
+        route = self.path.split("?", 1)[0].rstrip("/")
+        dialect = next((module for module in DIALECTS if module.matches(route)), None)
+        if route not in CHAT_PATHS and dialect is None:
             self._send_json(404, _error_body(404, f"no route POST {self.path}"))
             return
         try:
@@ -200,11 +209,25 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body(400, "request body is not valid JSON"))
             return
+        if dialect is not None:
+            self._answer_in(dialect, body, route)
+            return
         answer = self.server.owner.answer(body)
         if answer.chunks is not None:
             self._send(answer.status, sse.encode(answer.chunks), "text/event-stream", answer.headers, answer.truncate)
         else:
             self._send_json(answer.status, answer.body, answer.headers, answer.truncate)
+
+    def _answer_in(self, dialect: Any, body: dict, route: str) -> None:
+        """Answer a request of another API through the chat handler, in that API's format."""
+        answer = self.server.owner.answer(dialect.to_chat(body, route))
+        if answer.status != 200:
+            error = answer.body["error"]
+            self._send_json(answer.status, dialect.error(answer.status, error["message"], error["type"]),
+                            answer.headers, answer.truncate)
+            return
+        content_type, data = dialect.render(answer.body, body, route)
+        self._send(answer.status, data, content_type, answer.headers, answer.truncate)
 
     def _send_json(self, status: int, obj: dict, headers: dict | None = None, truncate: bool = False) -> None:
         self._send(status, json.dumps(obj).encode(), "application/json", headers, truncate)
