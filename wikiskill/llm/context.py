@@ -62,6 +62,8 @@ def _text(message: dict) -> str:
     result answers."""
     content = message.get("content")
     text = content if isinstance(content, str) else ""
+    if isinstance(content, list):  # content parts, e.g. text marked as a cache breakpoint
+        text = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if message.get("tool_calls"):
         text += json.dumps(message["tool_calls"])
     return text + (message.get("tool_call_id") or "")
