@@ -4,10 +4,17 @@ where it is told (Anthropic-style) carry `cache_control` breakpoints, others do 
 
 import litellm
 import pytest
+from typer.testing import CliRunner
 
+from scripted import ScriptedWorld, evolve_through_cli
+from wikiskill import api
+from wikiskill.cli import app
 from wikiskill.core.config import CacheBreakpoints, LLMSettings, Role, RoleSettings
+from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.store.trailers import Step, Trailers, format_message, role_cached_key
+from wikiskill.store.workspace import MAIN
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 PRICED = "openai/gpt-4o-mini"
@@ -97,3 +104,30 @@ def test_marked_breakpoints_reach_the_server_and_a_marking_provider_caches_only_
     assert [index for index, m in enumerate(sent) if isinstance(m["content"], list)] == [0, len(sent) - 1]
     assert sent[-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
     assert cached_share(CacheBreakpoints.OFF)[0] == 0
+
+
+def test_cached_tokens_per_role_are_a_trailer_that_reads_back():
+    trailers = Trailers(round=1, step=Step.PROPOSE)
+    setattr(trailers, role_cached_key(Role.PROPOSER), "1200")
+    message = format_message("r1 propose", trailers)
+    assert "Wikiskill-Cached-Proposer: 1200" in message.splitlines()
+    assert Trailers.parse({"Wikiskill-Cached-Proposer": "1200", "Wikiskill-Tokens-Proposer": "3000"}).role_cached == {
+        "proposer": 1200}
+
+
+def test_a_round_records_cached_tokens_per_role_and_status_and_the_report_show_them(tmp_path):
+    ws = tmp_path / "ws"
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        evolve_through_cli(CliRunner(), ws, server.base_url, rounds=1)
+    workspace = api.open_workspace(ws)
+    propose = next(c for c in workspace.log(MAIN, first_parent=False) if c.meta.step == Step.PROPOSE)
+    assert propose.meta.role_cached["proposer"] > 0  # each turn resends the conversation so far
+    status = api.status(workspace)
+    proposer = status.by_role["proposer"]
+    assert 0 < proposer.cached_tokens < proposer.tokens
+    assert set(status.by_role) == {"agent", "maintainer", "proposer"}
+    output = CliRunner().invoke(app, ["-C", str(ws), "status"]).output
+    assert f"proposer    ${proposer.cost_usd:.4f}, {proposer.tokens} tokens ({proposer.cached_tokens} cached)" in output
+    html = render_report(report_data(workspace), "ws")
+    roles = html[html.index('<table id="roles">'):]
+    assert "<td>proposer</td>" in roles and f"<td class=\"score\">{proposer.cached_tokens}</td>" in roles
