@@ -138,6 +138,11 @@ class ProposerSettings(RoleSettings):
     """The most tool-calling turns the proposer gets before it must finish."""
     min_trace_reads: int = Field(4, ge=0)
     """Traces the proposer must read before `finish` is accepted."""
+    kept_results_tokens: int | None = Field(4000, ge=0)
+    """Tool results the proposer has already answered stay in its prompt until they pass this
+    many tokens (about 3.2 characters each); then all of them are replaced at once by short stubs
+    that name the call reading them again, so each turn's prompt stays near flat and its cached
+    prefix changes rarely. The transcript in raw/ keeps every result. Empty: never stubbed."""
 
 
 class SkillsSettings(_Section):
