@@ -74,6 +74,7 @@ def test_stubs_come_in_blocks_so_the_prefix_sent_changes_only_once_a_block():
     rewritten = [turn for turn, (before, after) in enumerate(zip(sent, sent[1:], strict=False), 1)
                  if after["messages"][:len(before["messages"])] != before["messages"]]
     assert 1 <= len(rewritten) <= 4  # 12 reads of ~1250 tokens past a 3000-token budget: a block every 3 turns
+    assert len({json.dumps([request["tools"], request["messages"][:2]]) for request in sent}) == 1  # never rewritten
     uncached = {name: meter.total.prompt_tokens - meter.total.cached_tokens
                 for name, meter in (("stubbed", stubbed), ("grown", grown))}
     assert stubbed.total.prompt_tokens < 0.5 * grown.total.prompt_tokens

@@ -98,6 +98,7 @@ class Proposer:
         outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
+        self._read_ids, self._hidden = {}, set()
         try:
             self._converse(messages, result)
         except ContextOverflow as exc:
