@@ -22,7 +22,8 @@ MAINTAINER = {
     "update_patterns": [],
     "append_log": "Found miscounted letters.",
 }
-SKILL = ("---\nname: count-letters\ndescription: Count letters one at a time.\n---\n\n## When to Apply\n"
+SKILL = ("---\nname: count-letters\ndescription: Use when counting letters: count one at a time.\n---\n\n"
+         "## When to Apply\n"
          "Counting letters.\n\n## When NOT to Apply\nAnything else.\n\n## Instructions\n1. Count slowly.\n")
 PROPOSAL = {"action": "create", "name": "count-letters", "skill_md": SKILL,
             "purpose_md": "# count-letters\n\n## Origin\nMiscounts.\n", "rationale": "counts are off"}

@@ -21,8 +21,10 @@ def status(ctx: typer.Context) -> None:
     console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
                   f"(skills block: {info.skills_tokens} tokens)")
     console.print(f"wiki pages  {info.wiki_pages}")
-    roles = ", ".join(f"{role} ${cost:.4f}" for role, cost in sorted(info.cost_by_role.items()))
-    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens{'; ' + roles if roles else ''})")
+    console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
+    for role, spend in info.by_role.items():
+        cached = f" ({spend.cached_tokens} cached)" if spend.cached_tokens else ""
+        console.print(f"  {role:<11} ${spend.cost_usd:.4f}, {spend.tokens} tokens{cached}")
 
 
 def log(ctx: typer.Context) -> None:

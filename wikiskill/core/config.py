@@ -44,6 +44,14 @@ class StructuredOutput(StrEnum):
     AUTO = "auto"
 
 
+class CacheBreakpoints(StrEnum):
+    """Where a request marks prompt-cache breakpoints (`cache_control`)."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    OFF = "off"
+
+
 class RoleSettings(_Section):
     model: str | None = None
     """litellm model string for this role (e.g. `openai/gpt-4o-mini`); empty = the top-level `model`."""
@@ -130,6 +138,11 @@ class ProposerSettings(RoleSettings):
     """The most tool-calling turns the proposer gets before it must finish."""
     min_trace_reads: int = Field(4, ge=0)
     """Traces the proposer must read before `finish` is accepted."""
+    kept_results_tokens: int | None = Field(4000, ge=0)
+    """Tool results the proposer has already answered stay in its prompt until they pass this
+    many tokens (about 3.2 characters each); then all of them are replaced at once by short stubs
+    that name the call reading them again, so each turn's prompt stays near flat and its cached
+    prefix changes rarely. The transcript in raw/ keeps every result. Empty: never stubbed."""
 
 
 class SkillsSettings(_Section):
@@ -172,6 +185,13 @@ class LLMSettings(_Section):
     cache: bool = False
     """Keep an on-disk cache of replies at temperature 0 in `.wikiskill/` (a re-run is then free
     and reproducible)."""
+    cache_breakpoints: CacheBreakpoints = CacheBreakpoints.AUTO
+    """Provider prompt caching: requests mark the end of the system prompt (the tools come before
+    it) and the end of the conversation as cache breakpoints (`cache_control`), so the next turn
+    reads the prompt so far from the provider's cache. `auto` marks them where litellm says the
+    provider needs marks (Anthropic's Claude, also on Bedrock, Vertex AI and Azure AI; OpenAI-style
+    providers cache a repeated prefix by themselves); `always` marks every request (an
+    OpenAI-compatible proxy in front of Claude); `off` never does."""
 
 
 class GatePolicyName(StrEnum):

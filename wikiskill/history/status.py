@@ -16,6 +16,16 @@ from ..store.workspace import MAIN, Commit, Workspace
 
 
 @dataclass
+class RoleSpend:
+    """What one role's model calls cost, from the per-role trailers."""
+
+    cost_usd: float = 0.0
+    tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its cache (billed at its cache-read price)."""
+
+
+@dataclass
 class Status:
     benchmark: str
     model: str
@@ -27,7 +37,7 @@ class Status:
     wiki_pages: int
     cost_usd: float
     tokens: int
-    cost_by_role: dict[str, float]
+    by_role: dict[str, RoleSpend]
 
 
 @dataclass
@@ -59,17 +69,22 @@ def status(ws: Workspace) -> Status:
         wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
         cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
         tokens=sum(c.meta.tokens or 0 for c in every),
-        cost_by_role=_cost_by_role(every),
+        by_role=_by_role(every),
     )
 
 
-def _cost_by_role(commits: list[Commit]) -> dict[str, float]:
-    """USD per role from the `Cost-<Role>-USD` trailers."""
-    costs: dict[str, float] = defaultdict(float)
+def _by_role(commits: list[Commit]) -> dict[str, RoleSpend]:
+    """USD, tokens and cached tokens per role from the per-role trailers."""
+    spend: dict[str, RoleSpend] = defaultdict(RoleSpend)
     for commit in commits:
-        for role, cost in commit.meta.role_costs.items():
-            costs[role] += cost
-    return dict(costs)
+        meta = commit.meta
+        for role, cost in meta.role_costs.items():
+            spend[role].cost_usd += cost
+        for role, count in meta.role_tokens.items():
+            spend[role].tokens += count
+        for role, cached in meta.role_cached.items():
+            spend[role].cached_tokens += cached
+    return dict(sorted(spend.items()))
 
 
 def round_rows(ws: Workspace) -> list[RoundRow]:

@@ -194,6 +194,13 @@ class ProposalSchema(BaseModel):
     proposal: ProposalRequest
 
 
+CREATE_EXAMPLE: dict[str, str] = {
+    "action": Action.CREATE, "name": "<skill-name>", "description": "<what it does and when to use it>",
+    "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
+    "instructions": "1. <exact step>\n2. <exact step>", "rationale": "<why it fixes the failures>"}
+"""The create the proposer is shown as an example: every value but the action a placeholder."""
+
+
 class InvalidProposal(ProposalError):
     """A proposal that cannot be applied; `action` and `name` are kept for skill-impact.md."""
 

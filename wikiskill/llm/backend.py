@@ -21,6 +21,42 @@ def import_litellm() -> Any:
     return litellm
 
 
+CACHE_MARK = {"type": "ephemeral"}
+
+
+def needs_cache_marks(model: str) -> bool:
+    """Whether `model`'s provider caches a prompt only up to the `cache_control` marks in it
+    (Anthropic-style), as litellm's model map and provider routing say."""
+    import_litellm()
+    from litellm.llms.anthropic.common_utils import supports_anthropic_cache_control
+
+    try:
+        return bool(supports_anthropic_cache_control(model, None))
+    except Exception:  # noqa: BLE001 - an unknown model gets no marks
+        return False
+
+
+def with_cache_marks(messages: list[dict]) -> list[dict]:
+    """`messages` (never modified) with cache breakpoints at the end of the system prompt, which
+    with the tools before it is the same in every turn and round, and at the end of the last
+    message, so the next turn reads the conversation so far from the cache."""
+    marked = list(messages)
+    last = len(marked) - 1
+    for index in {0 if marked and marked[0].get("role") == "system" else last, last}:
+        if index >= 0:
+            marked[index] = _marked(marked[index])
+    return marked
+
+
+def _marked(message: dict) -> dict:
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": CACHE_MARK}]}
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        return {**message, "content": [*content[:-1], {**content[-1], "cache_control": CACHE_MARK}]}
+    return message
+
+
 def to_reply(response: Any, litellm: Any, scrub_text: Scrubber) -> Reply:
     """A litellm response as a Reply: secrets scrubbed, tool-call arguments parsed (None when
     they are not a JSON object), usage and cost counted as one call."""
@@ -45,8 +81,17 @@ def to_reply(response: Any, litellm: Any, scrub_text: Scrubber) -> Reply:
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             cost_usd=_cost(response, litellm),
+            cached_tokens=cached_tokens(usage),
         ),
     )
+
+
+def cached_tokens(usage: Any) -> int:
+    """Prompt tokens read from the provider's prompt cache: OpenAI-style servers report them as
+    `prompt_tokens_details.cached_tokens`, Anthropic as `cache_read_input_tokens`."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return int(cached or getattr(usage, "cache_read_input_tokens", 0) or 0)
 
 
 def _cost(response: Any, litellm: Any) -> float:

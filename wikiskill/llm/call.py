@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ..core.config import LLMSettings, StructuredOutput, ToolProtocol
 from ..core.errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from ..core.redact import scrub
+from .backend import with_cache_marks
 from .chat import Reply, ToolCall
 from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from .credentials import key_advice, key_names
@@ -89,6 +90,8 @@ class Call:
         tools = self.tools
         if text:
             messages, tools = as_text_conversation(messages, self.tools or []), None
+        if profile.marks_cache(self.llm.cache_breakpoints):
+            messages = with_cache_marks(messages)
         request: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
         if tools:
             request["tools"] = tools

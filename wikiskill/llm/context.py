@@ -17,6 +17,11 @@ in this order:
 
 When even that cannot fit, ContextOverflow names the sizes: system prompt, tools, the messages
 kept and the limit.
+
+A role whose conversation grows by one tool result a turn (the proposer) need not wait for the
+window: `stub_used_results` replaces the results the model has already answered by a stub naming
+the call to make to see them again, in blocks, so the prompt per turn stays near flat and its
+prefix (what a provider's prompt cache reads back) changes only once per block.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ MIN_SECTION_CHARS = 120
 OMITTED_TURNS = ("[{count} earlier tool turn(s) omitted to fit the model's context window: their calls and "
                  "results are not shown.]")
 """The line that stands in for a run of dropped tool turns (a user message)."""
+STUBBED_RESULT = ("[This {name} result ({chars} characters) was used and is left out to keep the prompt short: "
+                  "call {name} with {arguments} to see it again.]")
+"""What stands in for a tool result `stub_used_results` left out."""
 _SECTION = re.compile(r"^(?=#)", re.MULTILINE)
 
 
@@ -62,6 +70,8 @@ def _text(message: dict) -> str:
     result answers."""
     content = message.get("content")
     text = content if isinstance(content, str) else ""
+    if isinstance(content, list):  # content parts, e.g. text marked as a cache breakpoint
+        text = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if message.get("tool_calls"):
         text += json.dumps(message["tool_calls"])
     return text + (message.get("tool_call_id") or "")
@@ -103,6 +113,40 @@ def fit_messages(messages: list[dict], limit_tokens: int, tools: int = 0, role: 
     if conversation_tokens(fitted) > room:
         raise ContextOverflow(_too_long(fitted, tools, role, limit or f"{limit_tokens} prompt tokens", notes))
     return Fitted(fitted, notes)
+
+
+def stub_used_results(messages: list[dict], budget_tokens: int) -> tuple[list[dict], set[str]]:
+    """`messages` (never modified) with answered tool results stubbed, and the ids of the calls
+    whose results were. Each reply of the model answers the results before it; when the answered
+    results still shown pass `budget_tokens`, all of them are stubbed at once. Decided reply by
+    reply from the start, so a later turn stubs what an earlier one did (the prefix stays put
+    between blocks), and the results after the last reply are always shown."""
+    calls: dict[str, tuple[str, str]] = {}  # call id -> (name, arguments as sent)
+    shown: list[int] = []
+    shown_tokens = 0
+    stubbed: list[int] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant":
+            if shown_tokens > budget_tokens:
+                stubbed += shown
+                shown, shown_tokens = [], 0
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                calls[call.get("id", "")] = (function.get("name") or "the tool", function.get("arguments") or "{}")
+        elif role == "tool" and isinstance(message.get("content"), str):
+            shown.append(index)
+            shown_tokens += message_tokens(message)
+    view = list(messages)
+    ids: set[str] = set()
+    for index in stubbed:
+        call_id = messages[index].get("tool_call_id") or ""
+        name, arguments = calls.get(call_id, ("the tool", "{}"))
+        stub = STUBBED_RESULT.format(name=name, chars=len(messages[index]["content"]), arguments=arguments)
+        if len(stub) < len(messages[index]["content"]):
+            view[index] = {**messages[index], "content": stub}
+            ids.add(call_id)
+    return view, ids
 
 
 def sizes(messages: list[dict], tools: int) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 
-from ..core.config import Role, RoleSettings, StructuredOutput, ToolProtocol
-from .backend import import_litellm
+from ..core.config import CacheBreakpoints, Role, RoleSettings, StructuredOutput, ToolProtocol
+from .backend import import_litellm, needs_cache_marks
 
 DEFAULT_CONTEXT_WINDOW = 8192
 MAX_DEFAULT_COMPLETION_TOKENS = 2048
@@ -38,6 +38,7 @@ class ModelProfile:
         self.role = role
         self._forms = Forms(settings.tool_protocol, settings.response_format)
         self._window: tuple[int, bool] | None = None
+        self._marks: bool | None = None
         self._lock = threading.Lock()
 
     @property
@@ -80,6 +81,14 @@ class ModelProfile:
             window = self.settings.context_window or known or DEFAULT_CONTEXT_WINDOW
             self._window = (int(window), bool(known))
         return self._window
+
+    def marks_cache(self, breakpoints: CacheBreakpoints) -> bool:
+        """Whether requests carry prompt-cache breakpoints under `breakpoints` (`llm.cache_breakpoints`)."""
+        if breakpoints == CacheBreakpoints.AUTO:
+            if self._marks is None:
+                self._marks = needs_cache_marks(self.settings.model or "")
+            return self._marks
+        return breakpoints == CacheBreakpoints.ALWAYS
 
     def price_known(self) -> bool:
         info = self.model_info()

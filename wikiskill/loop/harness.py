@@ -22,7 +22,7 @@ from ..store.results import ResultCache
 from ..store.rounds import round_label
 from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
-from ..store.trailers import Trailers, format_message, role_keys
+from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
 from ..store.workspace import MAIN, Commit, Workspace
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
@@ -205,7 +205,8 @@ class Harness:
         return self.ws.commit(changes or {}, message, branch=branch, base=base, extra_parents=extra_parents)
 
     def _role_trailers(self) -> dict[str, str]:
-        """`Cost-<Role>-USD` and `Tokens-<Role>` of each role that made calls in this step."""
+        """`Cost-<Role>-USD` and `Tokens-<Role>` of each role that made calls in this step, and
+        `Cached-<Role>` where its provider read prompt tokens from its cache."""
         trailers = {}
         for role, usage in sorted(self.meter.snapshot().items()):
             before = self._step_roles.get(role, Usage())
@@ -213,4 +214,6 @@ class Harness:
                 cost, tokens = role_keys(role)
                 trailers[cost] = f"{usage.cost_usd - before.cost_usd:.6f}"
                 trailers[tokens] = str(usage.tokens - before.tokens)
+                if usage.cached_tokens > before.cached_tokens:
+                    trailers[role_cached_key(role)] = str(usage.cached_tokens - before.cached_tokens)
         return trailers

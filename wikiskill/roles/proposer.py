@@ -5,6 +5,9 @@ conversation as a transcript; the harness validates and applies the proposal.
 Tool calls may come natively or written as text (see toolcalls.py); a reply with neither gets a
 short correction, and a reply that is just a proposal object is taken as `finish`. Answers end
 with the concrete next call to make, which small models follow where they ignore instructions.
+
+Past `kept_results_tokens`, the results the proposer has already answered are sent as stubs
+(`stub_used_results`); reading one again returns it again. The transcript keeps every message.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from pydantic import BaseModel, Field
 from ..core.config import Role
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
-from ..knowledge.proposals import ProposalSchema
+from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
 from ..llm.chat import ChatModel, Reply, ToolCall
+from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
 from ..store.traces import Usage
-from ..store.trailers import Action
 from .transcript import Transcript, TranscriptCall
 
 RESULT_SUMMARY_CHARS = 200
@@ -70,13 +73,18 @@ class ProposerResult:
 
 
 class Proposer:
-    def __init__(self, model: ChatModel, library: Library, max_turns: int, min_trace_reads: int):
+    def __init__(self, model: ChatModel, library: Library, max_turns: int, min_trace_reads: int,
+                 kept_results_tokens: int | None = None):
         self.model = model
         self.library = library
         self.max_turns = max_turns
         self.min_trace_reads = min_trace_reads
+        self.kept_results_tokens = kept_results_tokens
+        """Answered tool results kept in the prompt up to this many tokens, then stubbed; None: never."""
         self._trace_order: list[str] = []
         self._failures = 0
+        self._read_ids: dict[str, str] = {}  # call id -> path read
+        self._hidden: set[str] = set()  # paths whose every read is stubbed in the prompt sent
 
     def run(self, context: dict) -> ProposerResult:
         """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
@@ -90,6 +98,7 @@ class Proposer:
         outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
+        self._read_ids, self._hidden = {}, set()
         try:
             self._converse(messages, result)
         except ContextOverflow as exc:
@@ -109,7 +118,8 @@ class Proposer:
             finish_only = (repeated or turn == self.max_turns) and len(traces_read) >= self.min_trace_reads
             if finish_only:
                 messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
-            reply = self.model.complete(messages, FINISH_ONLY if finish_only else TOOLS, call_required=True)
+            reply = self.model.complete(self._sent(messages), FINISH_ONLY if finish_only else TOOLS,
+                                        call_required=True)
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
@@ -120,10 +130,14 @@ class Proposer:
                 continue
             messages[-1] = Reply(reply.content, calls).message()
             for call in calls:
+                read = call.arguments if call.name == "read_file" and isinstance(call.arguments, dict) else {}
+                path = read.get("path") if isinstance(read.get("path"), str) else None
                 answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
                 key = f"{call.name} {call.raw_arguments}"
-                repeated = repeated or key in made
+                repeated = repeated or (key in made and path not in self._hidden)  # a stubbed read is no loop
                 made.add(key)
+                if isinstance(path, str):
+                    self._read_ids[call.id] = path
                 record.calls.append(TranscriptCall(
                     name=call.name, arguments=call.arguments, result=answer[:RESULT_SUMMARY_CHARS],
                     protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native"))
@@ -134,6 +148,15 @@ class Proposer:
                     result.proposal = proposal
                     return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
+
+    def _sent(self, messages: list[dict]) -> list[dict]:
+        """The conversation as the model is sent it: answered results stubbed past the budget."""
+        if self.kept_results_tokens is None:
+            return messages
+        sent, stubbed = stub_used_results(messages, self.kept_results_tokens)
+        shown = {path for call_id, path in self._read_ids.items() if call_id not in stubbed}
+        self._hidden = set(self._read_ids.values()) - shown
+        return sent
 
     def _handle(self, name: str, arguments: dict | None, traces_read: set[str],
                 result: ProposerResult) -> tuple[str, dict | None]:
@@ -149,12 +172,14 @@ class Proposer:
                 text, is_trace = self.library.read(path)
             except LookupError as exc:
                 return f"Error: {exc.args[0] if exc.args else exc}. {self._next_step(result, traces_read)}", None
-            again = path in result.reads
+            again = path in result.reads and path not in self._hidden
             result.reads.append(path)
             if not is_trace:
                 return (f"You have read {path} already. {self._next_step(result, traces_read)}" if again
                         else text), None
             if text in traces_read:
+                if path in self._hidden:
+                    return text, None
                 return f"You have read {path} already. {self._next_step(result, traces_read)}", None
             traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
             return (f"{text}\n\n[{len(traces_read)} trace(s) read; {self.min_trace_reads} needed before `finish`. "
@@ -175,11 +200,8 @@ class Proposer:
         exactly what to do next."""
         if len(traces_read) >= self.min_trace_reads:
             failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[:self._failures][:3])
-            example = {"name": "finish", "arguments": {"proposal": {
-                "action": Action.CREATE, "name": "<skill-name>", "description": "<what it does and when to use it>",
-                "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
-                "instructions": "1. <exact step>\n2. <exact step>",
-                "rationale": f"<why it fixes {failed or 'the failures'}>"}}}
+            rationale = CREATE_EXAMPLE["rationale"].replace("the failures", failed or "the failures")
+            example = {"name": "finish", "arguments": {"proposal": {**CREATE_EXAMPLE, "rationale": rationale}}}
             return (f"Next, call finish with your one proposal, e.g. {json.dumps(example)} (or a patch, or "
                     "no_action if no change can help), or read a wiki page or another trace first if you need to.")
         unread = [path for path in self._trace_order if path not in result.reads]

@@ -29,6 +29,8 @@ class TranscriptTurn(BaseModel):
     notes: list[str] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Of `prompt_tokens`, those the provider read from its prompt cache."""
 
 
 class Transcript(BaseModel):
@@ -42,7 +44,8 @@ class Transcript(BaseModel):
 
     def add_turn(self, content: str | None, usage: Usage, notes: list[str]) -> TranscriptTurn:
         turn = TranscriptTurn(turn=len(self.turns) + 1, content=content, notes=list(notes),
-                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
+                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                              cached_tokens=usage.cached_tokens)
         self.turns.append(turn)
         return turn
 

@@ -82,4 +82,5 @@ class Team:
             from ..roles.offline.proposer import OfflineProposer
 
             return OfflineProposer(library, settings.min_trace_reads)
-        return Proposer(self._factory(Role.PROPOSER), library, settings.max_turns, settings.min_trace_reads)
+        return Proposer(self._factory(Role.PROPOSER), library, settings.max_turns, settings.min_trace_reads,
+                        settings.kept_results_tokens)

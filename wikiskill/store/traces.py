@@ -22,6 +22,9 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its prompt cache (part of `prompt_tokens`, billed at
+    its cache-read price)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -29,6 +32,7 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
         )
 
     @property

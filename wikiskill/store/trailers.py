@@ -26,8 +26,9 @@ from ..core.errors import SchemaError
 PREFIX = "Wikiskill-"
 SCHEMA_VERSION = 1
 """The trailer schema this wikiskill writes, and the newest it reads."""
-ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+")
-"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`), the only keys beyond the fields."""
+ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+|Cached-[A-Za-z]+")
+"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`, `Cached-<Role>`), the only keys
+beyond the fields."""
 
 
 class Step(StrEnum):
@@ -161,11 +162,23 @@ class Trailers(BaseModel):
     @property
     def role_costs(self) -> dict[str, float]:
         """USD per role from the `Cost-<Role>-USD` trailers."""
-        costs = {}
-        for key, value in (self.model_extra or {}).items():
-            if key.startswith("Cost-") and key.endswith("-USD"):
-                costs[key[len("Cost-"):-len("-USD")].lower()] = float(value or 0)
-        return costs
+        return {role: float(value or 0) for role, value in self._per_role("Cost-", "-USD").items()}
+
+    @property
+    def role_tokens(self) -> dict[str, int]:
+        """Tokens per role from the `Tokens-<Role>` trailers."""
+        return {role: int(value or 0) for role, value in self._per_role("Tokens-").items()}
+
+    @property
+    def role_cached(self) -> dict[str, int]:
+        """Prompt tokens read from the provider's cache per role, from the `Cached-<Role>` trailers
+        (written only where a provider reported some)."""
+        return {role: int(value or 0) for role, value in self._per_role("Cached-").items()}
+
+    def _per_role(self, prefix: str, suffix: str = "") -> dict[str, object]:
+        return {key[len(prefix):len(key) - len(suffix)].lower(): value
+                for key, value in (self.model_extra or {}).items()
+                if key.startswith(prefix) and key.endswith(suffix) and ROLE_KEY.fullmatch(key)}
 
 
 _FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
@@ -174,6 +187,11 @@ _FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
 def role_keys(role: Role) -> tuple[str, str]:
     """The role's `Cost-<Role>-USD` and `Tokens-<Role>` keys (`role_costs` reads the first back)."""
     return f"Cost-{role.title()}-USD", f"Tokens-{role.title()}"
+
+
+def role_cached_key(role: Role) -> str:
+    """The role's `Cached-<Role>` key (`role_cached` reads it back)."""
+    return f"Cached-{role.title()}"
 
 
 def _text(value: object) -> str:

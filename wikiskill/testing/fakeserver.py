@@ -20,6 +20,10 @@ returns native tool calls (a scripted call comes back as a ```json-fenced
 With ``context_window=N`` it acts like a model with an N-token window: a request whose prompt
 (about 4 characters a token of its messages' and tools' JSON) plus its `max_tokens` exceeds N
 gets OpenAI's 400 `context_length_exceeded` error, before the handler sees it.
+Usage reports `prompt_tokens_details.cached_tokens`: the prompt tokens of the longest prefix
+(the tools, then whole messages) that an earlier request sent, as OpenAI's automatic prompt cache
+does (``prompt_cache="prefix"``); ``prompt_cache="marked"`` caches only prefixes that end at a
+message carrying `cache_control`, as Anthropic does; ``"off"`` reports none.
 
 A request with ``"stream": true`` gets the same completion as Server-Sent Events in OpenAI's
 format (see `wikiskill.testing.sse`), sent in one piece with a Content-Length; errors stay JSON.
@@ -49,6 +53,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from wikiskill.testing import anthropic_api, gemini_api, responses_api, sse
+from wikiskill.testing.promptcache import PROMPT_CACHE_MODES, PromptCache
+from wikiskill.testing.promptcache import messages_text as _messages_text
+from wikiskill.testing.promptcache import rough_tokens as _rough_tokens
 
 MODEL_ID = "fake-model"
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -83,21 +90,6 @@ class Reply:
 
 
 Handler = Callable[[dict], "Reply | str"]
-
-
-def _rough_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _messages_text(messages: list[dict]) -> str:
-    parts: list[str] = []
-    for message in messages or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
-    return "".join(parts)
 
 
 def as_text_reply(reply: Reply) -> Reply:
@@ -255,13 +247,15 @@ class FakeOpenAIServer:
     `handler(body) -> Reply | str` answers each chat request (a str is the content);
     `latency` seconds are slept before every answer; `text_tools` turns native tool calls and
     bare JSON into fenced text; `context_window` refuses requests too long for that many tokens
-    (`overflows` lists them). Use as a context manager, or call `start()` / `stop()`.
+    (`overflows` lists them); `prompt_cache` is how cached prompt tokens are reported
+    (`PROMPT_CACHE_MODES`). Use as a context manager, or call `start()` / `stop()`.
     `port=0` picks a free port.
     """
 
     def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0,
-                 text_tools: bool = False, context_window: int | None = None) -> None:
+                 text_tools: bool = False, context_window: int | None = None, prompt_cache: str = "prefix") -> None:
         self.handler = handler
+        self.prompt_cache = PromptCache(prompt_cache)
         self.latency = latency
         self.text_tools = text_tools
         self.context_window = context_window
@@ -325,6 +319,8 @@ class FakeOpenAIServer:
                 with self._lock:
                     self._overflows.append(body)
                 return Answer(400, _overflow_body(self.context_window, prompt, completion))
+        with self._lock:
+            cached = self.prompt_cache.read(body)
         try:
             reply = self.handler(body)
         except Exception as exc:  # a broken test handler should show up as a 500, not a hang
@@ -338,7 +334,7 @@ class FakeOpenAIServer:
         if reply.status != 200:
             return Answer(reply.status, _error_body(reply.status, reply.content), headers=reply.headers,
                           truncate=reply.truncate)
-        completion = self._completion(body, reply)
+        completion = self._completion(body, reply, cached)
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return Answer(200, chunks=sse.chunks(completion, include_usage), headers=reply.headers,
@@ -349,7 +345,7 @@ class FakeOpenAIServer:
         with self._lock:
             return next(self._ids)
 
-    def _message_and_usage(self, body: dict, reply: Reply) -> tuple[dict, dict]:
+    def _message_and_usage(self, body: dict, reply: Reply, cached: int | None) -> tuple[dict, dict]:
         tool_calls = [
             {
                 "id": f"call_{self._next_id()}",
@@ -371,12 +367,15 @@ class FakeOpenAIServer:
         completion = reply.completion_tokens
         if completion is None:
             completion = _rough_tokens((reply.content or "") + json.dumps(tool_calls) * bool(tool_calls))
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                 "total_tokens": prompt + completion}
+        if cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
         return message, usage
 
-    def _completion(self, body: dict, reply: Reply) -> dict:
+    def _completion(self, body: dict, reply: Reply, cached: int | None = None) -> dict:
         """The `chat.completion` answering `body`; a streamed answer re-encodes it."""
-        message, usage = self._message_and_usage(body, reply)
+        message, usage = self._message_and_usage(body, reply, cached)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
         return {"id": f"chatcmpl-fake{self._next_id()}", "object": "chat.completion", "created": int(time.time()),
@@ -400,13 +399,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="never return native tool calls; write calls and JSON in ```json fences")
     parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
                         help="refuse requests longer than this many tokens, as OpenAI does (context_length_exceeded)")
+    parser.add_argument("--prompt-cache", choices=PROMPT_CACHE_MODES, default="prefix",
+                        help="report cached prompt tokens for any repeated prefix, only for marked ones, or none")
     parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
                         help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
     handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
     with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port,
-                          text_tools=args.text_tools, context_window=args.context_window) as server:
+                          text_tools=args.text_tools, context_window=args.context_window,
+                          prompt_cache=args.prompt_cache) as server:
         print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
         try:
             threading.Event().wait()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
 from ...core.errors import WorkspaceError
+from ...core.prompts import render
 from ...integrations.ingest import read_ingested
+from ...knowledge.junk import Known, junk_reason, reserved_names
 from ...knowledge.proposals import InvalidProposal, prepare_proposal
 from ...roles.sandbox import Sandbox
 from ...store.rounds import candidate_branch, round_label
@@ -16,6 +19,9 @@ from ...store.workspace import MAIN
 from ..impact import IMPACT
 from .evaluation import incumbent
 from .gate import close_without_merge
+
+_HEADER_END = re.compile(r"\n(?:## |- )")
+"""Where a wiki file's fixed header ends: its first entry or list line."""
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
@@ -53,6 +59,9 @@ class Propose:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
+            junk = junk_reason(proposal, _known(harness, context, result.transcript.messages[:1]))
+            if junk:
+                raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
             close_without_merge(harness, number, invalid.action, invalid.name, invalid.rationale,
                                 Decision.INVALID, f"invalid proposal: {invalid.reason}", score, changes=transcript)
@@ -102,6 +111,19 @@ class Reapply:
                        Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
                        body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
                        branch=state.branch, base=tree, extra_parents=(main,))
+
+
+def _known(harness: Harness, context: dict, system: list[dict]) -> Known:
+    """What a created skill is checked against before validation: the suite's task ids (train,
+    val and ingested), the workspace's and the wiki's own files, and the prompt's fixed text (the
+    system prompt, the user prompt without this round's data, the wiki files' headers)."""
+    task_ids = [row["id"] for row in context["outcomes"]] + [task.id for task in harness.benchmark.tasks("val")]
+    files = [path for path in harness.ws.list_paths(MAIN, "") if "/" not in path]
+    wiki = [path for path in harness.ws.list_paths(MAIN, "wiki") if not path.startswith("wiki/patterns/")]
+    empty = {"round": 0, "incumbent": 0.0, "train_score": 0.0, "index": "", "impact": "", "skills": [], "outcomes": []}
+    headers = [_HEADER_END.split(harness.ws.read_file(MAIN, path) or "", maxsplit=1)[0] for path in wiki]
+    prompt = [str(message.get("content") or "") for message in system] + [render("proposer_user", **empty), *headers]
+    return Known(reserved_names(task_ids, [*files, *wiki]), prompt)
 
 
 def _cell(value: object, limit: int = 80) -> str:
