@@ -13,7 +13,7 @@ BUGGY = "def absolute(x):\n    return x\n"
 FIXED = "def absolute(x):\n    return x if x >= 0 else -x\n"
 
 
-def tests_file(name: str) -> str:
+def checks_of(name: str) -> str:
     """One passing and one failing (until fixed) test, the failing one named `name`."""
     return ("from calc import absolute\n\n\ndef test_positive_stays():\n    assert absolute(3) == 3\n\n\n"
             f"def {name}():\n    assert absolute(-4) == 4, 'negative input must come back positive'\n")
@@ -44,7 +44,7 @@ def bugfix_suite(root: Path, test_names: dict[str, str] | None = None, **setting
     for split, ids in (("train", ["fix-a", "fix-b"]), ("val", ["fix-c", "fix-d"]), ("test", ["fix-e"])):
         for task_id in ids:
             failing = names.get(task_id, f"test_{task_id.replace('-', '_')}_negative")
-            write_task(suite, split, task_id, files={"calc.py": BUGGY, "test_calc.py": tests_file(failing)})
+            write_task(suite, split, task_id, files={"calc.py": BUGGY, "test_calc.py": checks_of(failing)})
     return suite
 
 
