@@ -23,7 +23,7 @@ from wikiskill.core.errors import BudgetExceeded
 from wikiskill.llm.meter import Meter
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.roles.sandbox import Sandbox
-from wikiskill.run.scorers import CommandScorer, ScorerTimeout
+from wikiskill.run.scorers import CommandScorer, ScorerTimeout, build_scorer
 from wikiskill.run.workdir_tasks import WorkdirTaskAgent
 from wikiskill.store.traces import Trajectory, Usage
 from workspaces import UNUSED_SERVER
@@ -296,3 +296,35 @@ def test_the_judge_stops_the_command_at_its_share_of_the_budget():
     meter.add(Role.JUDGE, Usage(calls=1, cost_usd=0.05))
     with pytest.raises(BudgetExceeded, match="the judge spent \\$0.2500"):
         meter.check()
+
+
+SCORER_SOURCE = '''
+from wikiskill.store.traces import Score
+
+
+def score(task, trajectory, workdir):
+    fixed = "-x" in (workdir / "calc.py").read_text()
+    return Score(value=1.0 if fixed else 0.25, feedback="calc.py still returns x unchanged" * (not fixed))
+'''
+
+
+def test_a_python_scorer_scores_the_workdir_and_its_source_keys_the_fingerprint(tmp_path, monkeypatch):
+    (tmp_path / "my_scorer.py").write_text(SCORER_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suite = bugfix_suite(tmp_path / "s")
+    (suite / "suite.yaml").write_text("scorer: python:my_scorer:score\n")
+    try:
+        folders = TaskFolders(suite)
+        task = folders.tasks("val")[0]
+        scorer = build_scorer(folders, judge=lambda: pytest.fail("no judge here"))
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        (workdir / "calc.py").write_text(BUGGY)
+        score = scorer.score(task, unscored(task), workdir)
+        assert (score.value, score.feedback) == (0.25, "calc.py still returns x unchanged")
+        before = setup_id(suite)
+        (tmp_path / "my_scorer.py").write_text(SCORER_SOURCE.replace("0.25", "0.5"))
+        sys.modules.pop("my_scorer")
+        assert setup_id(suite) != before
+    finally:
+        sys.modules.pop("my_scorer", None)

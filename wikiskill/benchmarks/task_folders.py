@@ -18,10 +18,12 @@ not take. A suite scored by a QA scorer (`exact`, `contains`, `numeric`, `regex`
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 import shlex
 import shutil
+import sys
 from enum import StrEnum
 from pathlib import Path
 
@@ -196,12 +198,15 @@ class TaskFolders:
         return float(QA_SCORERS[self.scoring.scorer](prediction, task.answer or ""))
 
     def setup_digest(self) -> str:
-        """Every file of the suite (suite.yaml, checks, prompts, files, rubrics) by path and content."""
+        """Every file of the suite (suite.yaml, checks, prompts, files, rubrics) by path and
+        content, and the source of a `python:` scorer's module."""
         if self._digest is None:
             hasher = hashlib.sha256()
             for path in sorted(_suite_files(self.directory)):
                 hasher.update(str(path.relative_to(self.directory)).encode() + b"\0")
                 hasher.update(path.read_bytes() + b"\0")
+            if PYTHON_SCORER.fullmatch(self.scoring.scorer):
+                hasher.update(_module_source(self.scoring.scorer.removeprefix("python:")).encode())
             self._digest = hasher.hexdigest()[:24]
         return self._digest
 
@@ -274,6 +279,14 @@ def _read_text(path: Path, required: bool = False) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BenchmarkError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
+
+
+def _module_source(path: str) -> str:
+    module = sys.modules.get(path.partition(":")[0])
+    try:
+        return inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return ""
 
 
 def _suite_files(directory: Path) -> list[Path]:
