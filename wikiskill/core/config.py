@@ -83,7 +83,7 @@ class AgentSettings(RoleSettings):
     own callable (a module installed or on `PYTHONPATH`), or `python:NAME` for a callable
     registered under the `wikiskill.agents` entry-point group. It gets one `AgentRun` (the task,
     the skills as a prompt block and as Agent Skills folders, a fresh workdir, the model
-    settings) and returns the answer; QA suites only. See docs/agents.md."""
+    settings) and returns the answer; QA and task-folder (`tasks:PATH`) suites. See docs/agents.md."""
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
     one user message. `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""

@@ -60,7 +60,7 @@ def check_runner(config: Config, source: str) -> None:
         return
     kind = spec_of(config.benchmark).kind
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
-        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} answers QA suites only; "
+        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
                           f"{config.benchmark} is a {kind} suite (use runner: builtin)")
 
 
