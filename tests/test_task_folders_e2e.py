@@ -13,6 +13,8 @@ import yaml
 from scripted import ScriptedWorld
 from taskfolders import bugfix_suite, install_runner, write_task
 from wikiskill import api
+from wikiskill.loop.harness import Harness
+from wikiskill.store.trailers import Step, Trailers
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 TRAIN_ONLY = "test_walrus_trainonly_negative"
@@ -101,8 +103,14 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["judge"] = {"samples": 3}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
-        evaluated = api.evaluate(ws, "val")
+        with Harness(ws) as harness:  # what `evolve` does around an evaluation, costs and all
+            harness.begin_step()
+            evaluated = harness.evaluate("main", "val", "judged")
+            harness.commit("judged val", Trailers(round=0, step=Step.BASELINE))
 
+    message = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=ws.root, capture_output=True, text=True,
+                             check=True).stdout
+    assert "Wikiskill-Tokens-Judge: " in message and "Wikiskill-Cost-Judge-USD: " in message  # its own cost line
     assert world.asked == {"ticket: answer the support ticket.": 3, "essay: write the summary.": 3}
     assert evaluated.evaluation.scores == {"ticket": pytest.approx(2 / 3), "essay": pytest.approx(0.5)}
     assert all("+++ b/answer.txt" in prompt and "+not sure" in prompt for prompt in world.prompts)
