@@ -57,6 +57,8 @@ def test_a_pytest_scored_suite_evolves_and_only_train_feedback_reaches_the_roles
     history = subprocess.run(["git", "log", "--all", "-p"], cwd=ws.root, capture_output=True, text=True,
                              check=True).stdout
     assert TRAIN_ONLY in history and VAL_ONLY not in history  # no val feedback lands where roles read
+    baseline = api.evaluate(ws, "val", ref="baseline")  # though the val check did report it
+    assert any(VAL_ONLY in (t.feedback or "") for t in baseline.runs[0])
 
 
 class JudgeWorld:
