@@ -272,7 +272,7 @@ def test_suite_settings_document_every_key():
 def test_a_check_that_passes_takes_what_it_left_running_with_it(tmp_path):
     pid_file = tmp_path / "server.pid"
     script = tmp_path / "leave.sh"
-    script.write_text(f"#!/bin/sh\nsleep 300 > /dev/null 2>&1 &\necho $! > {pid_file}\nexit 0\n")
+    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pid_file}\nexit 0\n")  # it keeps the output open
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     command_scorer, task, workdir = scorer(tmp_path, str(script))
     assert command_scorer.score(task, unscored(task), workdir).value == 1.0

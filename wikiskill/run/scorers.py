@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,8 @@ from ..protocols import Scorer
 from ..store.traces import Score, Trajectory, cut
 
 SCORE_LINE = re.compile(r"^\s*score:\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*$", re.IGNORECASE)
+OUTPUT_TAIL_BYTES = 64_000
+"""The end of the check's output that is read back (its last line, or the summary of failures)."""
 KILL_GRACE_S = 2.0
 """How long the killed check's process group gets to go before the scorer gives up waiting."""
 
@@ -46,15 +49,18 @@ class CommandScorer:
         settings = self.settings
         task_dir = task.files.parent if task.files is not None else self.suite_dir / task.split / task.id
         environment = {**os.environ, "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
-        process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            output, _ = process.communicate(timeout=settings.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            raise ScorerTimeout(f"the check ran past its timeout of {settings.timeout:g} s and was killed") from None
-        finally:
-            _kill_group(process)  # what the check left running in its group goes with it
+        with tempfile.TemporaryFile() as log:  # a file, not a pipe: a child holding it open never blocks the read
+            process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                process.wait(timeout=settings.timeout)
+            except subprocess.TimeoutExpired:
+                raise ScorerTimeout(f"the check ran past its timeout of {settings.timeout:g} s "
+                                    "and was killed") from None
+            finally:
+                _kill_group(process)  # on a timeout the check; either way whatever it left running
+            log.seek(max(0, log.seek(0, os.SEEK_END) - OUTPUT_TAIL_BYTES))
+            output = log.read()
         text = output.decode("utf-8", errors="replace")
         if process.returncode == 0:
             return Score(value=1.0)
