@@ -158,7 +158,7 @@ def test_a_bad_python_spec_fails_in_one_line(tmp_path, agents, spec, message):
 
 def test_a_python_runner_is_refused_for_a_suite_it_cannot_play(tmp_path, agents):
     runner, _ = agents("qa_agent")
-    with pytest.raises(ConfigError, match="answers QA suites only"):
+    with pytest.raises(ConfigError, match="plays QA suites and task folders only"):
         api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", agent=runner)
 
 

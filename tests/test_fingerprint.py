@@ -15,6 +15,7 @@ from wikiskill.loop.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLAT
 from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
+from wikiskill.roles.judge import TEMPLATES as JUDGE_TEMPLATES  # in a judged suite's fingerprint
 from wikiskill.roles.offline.agent import OfflineAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.store.rounds import rejected_tag, round_state
@@ -121,7 +122,7 @@ def test_an_edited_agent_prompt_template_is_a_new_fingerprint_and_reuses_no_resu
 
 def test_every_template_is_either_the_task_agents_or_another_roles():
     shipped = {path.name.removesuffix(".j2") for path in fingerprint.data_dir("prompts").glob("*.j2")}
-    assert shipped == set(AGENT_TEMPLATES) | NOT_AGENT_TEMPLATES
+    assert shipped == set(AGENT_TEMPLATES) | NOT_AGENT_TEMPLATES | set(JUDGE_TEMPLATES)
     assert not set(AGENT_TEMPLATES) & NOT_AGENT_TEMPLATES
 
 

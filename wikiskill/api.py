@@ -22,7 +22,7 @@ from .loop.evolve import evolve as _evolve
 from .loop.harness import Evaluated, Harness, Reporter
 from .roles.python_agent import load_runner
 from .run.team import ModelFactory
-from .store.settings import check_runner, load_config, parse_config
+from .store.settings import check_judge, check_runner, load_config, parse_config
 from .store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -74,7 +74,9 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
                   runner=runner)
-    if not parse_config(text, CONFIG_FILE).agent.builtin:
+    config = parse_config(text, CONFIG_FILE)
+    check_judge(config, benchmark)
+    if not config.agent.builtin:
         load_runner(runner)
     try:
         return Workspace.create(path, text)
@@ -98,6 +100,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers, executor=executor, runner=agent)
     check_runner(config, "--agent" if agent else CONFIG_FILE)
+    check_judge(config, CONFIG_FILE)
     if not config.agent.builtin:
         load_runner(config.agent.runner)
     if model_factory is None:

@@ -1,7 +1,7 @@
 """What each replaceable part of wikiskill must do, in one place: the task agent, the wiki
-maintainer, the skill proposer, the team that builds them, the executor that runs tasks and the
-gate policy that judges a candidate; with the values they hand each other (`AgentRecipe`,
-`Place`, `Verdict`, `Evidence`).
+maintainer, the skill proposer, the workdir agent and its scorer, the team that builds them, the
+executor that runs tasks and the gate policy that judges a candidate; with the values they hand
+each other (`AgentRecipe`, `Place`, `Verdict`, `Evidence`).
 
 The protocols of the benchmark kinds (`Benchmark`, `QABenchmark`, `InteractiveBenchmark`,
 `ToolUseBenchmark`, `TextEnv`, `ToolSession`) are stated in `benchmarks/base.py`, because the
@@ -32,7 +32,7 @@ from .roles.proposer import Library, ProposerResult
 from .roles.wikitool import WikiShelf
 from .store.evaluations import Evaluation
 from .store.results import ResultCache
-from .store.traces import Trajectory
+from .store.traces import Score, Trajectory
 from .store.trailers import Decision
 
 # ---- the roles ---------------------------------------------------------------------------------
@@ -45,6 +45,25 @@ class TaskAgent(Protocol):
         """The whole episode as a trajectory with its score. A failure of the task itself (a
         conversation that cannot fit the context window) is the trajectory's `error`; an
         exception stops the command (no new task starts)."""
+
+
+class WorkdirAgent(Protocol):
+    """Plays one task of a workdir suite in a working directory made for it (`roles/shell_agent.py`);
+    the caller copies the task's files in, scores the work with the suite's scorer and cleans up."""
+
+    async def play(self, task: Task, workdir: Path) -> Trajectory:
+        """The episode as an unscored trajectory: the final answer as its prediction, the messages,
+        the usage, and the error of a task that failed."""
+
+
+class Scorer(Protocol):
+    """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
+    `roles/judge.py`: `judge`). It may block (it runs in a thread); an exception, a timeout
+    included, fails that task alone."""
+
+    def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
+        """The value in [0, 1] with written feedback, from the finished `workdir` and the
+        unscored `trajectory` (its final answer is `prediction`)."""
 
 
 class WikiMaintainer(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,7 @@ class BenchmarkKind(StrEnum):
     QA = "qa"
     INTERACTIVE = "interactive"
     TOOL_USE = "tool_use"
+    WORKDIR = "workdir"
 
 
 class SplitCounts(BaseModel):
@@ -62,6 +64,8 @@ class BenchmarkSpec(BaseModel):
     """Modules that must be importable; a missing one is reported with `needs`."""
     examples: tuple[str, ...] = ()
     """Full names to try a family that needs an argument with (`benchmarks/perf/suites.py` measures them)."""
+    judged: bool = False
+    """Scored by an LLM judge (the `judge` role): refused without a judge model."""
 
     def benchmark_name(self, argument: str | None) -> str:
         """The suite's full name: `family`, or `family:argument`."""
@@ -77,6 +81,8 @@ class Task:
     question: str
     answer: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    files: Path | None = None
+    """A workdir task's files, copied into its fresh working directory before the agent starts."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,15 @@ class ToolUseBenchmark(Benchmark, Protocol):
     """A suite of multi-turn function-calling tasks against simulated APIs."""
 
     def open_session(self, task: Task) -> ToolSession: ...
+
+
+@runtime_checkable
+class HasSetupDigest(Protocol):
+    """A suite's optional hook: a digest of everything beyond its task ids, questions and answers
+    that decides a score (a task folder's files, rubrics and suite.yaml); it enters the
+    evaluation fingerprint."""
+
+    def setup_digest(self) -> str: ...
 
 
 @runtime_checkable

@@ -151,3 +151,42 @@ class JsonlFamily:
         if not directory.is_absolute() and request.root is not None:
             directory = request.root / directory
         return JsonlQA(directory, spec=self.spec)
+
+
+class TaskFoldersFamily:
+    """`tasks:PATH`: a suite of task folders (`task_folders.py`); QA or workdir by its scorer."""
+
+    def __init__(self) -> None:
+        from .task_folders import TASKS
+
+        self.spec = TASKS
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        """With a `base`, the folder is made absolute and the whole suite is checked."""
+        if argument is None or base is None:
+            return argument
+        from .task_folders import TaskFolders
+
+        return TaskFolders(base / Path(argument).expanduser()).name.partition(":")[2]
+
+    def spec_for(self, argument: str) -> BenchmarkSpec:
+        """The suite's spec: QA under a QA scorer, else workdir; judged under `judge`. The
+        family's own when suite.yaml cannot be read (opening the suite says why)."""
+        from .task_folders import read_settings
+
+        try:
+            settings = read_settings(Path(argument).expanduser())
+        except BenchmarkError:
+            return self.spec
+        kind = BenchmarkKind.QA if settings.qa else BenchmarkKind.WORKDIR
+        return self.spec.model_copy(update={"kind": kind, "judged": settings.judged})
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        from .task_folders import TaskFolders
+
+        if argument is None:
+            raise BenchmarkError("tasks needs a folder: tasks:PATH")
+        directory = Path(argument).expanduser()
+        if not directory.is_absolute() and request.root is not None:
+            directory = request.root / directory
+        return TaskFolders(directory)

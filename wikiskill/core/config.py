@@ -26,6 +26,7 @@ class Role(StrEnum):
     AGENT = "agent"
     MAINTAINER = "maintainer"
     PROPOSER = "proposer"
+    JUDGE = "judge"
 
 
 class ToolProtocol(StrEnum):
@@ -90,7 +91,7 @@ class AgentSettings(RoleSettings):
     own callable (a module installed or on `PYTHONPATH`), or `python:NAME` for a callable
     registered under the `wikiskill.agents` entry-point group. It gets one `AgentRun` (the task,
     the skills as a prompt block and as Agent Skills folders, a fresh workdir, the model
-    settings) and returns the answer; QA suites only. See docs/agents.md."""
+    settings) and returns the answer; QA and task-folder (`tasks:PATH`) suites. See docs/agents.md."""
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
     one user message. `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""
@@ -145,6 +146,12 @@ class ProposerSettings(RoleSettings):
     prefix changes rarely. The transcript in raw/ keeps every result. Empty: never stubbed."""
 
 
+class JudgeSettings(RoleSettings):
+    samples: int = Field(1, ge=1)
+    """Verdicts asked per task and averaged: a judge is itself noisy, and averaging several
+    verdicts narrows what a candidate must beat by luck (each is one more call)."""
+
+
 class SkillsSettings(_Section):
     mode: Literal["full", "index", "retrieve"] = "full"
     """How skills reach the task agent: every skill's name, description and body (`full`), names +
@@ -172,6 +179,9 @@ class BudgetSettings(_Section):
     """Stop cleanly between tasks once the run has spent this much (USD); empty = no limit."""
     max_calls: int | None = Field(None, ge=0)
     """Stop cleanly once the run has made this many model calls; empty = no limit."""
+    judge_share: float | None = Field(None, gt=0, le=1)
+    """The most of `max_usd` the judge of a judged suite may spend in one command (0.25 = a
+    quarter); once it has, the command stops cleanly as at `max_usd`; empty = no limit of its own."""
 
 
 class LLMSettings(_Section):
@@ -293,6 +303,8 @@ class Config(_Section):
     """The wiki maintainer."""
     proposer: ProposerSettings = ProposerSettings()
     """The skill proposer."""
+    judge: JudgeSettings = JudgeSettings()
+    """The LLM judge of a task-folder suite scored by `judge` (docs/benchmarks.md); unused otherwise."""
     skills: SkillsSettings = SkillsSettings()
     """How skills are rendered into the task agent's system prompt."""
     gate: GateSettings = GateSettings()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..benchmarks import spec_of
 from ..core.config import OFFLINE_MODEL, Config, Role, RoleSettings
 from ..core.errors import ModelError
 from .backend import import_litellm
@@ -48,9 +49,15 @@ def missing_key(settings: RoleSettings) -> str | None:
     return " and ".join(missing) or None
 
 
+def roles_in_use(config: Config) -> list[Role]:
+    """The roles that call a model under `config`: the judge only on a suite scored by one."""
+    judged = spec_of(config.benchmark).judged
+    return [role for role in Role if role is not Role.JUDGE or judged]
+
+
 def check_credentials(config: Config) -> None:
     """Raise one ModelError naming the variable to set when a role's provider key is missing."""
-    for role in Role:
+    for role in roles_in_use(config):
         settings = config.role(role)
         missing = missing_key(settings)
         if missing:

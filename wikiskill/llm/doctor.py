@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, ToolProtocol
 from ..core.errors import WikiskillError
-from .credentials import missing_key
+from .credentials import missing_key, roles_in_use
 from .jsontext import extract_json
 from .meter import Meter
 from .model import LiteLLMModel
@@ -58,7 +58,7 @@ def diagnose(config: Config) -> list[RoleCheck]:
     """One row per role; roles that share a model and server share one probe."""
     checks: list[RoleCheck] = []
     probed: dict[tuple, RoleCheck] = {}
-    for role in Role:
+    for role in roles_in_use(config):
         settings = config.role(role)
         key = (settings.model, settings.api_base, settings.context_window, settings.response_format)
         if key in probed:

@@ -4,8 +4,9 @@ A score means something only together with what produced it. `EvalSetup` holds a
 the skills: the benchmark and its version, the split and the tasks themselves, the agent's runner,
 model and settings (`AGENT_SETTINGS`; for a Python runner, the source of its module), how skills are
 rendered, the templates the task agent renders (`AGENT_TEMPLATES`), the source of the task agent's
-own code (`AGENT_CODE`), the wikiskill version, the seed and the repeats. The fingerprint of an
-evaluation is the setup's id with the id of the skills the agent is given
+own code (`AGENT_CODE`), the wikiskill version, the seed and the repeats; for a task-folder suite
+also its files, check and suite.yaml, and a judge's model, settings, prompts and code (`scoring`).
+The fingerprint of an evaluation is the setup's id with the id of the skills the agent is given
 (`store.evaluations.skills_id`: skills/ without PURPOSE.md). It keys the result cache, finds the
 incumbent, and is a trailer on every commit that records a score, so the gate compares only
 evaluations that differ in the skills alone. A change to any of it makes a workspace's next `evolve`
@@ -36,8 +37,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
+from ..benchmarks.base import HasSetupDigest
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
+from ..roles.judge import TEMPLATES
 from ..roles.python_agent import runner_code
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -54,6 +57,12 @@ AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/offline/agent.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
               "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
 """The task agent's own modules, relative to the package."""
+
+JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_window")
+"""The judge's settings (`judge.*`) that decide a judged suite's score."""
+
+SCORING_CODE = ("roles/judge.py", "run/scorers.py")
+"""The scorers' own modules, relative to the package."""
 
 
 class EvalSetup(BaseModel):
@@ -74,10 +83,17 @@ class EvalSetup(BaseModel):
     prompts: str
     agent_code: str
     wikiskill: str
+    scoring: str | None = None
+    """A suite's own setup beyond its tasks (a task folder's files, checks, rubrics and
+    suite.yaml) and its judge's model, settings, prompts and code; None for other suites, so
+    their setups keep their ids."""
 
     @property
     def id(self) -> str:
-        return digest(self.model_dump())
+        setup = self.model_dump()
+        if setup["scoring"] is None:
+            del setup["scoring"]
+        return digest(setup)
 
     def fingerprint(self, skills_id: str) -> str:
         return digest([self.id, skills_id])
@@ -99,7 +115,20 @@ def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int 
         prompts=agent_prompts_digest(),
         agent_code=agent_code_digest(),
         wikiskill=wikiskill_version(),
+        scoring=scoring_digest(config, benchmark),
     )
+
+
+def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
+    """What decides a suite's scores beyond its tasks: its `setup_digest`, and for a judged suite
+    the judge's settings (`JUDGE_SETTINGS`), its templates and its code."""
+    if not isinstance(benchmark, HasSetupDigest):
+        return None
+    parts: list[object] = [benchmark.setup_digest(), benchmark.spec.kind]
+    if benchmark.spec.judged:
+        judge = config.judge.model_copy(update={"model": config.role(Role.JUDGE).model})
+        parts += [judge.model_dump(mode="json", include=set(JUDGE_SETTINGS)), judge_digest()]
+    return digest(parts)
 
 
 def agent_settings(agent: AgentSettings) -> dict:
@@ -121,6 +150,13 @@ def digest(value: object) -> str:
 def agent_prompts_digest() -> str:
     folder = data_dir("prompts")
     return digest([[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in AGENT_TEMPLATES])
+
+
+@cache
+def judge_digest() -> str:
+    folder = data_dir("prompts")
+    return digest([[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in TEMPLATES]
+                  + [[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in SCORING_CODE])
 
 
 @cache

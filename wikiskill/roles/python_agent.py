@@ -4,8 +4,10 @@ The callable gets one `AgentRun` and returns the final answer as a string, or an
 `answer`, `messages` and `usage` (an `AgentResult`, or anything with those attributes or keys).
 Each task gets a fresh working directory and its own copy of the skills as Agent Skills folders,
 both removed afterwards, so one task never sees another's files. The answer is scored as the
-built-in QA agent's is (`<answer>` tags honoured when present); an exception raised by the
-callable fails that task alone, with its one-line reason as the trajectory's error.
+built-in QA agent's is (`<answer>` tags honoured when present); on a workdir suite the working
+directory holds the task's files and the suite's scorer checks what the callable left there. An
+exception raised by the callable fails that task alone, with its one-line reason as the
+trajectory's error.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import cast
 
-from ..benchmarks import BenchmarkKind, QABenchmark, Task
+from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
@@ -45,7 +48,8 @@ class AgentRun:
     skills_dir: Path
     """A folder of Agent Skills folders (`<name>/SKILL.md`), copied from the skills evaluated."""
     workdir: Path
-    """An empty directory of this task's own, removed after it."""
+    """A directory of this task's own, removed after it: empty on a QA suite; on a workdir suite
+    it holds the task's files, and what the callable leaves there is scored."""
     model: str | None
     api_base: str | None
     temperature: float
@@ -121,9 +125,12 @@ def _result(value: object) -> AgentResult:
 
 
 class PythonAgent:
-    """A TaskAgent that calls the user's function once per task (in a thread unless it is async)."""
+    """A TaskAgent that calls the user's function once per task (in a thread unless it is async).
 
-    def __init__(self, function: Callable, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings,
+    On a workdir suite it is the inner agent (`play`): the caller gives it the task's working
+    directory, with the task's files in it, and scores what it leaves there."""
+
+    def __init__(self, function: Callable, benchmark: Benchmark, skills: list[Skill], settings: SkillsSettings,
                  model: RoleSettings):
         self.function = function
         self.benchmark = benchmark
@@ -132,16 +139,23 @@ class PythonAgent:
         self.model = model
 
     async def run(self, task: Task) -> Trajectory:
-        shown = shown_skills(self.skills, self.settings, task.question)
         with tempfile.TemporaryDirectory(prefix="wikiskill-task-") as scratch:
-            root = Path(scratch)
-            skills_dir, workdir = root / "skills", root / "work"
+            workdir = Path(scratch) / "work"
             workdir.mkdir()
+            trajectory = await self.play(task, workdir)
+        score = cast(QABenchmark, self.benchmark).score(task, trajectory.prediction)
+        return trajectory.model_copy(update={"score": score})
+
+    async def play(self, task: Task, workdir: Path) -> Trajectory:
+        """The callable's answer on `task` in `workdir`, unscored."""
+        shown = shown_skills(self.skills, self.settings, task.question)
+        with tempfile.TemporaryDirectory(prefix="wikiskill-skills-") as scratch:
+            skills_dir = Path(scratch) / "skills"
+            skills_dir.mkdir()
             for skill in self.skills:
                 folder = skills_dir / skill.name
                 folder.mkdir(parents=True)
                 (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
-            skills_dir.mkdir(exist_ok=True)
             run = AgentRun(task=task.question, task_id=task.id, skills_prompt=render_block(shown, self.settings),
                            skills_dir=skills_dir, workdir=workdir, model=self.model.model,
                            api_base=self.model.api_base, temperature=self.model.temperature,
@@ -155,15 +169,16 @@ class PythonAgent:
         text = result.answer
         prediction = extract_answer(text) if text and "</answer>" in text.lower() else text
         prediction = prediction.strip() if prediction is not None else None
-        if error is None and prediction is None:
+        kind = self.benchmark.spec.kind
+        if error is None and prediction is None and kind is BenchmarkKind.QA:
             error = "the agent returned no answer"
         messages = [*result.messages]
         if text is not None and not any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
             messages.append({"role": "assistant", "content": text})
         return Trajectory(
-            task_id=task.id, split=task.split, kind=BenchmarkKind.QA, question=task.question, messages=messages,
-            prediction=prediction, expected=task.answer, score=self.benchmark.score(task, prediction),
-            usage=result.usage, skills=[s.name for s in shown], error=error,
+            task_id=task.id, split=task.split, kind=kind, question=task.question, messages=messages,
+            prediction=prediction, expected=task.answer, usage=result.usage, skills=[s.name for s in shown],
+            error=error,
         )
 
     async def _call(self, run: AgentRun) -> object:

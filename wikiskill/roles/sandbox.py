@@ -2,7 +2,8 @@
 ref, and nothing else.
 
 Reading from the committed tree (not the disk) means symlinks are never followed and files
-outside the workspace do not exist; paths naming val or test material are refused.
+outside the workspace do not exist; paths naming val or test material are refused, and so is a
+trace whose split is val or test wherever it was stored (with the scorer feedback it carries).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_PATH_CHARS = 500
 READABLE = ("wiki/", "skills/", "traces/")
 MAX_READ_CHARS = 30_000
+HIDDEN_SPLITS = frozenset({"val", "test"})
 
 
 class Sandbox:
@@ -66,9 +68,12 @@ class Sandbox:
         if path is None:
             raise LookupError(f"no train trace for task {task_id!r}")
         try:
-            return Trajectory.model_validate_json(self.workspace.read_file(self.ref, path) or "").render(self.max_chars)
+            trajectory = Trajectory.model_validate_json(self.workspace.read_file(self.ref, path) or "")
         except ValueError:
             raise LookupError(f"the trace of task {task_id!r} is unreadable") from None
+        if trajectory.split in HIDDEN_SPLITS:  # a val or test trace (its scorer's feedback too) never reaches a role
+            raise LookupError("validation and test material is not readable")
+        return trajectory.render(self.max_chars)
 
     def list(self, path: str) -> list[str]:
         clean = self._clean(path).rstrip("/")

@@ -1,6 +1,8 @@
-"""Build the three roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
+"""Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`)."""
+names the user's own (`roles/python_agent.py`). On a workdir suite that agent plays inside
+`run/workdir_tasks.py`'s wrapper, which scores the work with the suite's scorer (`run/scorers.py`;
+the `judge` role for `scorer: judge`)."""
 
 from __future__ import annotations
 
@@ -9,22 +11,28 @@ from pathlib import Path
 from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
+from ..benchmarks.task_folders import TaskFolders
 from ..core.config import OFFLINE_MODEL, Config, Role
+from ..core.errors import ConfigError
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..protocols import SkillProposer, TaskAgent, WikiMaintainer
+from ..protocols import Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
 from ..roles.agent import InteractiveAgent, QAAgent
+from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Library, Proposer
 from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
+from .scorers import build_scorer
+from .workdir_tasks import WorkdirTaskAgent
 
 ModelFactory = Callable[[Role], ChatModel]
 AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
+WorkdirAgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], WorkdirAgent]
 
 AGENTS: dict[BenchmarkKind, AgentMaker] = {
     BenchmarkKind.QA: lambda model, benchmark, skills, config, shelf: QAAgent(
@@ -34,7 +42,13 @@ AGENTS: dict[BenchmarkKind, AgentMaker] = {
     BenchmarkKind.TOOL_USE: lambda model, benchmark, skills, config, shelf: ToolUseAgent(
         model, cast(ToolUseBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf),
 }
-"""The LLM task agent for each kind of suite."""
+"""The LLM task agent for each kind of suite (a workdir suite's is in `WORKDIR_AGENTS`)."""
+
+BUILTIN_WORKDIR_AGENT = "shell"
+"""The built-in agent that plays workdir suites, by its name in `WORKDIR_AGENTS`."""
+
+WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {}
+"""The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
 
 
 class Team:
@@ -59,15 +73,37 @@ class Team:
     def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
+        workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
-            return PythonAgent(load_runner(self.config.agent.runner), cast(QABenchmark, self.benchmark), skills,
-                               self.config.skills, self.config.role(Role.AGENT))
+            runner = PythonAgent(load_runner(self.config.agent.runner), self.benchmark, skills,
+                                 self.config.skills, self.config.role(Role.AGENT))
+            return WorkdirTaskAgent(runner, self.scorer()) if workdir else runner
+        if workdir:
+            maker = WORKDIR_AGENTS.get(BUILTIN_WORKDIR_AGENT)
+            if maker is None or self.offline(Role.AGENT):
+                raise ConfigError(f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
+                                  f"{self.config.benchmark}: set agent.runner to python:MODULE:FUNCTION")
+            inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+            return WorkdirTaskAgent(inner, self.scorer())
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
                                 self.config.seed if seed is None else seed)
         return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+
+    def scorer(self) -> Scorer:
+        """The scorer a workdir suite names; the judge is built with the `judge` role's model."""
+        suite = cast(TaskFolders, self.benchmark)
+        settings = suite.scoring
+
+        def judge() -> Scorer:
+            if self.offline(Role.JUDGE):
+                raise ConfigError(f"{self.config.benchmark} is scored by a judge: set judge.model (or the "
+                                  "top-level model) to an LLM, not offline")
+            return Judge(self._factory(Role.JUDGE), self.config.judge.samples, settings.feedback_chars)
+
+        return build_scorer(suite, judge)
 
     def maintainer(self) -> WikiMaintainer:
         if self.offline(Role.MAINTAINER):

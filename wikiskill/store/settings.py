@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..core.config import CONFIG_FILE, Config, config_error
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role, config_error
 from ..core.errors import BenchmarkError, ConfigError
 
 
@@ -54,14 +54,21 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
 
 
 def check_runner(config: Config, source: str) -> None:
-    """A runner other than `builtin` answers questions only: an interactive or tool-use suite needs
-    an agent that speaks its protocol, so that mismatch is refused in one line."""
+    """A runner other than `builtin` answers questions or works in a task's folder: an interactive
+    or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line."""
     if config.agent.builtin:
         return
     kind = spec_of(config.benchmark).kind
-    if kind is not BenchmarkKind.QA:
-        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} answers QA suites only; "
+    if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
+        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
                           f"{config.benchmark} is a {kind} suite (use runner: builtin)")
+
+
+def check_judge(config: Config, source: str) -> None:
+    """A suite scored by a judge needs an LLM as the judge (`judge.model`, else the top-level `model`)."""
+    if spec_of(config.benchmark).judged and config.role(Role.JUDGE).model == OFFLINE_MODEL:
+        raise ConfigError(f"{source}: {config.benchmark} is scored by an LLM judge and has no judge model: "
+                          "set judge.model (or the top-level model, e.g. --model openai/gpt-4o-mini)")
 
 
 def load_config(root: Path) -> Config:

@@ -69,6 +69,24 @@ class Provenance(BaseModel):
     outcome: Outcome
 
 
+class ExpectationResult(BaseModel):
+    """A judge's verdict on one expectation of a task, with the evidence it rests on."""
+
+    expectation: str
+    passed: bool
+    evidence: str = ""
+
+
+class Score(BaseModel):
+    """What a workdir suite's scorer says about one task's work (`protocols.Scorer`)."""
+
+    value: float = Field(ge=0.0, le=1.0)
+    feedback: str = ""
+    """Written feedback: failing tests' names and messages, a judge's reasons. Reaches the roles
+    on train tasks only."""
+    expectations: list[ExpectationResult] = Field(default_factory=list)
+
+
 class Trajectory(BaseModel):
     task_id: str
     split: str
@@ -86,6 +104,9 @@ class Trajectory(BaseModel):
     skills: list[str] = Field(default_factory=list)
     error: str | None = None
     provenance: Provenance | None = None
+    feedback: str | None = None
+    """The scorer's written feedback on a workdir task (`Score.feedback`); rendered for the roles
+    on train traces only."""
 
     @property
     def success(self) -> bool:
@@ -145,6 +166,8 @@ class Trajectory(BaseModel):
             if self.kind != BenchmarkKind.TOOL_USE:
                 lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
+        if self.feedback and self.split == "train":
+            lines.append(f"## scorer feedback\n{self.feedback.strip()}")
         text = "\n".join(lines).rstrip() + "\n"
         return cut(text, max_chars)
 

@@ -1,0 +1,77 @@
+"""Task-folder suites (`tasks:PATH`) written for tests, and the Python runners that play them."""
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+"""A check that runs the task's own tests in its workdir."""
+
+BUGGY = "def absolute(x):\n    return x\n"
+FIXED = "def absolute(x):\n    return x if x >= 0 else -x\n"
+
+
+def checks_of(name: str) -> str:
+    """One passing and one failing (until fixed) test, the failing one named `name`."""
+    return ("from calc import absolute\n\n\ndef test_positive_stays():\n    assert absolute(3) == 3\n\n\n"
+            f"def {name}():\n    assert absolute(-4) == 4, 'negative input must come back positive'\n")
+
+
+def write_task(suite: Path, split: str, task_id: str, prompt: str = "Fix absolute() in calc.py.",
+               files: dict[str, str] | None = None, **extra: str) -> Path:
+    """A task folder: task.md, its files/, and any of answer, rubric.md, expectations (keyword
+    names, `rubric` for rubric.md)."""
+    folder = suite / split / task_id
+    folder.mkdir(parents=True)
+    (folder / "task.md").write_text(prompt)
+    for name, text in (files or {}).items():
+        path = folder / "files" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for name, text in extra.items():
+        (folder / ("rubric.md" if name == "rubric" else name)).write_text(text)
+    return folder
+
+
+def bugfix_suite(root: Path, test_names: dict[str, str] | None = None, **settings: object) -> Path:
+    """A pytest-checked suite: one buggy calc.py per task; `test_names` gives a task's failing test."""
+    suite = root / "suite"
+    suite.mkdir(parents=True)
+    (suite / "suite.yaml").write_text(yaml.safe_dump({"scorer": "command", "command": PYTEST, **settings}))
+    names = test_names or {}
+    for split, ids in (("train", ["fix-a", "fix-b"]), ("val", ["fix-c", "fix-d"]), ("test", ["fix-e"])):
+        for task_id in ids:
+            failing = names.get(task_id, f"test_{task_id.replace('-', '_')}_negative")
+            write_task(suite, split, task_id, files={"calc.py": BUGGY, "test_calc.py": checks_of(failing)})
+    return suite
+
+
+RUNNER = '''
+from pathlib import Path
+
+
+def solve(run):
+    """Fixes calc.py only when a skill carries the marker; says what it found either way."""
+    skilled = any({marker!r} in (run.skills_dir / name / "SKILL.md").read_text()
+                  for name in (p.name for p in run.skills_dir.iterdir()))
+    if skilled and (run.workdir / "calc.py").exists():
+        (run.workdir / "calc.py").write_text({fixed!r})
+    (run.workdir / "answer.txt").write_text("done" if skilled else "not sure")
+    return "fixed calc.py" if skilled else "looked at calc.py"
+'''
+
+
+def install_runner(tmp_path: Path, monkeypatch) -> str:
+    """Writes a Python runner (`python:bugfix_agent:solve`) to sys.path and PYTHONPATH; it fixes the
+    bug only with a skill that carries scripted.SPELL. Pop `bugfix_agent` from sys.modules after."""
+    from scripted import SPELL
+
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "bugfix_agent.py").write_text(RUNNER.format(marker=SPELL, fixed=FIXED))
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the checks' pytest starts in 0.2 s, not 1
+    return "python:bugfix_agent:solve"

@@ -1,0 +1,147 @@
+"""The scorers of workdir suites (`protocols.Scorer`), by the name a suite.yaml gives: `command`
+(here), `judge` (`roles/judge.py`), or `python:MODULE:FUNCTION`, a function of the user's with
+the protocol's signature.
+
+The command scorer runs the suite's check in the task's working directory, in a process group of
+its own, so a timeout kills the check and every process it started (a server a test left
+running included). Exit status 0 scores 1; otherwise the check's JUnit report gives the share of
+tests passed, or its last stdout line `score: X` gives X, else 0. Its feedback is what failed:
+the failing tests' names and messages from the report, else the end of the check's output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from pathlib import Path
+
+from ..benchmarks import Task
+from ..benchmarks.task_folders import ScorerName, SuiteSettings, TaskFolders
+from ..core.registry import import_object
+from ..protocols import Scorer
+from ..store.traces import Score, Trajectory, cut
+
+SCORE_LINE = re.compile(r"^\s*score:\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*$", re.IGNORECASE)
+OUTPUT_TAIL_BYTES = 64_000
+"""The end of the check's output that is read back (its last line, or the summary of failures)."""
+KILL_GRACE_S = 2.0
+"""How long the killed check's process group gets to go before the scorer gives up waiting."""
+
+
+class ScorerTimeout(Exception):
+    """The check ran past the suite's `timeout`; its process group was killed."""
+
+
+class CommandScorer:
+    """Scores a workdir by running the suite's check in it (`scorer: command`)."""
+
+    def __init__(self, command: list[str], settings: SuiteSettings, suite_dir: Path):
+        self.command = command
+        self.settings = settings
+        self.suite_dir = suite_dir
+
+    def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
+        settings = self.settings
+        task_dir = task.files.parent if task.files is not None else self.suite_dir / task.split / task.id
+        environment = {**os.environ, "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
+        with tempfile.TemporaryFile() as log:  # a file, not a pipe: a child holding it open never blocks the read
+            process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                process.wait(timeout=settings.timeout)
+            except subprocess.TimeoutExpired:
+                raise ScorerTimeout(f"the check ran past its timeout of {settings.timeout:g} s "
+                                    "and was killed") from None
+            finally:
+                _kill_group(process)  # on a timeout the check; either way whatever it left running
+            log.seek(max(0, log.seek(0, os.SEEK_END) - OUTPUT_TAIL_BYTES))
+            output = log.read()
+        text = output.decode("utf-8", errors="replace")
+        if process.returncode == 0:
+            return Score(value=1.0)
+        if settings.junit is not None:
+            return _junit_score(workdir / settings.junit, text, settings.feedback_chars)
+        lines = text.rstrip().splitlines()
+        match = SCORE_LINE.match(lines[-1]) if lines else None
+        value = min(1.0, max(0.0, float(match.group(1)))) if match else 0.0
+        return Score(value=value, feedback=_tail(text, process.returncode, settings.feedback_chars))
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    try:
+        process.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _tail(output: str, status: int, budget: int) -> str:
+    """The end of the check's output (where pytest's summary of failures is), cut to `budget`."""
+    head = f"the check exited with status {status}; the end of its output:\n"
+    keep = max(budget - len(head), 0)
+    return head + (output[-keep:] if keep else "")
+
+
+def _junit_score(report: Path, output: str, budget: int) -> Score:
+    """The share of the report's test cases that passed, with the failing ones as feedback."""
+    try:
+        root = ElementTree.parse(report).getroot()
+    except (OSError, ElementTree.ParseError) as exc:
+        reason = "is missing" if isinstance(exc, OSError) else f"is not valid XML ({exc})"
+        return Score(value=0.0, feedback=cut(f"the check's JUnit report {report.name} {reason}\n"
+                                              + _tail(output, 1, budget), budget))
+    cases = list(root.iter("testcase"))
+    failures = []
+    for case in cases:
+        problem = next((child for child in case if child.tag in ("failure", "error")), None)
+        if problem is not None:
+            name = ".".join(part for part in (case.get("classname"), case.get("name")) if part)
+            message = " ".join((problem.get("message") or problem.text or problem.tag).split())
+            failures.append(f"FAILED {name}: {message[:300]}")
+    skipped = sum(1 for case in cases if any(child.tag == "skipped" for child in case))
+    counted = len(cases) - skipped
+    value = (counted - len(failures)) / counted if counted else 0.0
+    feedback = "\n".join(failures) if failures else ("the report holds no test cases" if not counted else "")
+    return Score(value=max(0.0, value), feedback=cut(feedback, budget))
+
+
+class PythonScorer:
+    """`python:MODULE:FUNCTION`: the user's `score(task, trajectory, workdir) -> Score` (a float
+    is taken as the value)."""
+
+    def __init__(self, function: Callable, settings: SuiteSettings):
+        self.function = function
+        self.settings = settings
+
+    def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
+        result = self.function(task, trajectory, workdir)
+        if isinstance(result, (int, float)):
+            result = Score(value=float(result))
+        if not isinstance(result, Score):
+            result = Score.model_validate(result if isinstance(result, dict) else vars(result))
+        return result.model_copy(update={"feedback": cut(result.feedback, self.settings.feedback_chars)})
+
+
+JudgeMaker = Callable[[], Scorer]
+
+
+def build_scorer(suite: TaskFolders, judge: JudgeMaker) -> Scorer:
+    """The scorer the suite's suite.yaml names; `judge` builds the LLM judge (it needs the team's model)."""
+    settings = suite.scoring
+    if settings.scorer == ScorerName.COMMAND:
+        assert suite.command is not None, "a command suite is opened with its checked command"
+        return CommandScorer(suite.command, settings, suite.directory)
+    if settings.scorer == ScorerName.JUDGE:
+        return judge()
+    function = import_object(settings.scorer.removeprefix("python:"))
+    if not callable(function):
+        raise TypeError(f"{settings.scorer} is not callable")
+    return PythonScorer(function, settings)
