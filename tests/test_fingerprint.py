@@ -16,6 +16,7 @@ from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.offline.agent import OfflineAgent
+from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.store.rounds import rejected_tag, round_state
 from wikiskill.store.settings import load_config
@@ -151,7 +152,7 @@ def test_every_template_the_task_agents_code_renders_is_in_the_fingerprint():
 
 def test_every_agent_is_built_from_code_in_the_fingerprint():
     modules = set(agent_modules())
-    for agent in (QAAgent, InteractiveAgent, ToolUseAgent, OfflineAgent):
+    for agent in (QAAgent, InteractiveAgent, ToolUseAgent, ShellAgent, OfflineAgent):
         assert agent.__module__.removeprefix("wikiskill.") in modules
 
 

@@ -47,6 +47,15 @@ class TaskAgent(Protocol):
         exception stops the command (no new task starts)."""
 
 
+class WorkdirAgent(Protocol):
+    """Plays one task of a workdir suite in a working directory made for it (`roles/shell_agent.py`);
+    the caller copies the task's files in, scores the work with the suite's scorer and cleans up."""
+
+    async def play(self, task: Task, workdir: Path) -> Trajectory:
+        """The episode as an unscored trajectory: the final answer as its prediction, the messages,
+        the usage, and the error of a task that failed."""
+
+
 class WikiMaintainer(Protocol):
     """Turns a round's sampled traces into page edits (`roles/maintainer.py`,
     `roles/offline/maintainer.py`); it returns them and writes nothing."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,7 @@ class BenchmarkKind(StrEnum):
     QA = "qa"
     INTERACTIVE = "interactive"
     TOOL_USE = "tool_use"
+    WORKDIR = "workdir"
 
 
 class SplitCounts(BaseModel):
@@ -77,6 +79,8 @@ class Task:
     question: str
     answer: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    files: Path | None = None
+    """A workdir task's files, copied into its fresh working directory before the agent starts."""
 
 
 @dataclass(frozen=True)
