@@ -35,8 +35,8 @@ AGENT_SETTINGS_LEFT_OUT = {
 }
 """A different value for each agent setting left out of the fingerprint, and why."""
 NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry", "proposer_system", "proposer_user",
-                       "report.html"}
-"""Templates only the maintainer, the proposer and the report render."""
+                       "report.html", "rubric_drafter_system", "rubric_drafter_user"}
+"""Templates only the maintainer, the proposer, the report and the rubric drafter render."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",
