@@ -5,7 +5,10 @@ outside the working directory, read the user's home or reach the network."""
 
 import asyncio
 import os
+import pwd
+import shutil
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -136,3 +139,41 @@ def test_under_bubblewrap_a_command_cannot_write_outside_the_workdir_nor_read_ho
     assert "HOME-SECRET" not in results[0].output and results[0].output == "files:\n"
     assert not (outside / "written").exists() and (workdir / "inside").read_text() == "kept\n"
     assert results[2].exit_code != 0 and "Connection refused" in results[2].output
+
+
+@needs_bwrap
+def test_under_bubblewrap_the_programs_in_the_home_still_run_read_only(tmp_path, monkeypatch):
+    home, workdir = tmp_path / "home", tmp_path / "work"
+    (home / "bin").mkdir(parents=True)
+    workdir.mkdir()
+    (home / "planted-secret").write_text("HOME-SECRET")
+    tool = home / "bin" / "hello-tool"
+    tool.write_text("#!/bin/sh\necho hello from the home\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = asyncio.run(run_shell(f"hello-tool; cat ~/planted-secret; touch {home}/bin/new", workdir,
+                                   timeout_s=20, output_chars=10_000))
+    assert result.output.startswith("hello from the home\n") and "HOME-SECRET" not in result.output
+    assert "Read-only file system" in result.output and not (home / "bin" / "new").exists()
+
+
+@needs_bwrap
+def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_check_passes(tmp_path, monkeypatch):
+    from test_python_bugfix_reference import SOLUTIONS, SUITE, suite_check
+
+    task_dir = SUITE / "train" / "paginate-off-by-one"
+    workdir = tmp_path / "work"
+    shutil.copytree(task_dir / "files", workdir)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # an active venv
+    monkeypatch.setenv("HOME", pwd.getpwuid(os.getuid()).pw_dir)  # the real one, which may hold this Python
+    check = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q"
+    script = Script(check, f"cp {SOLUTIONS / 'paginate-off-by-one' / 'pages.py'} pages.py", check)
+    task = Task(id="paginate-off-by-one", split="train", question=(task_dir / "task.md").read_text())
+    assert suite_check(workdir) == 0.0
+    with FakeOpenAIServer(script) as server:
+        trajectory = play(agent(server), workdir, task)
+    results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("exit code 1\n") and "2 failed, 1 passed" in results[0]
+    assert results[2].startswith("exit code 0\n") and "3 passed" in results[2]
+    assert trajectory.error is None and suite_check(workdir) == 1.0

@@ -3,7 +3,7 @@ when it is installed), killed with its whole process group when it runs out of t
 cut to a budget of characters (the head and the tail, saying how much was cut between them).
 
 A command sees only PATH, LANG, LC_ALL and TERM from wikiskill's environment (never an API key),
-and HOME: an empty folder under bubblewrap, else the user's.
+and HOME: under bubblewrap an empty folder but for its program folders, else the user's.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bubblewrap import bwrap_path, confined
+from .bubblewrap import bwrap_path, confined, program_folders
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TERM")
 READ_CHUNK = 65536
@@ -71,11 +71,11 @@ def _environment(home: Path) -> dict[str, str]:
 async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars: int,
                     sandbox: bool = True) -> ShellResult:
     """Run `command` with bash in `workdir`; `sandbox`: under bubblewrap when it is installed."""
-    home = Path.home()
+    home = Path.home().resolve()
     argv = ["bash", "-c", command]
     bwrap = bwrap_path() if sandbox else None
     if bwrap:
-        argv = confined(argv, workdir, home, bwrap)
+        argv = confined(argv, workdir, home, bwrap, program_folders(home))
     process = await asyncio.create_subprocess_exec(
         *argv, cwd=workdir, env=_environment(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
