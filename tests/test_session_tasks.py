@@ -64,6 +64,7 @@ def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_an
     assert (invoice / REVIEW_FILE).exists()
     assert "kind: judge" in (out / "suite.yaml").read_text()
     assert sorted(path.name for path in invoice.iterdir()) == ["REVIEW.md", "rubric.md", "task.md"]
+    assert sorted(path.name for path in out.iterdir()) == ["suite.yaml", "train", "val"]  # no staging left
     assert f"drafted {invoice}" in claude.output and "delete its REVIEW.md" in claude.output
     assert len(server.requests) == 2
     assert all(LEAKED_KEY not in json.dumps(body) for body in server.requests)

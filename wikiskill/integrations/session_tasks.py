@@ -90,18 +90,20 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: SessionFor
         if result.draft is None:
             raise WikiskillError(f"{path}: no rubric could be drafted ({result.error}); nothing was written")
         drafts[task_id] = result.draft
-    written = [_write(out / split, task_id, path, session, drafts[task_id], session_format, model)
+    written = [_write(out, split, task_id, path, session, drafts[task_id], session_format, model)
                for task_id, (path, session) in todo.items()]
     if written and not (out / SUITE_FILE).exists():
         (out / SUITE_FILE).write_text(SUITE_YAML, encoding="utf-8")
     return SessionTasks(out, written, skipped, usage)
 
 
-def _write(parent: Path, task_id: str, path: Path, session: Trajectory, draft: RubricDraft,
+def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajectory, draft: RubricDraft,
            session_format: SessionFormat, model: str) -> DraftedTask:
-    """The task folder, written beside its place and renamed into it, so none is ever half there."""
+    """The task folder, written in a hidden folder of `out` (outside every split) and renamed into
+    its place, so no split ever holds half a task."""
+    parent = out / split
     parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{task_id}-", dir=parent))
+    staging = Path(tempfile.mkdtemp(prefix=".draft-", dir=out))
     try:
         (staging / "task.md").write_text(first_request(session) + "\n", encoding="utf-8")
         (staging / "rubric.md").write_text("A good result:\n\n" + "".join(f"- {c}\n" for c in draft.criteria),
