@@ -145,3 +145,10 @@ def test_outside_a_workspace_the_drafting_model_must_be_named(tmp_path, monkeypa
     result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], tmp_path,
                    monkeypatch)
     assert result.exit_code == 1 and "--model" in result.output and not (tmp_path / "suite").exists()
+
+
+def test_the_offline_model_cannot_draft_a_rubric(tmp_path, monkeypatch):
+    ws = api.init_workspace(tmp_path / "ws")  # textworld-cooking, played by the offline model
+    result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], ws.root,
+                   monkeypatch)
+    assert result.exit_code == 1 and "offline model" in result.output and not (tmp_path / "suite").exists()

@@ -368,18 +368,19 @@ def _drafting_settings(workspace: Path | None, model: str | None, api_base: str 
         if workspace is not None:
             raise
         config = None
+    if config is None and model is None:
+        raise ConfigError("name the model that drafts the rubrics with --model (and --api-base), or run the "
+                          "command inside a workspace")
     if config is None:
-        if model is None:
-            raise ConfigError("name the model that drafts the rubrics with --model (and --api-base), or run the "
-                              "command inside a workspace")
-        return Role.AGENT, RoleSettings(model=model, api_base=api_base), LLMSettings()
-    config = config.with_overrides(model=model, api_base=api_base)
-    judge = getattr(Role, "JUDGE", None)  # the judge of task-folder suites, on workspaces that have one
-    role = judge if judge is not None and getattr(config, judge).model else Role.AGENT
-    settings = config.role(role)
+        role, settings, llm = Role.AGENT, RoleSettings(model=model, api_base=api_base), LLMSettings()
+    else:
+        config = config.with_overrides(model=model, api_base=api_base)
+        judge = getattr(Role, "JUDGE", None)  # the judge of task-folder suites, on workspaces that have one
+        role = judge if judge is not None and getattr(config, judge).model else Role.AGENT
+        settings, llm = config.role(role), config.llm
     if settings.model == OFFLINE_MODEL:
-        raise ConfigError("drafting a rubric needs an LLM, and the workspace's model is offline: pass --model")
-    return role, settings, config.llm
+        raise ConfigError("drafting a rubric needs an LLM, not the offline model: pass --model")
+    return role, settings, llm
 
 
 def report(ws: Workspace, out: Path) -> Path:
