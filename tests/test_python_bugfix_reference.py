@@ -4,6 +4,7 @@ suite's pytest command, run for real in a copy of its files) scores 0 on the fil
 outside the suite, so no agent ever sees them."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,11 +22,13 @@ TASKS = sorted(path.parent for path in SUITE.glob("*/*/task.md"))
 
 
 def suite_check(workdir: Path) -> float:
-    """The suite's scorer on `workdir`: its command, scored 1.0 on exit 0, else 0."""
-    scorer = yaml.safe_load((SUITE / "suite.yaml").read_text())["scorer"]
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `python` is this one
-    done = subprocess.run(scorer["command"], shell=True, cwd=workdir, env={**os.environ, "PATH": path},
-                          capture_output=True, timeout=scorer["timeout_s"])
+    """The suite's check on `workdir` as the command scorer runs it (its words, no shell, in the
+    workdir), scored as that scorer scores pytest's output: 1.0 on exit 0, else 0."""
+    settings = yaml.safe_load((SUITE / "suite.yaml").read_text())
+    assert settings["scorer"] == "command"
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `python3` is this one
+    done = subprocess.run(shlex.split(settings["command"]), cwd=workdir, env={**os.environ, "PATH": path},
+                          capture_output=True, timeout=settings["timeout"])
     return 1.0 if done.returncode == 0 else 0.0
 
 

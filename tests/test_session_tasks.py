@@ -62,7 +62,7 @@ def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_an
     assert "openai-order-4417.json" in review and "openai/fake-model" in review
     assert "> The user ended with: But the customer has no parcel." in review
     assert (invoice / REVIEW_FILE).exists()
-    assert "kind: judge" in (out / "suite.yaml").read_text()
+    assert "\nscorer: judge\n" in (out / "suite.yaml").read_text()
     assert sorted(path.name for path in invoice.iterdir()) == ["REVIEW.md", "rubric.md", "task.md"]
     assert sorted(path.name for path in out.iterdir()) == ["suite.yaml", "train", "val"]  # no staging left
     assert f"drafted {invoice}" in claude.output and "delete its REVIEW.md" in claude.output

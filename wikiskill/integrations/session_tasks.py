@@ -31,9 +31,7 @@ SUITE_YAML = """\
 # Tasks drafted by `wikiskill tasks from-sessions` from real agent sessions, graded by a judge
 # against each task's rubric.md. A task folder holding REVIEW.md is a draft: wikiskill refuses the
 # suite until a person has reviewed every task and deleted its REVIEW.md.
-description: Tasks from real agent sessions, judged against their rubrics.
-scorer:
-  kind: judge
+scorer: judge
 """
 
 
