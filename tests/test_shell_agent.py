@@ -97,6 +97,18 @@ def test_a_command_past_its_time_limit_is_killed_with_its_children(tmp_path):
     assert result.render(1).startswith("killed after 1 s")
 
 
+def test_what_a_command_leaves_running_in_the_background_ends_with_it(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    result = asyncio.run(run_shell(f"sleep 30 > /dev/null 2>&1 & echo $! > {pidfile}", tmp_path, timeout_s=20,
+                                   output_chars=1000, sandbox=False))
+    assert result.exit_code == 0 and not result.timed_out
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -1,6 +1,7 @@
 """One shell command of the workdir agent: run in the task's working directory (under bubblewrap
-when it is installed), killed with its whole process group when it runs out of time, its output
-cut to a budget of characters (the head and the tail, saying how much was cut between them).
+when it is installed), killed with its whole process group when it runs out of time (and what it
+left running in that group killed when it ends), its output cut to a budget of characters (the
+head and the tail, saying how much was cut between them).
 
 A command sees only PATH, LANG, LC_ALL and TERM from wikiskill's environment (never an API key),
 and HOME: under bubblewrap an empty folder but for its program folders, else the user's.
@@ -93,9 +94,8 @@ async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars:
         _kill_group(process.pid)
         await process.wait()
         return ShellResult(None, budget.text(), timed_out=True)
-    except BaseException:  # cancelled: the command must not outlive its task
+    finally:  # what the command left running (or all of it, when its task is cancelled) goes with it
         _kill_group(process.pid)
-        raise
     return ShellResult(process.returncode, budget.text())
 
 
