@@ -17,6 +17,7 @@ from wikiskill.loop.steps.gate import Gate
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.judge import TEMPLATES as JUDGE_TEMPLATES  # in a judged suite's fingerprint
 from wikiskill.roles.offline.agent import OfflineAgent
+from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.store.rounds import rejected_tag, round_state
 from wikiskill.store.settings import load_config
@@ -35,8 +36,8 @@ AGENT_SETTINGS_LEFT_OUT = {
 }
 """A different value for each agent setting left out of the fingerprint, and why."""
 NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry", "proposer_system", "proposer_user",
-                       "report.html"}
-"""Templates only the maintainer, the proposer and the report render."""
+                       "report.html", "rubric_drafter_system", "rubric_drafter_user"}
+"""Templates only the maintainer, the proposer, the report and the rubric drafter render."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",
@@ -152,7 +153,7 @@ def test_every_template_the_task_agents_code_renders_is_in_the_fingerprint():
 
 def test_every_agent_is_built_from_code_in_the_fingerprint():
     modules = set(agent_modules())
-    for agent in (QAAgent, InteractiveAgent, ToolUseAgent, OfflineAgent):
+    for agent in (QAAgent, InteractiveAgent, ToolUseAgent, ShellAgent, OfflineAgent):
         assert agent.__module__.removeprefix("wikiskill.") in modules
 
 

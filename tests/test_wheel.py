@@ -24,8 +24,10 @@ def test_wheel_installs_and_inits_outside_the_checkout(tmp_path):
     assert "wikiskill/_data/prompts/proposer_system.j2" in names
     assert "wikiskill/_data/workspace_template/wiki/skill-impact.md" in names
     assert "wikiskill/_data/benchmarks/example-qa/train.jsonl" in names
+    assert "wikiskill/_data/benchmarks/python-bugfix/suite.yaml" in names
     assert not [name for name in names if name.endswith(".py") and not name.startswith("wikiskill/")
-                or "/_data/" in name and name.endswith(".py")]  # no benchmark scripts: they import tests/
+                or "/_data/" in name and name.endswith(".py") and "/_data/benchmarks/python-bugfix/" not in name
+                ]  # no benchmark scripts: they import tests/ (the bug-fix suite's tasks are Python files)
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)

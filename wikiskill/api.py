@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .integrations.host import SkillSet
     from .integrations.ingest import IngestResult
     from .integrations.lookup import Hit
+    from .integrations.session_tasks import SessionTasks
     from .integrations.watch import WatchReport
     from .knowledge.lint import Problem
     from .llm.doctor import RoleCheck
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "benchmarks", "ingest", "report", "serve_mcp",
+    "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp",
 ]
 
 
@@ -323,6 +324,66 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
     return _ingest(ws, [Path(path) for path in paths], SessionFormat(session_format), Outcome(outcome))
+
+
+def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split: str = "train",
+                        model: str | None = None, api_base: str | None = None, workspace: Path | None = None,
+                        model_factory: ModelFactory | None = None) -> SessionTasks:
+    """Draft a task folder under `out/split/` from each session transcript: the user's first
+    request as task.md, a rubric a model drafts from what the user accepted as rubric.md, and a
+    REVIEW.md that keeps the suite from being used until a person has reviewed and deleted it.
+
+    The drafting model: `model`/`api_base` when given, else the `judge` settings of the workspace
+    at `workspace` (or around the current folder) when it has a judge model, else its agent's.
+    Every file is read and every rubric drafted before anything is written."""
+    from .integrations.session_tasks import tasks_from_sessions as _tasks_from_sessions
+    from .integrations.sessions import SessionFormat
+    from .llm.meter import Meter
+    from .llm.model import LiteLLMModel
+    from .roles.rubric_drafter import RubricDrafter
+
+    formats = [f.value for f in SessionFormat]
+    if session_format not in formats:
+        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    role, settings, llm = _drafting_settings(workspace, model, api_base)
+    if model_factory is not None:
+        chat = model_factory(role)
+    else:
+        from .llm.credentials import missing_key
+
+        missing = missing_key(settings)
+        if missing:
+            raise ConfigError(f"the drafting model {settings.model} needs {missing}: set it in the environment, "
+                              "or point --api-base at a local OpenAI-compatible server")
+        chat = LiteLLMModel(settings, llm, role, Meter())
+    return _tasks_from_sessions([Path(path) for path in paths], Path(out), SessionFormat(session_format),
+                                RubricDrafter(chat), str(settings.model), _split(split))
+
+
+def _drafting_settings(workspace: Path | None, model: str | None, api_base: str | None):
+    """The role whose model drafts rubrics, its settings and the LLM settings: the command line's
+    model, else the workspace's judge (when it names a model), else its agent."""
+    from .core.config import LLMSettings, Role, RoleSettings
+
+    try:
+        config = load_config(Workspace.open(workspace).root)
+    except WorkspaceError:
+        if workspace is not None:
+            raise
+        config = None
+    if config is None and model is None:
+        raise ConfigError("name the model that drafts the rubrics with --model (and --api-base), or run the "
+                          "command inside a workspace")
+    if config is None:
+        role, settings, llm = Role.AGENT, RoleSettings(model=model, api_base=api_base), LLMSettings()
+    else:
+        config = config.with_overrides(model=model, api_base=api_base)
+        judge = getattr(Role, "JUDGE", None)  # the judge of task-folder suites, on workspaces that have one
+        role = judge if judge is not None and getattr(config, judge).model else Role.AGENT
+        settings, llm = config.role(role), config.llm
+    if settings.model == OFFLINE_MODEL:
+        raise ConfigError("drafting a rubric needs an LLM, not the offline model: pass --model")
+    return role, settings, llm
 
 
 def report(ws: Workspace, out: Path) -> Path:

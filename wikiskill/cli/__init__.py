@@ -1,5 +1,5 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `skills`) over what they share (`common`). This module lists the commands
+(`running`, `history`, `skills`, `tasks`) over what they share (`common`). This module lists the commands
 in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from . import history, running, skills
+from . import history, running, skills, tasks
 from .common import app
 
 __all__ = ["app"]
@@ -27,3 +27,7 @@ skills_app = typer.Typer(invoke_without_command=True)
 skills_app.callback()(skills.skills)
 skills_app.command("show")(skills.skills_show)
 app.add_typer(skills_app, name="skills")
+
+tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions.")
+tasks_app.command("from-sessions")(tasks.from_sessions)
+app.add_typer(tasks_app, name="tasks")

@@ -1,4 +1,5 @@
 """wikiskill and other agents: accepted skills served to a host agent (`host`, MCP),
 exported as plain skill folders, searched from outside (`lookup`), real agent sessions ingested
-as trajectories, and hand edits watched and linted. It may import every layer below it (`core`
-to `run`); it never drives the loop, which reads what `ingest` wrote."""
+as trajectories or drafted into task folders (`session_tasks`), and hand edits watched and
+linted. It may import every layer below it (`core` to `run`); it never drives the loop, which
+reads what `ingest` wrote."""

@@ -1,0 +1,191 @@
+"""The workdir agent: a scripted model drives its one `bash` tool in a real working directory
+(native tool calls and the text protocol), commands are killed with their children when they run
+out of time, long output is cut to its head and tail, and under bubblewrap a command cannot write
+outside the working directory, read the user's home or reach the network."""
+
+import asyncio
+import os
+import pwd
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import needs
+from wikiskill.benchmarks import BenchmarkKind, Task
+from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.knowledge.skills import Skill
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.roles.bubblewrap import bwrap_path
+from wikiskill.roles.shell import run_shell
+from wikiskill.roles.shell_agent import ShellAgent
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+
+needs_bwrap = needs("bwrap", package="bubblewrap")
+TASK = Task(id="fix-greeting", split="train", question="greet.py greets with the wrong word; fix it.")
+
+
+class Script:
+    """Replies with each scripted tool call in turn, then finishes with the last tool result."""
+
+    def __init__(self, *commands: str):
+        self.commands = list(commands)
+
+    def __call__(self, body: dict) -> Reply:
+        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if step < len(self.commands):
+            return Reply(tool_calls=[{"name": "bash", "arguments": {"command": self.commands[step]}}])
+        last = body["messages"][-1]["content"]
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"answer": f"done; last output: {last[-80:]}"}}])
+
+
+def agent(server: FakeOpenAIServer, max_steps: int = 10, skills: list[Skill] | None = None, **options) -> ShellAgent:
+    model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url),
+                         LLMSettings(retries=0, timeout=20), "agent", Meter())
+    return ShellAgent(model, skills or [], SkillsSettings(), max_steps, **options)
+
+
+def play(shell: ShellAgent, workdir: Path, task: Task = TASK):
+    return asyncio.run(shell.play(task, workdir))
+
+
+@pytest.mark.parametrize("text_tools", [False, True])
+def test_a_scripted_model_reads_and_edits_a_file_with_bash_and_finishes(tmp_path, text_tools):
+    (tmp_path / "greet.py").write_text("def greet(name):\n    return 'Goodbye, ' + name\n")
+    script = Script("cat greet.py", "sed -i s/Goodbye/Hello/ greet.py",
+                    "python3 -c 'import greet; print(greet.greet(\"Ann\"))'")
+    with FakeOpenAIServer(script, text_tools=text_tools) as server:
+        trajectory = play(agent(server), tmp_path)
+    assert (tmp_path / "greet.py").read_text() == "def greet(name):\n    return 'Hello, ' + name\n"
+    assert trajectory.kind == BenchmarkKind.WORKDIR and trajectory.error is None and trajectory.score == 0.0
+    assert trajectory.prediction.startswith("done; last output:") and "Hello, Ann" in trajectory.prediction
+    results = [m["content"] for m in server.requests[1]["messages"] if m["role"] in ("tool", "user")]
+    assert any("exit code 0" in text and "return 'Goodbye, ' + name" in text for text in results)
+
+
+def test_the_skills_reach_the_system_prompt_and_a_missing_finish_is_the_error(tmp_path):
+    skill = Skill(name="run-tests-first", description="Run the tests before editing.", body="SKILL-BODY-MARKER",
+                  text="")
+    with FakeOpenAIServer(Script("true", "true", "true", "true")) as server:
+        trajectory = play(agent(server, max_steps=3, skills=[skill]), tmp_path)
+    assert "SKILL-BODY-MARKER" in server.requests[0]["messages"][0]["content"]
+    assert trajectory.skills == ["run-tests-first"] and trajectory.prediction is None
+    assert trajectory.error == "no finish after 3 steps" and len(server.requests) == 3
+
+
+def test_a_reply_without_a_tool_call_ends_the_task_with_its_text(tmp_path):
+    with FakeOpenAIServer(lambda body: "The answer is 42.") as server:
+        trajectory = play(agent(server), tmp_path)
+    assert trajectory.prediction == "The answer is 42." and trajectory.error is None
+
+
+def test_a_command_past_its_time_limit_is_killed_with_its_children(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    started = time.monotonic()
+    result = asyncio.run(run_shell(f"sleep 30 & echo $! > {pidfile}; wait", tmp_path, timeout_s=1,
+                                   output_chars=1000, sandbox=False))
+    assert result.timed_out and result.exit_code is None and time.monotonic() - started < 10
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+    assert result.render(1).startswith("killed after 1 s")
+
+
+def test_what_a_command_leaves_running_in_the_background_ends_with_it(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    result = asyncio.run(run_shell(f"sleep 30 > /dev/null 2>&1 & echo $! > {pidfile}", tmp_path, timeout_s=20,
+                                   output_chars=1000, sandbox=False))
+    assert result.exit_code == 0 and not result.timed_out
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_long_output_keeps_its_head_and_tail_and_says_how_much_was_cut(tmp_path):
+    result = asyncio.run(run_shell("echo FIRST; seq 1 100000; echo LAST", tmp_path, timeout_s=20,
+                                   output_chars=1000, sandbox=False))
+    assert result.exit_code == 0 and len(result.output) < 1200
+    assert result.output.startswith("FIRST\n1\n2\n") and result.output.rstrip().endswith("100000\nLAST")
+    cut = len("FIRST\n") + sum(len(f"{n}\n") for n in range(1, 100001)) + len("LAST\n") - 1000
+    assert f"[... {cut} bytes of output cut" in result.output
+
+
+def test_a_command_sees_no_api_key_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-commands")
+    result = asyncio.run(run_shell("env", tmp_path, timeout_s=20, output_chars=10_000, sandbox=False))
+    assert "sk-not-for-commands" not in result.output and "PATH=" in result.output
+
+
+@needs_bwrap
+def test_under_bubblewrap_a_command_cannot_write_outside_the_workdir_nor_read_home(tmp_path, monkeypatch):
+    home, workdir, outside = tmp_path / "home", tmp_path / "work", tmp_path / "outside"
+    for folder in (home, workdir, outside):
+        folder.mkdir()
+    (home / "planted-secret").write_text("HOME-SECRET")
+    monkeypatch.setenv("HOME", str(home))
+    listener = socket.create_server(("127.0.0.1", 0))  # reachable from this host's network only
+    port = listener.getsockname()[1]
+    commands = [f"cat {home}/planted-secret 2>/dev/null; echo files: $(ls -A {home})",
+                f"echo escaped > {outside}/written; echo kept > inside",
+                f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2)'"]
+    with listener:
+        results = [asyncio.run(run_shell(command, workdir, timeout_s=20, output_chars=10_000)) for command in commands]
+    assert bwrap_path() is not None
+    assert "HOME-SECRET" not in results[0].output and results[0].output == "files:\n"
+    assert not (outside / "written").exists() and (workdir / "inside").read_text() == "kept\n"
+    assert results[2].exit_code != 0 and "Connection refused" in results[2].output
+
+
+@needs_bwrap
+def test_under_bubblewrap_the_programs_in_the_home_still_run_read_only(tmp_path, monkeypatch):
+    home, workdir = tmp_path / "home", tmp_path / "work"
+    (home / "bin").mkdir(parents=True)
+    workdir.mkdir()
+    (home / "planted-secret").write_text("HOME-SECRET")
+    tool = home / "bin" / "hello-tool"
+    tool.write_text("#!/bin/sh\necho hello from the home\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = asyncio.run(run_shell(f"hello-tool; cat ~/planted-secret; touch {home}/bin/new", workdir,
+                                   timeout_s=20, output_chars=10_000))
+    assert result.output.startswith("hello from the home\n") and "HOME-SECRET" not in result.output
+    assert "Read-only file system" in result.output and not (home / "bin" / "new").exists()
+
+
+@needs_bwrap
+def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_check_passes(tmp_path, monkeypatch):
+    from test_python_bugfix_reference import SOLUTIONS, SUITE, suite_check
+
+    task_dir = SUITE / "train" / "paginate-off-by-one"
+    workdir = tmp_path / "work"
+    shutil.copytree(task_dir / "files", workdir)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # an active venv
+    monkeypatch.setenv("HOME", pwd.getpwuid(os.getuid()).pw_dir)  # the real one, which may hold this Python
+    check = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q"
+    script = Script(check, f"cp {SOLUTIONS / 'paginate-off-by-one' / 'pages.py'} pages.py", check)
+    task = Task(id="paginate-off-by-one", split="train", question=(task_dir / "task.md").read_text())
+    assert suite_check(workdir) == 0.0
+    with FakeOpenAIServer(script) as server:
+        trajectory = play(agent(server), workdir, task)
+    results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("exit code 1\n") and "2 failed, 1 passed" in results[0]
+    assert results[2].startswith("exit code 0\n") and "3 passed" in results[2]
+    assert trajectory.error is None and suite_check(workdir) == 1.0
