@@ -25,6 +25,7 @@ from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Library, Proposer
 from ..roles.python_agent import PythonAgent, load_runner
+from ..roles.shell_agent import ShellAgent
 from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
 from .scorers import build_scorer
@@ -47,7 +48,10 @@ AGENTS: dict[BenchmarkKind, AgentMaker] = {
 BUILTIN_WORKDIR_AGENT = "shell"
 """The built-in agent that plays workdir suites, by its name in `WORKDIR_AGENTS`."""
 
-WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {}
+WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
+    BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
+        model, skills, config.skills, config.agent.max_steps, shelf),
+}
 """The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
 
 
