@@ -98,6 +98,10 @@ def command_for_a_judge(suite):
     set_yaml(suite / "suite.yaml", scorer="judge")
 
 
+def unreviewed_draft(suite):
+    (suite / "train" / "fix-a" / "REVIEW.md").write_text("Drafted by tasks from-sessions: review me.")
+
+
 @pytest.mark.parametrize("breaking, message", [
     (no_task_md, "fix-a/task.md is missing"),
     (check_not_executable, "check.sh is not executable"),
@@ -112,6 +116,7 @@ def command_for_a_judge(suite):
     (stray_file, "unknown rubric.txt"),
     (missing_split, "test is missing"),
     (command_for_a_judge, "command is for scorer: command"),
+    (unreviewed_draft, "a draft from `wikiskill tasks from-sessions`: review task.md and rubric.md, then delete"),
 ])
 def test_init_refuses_a_bad_suite_in_one_line_and_writes_nothing(tmp_path, breaking, message):
     suite = bugfix_suite(tmp_path)

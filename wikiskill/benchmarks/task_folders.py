@@ -43,6 +43,9 @@ ANSWER_FILE = "answer"
 RUBRIC_FILE = "rubric.md"
 EXPECTATIONS_FILE = "expectations"
 TASK_ENTRIES = frozenset({TASK_FILE, FILES_DIR, ANSWER_FILE, RUBRIC_FILE, EXPECTATIONS_FILE})
+DRAFT_MARKER = "REVIEW.md"
+"""Marks a task drafted by `wikiskill tasks from-sessions`: the suite is refused until a person
+has reviewed the task and deleted it."""
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 PYTHON_SCORER = re.compile(r"python:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 IGNORED = frozenset({"__pycache__", ".pytest_cache", ".git", ".DS_Store"})
@@ -233,6 +236,9 @@ class TaskFolders:
     def _read_task(self, folder: Path, split: Split) -> Task:
         if not TASK_ID.fullmatch(folder.name):
             raise BenchmarkError(f"{folder}: a task id is letters, digits, '.', '_' and '-' (at most 100)")
+        if (folder / DRAFT_MARKER).exists():
+            raise BenchmarkError(f"{folder}: a draft from `wikiskill tasks from-sessions`: review task.md and "
+                                 f"rubric.md, then delete {DRAFT_MARKER}")
         unknown = sorted(entry.name for entry in folder.iterdir()
                          if entry.name not in TASK_ENTRIES and entry.name not in IGNORED)
         if unknown:

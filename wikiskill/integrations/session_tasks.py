@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..benchmarks import SPLITS, Split
+from ..benchmarks.task_folders import DRAFT_MARKER as REVIEW_FILE
 from ..core.errors import WikiskillError
 from ..core.redact import Scrubber
 from ..roles.rubric_drafter import RubricDraft, RubricDrafter
 from ..store.traces import Outcome, Trajectory, Usage
 from .sessions import SessionFormat, read_session
 
-REVIEW_FILE = "REVIEW.md"
-"""A task folder holding this file is a draft that no suite may use yet."""
 SUITE_FILE = "suite.yaml"
 SUITE_YAML = """\
 # Tasks drafted by `wikiskill tasks from-sessions` from real agent sessions, graded by a judge
