@@ -1,44 +1,42 @@
 """The shipped python-bugfix suite, like every suite's reference test: each task's check (the
-suite's pytest command, run for real in a copy of its files) scores 0 on the files as shipped and
-1.0 with the task's known-good fix. The fixes live in tests/fixtures/python_bugfix_solutions/,
-outside the suite, so no agent ever sees them."""
+suite's own command scorer, running its pytest check for real in a copy of its files) scores 0
+on the files as shipped and 1.0 with the task's known-good fix. The fixes live in
+tests/fixtures/python_bugfix_solutions/, outside the suite, so no agent ever sees them."""
 
-import os
-import shlex
 import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import yaml
 
+from wikiskill.benchmarks import BenchmarkKind, Task
+from wikiskill.benchmarks.task_folders import TaskFolders
 from wikiskill.core.resources import data_dir
+from wikiskill.run.scorers import CommandScorer
+from wikiskill.store.traces import Trajectory
 
 SUITE = data_dir("benchmarks") / "python-bugfix"
 SOLUTIONS = Path(__file__).parent / "fixtures" / "python_bugfix_solutions"
 TASKS = sorted(path.parent for path in SUITE.glob("*/*/task.md"))
+FOLDERS = TaskFolders(SUITE)
+TASK_OF = {task.id: task for split in ("train", "val", "test") for task in FOLDERS.tasks(split)}
+SCORER = CommandScorer(FOLDERS.command, FOLDERS.scoring, FOLDERS.directory)
 
 
-def suite_check(workdir: Path) -> float:
-    """The suite's check on `workdir` as the command scorer runs it (its words, no shell, in the
-    workdir), scored as that scorer scores pytest's output: 1.0 on exit 0, else 0."""
-    settings = yaml.safe_load((SUITE / "suite.yaml").read_text())
-    assert settings["scorer"] == "command"
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `python3` is this one
-    done = subprocess.run(shlex.split(settings["command"]), cwd=workdir, env={**os.environ, "PATH": path},
-                          capture_output=True, timeout=settings["timeout"])
-    return 1.0 if done.returncode == 0 else 0.0
+def suite_check(task: Task, workdir: Path) -> float:
+    """The suite's own command scorer on `workdir`."""
+    return SCORER.score(task, Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR,
+                                         question=task.question), workdir).value
 
 
-def scores(task: Path, root: Path) -> tuple[float, float]:
+def scores(folder: Path, root: Path) -> tuple[float, float]:
     """The check's score on the task's files as shipped, and with its known-good fix copied over."""
-    shipped, fixed = root / task.name / "shipped", root / task.name / "fixed"
-    shutil.copytree(task / "files", shipped)
-    shutil.copytree(task / "files", fixed)
-    shutil.copytree(SOLUTIONS / task.name, fixed, dirs_exist_ok=True)
-    return suite_check(shipped), suite_check(fixed)
+    shipped, fixed = root / folder.name / "shipped", root / folder.name / "fixed"
+    shutil.copytree(folder / "files", shipped)
+    shutil.copytree(folder / "files", fixed)
+    shutil.copytree(SOLUTIONS / folder.name, fixed, dirs_exist_ok=True)
+    task = TASK_OF[folder.name]
+    return suite_check(task, shipped), suite_check(task, fixed)
 
 
 @pytest.fixture(scope="module")

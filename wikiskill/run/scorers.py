@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
@@ -48,7 +49,8 @@ class CommandScorer:
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
         settings = self.settings
         task_dir = task.files.parent if task.files is not None else self.suite_dir / task.split / task.id
-        environment = {**os.environ, "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
+        environment = {**os.environ, "PATH": _with_own_python(os.environ.get("PATH", "")),
+                       "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
         with tempfile.TemporaryFile() as log:  # a file, not a pipe: a child holding it open never blocks the read
             process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -131,6 +133,13 @@ class PythonScorer:
 
 
 JudgeMaker = Callable[[], Scorer]
+
+
+def _with_own_python(path: str) -> str:
+    """PATH with the folder of the Python running wikiskill first, so a check's `python3` or
+    `pytest` is the environment wikiskill (and pytest, its dependency) is installed in, even when
+    wikiskill was started by its full path from a virtual environment that is not activated."""
+    return os.pathsep.join([str(Path(sys.executable).parent), *filter(None, path.split(os.pathsep))])
 
 
 def build_scorer(suite: TaskFolders, judge: JudgeMaker) -> Scorer:
