@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from wikiskill import api
@@ -84,7 +85,7 @@ def test_a_session_drafted_before_is_skipped_without_a_model_call(tmp_path, monk
     assert not list(out.rglob(REVIEW_FILE))
 
 
-def test_inside_a_workspace_its_agent_model_drafts_unless_the_command_names_one(tmp_path, monkeypatch):
+def test_inside_a_workspace_its_judge_else_its_agent_drafts_unless_the_command_names_a_model(tmp_path, monkeypatch):
     with FakeOpenAIServer(Drafter()) as server:
         ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/workspace-model",
                                 api_base=server.base_url)
@@ -92,9 +93,15 @@ def test_inside_a_workspace_its_agent_model_drafts_unless_the_command_names_one(
                        monkeypatch)
         named = draft([str(OPENAI), "--out", str(tmp_path / "b"), "--format", "openai-messages", "--model",
                        "openai/named-model"], ws.root, monkeypatch)
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config["judge"] = {"model": "openai/judge-model"}
+        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+        judged = draft([str(OPENAI), "--out", str(tmp_path / "c"), "--format", "openai-messages"], ws.root,
+                       monkeypatch)
     assert inside.exit_code == 0, inside.output
     assert named.exit_code == 0, named.output
-    assert [body["model"] for body in server.requests] == ["workspace-model", "named-model"]
+    assert judged.exit_code == 0, judged.output
+    assert [body["model"] for body in server.requests] == ["workspace-model", "named-model", "judge-model"]
 
 
 def broken_claude(tmp_path: Path) -> Path:

@@ -378,8 +378,7 @@ def _drafting_settings(workspace: Path | None, model: str | None, api_base: str 
         role, settings, llm = Role.AGENT, RoleSettings(model=model, api_base=api_base), LLMSettings()
     else:
         config = config.with_overrides(model=model, api_base=api_base)
-        judge = getattr(Role, "JUDGE", None)  # the judge of task-folder suites, on workspaces that have one
-        role = judge if judge is not None and getattr(config, judge).model else Role.AGENT
+        role = Role.JUDGE if config.judge.model else Role.AGENT
         settings, llm = config.role(role), config.llm
     if settings.model == OFFLINE_MODEL:
         raise ConfigError("drafting a rubric needs an LLM, not the offline model: pass --model")
