@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,8 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
 
     The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
     are read line by line, so a broken suite is refused before any model call. `agent`:
-    `agent.runner` (`builtin` or `python:MODULE:FUNCTION`), refused for a suite it cannot play.
+    `agent.runner` (`builtin`, `python:MODULE:FUNCTION` or a CLI preset such as `qwen-code`),
+    refused for a suite it cannot play or when it cannot start.
     """
     from .benchmarks import canonical_name, spec_of
 
@@ -73,13 +75,23 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                                           "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
-                  runner=runner)
-    if not parse_config(text, CONFIG_FILE).agent.builtin:
-        load_runner(runner)
+                  runner=runner, cli=runner is not None and not runner.startswith("python:"),
+                  bwrap=shutil.which("bwrap") is not None)
+    _check_agent(parse_config(text, CONFIG_FILE))
     try:
         return Workspace.create(path, text)
     except OSError as exc:
         raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
+
+
+def _check_agent(config: Config) -> None:
+    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
+    if config.agent.python:
+        load_runner(config.agent.runner)
+    elif config.agent.cli:
+        from .roles.cli.presets import check_cli
+
+        check_cli(config.agent)
 
 
 def open_workspace(path: Path | None = None) -> Workspace:
@@ -98,8 +110,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
     config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
                                                  workers=workers, executor=executor, runner=agent)
     check_runner(config, "--agent" if agent else CONFIG_FILE)
-    if not config.agent.builtin:
-        load_runner(config.agent.runner)
+    _check_agent(config)
     if model_factory is None:
         check_credentials(config)
     return config

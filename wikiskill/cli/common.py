@@ -44,7 +44,8 @@ app = typer.Typer(
 ModelOption = typer.Option(None, "--model", help="litellm model string for every role (overrides wikiskill.yaml).")
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 AgentOption = typer.Option(None, "--agent",
-                           help="Who plays the tasks: builtin or python:MODULE:FUNCTION (overrides agent.runner).")
+                           help="Who plays the tasks: builtin, python:MODULE:FUNCTION, qwen-code or command "
+                                "(overrides agent.runner).")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
 WorkersOption = typer.Option(None, "--workers", min=1,
                              help="Worker processes (--executor processes, the default above 1) or Ray actors "

@@ -1,6 +1,6 @@
 """Build the three roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`)."""
+names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/cli/`)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,13 @@ class Team:
     def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
-        if not self.config.agent.builtin:
+        if self.config.agent.cli:
+            from ..roles.cli.agent import CliAgent
+            from ..roles.cli.presets import make_preset
+
+            return CliAgent(make_preset(self.config.agent), cast(QABenchmark, self.benchmark), skills,
+                            self.config.agent, self.config.role(Role.AGENT))
+        if self.config.agent.python:
             return PythonAgent(load_runner(self.config.agent.runner), cast(QABenchmark, self.benchmark), skills,
                                self.config.skills, self.config.role(Role.AGENT))
         if self.offline(Role.AGENT):
