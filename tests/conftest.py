@@ -21,7 +21,7 @@ CI_VALUES = ("1", "true", "yes")
 
 def needs(*commands: str, package: str) -> pytest.MarkDecorator:
     """Mark a test that runs a system program: one of `commands` on PATH, installed by the Debian
-    `package`."""
+    `package` (or, written `npm NAME@VERSION`, by that npm package)."""
     return pytest.mark.needs(*commands, package=package)
 
 
@@ -50,7 +50,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.fail(f"{item.nodeid}: a `needs` mark names its programs and their package, "
                         "e.g. needs(\"java\", package=\"openjdk-17-jre-headless\")", pytrace=False)
         if installed(*mark.args) is None:
-            reason = f"needs `{mark.args[0]}` on PATH: apt-get install {package}"
+            install = (f"npm install -g {package.removeprefix('npm ')}" if package.startswith("npm ")
+                       else f"apt-get install {package}")
+            reason = f"needs `{mark.args[0]}` on PATH: {install}"
             if os.environ.get("CI", "").strip().lower() in CI_VALUES:
                 pytest.fail(reason, pytrace=False)
             pytest.skip(reason)
