@@ -302,3 +302,17 @@ def test_skills_shows_how_often_a_cli_loaded_each_skill(tmp_path, fake_cli):
     assert "loaded" in result.output and "spell-letters" in result.output
     usage = api.skill_usage(ws)
     assert usage["spell-letters"].loads > 0
+
+
+@needs("bwrap", package="bubblewrap")
+def test_init_with_a_cli_runner_suggests_bwrap_when_it_is_installed(tmp_path, monkeypatch):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "qwen").write_text("#!/bin/sh\necho 0.24.4\n")
+    (folder / "qwen").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(folder), os.environ["PATH"]]))
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", agent="qwen-code")
+    text = (ws.root / "wikiskill.yaml").read_text()
+    assert "bubblewrap is installed: `sandbox: bwrap`" in text
+    agent = api.open_workspace(ws.root) and yaml.safe_load(text)["agent"]
+    assert agent["runner"] == "qwen-code" and agent["sandbox"] == "none" and agent["timeout_s"] == 600
