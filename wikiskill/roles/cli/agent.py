@@ -26,6 +26,7 @@ from .isolation import minimal_environment, task_folder
 from .presets import program_path
 from .process import Finished, run_limited
 from .sandbox import sandboxed
+from .stream_json import NO_RESULT
 
 NO_KEY = "sk-wikiskill-none"
 """The key a CLI is given when the provider needs none (a local server): most CLIs refuse an empty one."""
@@ -44,9 +45,8 @@ def failure(finished: Finished, transcript: CliTranscript, settings: AgentSettin
         return f"timed out after {settings.timeout_s:g} s (agent.timeout_s); its process tree was killed"
     if finished.returncode:
         said = next((line.strip() for line in reversed(finished.stderr.splitlines()) if line.strip()), "")
-        reason = transcript.error or said or "no reason given"
-        if said and transcript.error and said not in transcript.error:
-            reason = f"{said} ({transcript.error})"
+        reported = transcript.error if transcript.error != NO_RESULT else None
+        reason = reported or said or transcript.error or "no reason given"
         return f"{os.path.basename(program)} exited with status {finished.returncode}: {reason}"
     return transcript.error
 

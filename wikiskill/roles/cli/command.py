@@ -69,8 +69,7 @@ class CommandPreset:
         answer = text if ANSWER.search(text) else last  # the agent reads the tags out of the whole text
         loaded = list(dict.fromkeys(name for name in SKILL_FILE.findall(text) if name in skills))
         messages = [{"role": "assistant", "content": text}] if text else []
-        return CliTranscript(answer=answer, messages=messages, skills_loaded=loaded,
-                             error=None if answer else "the CLI printed nothing")
+        return CliTranscript(answer=answer, messages=messages, skills_loaded=loaded)
 
 
 def _fields(item: str) -> list[tuple]:

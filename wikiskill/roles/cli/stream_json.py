@@ -19,6 +19,7 @@ from .base import CliTranscript
 
 SKILL_FILE = re.compile(r"([^/\\\s'\"`]+)[/\\]SKILL\.md\b")
 """A path that names a skill's SKILL.md: the folder before it is the skill's name."""
+NO_RESULT = "the CLI ended without a result event"
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
     calls = sum(1 for m in messages if m["role"] == "assistant")
     if result is None:
         return CliTranscript(answer=None, messages=messages, usage=turns.model_copy(update={"calls": calls}),
-                             skills_loaded=loaded, error="the CLI ended without a result event")
+                             skills_loaded=loaded, error=NO_RESULT)
     usage = _usage(result.get("usage") or {}, calls=int(result.get("num_turns") or calls))
     if not usage.tokens:
         usage = turns.model_copy(update={"calls": usage.calls})
