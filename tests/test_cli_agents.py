@@ -202,8 +202,9 @@ def test_a_command_runner_is_evaluated_and_its_template_keys_the_fingerprint(tmp
     assert api.evaluate(ws, "val").evaluation.fingerprint == first.fingerprint
     assert len(read_log(log)) == first.n  # the same setup: every task came from the result cache
     other = command_workspace(tmp_path / "other", [*command[:-1], "--verbose", "{prompt}"])
-    assert api.evaluate(other, "val").evaluation.fingerprint != first.fingerprint
-    assert len(read_log(log)) == 2 * first.n
+    pooled = api.evaluate(other, "val", executor="processes", workers=2, concurrency=2).evaluation
+    assert pooled.fingerprint != first.fingerprint and pooled.mean == pytest.approx(0.5)
+    assert len(read_log(log)) == 2 * first.n  # run again, in worker processes
 
 
 # --- bubblewrap -----------------------------------------------------------------------------

@@ -9,12 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from conftest import needs
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
@@ -111,6 +113,8 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
     assert {"name": "skill", "arguments": '{"skill": "spell-letters"}'} in calls
     assert any(m["role"] == "tool" for m in trace["messages"]) and trace["prediction"] == "nomel"
     assert trace["score"] == 1 and trace["usage"]["prompt_tokens"] > 0
+    rendered = Trajectory.model_validate(trace).render()  # what the maintainer and proposer read
+    assert "skills loaded: spell-letters" in rendered and '-> skill({"skill": "spell-letters"})' in rendered
     first = json.loads((ws.root / "raw" / "r001" / "train" / "train-01.json").read_text())
     assert first["skills"] == [] and first["skills_loaded"] == [] and first["score"] == 0
     assert world.seen and not any("PLANTED" in request or "planted" in request for request in world.seen)
@@ -138,3 +142,20 @@ def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path)
     assert builtin.mean == pytest.approx(2 / 3) and qwen.mean == pytest.approx(2 / 3)
     assert qwen.fingerprint != builtin.fingerprint
     assert comparison.a.mean == pytest.approx(1 / 3) and comparison.b.mean == pytest.approx(2 / 3)
+
+
+@needs("bwrap", package="bubblewrap")
+def test_qwen_code_answers_under_bubblewrap(tmp_path):
+    with FakeOpenAIServer(QwenCodeWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
+                                api_base=server.base_url, concurrency=4, agent="qwen-code")
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config["agent"]["sandbox"] = "bwrap"
+        ws.commit({"wikiskill.yaml": yaml.safe_dump(config),
+                   "skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
+                  format_message("sandboxed, with a skill", {"Step": "human"}))
+        evaluated = api.evaluate(ws, "val")
+    trajectories = evaluated.runs[0]
+    assert [t.error for t in trajectories] == [None, None, None]
+    assert all(t.skills_loaded == ["spell-letters"] for t in trajectories)
+    assert evaluated.evaluation.mean == pytest.approx(2 / 3)
