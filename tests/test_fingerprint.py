@@ -33,11 +33,16 @@ AGENT_SETTING_CHANGES = {
 AGENT_SETTINGS_LEFT_OUT = {
     "api_base": "http://127.0.0.1:9/v1",  # where the model is served, not which model
     "response_format": "off",  # the task agent never asks for a JSON reply
+    "timeout_s": 5,  # a limit on how long a CLI may take, as retries and timeouts are
+    # CLI runners only: a CLI's fingerprint carries its argv and sandbox (test_cli_agents.py)
+    "command": ["mycli", "{prompt}"],
+    "sandbox": "bwrap",
 }
 """A different value for each agent setting left out of the fingerprint, and why."""
 NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry", "proposer_system", "proposer_user",
-                       "report.html", "rubric_drafter_system", "rubric_drafter_user"}
-"""Templates only the maintainer, the proposer, the report and the rubric drafter render."""
+                       "report.html", "rubric_drafter_system", "rubric_drafter_user", "agent_cli"}
+"""Templates only the maintainer, the proposer, the report and the rubric drafter render, and the
+CLI runners' prompt (in the CLI's own digest, `roles/cli/presets.py`)."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ExecutorKind
+from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, CliPresetName, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.prompts import render
 from .history.rollback import RollbackResult
@@ -56,7 +57,8 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
 
     The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
     are read line by line, so a broken suite is refused before any model call. `agent`:
-    `agent.runner` (`builtin` or `python:MODULE:FUNCTION`), refused for a suite it cannot play.
+    `agent.runner` (`builtin`, `python:MODULE:FUNCTION` or a CLI preset such as `qwen-code`),
+    refused for a suite it cannot play or when it cannot start.
     """
     from .benchmarks import canonical_name, spec_of
 
@@ -74,15 +76,26 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                                           "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
-                  runner=runner)
+                  runner=runner, cli_presets=" | ".join(CliPresetName),
+                  cli=runner is not None and not runner.startswith("python:"),
+                  bwrap=shutil.which("bwrap") is not None)
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)
-    if not config.agent.builtin:
-        load_runner(runner)
+    _check_agent(config)
     try:
         return Workspace.create(path, text)
     except OSError as exc:
         raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
+
+
+def _check_agent(config: Config) -> None:
+    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
+    if config.agent.python:
+        load_runner(config.agent.runner)
+    elif config.agent.cli:
+        from .roles.cli.presets import check_cli
+
+        check_cli(config.agent)
 
 
 def open_workspace(path: Path | None = None) -> Workspace:
@@ -102,8 +115,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
                                                  workers=workers, executor=executor, runner=agent)
     check_runner(config, "--agent" if agent else CONFIG_FILE)
     check_judge(config, CONFIG_FILE)
-    if not config.agent.builtin:
-        load_runner(config.agent.runner)
+    _check_agent(config)
     if model_factory is None:
         check_credentials(config)
     return config

@@ -16,16 +16,17 @@ from .common import console, errors, workspace_of
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
     """List the active skills, or show one (`wikiskill skills show NAME`).
 
-    Each skill with the train prompts it reached and the tasks its changes helped and hurt."""
+    Each skill with the train prompts it reached, the train tasks whose CLI agent loaded it, and
+    the tasks its changes helped and hurt."""
     if ctx.invoked_subcommand is not None:
         return
     ws = workspace_of(ctx)
     usage = api.skill_usage(ws, ref)
-    table = Table("name", "description", "round", "prompts", "helped", "hurt")
+    table = Table("name", "description", "round", "prompts", "loaded", "helped", "hurt")
     for skill in api.load_skills(ws, ref):
         counts = usage.get(skill.name)
         table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""),
-                      *(str(getattr(counts, key, 0)) for key in ("prompts", "helped", "hurt")))
+                      *(str(getattr(counts, key, 0)) for key in ("prompts", "loads", "helped", "hurt")))
     console.print(table)
 
 

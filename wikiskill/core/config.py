@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
-from .registry import builtin_or_path
+from .registry import DOTTED_PATH, builtin_or_path
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -85,16 +85,48 @@ PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(
 """`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
 
 
+class CliPresetName(StrEnum):
+    """The coding-agent CLIs wikiskill can run as the task agent (`roles/cli/`)."""
+
+    QWEN_CODE = "qwen-code"
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    GEMINI_CLI = "gemini-cli"
+    COMMAND = "command"
+
+
+class Sandbox(StrEnum):
+    """What a CLI task agent runs inside."""
+
+    NONE = "none"
+    BWRAP = "bwrap"
+
+
 class AgentSettings(RoleSettings):
     runner: str = BUILTIN_RUNNER
-    """Who plays the tasks: `builtin` (wikiskill's own agents) or `python:MODULE:FUNCTION`, your
+    """Who plays the tasks: `builtin` (wikiskill's own agents); `python:MODULE:FUNCTION`, your
     own callable (a module installed or on `PYTHONPATH`), or `python:NAME` for a callable
-    registered under the `wikiskill.agents` entry-point group. It gets one `AgentRun` (the task,
+    registered under the `wikiskill.agents` entry-point group (it gets one `AgentRun`: the task,
     the skills as a prompt block and as Agent Skills folders, a fresh workdir, the model
-    settings) and returns the answer; QA and task-folder (`tasks:PATH`) suites. See docs/agents.md."""
+    settings, and returns the answer); a coding-agent CLI run headless on each task in a folder
+    and HOME of its own: `qwen-code`, `claude-code`, `codex`, `gemini-cli`, `command` (any CLI,
+    by `command`), or the dotted path of a preset class of your own (`package.module:Class`).
+    Runners other than `builtin` play QA and task-folder (`tasks:PATH`) suites. See docs/agents.md."""
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
-    one user message. `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""
+    one user message; a CLI runner: its turn limit, when the CLI has one.
+    `wikiskill init` writes the suite's own limit (40 for the TextWorld suites)."""
+    timeout_s: float = Field(600.0, gt=0)
+    """A CLI runner: the most seconds one task may take; a task over it fails with that reason
+    and the CLI's whole process tree is killed."""
+    sandbox: Sandbox = Sandbox.NONE
+    """A CLI runner: `none` runs the CLI with your own rights (it can read and write whatever you
+    can, its own folders aside); `bwrap` runs it under bubblewrap with only its task folder and
+    private HOME writable, the rest of the machine read-only and your home hidden."""
+    command: list[str] = Field(default_factory=list)
+    """`runner: command`: the CLI's argv, each item a template with `{prompt}`, `{workdir}`,
+    `{home}`, `{model}`, `{api_base}`, `{api_key}`, `{max_turns}` and `{skills_dir}`
+    (e.g. `[mycli, --model, "{model}", "{prompt}"]`); its stdout is the transcript."""
     wiki_access: bool = False
     """Give the task agent a `read_wiki` tool over main's active pattern pages (the paper's
     wiki-access ablation); the pages then enter the evaluation fingerprint."""
@@ -107,11 +139,34 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION or python:NAME)")
+        for preset in CliPresetName:
+            if text.lower() == preset.value:
+                return preset.value
+        if DOTTED_PATH.fullmatch(text):
+            return text
+        presets = ", ".join(preset.value for preset in CliPresetName)
+        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets} "
+                         "or a preset's dotted path package.module:Class)")
+
+    @model_validator(mode="after")
+    def _command_given(self) -> AgentSettings:
+        if self.runner == CliPresetName.COMMAND and not self.command:
+            raise ValueError("runner: command needs `command`, the CLI's argv template")
+        return self
 
     @property
     def builtin(self) -> bool:
         return self.runner == BUILTIN_RUNNER
+
+    @property
+    def python(self) -> bool:
+        """The runner is the user's Python callable."""
+        return PYTHON_RUNNER.fullmatch(self.runner) is not None
+
+    @property
+    def cli(self) -> bool:
+        """The runner is a coding-agent CLI preset."""
+        return not self.builtin and not self.python
 
 
 class MaintainerSettings(RoleSettings):

@@ -2,11 +2,12 @@
 
 A score means something only together with what produced it. `EvalSetup` holds all of that except
 the skills: the benchmark and its version, the split and the tasks themselves, the agent's runner,
-model and settings (`AGENT_SETTINGS`; for a Python runner, the source of its module), how skills are
-rendered, the templates the task agent renders (`AGENT_TEMPLATES`), the source of the task agent's
-own code (`AGENT_CODE`), the wikiskill version, the seed and the repeats; for a task-folder suite
-also its files, check and suite.yaml, and a judge's model, settings, prompts and code (`scoring`).
-The fingerprint of an evaluation is the setup's id with the id of the skills the agent is given
+model and settings (`AGENT_SETTINGS`; for a Python runner, the source of its module; for a CLI, its
+arguments, version and driving code), how skills are rendered, the templates the task agent renders
+(`AGENT_TEMPLATES`), the source of the task agent's own code (`AGENT_CODE`), the wikiskill version,
+the seed and the repeats; for a task-folder suite also its files, check and suite.yaml, and a
+judge's model, settings, prompts and code (`scoring`). The fingerprint of an evaluation is the
+setup's id with the id of the skills the agent is given
 (`store.evaluations.skills_id`: skills/ without PURPOSE.md). It keys the result cache, finds the
 incumbent, and is a trailer on every commit that records a score, so the gate compares only
 evaluations that differ in the skills alone. A change to any of it makes a workspace's next `evolve`
@@ -40,6 +41,7 @@ from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import HasSetupDigest
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
+from ..roles.cli.presets import preset_fingerprint
 from ..roles.judge import TEMPLATES
 from ..roles.python_agent import runner_code
 
@@ -134,12 +136,16 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
 
 def agent_settings(agent: AgentSettings) -> dict:
     """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
-    before runners existed keep their ids; another runner adds the digest of its code."""
+    before runners existed keep their ids; a Python runner adds the digest of its code; a CLI
+    runner its preset's arguments (the argv minus per-task values), the CLI's `--version` and
+    the digest of the code that drives it."""
     settings = agent.model_dump(mode="json", include=set(AGENT_SETTINGS))
     if agent.builtin:
         del settings["runner"]
-    else:
+    elif agent.python:
         settings["runner_code"] = runner_code(agent.runner)
+    else:
+        settings["cli"] = preset_fingerprint(agent, agent.model or "")
     return settings
 
 

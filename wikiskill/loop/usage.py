@@ -2,7 +2,8 @@
 
 Read from main's history, oldest first:
 - a rollout's trajectories name the skills their prompt carried (all of them in `full` mode, the
-  retrieved ones in `retrieve`): that is the skill's reach;
+  retrieved ones in `retrieve`): that is the skill's reach; a CLI agent's also name the skills it
+  loaded;
 - an accepted merge compares the candidate's per-task validation outcomes (the evaluation its
   trailers name) with the incumbent's:
   a task that scored higher with the change counts as helped, lower as hurt;
@@ -26,7 +27,9 @@ CHANGES = (Action.CREATE, Action.PATCH)
 class SkillUsage:
     name: str
     prompts: int = 0
-    """Train tasks whose prompt carried the skill."""
+    """Train tasks whose prompt carried the skill (for a CLI agent: whose folder held it)."""
+    loads: int = 0
+    """Train tasks whose CLI agent loaded the skill (its skill tool, or a read of its SKILL.md)."""
     helped: int = 0
     """Tasks that scored higher with the change to the skill (validation at its merge, then the
     next rollout)."""
@@ -64,8 +67,11 @@ def skill_usage(ws: Workspace, ref: str = MAIN) -> dict[str, SkillUsage]:
             folder = f"raw/{round_label(meta.round or 0)}/train"
             train = read_scores(ws.read_file(commit.sha, f"{folder}/outcomes.jsonl") or "")
             for file, text in ws.read_files(commit.sha, folder).items():
-                for skill in _prompt_skills(text) if file.endswith(".json") else []:
+                shown, loaded = _trace_skills(text) if file.endswith(".json") else ([], [])
+                for skill in shown:
                     entry(skill).prompts += 1
+                for skill in loaded:
+                    entry(skill).loads += 1
             for skill in pending:
                 helped, hurt = effect(train, last_train)
                 entry(skill).helped += helped
@@ -74,10 +80,16 @@ def skill_usage(ws: Workspace, ref: str = MAIN) -> dict[str, SkillUsage]:
     return usage
 
 
-def _prompt_skills(text: str) -> list[str]:
+def _trace_skills(text: str) -> tuple[list[str], list[str]]:
+    """The skills a trace's agent was shown, and those it loaded."""
     try:
         data = json.loads(text)
     except ValueError:
-        return []
-    skills = data.get("skills") if isinstance(data, dict) else None
-    return [str(name) for name in skills] if isinstance(skills, list) else []
+        return [], []
+    if not isinstance(data, dict):
+        return [], []
+    return _names(data.get("skills")), _names(data.get("skills_loaded"))
+
+
+def _names(value: object) -> list[str]:
+    return [str(name) for name in value] if isinstance(value, list) else []

@@ -1,14 +1,14 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`). On a workdir suite that agent plays inside
-`run/workdir_tasks.py`'s wrapper, which scores the work with the suite's scorer (`run/scorers.py`;
-the `judge` role for `scorer: judge`)."""
+names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/cli/`). On a
+workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
+the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..benchmarks.task_folders import TaskFolders
@@ -30,6 +30,9 @@ from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
 from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
+
+if TYPE_CHECKING:
+    from ..roles.cli.agent import CliAgent
 
 ModelFactory = Callable[[Role], ChatModel]
 AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
@@ -79,14 +82,13 @@ class Team:
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
-            runner = PythonAgent(load_runner(self.config.agent.runner), self.benchmark, skills,
-                                 self.config.skills, self.config.role(Role.AGENT))
+            runner = self._runner(skills)
             return WorkdirTaskAgent(runner, self.scorer()) if workdir else runner
         if workdir:
             maker = WORKDIR_AGENTS.get(BUILTIN_WORKDIR_AGENT)
             if maker is None or self.offline(Role.AGENT):
                 raise ConfigError(f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
-                                  f"{self.config.benchmark}: set agent.runner to python:MODULE:FUNCTION")
+                                  f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI")
             inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
             return WorkdirTaskAgent(inner, self.scorer())
         if self.offline(Role.AGENT):
@@ -95,6 +97,17 @@ class Team:
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
                                 self.config.seed if seed is None else seed)
         return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+
+    def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
+        """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
+        if self.config.agent.cli:
+            from ..roles.cli.agent import CliAgent
+            from ..roles.cli.presets import make_preset
+
+            return CliAgent(make_preset(self.config.agent), self.benchmark, skills, self.config.agent,
+                            self.config.role(Role.AGENT))
+        return PythonAgent(load_runner(self.config.agent.runner), self.benchmark, skills, self.config.skills,
+                           self.config.role(Role.AGENT))
 
     def scorer(self) -> Scorer:
         """The scorer a workdir suite names; the judge is built with the `judge` role's model."""

@@ -60,8 +60,9 @@ def check_runner(config: Config, source: str) -> None:
         return
     kind = spec_of(config.benchmark).kind
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
+        article = "an" if kind[0] in "aeiou" else "a"
         raise ConfigError(f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
-                          f"{config.benchmark} is a {kind} suite (use runner: builtin)")
+                          f"{config.benchmark} is {article} {kind} suite (use runner: builtin)")
 
 
 def check_judge(config: Config, source: str) -> None:

@@ -102,6 +102,9 @@ class Trajectory(BaseModel):
     lost: bool | None = None
     usage: Usage = Usage()
     skills: list[str] = Field(default_factory=list)
+    """The skills the agent was shown (in its prompt, or as folders for a CLI)."""
+    skills_loaded: list[str] = Field(default_factory=list)
+    """The skills a CLI agent loaded (through its skill tool, or by reading their SKILL.md)."""
     error: str | None = None
     provenance: Provenance | None = None
     feedback: str | None = None
@@ -147,6 +150,8 @@ class Trajectory(BaseModel):
             head.append(f"ingested {source.format} session {source.file}; outcome: {source.outcome.value}")
         if self.skills:
             head.append(f"skills in prompt: {', '.join(self.skills)}")
+        if self.skills_loaded:
+            head.append(f"skills loaded: {', '.join(self.skills_loaded)}")
         if self.error:
             head.append(f"error: {self.error}")
         lines = head + [""]

@@ -30,9 +30,17 @@ class CliRun:
     skills: tuple[str, ...]
     """The names of the skills copied in."""
     model: str
+    """The agent's litellm model string as configured (`openai/qwen3-8b`); `bare_model` strips
+    the provider prefix for a CLI that takes the server's own name."""
     api_base: str | None
     api_key: str
+    """The provider's key from wikiskill's own environment, or a placeholder for a local server."""
     max_turns: int | None
+
+
+def bare_model(model: str) -> str:
+    """The model's name without litellm's provider prefix (`openai/qwen3-8b` -> `qwen3-8b`)."""
+    return model.split("/", 1)[1] if "/" in model else model
 
 
 @dataclass
@@ -53,7 +61,8 @@ class CliTranscript:
 
 
 class CliPreset(Protocol):
-    """One CLI in headless mode."""
+    """One CLI in headless mode. The agent makes it with no arguments, or through its classmethod
+    `from_settings(agent settings)` when it has one (the `command` preset reads `agent.command`)."""
 
     name: ClassVar[str]
     """The `agent.runner` value that picks it."""

@@ -1,0 +1,161 @@
+"""The real Qwen Code CLI as the task agent, end to end against the local fake server: evolved
+(the scripted model answers right only after loading the proposed skill through Qwen Code's
+`skill` tool), isolated from the user's own skills, and used to measure skills evolved on the
+built-in agent (transfer). The binary is found on PATH, or at $WIKISKILL_QWEN."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import needs
+from scripted import SPELL, ScriptedWorld, create, skill_md
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.store.traces import Trajectory
+from wikiskill.store.workspace import format_message
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+
+if os.environ.get("WIKISKILL_QWEN"):
+    os.environ["PATH"] = os.pathsep.join([str(Path(os.environ["WIKISKILL_QWEN"]).parent), os.environ["PATH"]])
+
+needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
+pytestmark = [needs_qwen, pytest.mark.slow]
+
+TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None), ("count", "letter", "t"), ("reverse", "stone", None)]
+VAL = [("count", "pepper", "p"), ("reverse", "tattoo", None), ("reverse", "giraffe", None)]
+"""With the skill loaded the scripted model reverses words of at most 6 letters right: val goes
+from 1/3 to 2/3, so the round after the merge still runs."""
+
+
+def question(kind: str, word: str, letter: str | None) -> dict:
+    if kind == "count":
+        return {"question": f"How many times does the letter '{letter}' occur in the word '{word}'? "
+                            "Answer with a number.", "answer": str(word.count(letter))}
+    return {"question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed word only.",
+            "answer": word[::-1]}
+
+
+def tiny_suite(folder: Path) -> str:
+    """A jsonl QA suite of 4 train and 3 val tasks like example-qa's: `jsonl:FOLDER`."""
+    folder.mkdir()
+    for split, rows in (("train", TRAIN), ("val", VAL), ("test", VAL[:1])):
+        lines = [json.dumps({"id": f"{split}-{index:02d}", **question(*row)}) for index, row in enumerate(rows)]
+        (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "suite.json").write_text(json.dumps({"scorer": "exact"}))
+    return f"jsonl:{folder}"
+
+
+def text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+class QwenCodeWorld(ScriptedWorld):
+    """ScriptedWorld, with the task agent played through Qwen Code: when `spell-letters` is listed
+    among its skills the model first calls the `skill` tool for it, and it reverses words right
+    only once a tool result (the loaded SKILL.md) carries the SPELL marker."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seen: list[str] = []
+
+    def __call__(self, body: dict) -> Reply | str:
+        messages = body["messages"]
+        system = text(messages[0]) if messages[0]["role"] == "system" else ""
+        if system.startswith(("You are a Wiki Maintainer Agent", "You are a Skill Proposer Agent",
+                              "You are a careful problem solver")):  # wikiskill's roles and built-in agent
+            return super().__call__(body)
+        if not system.startswith("You are Qwen Code"):
+            return "Nothing to do."  # a side request of the CLI's own
+        prompt = "\n".join(text(m) for m in messages if m["role"] == "user")
+        self.seen.append(json.dumps(body))
+        results = [text(m) for m in messages if m["role"] == "tool"]
+        if not results and "spell-letters" in prompt:
+            return Reply(content="Let me load the skill first.",
+                         tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}])
+        loaded = any(SPELL in result for result in results)
+        return self.answer(SPELL if loaded else "", re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt,
+                                                           flags=re.DOTALL))
+
+
+@pytest.fixture()
+def planted():
+    """A skill in the test's real HOME, where Qwen Code looks for the user's own skills."""
+    folder = Path(os.environ["HOME"]) / ".qwen" / "skills" / "planted"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: planted\ndescription: PLANTED-USER-SKILL, never to be seen.\n"
+                                     "---\nPLANTED-USER-SKILL body.\n")
+    return folder
+
+
+def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation(tmp_path, planted):
+    world = QwenCodeWorld(proposals={1: create("spell-letters", SPELL)})
+    with FakeOpenAIServer(world) as server:
+        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
+                                api_base=server.base_url, concurrency=4, agent="qwen-code")
+        result = api.evolve(ws, 2)
+
+    assert result.rounds_completed == 2 and result.incumbent == pytest.approx(2 / 3)
+    assert result.decisions[0] == "accepted"
+    assert [skill.name for skill in api.load_skills(ws)] == ["spell-letters"]
+    baseline = [json.loads(line) for line in (ws.root / "raw" / "baseline" / "val.jsonl").read_text().splitlines()]
+    assert sum(row["score"] for row in baseline) == 1  # only the count is right before the skill
+    trace = json.loads((ws.root / "raw" / "r002" / "train" / "train-01.json").read_text())  # lemon
+    assert trace["skills"] == ["spell-letters"] and trace["skills_loaded"] == ["spell-letters"]
+    calls = [call["function"] for message in trace["messages"] for call in message.get("tool_calls") or []]
+    assert {"name": "skill", "arguments": '{"skill": "spell-letters"}'} in calls
+    assert any(m["role"] == "tool" for m in trace["messages"]) and trace["prediction"] == "nomel"
+    assert trace["score"] == 1 and trace["usage"]["prompt_tokens"] > 0
+    rendered = Trajectory.model_validate(trace).render()  # what the maintainer and proposer read
+    assert "skills loaded: spell-letters" in rendered and '-> skill({"skill": "spell-letters"})' in rendered
+    first = json.loads((ws.root / "raw" / "r001" / "train" / "train-01.json").read_text())
+    assert first["skills"] == [] and first["skills_loaded"] == [] and first["score"] == 0
+    assert world.seen and not any("PLANTED" in request or "planted" in request for request in world.seen)
+    assert not (ws.root / ".qwen").exists()
+    usage = api.skill_usage(ws)["spell-letters"]
+    assert (usage.prompts, usage.loads) == (4, 4)  # round 2's rollout: every task saw it and loaded it
+
+
+def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path):
+    world = QwenCodeWorld()
+    with FakeOpenAIServer(world) as server:
+        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
+                                api_base=server.base_url, concurrency=4)
+        before = ws.resolve("main")
+        ws.commit({"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
+                  format_message("r1 gate: spell-letters", {"Round": 1, "Step": "gate", "Decision": "accepted"}))
+        builtin = api.evaluate(ws, "val").evaluation
+        assert not world.seen  # the built-in agent never ran Qwen Code
+        result = CliRunner().invoke(app, ["-C", str(ws.root), "eval", "--split", "val", "--agent", "qwen-code"])
+        assert result.exit_code == 0, result.output
+        ran = len(world.seen)
+        qwen = api.evaluate(ws, "val", agent="qwen-code").evaluation
+        assert len(world.seen) == ran  # the same setup: the result cache answered
+        comparison = api.compare(ws, before, "main", agent="qwen-code")
+    assert builtin.mean == pytest.approx(2 / 3) and qwen.mean == pytest.approx(2 / 3)
+    assert qwen.fingerprint != builtin.fingerprint
+    assert comparison.a.mean == pytest.approx(1 / 3) and comparison.b.mean == pytest.approx(2 / 3)
+
+
+@needs("bwrap", package="bubblewrap")
+def test_qwen_code_answers_under_bubblewrap(tmp_path):
+    with FakeOpenAIServer(QwenCodeWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
+                                api_base=server.base_url, concurrency=4, agent="qwen-code")
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config["agent"]["sandbox"] = "bwrap"
+        ws.commit({"wikiskill.yaml": yaml.safe_dump(config),
+                   "skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
+                  format_message("sandboxed, with a skill", {"Step": "human"}))
+        evaluated = api.evaluate(ws, "val")
+    trajectories = evaluated.runs[0]
+    assert [t.error for t in trajectories] == [None, None, None]
+    assert all(t.skills_loaded == ["spell-letters"] for t in trajectories)
+    assert evaluated.evaluation.mean == pytest.approx(2 / 3)

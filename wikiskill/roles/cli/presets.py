@@ -1,0 +1,105 @@
+"""The CLI presets by name (`agent.runner`), the executable each one runs, its version, and
+what of it enters the evaluation fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from ...core.config import AgentSettings, CliPresetName, Sandbox
+from ...core.errors import ConfigError
+from ...core.registry import Registry
+from ...core.resources import data_dir
+from .base import CliPreset, CliRun
+
+PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
+    CliPresetName.QWEN_CODE: "wikiskill.roles.cli.qwen_code:QwenCode",
+    CliPresetName.CLAUDE_CODE: "wikiskill.roles.cli.claude_code:ClaudeCode",
+    CliPresetName.CODEX: "wikiskill.roles.cli.codex:Codex",
+    CliPresetName.GEMINI_CLI: "wikiskill.roles.cli.gemini_cli:GeminiCli",
+    CliPresetName.COMMAND: "wikiskill.roles.cli.command:CommandPreset",
+})
+
+VERSION_TIMEOUT_S = 60.0
+
+AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "claude_stream.py", "reading.py", "isolation.py")
+"""This package's modules that decide what a CLI is shown and how its transcript is read."""
+
+
+def make_preset(settings: AgentSettings) -> CliPreset:
+    """The preset `agent.runner` names, made from the settings; ConfigError in one line if not."""
+    found = PRESETS.load(settings.runner)
+    make = getattr(found, "from_settings", None)
+    return make(settings) if callable(make) else found()
+
+
+def program_path(preset: CliPreset) -> str:
+    """The preset's executable on PATH; ConfigError in one line when it is not installed."""
+    found = shutil.which(preset.program)
+    if found is None:
+        raise ConfigError(f"agent.runner: {preset.name} runs `{preset.program}`, which is not on PATH")
+    return found
+
+
+def cli_version(preset: CliPreset) -> str:
+    """What the CLI prints for its version (first line, run in an empty HOME), and a digest of its
+    executable's file, so a CLI without a version flag is still told apart from another build."""
+    argv = [program_path(preset), *preset.version_argv()[1:]]
+    real = os.path.realpath(argv[0])
+    return _version(tuple(argv), real, os.stat(real).st_mtime_ns)
+
+
+@cache
+def _version(argv: tuple[str, ...], real: str, _mtime: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="wikiskill-version-") as home:
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TERM": "dumb"}
+        try:
+            done = subprocess.run(argv, env=env, cwd=home, capture_output=True, text=True,
+                                  timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            lines = (done.stdout or done.stderr).strip().splitlines() if done.returncode == 0 else []
+        except (OSError, subprocess.TimeoutExpired):
+            lines = []
+    printed = lines[0].strip() if lines else "no version"
+    return f"{printed} ({hashlib.sha256(Path(real).read_bytes()).hexdigest()[:12]})"
+
+
+def placeholder_run(settings: AgentSettings, model: str) -> CliRun:
+    """A run whose per-task values are their names in braces: the preset's argv and environment
+    for it are its arguments, whatever the task."""
+    return CliRun(prompt="{prompt}", workdir=Path("{workdir}"), home=Path("{home}"), skills=(), model=model,
+                  api_base="{api_base}", api_key="{api_key}", max_turns=settings.max_steps)
+
+
+def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
+    """The preset's name, arguments, environment names, version, sandbox and code, for the
+    fingerprint (the wall-time limit is left out, as timeouts are)."""
+    preset = make_preset(settings)
+    run = placeholder_run(settings, model)
+    module = sys.modules[type(preset).__module__]
+    sources = [inspect.getsource(module), (data_dir("prompts") / "agent_cli.j2").read_text(encoding="utf-8")]
+    sources += [(Path(__file__).parent / name).read_text(encoding="utf-8") for name in AGENT_CODE]
+    return {
+        "preset": preset.name,
+        "arguments": preset.argv(run)[1:],
+        "environment": sorted(preset.environment(run)),
+        "version": cli_version(preset),
+        "sandbox": settings.sandbox.value,
+        "code": hashlib.sha256("\0".join(sources).encode()).hexdigest()[:24],
+    }
+
+
+def check_cli(settings: AgentSettings) -> None:
+    """Refuse in one line, before any task runs, a CLI runner that cannot start: an unknown preset,
+    its executable missing, or bubblewrap missing under `sandbox: bwrap`."""
+    from .sandbox import bwrap_path
+
+    program_path(make_preset(settings))
+    if settings.sandbox is Sandbox.BWRAP:
+        bwrap_path()

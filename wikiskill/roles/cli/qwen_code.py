@@ -1,0 +1,53 @@
+"""Qwen Code (npm `@qwen-code/qwen-code`) headless: `qwen -o stream-json --approval-mode yolo`.
+
+It reads project skills from `.qwen/skills/<name>/SKILL.md`, lists them to the model and loads
+one through its `skill` tool (`{"skill": name}`). The model is an OpenAI-compatible endpoint
+given by flags; the key goes in `OPENAI_API_KEY` so it never shows in a process listing. The
+private HOME's `.qwen/settings.json` turns off telemetry, usage statistics and the managed-memory
+subagent that would otherwise run after the answer (its calls would count in the task's usage).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import ClassVar
+
+from .base import CliRun, CliTranscript, bare_model
+from .stream_json import SkillTools, parse_stream_json
+
+SETTINGS = {
+    "memory": {"enableManagedAutoMemory": False},
+    "telemetry": {"enabled": False},
+    "privacy": {"usageStatisticsEnabled": False},
+}
+"""The private HOME's `.qwen/settings.json`."""
+
+
+class QwenCode:
+    name: ClassVar[str] = "qwen-code"
+    program: ClassVar[str] = "qwen"
+    skills_folder: ClassVar[str] = ".qwen/skills"
+
+    def argv(self, run: CliRun) -> list[str]:
+        argv = [self.program, "--auth-type", "openai"]
+        if run.api_base:
+            argv += ["--openai-base-url", run.api_base]
+        argv += ["-m", bare_model(run.model), "-o", "stream-json", "--approval-mode", "yolo"]
+        if run.max_turns is not None:
+            argv += ["--max-session-turns", str(run.max_turns)]
+        return [*argv, run.prompt]
+
+    def environment(self, run: CliRun) -> dict[str, str]:
+        return {"OPENAI_API_KEY": run.api_key, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+
+    def prepare_home(self, run: CliRun) -> None:
+        folder = run.home / ".qwen"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "settings.json").write_text(json.dumps(SETTINGS, indent=1), encoding="utf-8")
+
+    def version_argv(self) -> list[str]:
+        return [self.program, "--version"]
+
+    def parse(self, lines: Sequence[str], skills: Sequence[str]) -> CliTranscript:
+        return parse_stream_json(lines, skills, SkillTools(frozenset({"skill"})))
