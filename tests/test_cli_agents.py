@@ -26,6 +26,7 @@ from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.roles.cli.agent import CliAgent
 from wikiskill.roles.cli.presets import make_preset
 from wikiskill.roles.cli.qwen_code import QwenCode
+from wikiskill.roles.cli.stream_json import NO_RESULT
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -132,7 +133,7 @@ def test_the_qwen_code_transcript_reads_into_messages_usage_and_the_skill_it_loa
 def test_a_transcript_cut_short_or_failed_is_an_error_with_its_reason():
     lines = FIXTURE.read_text().splitlines()
     cut = QwenCode().parse(lines[:-1], ["demo"])
-    assert cut.answer is None and cut.error == "the CLI ended without a result event"
+    assert cut.answer is None and cut.error == NO_RESULT
     assert cut.skills_loaded == ["demo"] and cut.usage.prompt_tokens == 9151 + 9221
     failed = json.loads(lines[-1]) | {"subtype": "error_during_execution", "is_error": True,
                                       "error": {"message": "[API Error: 400\n bad request]"}}

@@ -172,7 +172,7 @@ def test_under_bubblewrap_the_programs_in_the_home_still_run_read_only(tmp_path,
 
 @needs_bwrap
 def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_check_passes(tmp_path, monkeypatch):
-    from test_python_bugfix_reference import SOLUTIONS, SUITE, suite_check
+    from test_python_bugfix_reference import SOLUTIONS, SUITE, TASK_OF, suite_check
 
     task_dir = SUITE / "train" / "paginate-off-by-one"
     workdir = tmp_path / "work"
@@ -180,12 +180,13 @@ def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_ch
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # an active venv
     monkeypatch.setenv("HOME", pwd.getpwuid(os.getuid()).pw_dir)  # the real one, which may hold this Python
     check = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q"
-    script = Script(check, f"cp {SOLUTIONS / 'paginate-off-by-one' / 'pages.py'} pages.py", check)
-    task = Task(id="paginate-off-by-one", split="train", question=(task_dir / "task.md").read_text())
-    assert suite_check(workdir) == 0.0
+    fixed = (SOLUTIONS / "paginate-off-by-one" / "pages.py").read_text()  # written, not copied: the home is hidden
+    script = Script(check, f"cat > pages.py <<'FIXED'\n{fixed}FIXED", check)
+    task = TASK_OF["paginate-off-by-one"]
+    assert suite_check(task, workdir) == 0.0
     with FakeOpenAIServer(script) as server:
         trajectory = play(agent(server), workdir, task)
     results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
     assert results[0].startswith("exit code 1\n") and "2 failed, 1 passed" in results[0]
     assert results[2].startswith("exit code 0\n") and "3 passed" in results[2]
-    assert trajectory.error is None and suite_check(workdir) == 1.0
+    assert trajectory.error is None and suite_check(task, workdir) == 1.0

@@ -1,4 +1,5 @@
-"""The bubblewrap (`bwrap`) command line that confines a command to its task's working directory.
+"""The bubblewrap (`bwrap`) command line that confines a command to its task's working directory
+(the workdir agent's shell commands, and a CLI agent under `agent.sandbox: bwrap`).
 
 Inside, the whole file system is read-only, the working directory is the one writable place,
 `/tmp` and the home folder are empty scratch space (so the user's real home, its keys and
@@ -33,24 +34,27 @@ def program_folders(home: Path) -> list[Path]:
     return sorted((path for path in found if path.is_relative_to(home) and path != home), key=lambda p: len(p.parts))
 
 
-def confined(argv: list[str], workdir: Path, home: Path, bwrap: str, keep: Sequence[Path] = ()) -> list[str]:
-    """`argv` run by `bwrap` in `workdir`: `/` read-only, `workdir` writable, `/tmp` and `home`
-    empty but for the folders in `keep` (read-only), no network, and every process in it killed
-    when bwrap is."""
-    workdir = str(workdir.resolve())
+def confined(argv: list[str], workdir: Path, bwrap: str, hidden: Sequence[Path], keep: Sequence[Path] = (),
+             writable: Sequence[Path] = (), network: bool = False, private_tmp: bool = True) -> list[str]:
+    """`argv` run by `bwrap` in `workdir`: `/` read-only; the `hidden` folders (the user's home),
+    and `/tmp` when `private_tmp`, empty but for the folders in `keep` (read-only); `workdir` and
+    `writable` writable; no network unless `network`; every process in it killed when bwrap is."""
+    emptied = [*(["/tmp"] if private_tmp else []), *map(str, hidden)]
     kept = [argument for folder in keep for argument in ("--ro-bind", str(folder), str(folder))]
+    places = dict.fromkeys(str(path.resolve()) for path in (*writable, workdir))
+    bound = [argument for place in places for argument in ("--bind", place, place)]
     return [
         bwrap,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--tmpfs", str(home),
+        *[argument for folder in emptied for argument in ("--tmpfs", folder)],
         *kept,
-        "--bind", workdir, workdir,  # after the tmpfs mounts, so a workdir under /tmp or home stays itself
-        "--chdir", workdir,
-        "--unshare-net",
+        *bound,  # after the tmpfs mounts, so a folder under /tmp or the home stays itself
+        "--chdir", str(workdir.resolve()),
+        *([] if network else ["--unshare-net"]),
         "--unshare-pid",
+        "--unshare-ipc",
         "--die-with-parent",
         "--new-session",
         "--",

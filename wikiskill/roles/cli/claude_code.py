@@ -17,9 +17,9 @@ import os
 from collections.abc import Sequence
 from typing import ClassVar
 
-from .base import CliRun, CliTranscript
-from .claude_stream import parse_claude_stream
-from .reading import bare_model, root_url
+from .base import CliRun, CliTranscript, bare_model
+from .reading import root_url
+from .stream_json import SkillTools, parse_stream_json
 
 QUIET = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -63,4 +63,4 @@ class ClaudeCode:
         return [self.program, "--version"]
 
     def parse(self, lines: Sequence[str], skills: Sequence[str]) -> CliTranscript:
-        return parse_claude_stream(lines, skills)
+        return parse_stream_json(lines, skills, SkillTools(frozenset({"Skill"})))

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript
-from .reading import bare_model, events, function_call, note, skills_read
+from .base import CliRun, CliTranscript, bare_model
+from .reading import events, function_call, note, skills_read
 
 KEY_VARIABLE = "WIKISKILL_CODEX_API_KEY"
 OPENAI_API = "https://api.openai.com/v1"

@@ -18,7 +18,7 @@ from typing import ClassVar
 from ...core.config import AgentSettings
 from ...core.errors import ConfigError
 from .base import CliRun, CliTranscript, bare_model
-from .stream_json import SKILL_FILE
+from .reading import SKILL_FILE
 
 PLACEHOLDERS = ("prompt", "workdir", "home", "skills_dir", "model", "bare_model", "api_base", "api_key", "max_turns")
 ANSWER = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)

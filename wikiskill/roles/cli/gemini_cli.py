@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript
-from .reading import bare_model, events, function_call, note, root_url, skills_read
+from .base import CliRun, CliTranscript, bare_model
+from .reading import events, function_call, note, root_url, skills_read
 
 SKILL_TOOL = "activate_skill"
 

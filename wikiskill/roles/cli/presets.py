@@ -29,7 +29,7 @@ PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "claude_stream.py", "reading.py", "isolation.py")
+AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "reading.py", "isolation.py")
 """This package's modules that decide what a CLI is shown and how its transcript is read."""
 
 
@@ -98,8 +98,8 @@ def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
 def check_cli(settings: AgentSettings) -> None:
     """Refuse in one line, before any task runs, a CLI runner that cannot start: an unknown preset,
     its executable missing, or bubblewrap missing under `sandbox: bwrap`."""
-    from .sandbox import bwrap_path
+    from .sandbox import require_bwrap
 
     program_path(make_preset(settings))
     if settings.sandbox is Sandbox.BWRAP:
-        bwrap_path()
+        require_bwrap()

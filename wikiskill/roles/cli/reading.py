@@ -1,5 +1,5 @@
-"""What the Claude Code, Codex and Gemini CLI readers share: the JSON objects among a CLI's
-stdout lines, the skills a tool call loads by naming their SKILL.md, and the model's bare name."""
+"""What the CLI transcript readers share: the JSON objects among a CLI's stdout lines, the skills
+a tool call loads by naming their SKILL.md, and OpenAI-style tool calls."""
 
 from __future__ import annotations
 
@@ -47,11 +47,6 @@ def skills_read(arguments: object, skills: Sequence[str]) -> list[str]:
 def note(loaded: list[str], names: Iterable[str]) -> None:
     """Add `names` to `loaded`, each once, in the order first loaded."""
     loaded.extend(name for name in names if name not in loaded)
-
-
-def bare_model(model: str) -> str:
-    """The model's name without litellm's provider prefix (`anthropic/claude-x` -> `claude-x`)."""
-    return model.split("/", 1)[1] if "/" in model else model
 
 
 def root_url(api_base: str, suffixes: Sequence[str]) -> str:

@@ -1,27 +1,29 @@
-"""`agent.sandbox: bwrap`: the CLI under bubblewrap.
+"""`agent.sandbox: bwrap`: the CLI under bubblewrap (`roles/bubblewrap.py` builds the command).
 
 Inside, the whole file system is mounted read-only; the task's folder (workdir, private HOME,
-TMPDIR) is the one writable place; the user's home is an empty tmpfs, except the PATH folders
-and the npm package folder of the CLI when they lie inside it, mounted back read-only so the CLI
-can start. The CLI gets its own PID namespace and dies with its parent. The network is shared:
-the model endpoint must stay reachable (a loopback server on this machine is not reachable from
-a new network namespace), so the sandbox does not cut the CLI off from other hosts.
+TMPDIR) is the one writable place; the user's home is empty, except the PATH folders
+and the npm package folder of the CLI when they lie inside the home, mounted back read-only so
+the CLI can start. The CLI gets its own PID namespace and dies with its parent. The network is
+shared: the model endpoint must stay reachable (a loopback server on this machine is not
+reachable from a new network namespace), so the sandbox does not cut the CLI off from other
+hosts.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
-import shutil
 from pathlib import Path
 
 from ...core.config import Sandbox
 from ...core.errors import ConfigError
+from ..bubblewrap import bwrap_path, confined
 from .isolation import TaskFolder
 
 
-def bwrap_path() -> str:
-    found = shutil.which("bwrap")
+def require_bwrap() -> str:
+    """Where `bwrap` is; a ConfigError in one line when bubblewrap is not installed."""
+    found = bwrap_path()
     if found is None:
         raise ConfigError("agent.sandbox: bwrap is not installed (apt-get install bubblewrap), or use sandbox: none")
     return found
@@ -56,14 +58,5 @@ def sandboxed(argv: list[str], folder: TaskFolder, sandbox: Sandbox, path_variab
     if sandbox is Sandbox.NONE:
         return argv
     homes = hidden_homes()
-    wrapped = [bwrap_path(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for home in homes:
-        wrapped += ["--tmpfs", str(home)]
-    for path in _visible_again(argv[0], path_variable, homes):
-        wrapped += ["--ro-bind", str(path), str(path)]
-    wrapped += ["--bind", str(folder.root), str(folder.root)]
-    if not folder.workdir.is_relative_to(folder.root):  # a task-folder suite's workdir, made by the caller
-        wrapped += ["--bind", str(folder.workdir), str(folder.workdir)]
-    wrapped += ["--unshare-pid", "--unshare-ipc",
-                "--die-with-parent", "--chdir", str(folder.workdir), "--"]
-    return wrapped + argv
+    return confined(argv, folder.workdir, require_bwrap(), homes, _visible_again(argv[0], path_variable, homes),
+                    writable=[folder.root], network=True, private_tmp=False)
