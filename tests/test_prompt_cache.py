@@ -50,7 +50,7 @@ def price(usage) -> float:
 
 def test_cached_prompt_tokens_are_read_counted_per_role_and_priced_at_the_cache_read_price():
     meter = Meter()
-    with FakeOpenAIServer(lambda body: Reply(content="ok", completion_tokens=3)) as server:
+    with FakeOpenAIServer(lambda body: Reply(content="ok", completion_tokens=3), prompt_cache="prefix") as server:
         chat = model(server, PRICED, meter)
         first, second = (chat.complete(messages) for messages in turns(2))
     assert first.usage.cached_tokens == 0
@@ -70,7 +70,7 @@ def test_the_fake_server_reports_the_tokens_of_the_longest_prefix_it_has_seen(st
             response = litellm.stream_chunk_builder(list(response), messages=messages)
         return response.usage.prompt_tokens_details.cached_tokens
 
-    with FakeOpenAIServer(lambda body: "ok") as server:
+    with FakeOpenAIServer(lambda body: "ok", prompt_cache="prefix") as server:
         first, second, third = turns(3)
         assert cached(first) == 0
         assert cached(second) == len(SYSTEM["content"] + first[1]["content"]) // 4
@@ -79,7 +79,7 @@ def test_the_fake_server_reports_the_tokens_of_the_longest_prefix_it_has_seen(st
 
 
 def test_an_anthropic_model_gets_breakpoints_on_the_system_prompt_and_the_last_message():
-    with FakeOpenAIServer(lambda body: "ok") as server:
+    with FakeOpenAIServer(lambda body: "ok", prompt_cache="prefix") as server:
         messages = turns(2)[1]
         request = model(server, "anthropic/claude-sonnet-4-5").call(messages, TOOLS).request
         plain = model(server, "openai/gpt-4o").call(messages, TOOLS).request
@@ -117,7 +117,7 @@ def test_cached_tokens_per_role_are_a_trailer_that_reads_back():
 
 def test_a_round_records_cached_tokens_per_role_and_status_and_the_report_show_them(tmp_path):
     ws = tmp_path / "ws"
-    with FakeOpenAIServer(ScriptedWorld()) as server:
+    with FakeOpenAIServer(ScriptedWorld(), prompt_cache="prefix") as server:
         evolve_through_cli(CliRunner(), ws, server.base_url, rounds=1)
     workspace = api.open_workspace(ws)
     propose = next(c for c in workspace.log(MAIN, first_parent=False) if c.meta.step == Step.PROPOSE)

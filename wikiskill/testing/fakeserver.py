@@ -20,10 +20,12 @@ returns native tool calls (a scripted call comes back as a ```json-fenced
 With ``context_window=N`` it acts like a model with an N-token window: a request whose prompt
 (about 4 characters a token of its messages' and tools' JSON) plus its `max_tokens` exceeds N
 gets OpenAI's 400 `context_length_exceeded` error, before the handler sees it.
-Usage reports `prompt_tokens_details.cached_tokens`: the prompt tokens of the longest prefix
-(the tools, then whole messages) that an earlier request sent, as OpenAI's automatic prompt cache
-does (``prompt_cache="prefix"``); ``prompt_cache="marked"`` caches only prefixes that end at a
-message carrying `cache_control`, as Anthropic does; ``"off"`` reports none.
+Usage reports `prompt_tokens_details.cached_tokens`: none by default (``prompt_cache="off"``: a
+reply then depends on its request alone, so a run interrupted and resumed, or spread over
+workers, is billed as the same run in one piece); with ``prompt_cache="prefix"`` the prompt
+tokens of the longest prefix (the tools, then whole messages) that an earlier request sent, as
+OpenAI's automatic prompt cache does; with ``"marked"`` only prefixes that end at a message
+carrying `cache_control`, as Anthropic does.
 
 A request with ``"stream": true`` gets the same completion as Server-Sent Events in OpenAI's
 format (see `wikiskill.testing.sse`), sent in one piece with a Content-Length; errors stay JSON.
@@ -253,7 +255,7 @@ class FakeOpenAIServer:
     """
 
     def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0,
-                 text_tools: bool = False, context_window: int | None = None, prompt_cache: str = "prefix") -> None:
+                 text_tools: bool = False, context_window: int | None = None, prompt_cache: str = "off") -> None:
         self.handler = handler
         self.prompt_cache = PromptCache(prompt_cache)
         self.latency = latency
@@ -399,7 +401,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="never return native tool calls; write calls and JSON in ```json fences")
     parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
                         help="refuse requests longer than this many tokens, as OpenAI does (context_length_exceeded)")
-    parser.add_argument("--prompt-cache", choices=PROMPT_CACHE_MODES, default="prefix",
+    parser.add_argument("--prompt-cache", choices=PROMPT_CACHE_MODES, default="off",
                         help="report cached prompt tokens for any repeated prefix, only for marked ones, or none")
     parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
                         help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
