@@ -211,7 +211,8 @@ class GateSettings(_Section):
     """Evaluate every validation task this many times (seeds `seed` ... `seed+N-1`) and average per
     task: for agents that are not deterministic (temperature above 0)."""
     seed: int = 0
-    """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
+    """Seed of the bootstrap and permutation resampling of `paired` and of `sequential`'s last look
+    (on scores that are not pass/fail)."""
 
     @field_validator("policy", mode="before")
     @classmethod
