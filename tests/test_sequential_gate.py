@@ -102,6 +102,7 @@ def test_a_pool_of_one_batch_is_exactly_paired():
     paired = PairedPolicy(0.95, 0.0).judge(candidate, incumbent)
     assert (verdict.decision, verdict.evidence.p_value, verdict.evidence.look.looks) == (
         paired.decision, paired.evidence.p_value, 1)
+    assert verdict.evidence.confidence == 0.95 and "paired at" not in verdict.reason
 
 
 def test_a_retire_is_judged_on_the_whole_pool_as_at_least_the_incumbent():

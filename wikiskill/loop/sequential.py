@@ -70,8 +70,6 @@ def design(pool: int, batch: int, alpha: float) -> Design:
     from scipy.stats import norm
 
     counts = look_counts(pool, batch)
-    if len(counts) == 1:
-        return Design(counts, (_round(float(norm.isf(alpha)), up=True),), (None,))
     upper = tuple(_round(c, up=True) for c in _efficacy([n / pool for n in counts], alpha))
     last = float(upper[-1])
     lower = tuple(_round(last * math.sqrt(n / pool) - float(norm.isf(FUTILITY_POWER)) * math.sqrt((pool - n) / n),
