@@ -68,6 +68,12 @@ def test_a_close_call_continues_to_the_next_batch():
         POLICY.judge_looks(candidate, incumbent, pool=200)
 
 
+def test_the_looks_follow_the_candidates_task_order_whatever_the_incumbents():
+    candidate, incumbent = pair([1.0] * 20 + [0.0] * 20, [0.0] * 40)
+    shuffled = Evaluation("fp-i", "setup", "i", dict(reversed(list(incumbent.scores.items()))))
+    assert POLICY.judge_looks(candidate, shuffled, pool=40).evidence.look.tasks == 20
+
+
 def test_a_number_of_tasks_between_looks_is_refused():
     candidate, incumbent = pair([1.0] * 15, [0.0] * 15)
     with pytest.raises(WikiskillError, match="15 of 200 validation tasks is no look of batch 10"):

@@ -158,7 +158,8 @@ class SequentialPolicy:
         for n in self.design(pool).counts:
             if n > len(pairs):
                 break
-            verdict = self._decide(_prefix(candidate, n), _prefix(incumbent, n), pool, at_least)
+            first = [task for task, _, _ in pairs[:n]]  # in the candidate's order, the pool's
+            verdict = self._decide(_only(candidate, first), _only(incumbent, first), pool, at_least)
             if verdict is not None:
                 return verdict
         raise WikiskillError(f"a sequential validation of {len(pairs)} of {pool} tasks stopped without a verdict "
@@ -208,6 +209,6 @@ class SequentialPolicy:
         return Verdict(verdict.decision, f"{verdict.reason}; {where}", evidence)
 
 
-def _prefix(evaluation: Evaluation, n: int) -> Evaluation:
-    return replace(evaluation, scores=dict(list(evaluation.scores.items())[:n]))
+def _only(evaluation: Evaluation, tasks: list[str]) -> Evaluation:
+    return replace(evaluation, scores={task: evaluation.scores[task] for task in tasks})
 
