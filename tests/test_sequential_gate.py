@@ -15,6 +15,7 @@ from test_workspace import evolve_scripted
 from wikiskill import api
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
+from wikiskill.history.htmlreport import report_data
 from wikiskill.loop.fingerprint import digest
 from wikiskill.loop.gate_policies import PairedPolicy, gate_policy
 from wikiskill.loop.sequential import SequentialPolicy, design, z_at_least
@@ -187,6 +188,9 @@ def test_the_impact_entry_show_and_the_report_say_where_the_validation_stopped(e
     story = api.show_round(evolved, 2)
     assert story.looks.startswith("look 5 of 8: 25 of 40 val tasks, z 0.000 crossed the futility bound")
     assert len(story.validation) == 25 and len(story.incumbent_validation) == 25
+    report = report_data(evolved)
+    assert report.validated_round == 2 and report.looks == story.looks
+    assert [task.incumbent for task in report.tasks] == [1.0] * 25  # main's side of every look, not only its merge's
 
 
 def test_audit_replays_a_sequential_verdict_and_flags_one_its_results_do_not_give(evolved):
