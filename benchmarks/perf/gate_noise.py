@@ -151,7 +151,7 @@ def fixed_n_for(rng: np.random.Generator, kind: str, delta: float, power: float,
 
 # -- judge noise: vectorised -------------------------------------------------------------------------
 
-def judge_section(trials: int, pool: int, batch: int, seed: int) -> None:
+def judge_section(trials: int, pool: int, batch: int, checks: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     print(f"\njudged scores (a judge reading the graded score with noise, sd 0.2 on a 0-10 scale; judge.samples "
           f"readings averaged per task): share merged, {trials} trials per cell\n")
@@ -159,6 +159,7 @@ def judge_section(trials: int, pool: int, batch: int, seed: int) -> None:
     header = ["judge.samples", "policy", *[f"{label} n={n}" for n in sizes for label in ("A/A", "+0.1")]]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
+    agree: list[str] = []
     for kind in KINDS[2:]:
         cells: dict[str, list[str]] = {name: [] for name in ("strict", "confirm", "no_regression", "paired",
                                                              "sequential")}
@@ -173,8 +174,15 @@ def judge_section(trials: int, pool: int, batch: int, seed: int) -> None:
                             "sequential": sequential(candidate, incumbent, ALPHA, batch)[0]}
                 for name, merged in verdicts.items():
                     cells[name].append(f"{merged.mean():.3f}")
+                if n == sizes[0]:  # the mirrors are least exact on few tasks
+                    for name in ("paired", "sequential"):
+                        settings = GateSettings(policy=name, batch=batch, confidence=1 - ALPHA)
+                        share = agreement(kind, candidate, incumbent, verdicts[name], settings, checks)
+                        agree.append(f"{name} {kind} {'A/A' if delta == 0 else '+0.1'} {share:.0%}")
         for name, row in cells.items():
             print("| " + " | ".join([kind.rpartition("x")[2], name, *row]) + " |")
+    print(f"\nthe classes give the mirror's verdict on {sizes[0]} tasks, on the first {checks} trials: "
+          + ", ".join(agree))
 
 
 def main() -> None:
@@ -198,7 +206,7 @@ def main() -> None:
     if "sequential" in args.sections:
         sequential_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
     if "judge" in args.sections:
-        judge_section(args.trials // scale, args.pool, args.batch, args.seed)
+        judge_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
