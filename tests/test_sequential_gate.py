@@ -5,13 +5,14 @@ gate commit, the impact entry, `show` and `audit`."""
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from scripted import reversal_suite
-from test_workspace import evolve_scripted
+from scripted import ScriptedWorld, reversal_suite
+from test_workspace import WorldModel, evolve_scripted
 from wikiskill import api
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
@@ -19,10 +20,10 @@ from wikiskill.history.htmlreport import report_data
 from wikiskill.loop.fingerprint import digest
 from wikiskill.loop.gate_policies import PairedPolicy, gate_policy
 from wikiskill.loop.sequential import SequentialPolicy, design, z_at_least
-from wikiskill.store.evaluations import Evaluation, skills_id
+from wikiskill.store.evaluations import Evaluation, evaluation_at, skills_id
 from wikiskill.store.rounds import round_state
-from wikiskill.store.trailers import Crossed, Decision, Trailers, format_message
-from wikiskill.store.workspace import MAIN
+from wikiskill.store.trailers import Crossed, Decision, Step, Trailers, format_message
+from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import UNUSED_SERVER
 
 
@@ -147,7 +148,7 @@ def test_a_verdict_depends_on_the_tasks_order_only_through_its_looks():
 def test_sequential_trailers_read_back_as_written():
     trailers = Trailers(round=3, policy="sequential", tasks=30, look=3, pool=200, batch=10, confidence=0.95,
                         margin=0.0, statistic=2.5, boundary=2.448, crossed=Crossed.EFFICACY,
-                        incumbent_results="raw/r003/incumbent-val.jsonl")
+                        incumbent_results="raw/r003/val-main.jsonl")
     lines = format_message("s", trailers).split("\n\n")[-1].strip().splitlines()
     parsed = Trailers.parse(dict(line.split(": ", 1) for line in lines))
     assert parsed == trailers
@@ -155,17 +156,25 @@ def test_sequential_trailers_read_back_as_written():
 
 # -- a real loop -----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def evolved(tmp_path_factory):
-    """Round 1 (the spelling skill fixes every val task) and round 2 (a skill that changes nothing),
-    on a pool of 40 val tasks in batches of 5."""
-    root = tmp_path_factory.mktemp("sequential")
+def sequential_workspace(root: Path) -> Workspace:
+    """A pool of 40 val reversals in batches of 5."""
     suite = reversal_suite(root / "suite", 40)
     ws = api.init_workspace(root / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted",
                             api_base=UNUSED_SERVER, concurrency=4)
+    set_gate(ws, policy="sequential", batch=5)
+    return ws
+
+
+def set_gate(ws: Workspace, **gate) -> None:
     config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-    config["gate"] = {"policy": "sequential", "batch": 5}
+    config["gate"] = gate
     (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory):
+    """Round 1 (the spelling skill fixes every val task) and round 2 (a skill that changes nothing)."""
+    ws = sequential_workspace(tmp_path_factory.mktemp("sequential"))
     assert evolve_scripted(ws, rounds=2).decisions == ["accepted", "rejected"]
     return ws
 
@@ -176,7 +185,7 @@ def test_a_clear_gain_stops_at_its_third_look_and_a_useless_change_at_its_fifth(
         Decision.ACCEPTED, 15, 3, 40, Crossed.EFFICACY)
     assert (second.decision, second.tasks, second.look, second.crossed) == (Decision.REJECTED, 25, 5, Crossed.FUTILITY)
     assert first.statistic == pytest.approx(math.sqrt(15), abs=1e-6) and first.boundary < first.statistic
-    assert first.incumbent_results == "raw/r001/incumbent-val.jsonl"
+    assert first.incumbent_results == "raw/r001/val-main.jsonl"
     looks = [c.meta.look for c in evolved.log("rejected/r002-useless-hint") if c.meta.round == 2 and c.meta.look]
     assert looks == [5, 4, 3, 2, 1]  # each look committed once, newest first
 
@@ -204,3 +213,16 @@ def test_audit_replays_a_sequential_verdict_and_flags_one_its_results_do_not_giv
     problems = api.audit(evolved).problems
     assert problems == ["round 3 (spell-letters, " + evolved.head(MAIN)[:10] + "): claims accepted at look 2 on "
                         "10 tasks; its committed results give accepted at look 3 on 15 tasks"]
+
+
+def test_after_a_sequential_merge_another_policy_and_compare_evaluate_main_on_every_val_task(tmp_path):
+    ws = sequential_workspace(tmp_path)
+    assert evolve_scripted(ws, rounds=1).decisions == ["accepted"]
+    assert round_state(ws, 1).gate.meta.tasks == 15  # main's recorded evaluation covers these only
+    comparison = api.compare(ws, "baseline", "main", model_factory=lambda role: WorldModel(ScriptedWorld()))
+    assert len(comparison.rows) == 40 and comparison.mean_diff == 1.0
+    set_gate(ws, policy="paired")
+    result = evolve_scripted(ws, rounds=1)
+    revalidated = [c for c in ws.log(MAIN) if c.meta.round == 2 and c.meta.step == Step.INCUMBENT]
+    assert len(revalidated) == 1 and evaluation_at(ws, revalidated[0]).n == 40
+    assert result.stopped_early and result.incumbent == 1.0  # now known on every task, not on 15

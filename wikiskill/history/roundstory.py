@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core.errors import WikiskillError
 from ..store.evaluations import read_scores
-from ..store.rounds import BRANCH_PREFIX, REJECTED_PREFIX, round_label
+from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, REJECTED_PREFIX, round_label
 from ..store.trailers import Crossed, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace
 
@@ -107,7 +107,7 @@ def _read_validation(ws: Workspace, story: RoundStory, refs: list[str], label: s
         text = ws.read_file(ref, f"raw/{label}/val.jsonl")
         if text is not None:
             story.validation = [json.loads(line) for line in text.splitlines() if line.strip()]
-            story.incumbent_validation = read_scores(ws.read_file(ref, f"raw/{label}/incumbent-val.jsonl") or "")
+            story.incumbent_validation = read_scores(ws.read_file(ref, f"raw/{label}/{MAIN_SIDE_FILE}") or "")
             return
 
 

@@ -17,7 +17,7 @@ from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from .harness import Harness
 from .steps import round_steps
-from .steps.evaluation import incumbent, record_incumbent
+from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
 
 RUN_FILE = "run.json"
 
@@ -125,7 +125,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
             check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
             number = done + 1
             if not round_state(ws, number).started:
-                if harness.recorded(MAIN) is None:
+                if not incumbent_recorded(harness):
                     record_incumbent(harness, number)
                 main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
                 if main_eval.mean >= 1.0 and main_eval.n >= len(harness.benchmark.tasks("val")):

@@ -40,9 +40,21 @@ def record_incumbent(harness: Harness, number: int) -> Evaluation:
 def incumbent(harness: Harness) -> Evaluation:
     """Main's evaluation under the current setup (EnsureIncumbent has run before anyone asks)."""
     found = harness.recorded(MAIN)
-    if found is None:
+    if found is None or not _usable(harness, found[1]):
         raise ValidationIndecisive("main has no evaluation under the current settings; run `wikiskill evolve` again")
     return found[1]
+
+
+def incumbent_recorded(harness: Harness) -> bool:
+    """Whether git records an evaluation of main the gate can use."""
+    found = harness.recorded(MAIN)
+    return found is not None and _usable(harness, found[1])
+
+
+def _usable(harness: Harness, evaluation: Evaluation) -> bool:
+    """A sequential merge records main's evaluation on the tasks its verdict used: enough for
+    a batched policy, which extends it batch by batch; the others compare every val task."""
+    return batched(harness) is not None or evaluation.n == len(harness.benchmark.tasks("val"))
 
 
 class EnsureIncumbent:
@@ -52,7 +64,7 @@ class EnsureIncumbent:
     kind = Step.INCUMBENT
 
     def done(self, harness: Harness, state: RoundState) -> bool:
-        return harness.recorded(MAIN) is not None
+        return incumbent_recorded(harness)
 
     def run(self, harness: Harness, state: RoundState) -> None:
         record_incumbent(harness, state.number)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...protocols import BatchedGatePolicy, Look
 from ...store.evaluations import Evaluation, read_scores
-from ...store.rounds import round_label
+from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers
 from ...store.workspace import MAIN, Commit
 from .indecisive import indecisive
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from ..harness import Harness
 
 CANDIDATE_FILE = "val.jsonl"
-INCUMBENT_FILE = "incumbent-val.jsonl"
 
 
 def batched(harness: Harness) -> BatchedGatePolicy | None:
@@ -76,11 +75,11 @@ def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) ->
     counts = policy.counts(len(pool))
     retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
     previous = current_look(harness, state, policy)
-    texts = {CANDIDATE_FILE: "", INCUMBENT_FILE: ""}
+    texts = {CANDIDATE_FILE: "", MAIN_SIDE_FILE: ""}
     done = 0
     if previous is not None:
         texts = {CANDIDATE_FILE: harness.ws.read_file(previous.sha, previous.meta.results or "") or "",
-                 INCUMBENT_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or ""}
+                 MAIN_SIDE_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or ""}
         done = previous.meta.tasks or 0
     known = _recorded_rows(harness)
     for number, n in enumerate(counts, 1):
@@ -96,18 +95,18 @@ def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) ->
                 ran = harness.evaluate(MAIN, "val", f"{what}: incumbent", tasks=missing)
                 known.update(_rows(ran.outcomes))
         texts[CANDIDATE_FILE] += candidate.outcomes
-        texts[INCUMBENT_FILE] += "".join(known[task.id] for task in tasks)
+        texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
         evaluation = candidate.evaluation
         mine = Evaluation(evaluation.fingerprint, evaluation.setup, evaluation.skills_id,
                           read_scores(texts[CANDIDATE_FILE]))
         main_eval = Evaluation(harness.fingerprint(MAIN), evaluation.setup, harness.skills_id(MAIN),
-                               read_scores(texts[INCUMBENT_FILE]))
+                               read_scores(texts[MAIN_SIDE_FILE]))
         look = policy.look(mine, main_eval, len(pool), retire)
         paths = {name: f"raw/{label}/{name}" for name in texts}
         trailers = Trailers(round=state.number, step=Step.VALIDATE, score=mine.mean, skills_id=mine.skills_id,
                             setup=mine.setup, fingerprint=mine.fingerprint, results=paths[CANDIDATE_FILE],
                             incumbent=main_eval.mean, incumbent_fingerprint=main_eval.fingerprint,
-                            incumbent_results=paths[INCUMBENT_FILE], policy=policy.name, **look_trailers(look))
+                            incumbent_results=paths[MAIN_SIDE_FILE], policy=policy.name, **look_trailers(look))
         harness.commit(f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})", trailers,
                        {paths[name]: text for name, text in texts.items()}, branch=state.branch)
         done = n
