@@ -110,3 +110,20 @@ def evolve_through_cli(runner, ws, base_url: str, rounds: int) -> None:
                  ["-C", str(ws), "evolve", "--rounds", str(rounds)]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
+
+
+def reversal_suite(path, val: int):
+    """example-qa with `val` validation tasks that are all five-letter reversals: the SPELL skill
+    fixes every one, any other skill none (a `jsonl:` suite at `path`)."""
+    import shutil
+    from pathlib import Path
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "benchmarks/example-qa", path)
+    rows = []
+    for index in range(val):
+        word = "".join(chr(97 + (index * 7 + letter * 3 + index // 26) % 26) for letter in range(5))
+        rows.append({"id": f"val-{index:03d}", "answer": word[::-1],
+                     "question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed "
+                                 "word only."})
+    (path / "val.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path

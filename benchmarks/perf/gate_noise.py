@@ -1,13 +1,21 @@
-"""How often each gate policy merges a change that does nothing (A/A), and how often it merges a
-real improvement of a known size, at 18, 50 and 200 validation tasks.
+"""How often each gate policy merges a change that does nothing (A/A) and how often it merges a real
+improvement of a known size; for `sequential`, how many validation tasks each verdict used; and
+what a noisy judge (`judge.samples` 1 and 3) does to every policy.
 
-The noisy agent is scripted: task i is solved with probability p_i (p_i ~ Beta(0.5, 0.5): most
-tasks are nearly always or nearly never solved, some are flaky), independently in every
-evaluation. An A/A candidate has the same p_i; an improved one has p_i + delta (capped at 1), so its
-expected mean gain is about delta. `graded` scores are partial credit (5 sub-goals, each reached
-with probability p_i), as in TextWorld. Every verdict comes from the gate's own policy classes.
+The noisy agent and the kinds of score are described in _gate_sim.py. Three sections:
 
-    python benchmarks/perf/gate_noise.py [--trials 2000] [--delta 0.1] [--sizes 18 50 200]
+  policies     every policy's class on 18, 50 and 200 tasks (pass/fail and graded), the
+               original table
+  sequential   `sequential` on a pool of `--pool` tasks in batches of `--batch` against `strict`
+               on 18 tasks and `paired` on the pool: merges at A/A, +0.05, +0.1, +0.2, the mean
+               and 90th percentile of tasks per verdict, and the tasks fixed-n `paired` needs for
+               `sequential`'s power at +0.1 (vectorised mirrors of the classes, checked
+               against the classes on the first trials)
+  judge        every policy on judged scores, one and three readings per task, on 18 and
+               `--pool` tasks (vectorised)
+
+    python benchmarks/perf/gate_noise.py [--sections policies sequential judge] [--quick]
+                                         [--trials 2000] [--pool 200] [--batch 10]
 """
 
 from __future__ import annotations
@@ -16,6 +24,9 @@ import argparse
 import random
 import time
 
+import numpy as np
+
+from _gate_sim import KINDS, agreement, no_regression, paired, play, probabilities, sequential, strict
 from wikiskill.core.config import GateSettings
 from wikiskill.loop.gate_policies import gate_policy
 from wikiskill.store.evaluations import Evaluation
@@ -27,7 +38,11 @@ POLICIES = {
     "no_regression": GateSettings(policy="no_regression", max_broken=0),
     "paired": GateSettings(policy="paired", confidence=0.95),
 }
+DELTAS = (0.0, 0.05, 0.1, 0.2)
+ALPHA = 0.05
 
+
+# -- policies: every class, one trial at a time ------------------------------------------------------
 
 def draw(p: list[float], rng: random.Random, graded: bool) -> dict[str, float]:
     if graded:
@@ -55,28 +70,144 @@ def accept_rate(settings: GateSettings, n: int, delta: float, trials: int, grade
     return accepted / trials
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trials", type=int, default=2000)
-    parser.add_argument("--graded-trials", type=int, default=400, help="bootstrap trials cost more")
-    parser.add_argument("--delta", type=float, default=0.1)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[18, 50, 200])
-    args = parser.parse_args()
+def policies_section(trials: int, graded_trials: int, delta: float, sizes: list[int]) -> None:
     for graded in (False, True):
-        trials = args.graded_trials if graded else args.trials
+        count = graded_trials if graded else trials
         kind = "graded scores (partial credit)" if graded else "pass/fail scores"
-        print(f"\n{kind}: share of candidates merged, {trials} trials per cell "
-              f"(A/A = no real change; +{args.delta:g} = true mean gain of about {args.delta:g})")
-        header = ["policy"] + [f"{label} n={n}" for n in args.sizes for label in ("A/A", f"+{args.delta:g}")]
-        print(" | ".join(header))
-        print(" | ".join("---" for _ in header))
+        print(f"\n{kind}: share of candidates merged, {count} trials per cell "
+              f"(A/A = no real change; +{delta:g} = true mean gain of about {delta:g})\n")
+        header = ["policy"] + [f"{label} n={n}" for n in sizes for label in ("A/A", f"+{delta:g}")]
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
         for name, settings in POLICIES.items():
             start = time.perf_counter()
-            cells = []
-            for n in args.sizes:
-                for delta in (0.0, args.delta):
-                    cells.append(f"{accept_rate(settings, n, delta, trials, graded, seed=n):.3f}")
-            print(" | ".join([name, *cells]) + f"   ({time.perf_counter() - start:.0f} s)")
+            cells = [f"{accept_rate(settings, n, d, count, graded, seed=n):.3f}" for n in sizes for d in (0.0, delta)]
+            print("| " + " | ".join([name, *cells]) + f" |   ({time.perf_counter() - start:.0f} s)")
+
+
+# -- sequential: vectorised ----------------------------------------------------------------------------
+
+def sequential_section(trials: int, pool: int, batch: int, checks: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    print(f"\nsequential (pool {pool}, batch {batch}, confidence {1 - ALPHA:g}) against strict on 18 tasks and paired "
+          f"on {pool}: share merged, and tasks per verdict (mean / 90th percentile); {trials} trials per cell\n")
+    header = ["scores", "policy", *[("A/A" if d == 0 else f"+{d:g}") for d in DELTAS], "tasks A/A", "tasks +0.05",
+              "tasks +0.1"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    power, used = {}, {}
+    for kind in KINDS[:2]:
+        rows: dict[str, list[str]] = {"strict (18)": [], f"paired ({pool})": [], "sequential": []}
+        tasks: dict[float, np.ndarray] = {}
+        for delta in DELTAS:
+            p, q = probabilities(rng, trials, pool, delta)
+            incumbent, candidate = play(rng, p, kind), play(rng, q, kind)
+            accepted, tasks[delta] = sequential(candidate, incumbent, ALPHA, batch)
+            rows["strict (18)"].append(f"{strict(candidate[:, :18], incumbent[:, :18]).mean():.3f}")
+            rows[f"paired ({pool})"].append(f"{paired(candidate, incumbent, ALPHA).mean():.3f}")
+            rows["sequential"].append(f"**{accepted.mean():.3f}**" if delta in (0.0, 0.1) else f"{accepted.mean():.3f}")
+            power[(kind, delta)] = accepted.mean()
+            if delta == 0.1:
+                settings = GateSettings(policy="sequential", batch=batch, confidence=1 - ALPHA)
+                agree = agreement(kind, candidate, incumbent, accepted, settings, checks)
+                agree_paired = agreement(kind, candidate, incumbent, paired(candidate, incumbent, ALPHA),
+                                         GateSettings(policy="paired", confidence=1 - ALPHA), checks)
+        used.update({(kind, delta): spent.mean() for delta, spent in tasks.items()})
+        fixed = {"strict (18)": "18", f"paired ({pool})": str(pool)}
+        for name, cells in rows.items():
+            spent = [fixed[name]] * 3 if name in fixed else [
+                f"{tasks[d].mean():.0f} / {np.percentile(tasks[d], 90):.0f}" for d in (0.0, 0.05, 0.1)]
+            print("| " + " | ".join([kind, name, *cells, *spent]) + " |")
+        print(f"|   | (classes agree with the mirror on {agree:.0%} of {checks} sequential and {agree_paired:.0%} of "
+              f"{checks} paired verdicts at +0.1) |" + "   |" * (len(header) - 2))
+    print(f"\ntasks fixed-n paired needs for sequential's power ({trials} trials per n; gains sequential merges "
+          "at least 99% of the time left out, where any n past the threshold has that power):\n")
+    print("| scores | gain | sequential's power | fixed-n paired needs | sequential's mean tasks | ratio "
+          "| mean tasks A/A | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind in KINDS[:2]:
+        for delta in DELTAS[1:]:
+            if power[(kind, delta)] >= 0.99:
+                continue
+            needed = fixed_n_for(rng, kind, delta, power[(kind, delta)], trials, pool)
+            gain, aa = used[(kind, delta)], used[(kind, 0.0)]
+            print(f"| {kind} | +{delta:g} | {power[(kind, delta)]:.3f} | {needed:.0f} | {gain:.0f} | "
+                  f"{gain / needed:.2f} | {aa:.0f} | {aa / needed:.2f} |")
+
+
+def fixed_n_for(rng: np.random.Generator, kind: str, delta: float, power: float, trials: int, pool: int) -> float:
+    """The tasks at which fixed-n paired merges +delta as often as `power` (linear between steps of 10)."""
+    most = 3 * pool
+    p, q = probabilities(rng, trials, most, delta)
+    incumbent, candidate = play(rng, p, kind), play(rng, q, kind)
+    before_n, before = 0, 0.0
+    for n in range(10, most + 1, 10):
+        share = paired(candidate[:, :n], incumbent[:, :n], ALPHA).mean()
+        if share >= power:
+            return before_n + (n - before_n) * (power - before) / max(share - before, 1e-9)
+        before_n, before = n, share
+    return float("inf")
+
+
+# -- judge noise: vectorised -------------------------------------------------------------------------
+
+def judge_section(trials: int, pool: int, batch: int, checks: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    print(f"\njudged scores (a judge reading the graded score with noise, sd 0.2 on a 0-10 scale; judge.samples "
+          f"readings averaged per task): share merged, {trials} trials per cell\n")
+    sizes = (18, pool)
+    header = ["judge.samples", "policy", *[f"{label} n={n}" for n in sizes for label in ("A/A", "+0.1")]]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    agree: list[str] = []
+    for kind in KINDS[2:]:
+        cells: dict[str, list[str]] = {name: [] for name in ("strict", "confirm", "no_regression", "paired",
+                                                             "sequential")}
+        for n in sizes:
+            for delta in (0.0, 0.1):
+                p, q = probabilities(rng, trials, n, delta)
+                incumbent, candidate, again = play(rng, p, kind), play(rng, q, kind), play(rng, q, kind)
+                verdicts = {"strict": strict(candidate, incumbent),
+                            "confirm": strict(candidate, incumbent) & strict(again, incumbent),
+                            "no_regression": no_regression(candidate, incumbent),
+                            "paired": paired(candidate, incumbent, ALPHA),
+                            "sequential": sequential(candidate, incumbent, ALPHA, batch)[0]}
+                for name, merged in verdicts.items():
+                    cells[name].append(f"{merged.mean():.3f}")
+                if n == sizes[0]:  # the mirrors are least exact on few tasks
+                    for name in ("paired", "sequential"):
+                        settings = GateSettings(policy=name, batch=batch, confidence=1 - ALPHA)
+                        share = agreement(kind, candidate, incumbent, verdicts[name], settings, checks)
+                        agree.append(f"{name} {kind} {'A/A' if delta == 0 else '+0.1'} {share:.0%}")
+        for name, row in cells.items():
+            print("| " + " | ".join([kind.rpartition("x")[2], name, *row]) + " |")
+    print(f"\nthe classes give the mirror's verdict on {sizes[0]} tasks, on the first {checks} trials: "
+          + ", ".join(agree))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", nargs="+", choices=("policies", "sequential", "judge"),
+                        default=["policies", "sequential", "judge"])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the trials: a smoke run, not figures")
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--graded-trials", type=int, default=400, help="policies section: bootstrap trials cost more")
+    parser.add_argument("--delta", type=float, default=0.1, help="policies section: the real gain")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[18, 50, 200], help="policies section")
+    parser.add_argument("--pool", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=10)
+    parser.add_argument("--checks", type=int, default=100, help="trials on which the classes check the mirrors")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    started = time.perf_counter()
+    if "policies" in args.sections:
+        policies_section(args.trials // scale, args.graded_trials // scale, args.delta, args.sizes)
+    if "sequential" in args.sections:
+        sequential_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
+    if "judge" in args.sections:
+        judge_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
 if __name__ == "__main__":

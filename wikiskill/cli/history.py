@@ -62,7 +62,8 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
     if story.proposer_error:
         plain(f"  proposer: {story.proposer_error}")
     if story.validation:
-        table = Table("task", "score", "prediction", "expected", title=f"validation: {len(story.validation)} tasks")
+        title = f"validation: {len(story.validation)} tasks" + (f" ({story.looks})" if story.looks else "")
+        table = Table("task", "score", "prediction", "expected", title=title)
         for row in story.validation:
             table.add_row(str(row.get("id")), f"{float(row.get('score') or 0):.3f}", shorten(row.get("prediction")),
                           shorten(row.get("expected")))

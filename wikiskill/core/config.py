@@ -266,29 +266,38 @@ class GatePolicyName(StrEnum):
     PAIRED = "paired"
     CONFIRM = "confirm"
     NO_REGRESSION = "no_regression"
+    SEQUENTIAL = "sequential"
 
 
 class GateSettings(_Section):
     policy: GatePolicyName | str = GatePolicyName.STRICT
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
     mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
-    above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds)
-    or `no_regression` (strict, losing at most `max_broken` tasks main solved); or the dotted
+    above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds),
+    `no_regression` (strict, losing at most `max_broken` tasks main solved) or `sequential`
+    (`paired`'s evidence, gathered `batch` tasks at a time: it stops as soon as a
+    group-sequential test can accept or rule out a gain; docs/gate.md); or the dotted
     path of a class of your own following `protocols.GatePolicy`, e.g. `mypkg.gates:MyPolicy`
     (an installed module or one on `PYTHONPATH`)."""
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
-    """`paired`: confidence level of the interval (1 - the tests' significance level)."""
+    """`paired`, `sequential`: confidence level of the interval (1 - the tests' significance
+    level); `sequential` keeps its false-merge rate over all its looks at most 1 - this."""
     margin: float = Field(0.0, ge=0.0)
-    """`paired`: the mean per-task gain the candidate must be shown to exceed: the lower bound
+    """`paired`, `sequential`: the mean per-task gain the candidate must be shown to exceed: the lower bound
     of the one-sided `confidence` interval of the gain must be above it (not the point
     estimate), on pass/fail and graded scores alike."""
+    batch: int = Field(10, ge=1)
+    """`sequential`: validation tasks added per look (the val split, `splits.val` tasks, is the
+    pool; its order is the order of the batches). A pool no larger than one batch is one look:
+    `paired` at `confidence`."""
     max_broken: int = Field(0, ge=0)
     """`no_regression`: the most validation tasks that main solved the candidate may lose."""
     repeats: int = Field(1, ge=1)
     """Evaluate every validation task this many times (seeds `seed` ... `seed+N-1`) and average per
     task: for agents that are not deterministic (temperature above 0)."""
     seed: int = 0
-    """Seed of the bootstrap and permutation resampling of `paired` (on scores that are not pass/fail)."""
+    """Seed of the bootstrap and permutation resampling of `paired` and of `sequential`'s last look
+    (on scores that are not pass/fail)."""
 
     @field_validator("policy", mode="before")
     @classmethod

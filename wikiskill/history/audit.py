@@ -2,18 +2,24 @@
 
 For each accepted gate merge (rolled back or not): the trailers name an evaluation of exactly the
 merge's own skills; that evaluation and the incumbent's it was compared with share one setup;
-the claimed score is the mean of the per-task results committed with it; and, with `rerun`,
-evaluating the merge again from scratch under the current settings gives the claimed score.
+the claimed score is the mean of the per-task results committed with it; a sequential verdict,
+recomputed from both sides' committed per-task results and the design its trailers record,
+accepts at the same look on the same tasks; and, with `rerun`, evaluating the merge again from
+scratch under the current settings gives the claimed score.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..benchmarks import Task
+from ..core.config import GateSettings
 from ..loop.fingerprint import digest
+from ..loop.gate_policies import GATE_POLICIES
 from ..loop.harness import Harness
-from ..store.evaluations import evaluation_at, find_evaluation
-from ..store.trailers import Decision, Step
+from ..protocols import BatchedGatePolicy
+from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_scores, skills_id
+from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Commit
 
 
@@ -38,10 +44,19 @@ def audit(harness: Harness, rerun: bool = False) -> AuditReport:
         report.problems += [f"{label}: {problem}" for problem in problems]
         if rerun and not problems and meta.setup == harness.setup("val").id:
             report.rerun += 1
-            again = harness.evaluate(merge.sha, "val", f"audit {label}", cached=False).evaluation
+            again = harness.evaluate(merge.sha, "val", f"audit {label}", cached=False,
+                                     tasks=_tasks_used(harness, merge)).evaluation
             if abs(again.mean - (meta.score or 0.0)) > 1e-6:
                 report.problems.append(f"{label}: claims val {meta.score:.3f}, re-evaluated {again.mean:.3f}")
     return report
+
+
+def _tasks_used(harness: Harness, merge: Commit) -> list[Task] | None:
+    """The val tasks a sequential verdict used (None: all of val)."""
+    evaluation = evaluation_at(harness.ws, merge)
+    if merge.meta.look is None or evaluation is None:
+        return None
+    return [task for task in harness.benchmark.tasks("val") if task.id in evaluation.scores]
 
 
 def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
@@ -61,9 +76,36 @@ def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
         problems.append(f"its results file {meta.results} is missing")
     elif abs(evaluation.mean - (meta.score or 0.0)) > 1e-6:
         problems.append(f"claims val {meta.score:.3f}, its results file gives {evaluation.mean:.3f}")
+    if meta.look is not None:
+        return problems + _sequential_problems(harness, merge, evaluation)
     incumbent = find_evaluation(ws, merge.parents[0], meta.incumbent_fingerprint or "")
     if incumbent is None:
         problems.append("the incumbent evaluation it was compared with is not in main's history before it")
     elif incumbent[1].setup != meta.setup:
         problems.append("it was compared with an incumbent evaluated under another setup")
     return problems
+
+
+def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation | None) -> list[str]:
+    """Main's side of the looks is of main's skills before the merge, under the same setup, and
+    the looks replayed on both sides' results accept where the commit says."""
+    ws, meta = harness.ws, merge.meta
+    text = ws.read_file(merge.sha, meta.incumbent_results or "")
+    if candidate is None or text is None:
+        return [f"the incumbent's results file {meta.incumbent_results} of its sequential verdict is missing"]
+    before = skills_id(ws, merge.parents[0], harness.config.agent.wiki_access)
+    if meta.incumbent_fingerprint != digest([meta.setup, before]):
+        return ["its incumbent results are not of main's skills before it under the same setup"]
+    incumbent = Evaluation(meta.incumbent_fingerprint, meta.setup or "", before, read_scores(text))
+    settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
+                            margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
+    policy = GATE_POLICIES.load(settings.policy).from_settings(settings)
+    if not isinstance(policy, BatchedGatePolicy) or meta.pool is None:
+        return [f"records looks, but its policy {meta.policy} does not validate in batches"]
+    verdict = policy.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    look = verdict.evidence.look
+    claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
+    if verdict.decision != Decision.ACCEPTED or look is None or (look.number, look.tasks) != (meta.look, meta.tasks):
+        found = f"look {look.number} on {look.tasks} tasks" if look else "no look"
+        return [f"claims {claimed}; its committed results give {verdict.decision.value} at {found}"]
+    return []

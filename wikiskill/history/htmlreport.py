@@ -52,6 +52,8 @@ class ReportData:
     validated_round: int | None = None
     """The round of the latest candidate validation, shown task by task."""
     decision: str = ""
+    looks: str = ""
+    """How a sequential verdict stopped (see `roundstory.looks_text`)."""
     tasks: list[TaskRow] = field(default_factory=list)
 
 
@@ -61,8 +63,8 @@ def report_data(ws: Workspace) -> ReportData:
     for number in sorted({row.round for row in rows}, reverse=True):
         story = round_story(ws, number)
         if story.validation:
-            data.validated_round, data.decision = number, story.decision or "pending"
-            incumbent = _incumbent_scores(ws, number)
+            data.validated_round, data.decision, data.looks = number, story.decision or "pending", story.looks
+            incumbent = story.incumbent_validation or _incumbent_scores(ws, number)
             data.tasks = [TaskRow(str(row.get("id")), float(row.get("score") or 0.0), incumbent.get(str(row.get("id"))),
                                   str(row.get("prediction") or ""), str(row.get("expected") or ""))
                           for row in story.validation]

@@ -11,8 +11,9 @@ import json
 from dataclasses import dataclass, field
 
 from ..core.errors import WikiskillError
-from ..store.rounds import BRANCH_PREFIX, REJECTED_PREFIX, round_label
-from ..store.trailers import Step
+from ..store.evaluations import read_scores
+from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, REJECTED_PREFIX, round_label
+from ..store.trailers import Crossed, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace
 
 
@@ -35,6 +36,10 @@ class RoundStory:
     reason: str = ""
     score: float | None = None
     incumbent: float | None = None
+    incumbent_validation: dict[str, float] = field(default_factory=dict)
+    """Main's per-task scores on the same tasks, when the validation recorded them (`sequential`)."""
+    looks: str = ""
+    """How a sequential verdict stopped: the look, the tasks used of the pool, the boundary crossed."""
 
 
 def _step(commits: list[Commit], number: int, step: Step) -> Commit | None:
@@ -62,6 +67,7 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
         story.decision, story.reason = (meta.decision.value if meta.decision else None), ws.body(gate.sha)
         story.score, story.incumbent = meta.score, meta.incumbent
         story.action, story.skill = meta.action, meta.skill
+        story.looks = looks_text(meta)
     refs = [gate.sha] if gate is not None else []
     for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX)):
         refs += [sha for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())
@@ -101,4 +107,19 @@ def _read_validation(ws: Workspace, story: RoundStory, refs: list[str], label: s
         text = ws.read_file(ref, f"raw/{label}/val.jsonl")
         if text is not None:
             story.validation = [json.loads(line) for line in text.splitlines() if line.strip()]
+            story.incumbent_validation = read_scores(ws.read_file(ref, f"raw/{label}/{MAIN_SIDE_FILE}") or "")
             return
+
+
+def looks_text(meta: Trailers) -> str:
+    """`look 3 of 20: 30 of 200 val tasks, z 2.610 crossed the efficacy bound 2.550` from a
+    sequential verdict's trailers; empty for other policies."""
+    if meta.look is None or meta.pool is None or not meta.batch:
+        return ""
+    looks = -(-meta.pool // meta.batch)
+    where = f"look {meta.look} of {looks}: {meta.tasks} of {meta.pool} val tasks"
+    if meta.crossed is None:
+        return f"{where}, z {meta.statistic:.3f} (continues)"
+    if meta.crossed is Crossed.POOL_END:
+        return f"{where}, pool used up: the paired verdict (z {meta.statistic:.3f}, final bound {meta.boundary:.3f})"
+    return f"{where}, z {meta.statistic:.3f} crossed the {meta.crossed.value} bound {meta.boundary:.3f}"

@@ -17,7 +17,7 @@ from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from .harness import Harness
 from .steps import round_steps
-from .steps.evaluation import incumbent, record_incumbent
+from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
 
 RUN_FILE = "run.json"
 
@@ -110,7 +110,7 @@ def run_round(harness: Harness, number: int) -> str:
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
     """Run (or resume) `rounds` rounds. A round that was started is always finished; a new one is
-    not started once the incumbent scores 1.0."""
+    not started once the incumbent scores 1.0 on every val task."""
     ws = harness.ws
     with ws.lock("wikiskill evolve"):
         ws.recover()
@@ -125,9 +125,10 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
             check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
             number = done + 1
             if not round_state(ws, number).started:
-                if harness.recorded(MAIN) is None:
+                if not incumbent_recorded(harness):
                     record_incumbent(harness, number)
-                if incumbent(harness).mean >= 1.0:
+                main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
+                if main_eval.mean >= 1.0 and main_eval.n >= len(harness.benchmark.tasks("val")):
                     stopped_early = True
                     break
             decisions.append(run_round(harness, number))

@@ -221,6 +221,7 @@ GATE_POLICIES: Registry[GatePolicy] = Registry("gate.policy", GatePolicy, {
     GatePolicyName.PAIRED: "wikiskill.loop.gate_policies:PairedPolicy",
     GatePolicyName.CONFIRM: "wikiskill.loop.gate_policies:ConfirmPolicy",
     GatePolicyName.NO_REGRESSION: "wikiskill.loop.gate_policies:NoRegressionPolicy",
+    GatePolicyName.SEQUENTIAL: "wikiskill.loop.sequential:SequentialPolicy",
 })
 """Each built-in policy's class; any other `gate.policy` is a dotted path to a class of one's own."""
 

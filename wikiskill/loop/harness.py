@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..benchmarks import BenchmarkKind, Split, load_benchmark
+from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..core.config import Config, ExecutorKind
 from ..knowledge.skills import Skill, load_skills
 from ..llm.meter import Meter
@@ -148,9 +148,10 @@ class Harness:
         return self._recorded[key]
 
     def evaluate(self, ref: str, split: Split, description: str, first_repeat: int = 0,
-                 cached: bool = True) -> Evaluated:
-        """Run the agent with the skills at `ref` on every task of `split`, `repeats` times
-        (`cached=False`: from scratch, neither reading nor writing the result cache)."""
+                 cached: bool = True, tasks: list[Task] | None = None) -> Evaluated:
+        """Run the agent with the skills at `ref` on every task of `split` (or on `tasks` of it),
+        `repeats` times (`cached=False`: from scratch, neither reading nor writing the result
+        cache)."""
         setup = self.setup(split, first_repeat)
         tree = self.skills_id(ref)
         fingerprint = setup.fingerprint(tree)
@@ -160,14 +161,16 @@ class Harness:
             if setup.repeats != 1:
                 label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
             key = digest([fingerprint, repeat]) if cached else None
-            runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat))
+            runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat, tasks))
         evaluation = Evaluation(fingerprint, setup.id, tree, per_task_scores(runs))
         return Evaluated(evaluation, setup, runs)
 
-    def run_tasks(self, split: Split, ref: str, description: str, cache_key: str | None, seed: int) -> list[Trajectory]:
-        """Every task of `split` with the skills at `ref`; finished tasks are cached under
-        `cache_key` (a fingerprint), so a crash or a second look never recomputes them."""
-        tasks = self.benchmark.tasks(split)
+    def run_tasks(self, split: Split, ref: str, description: str, cache_key: str | None, seed: int,
+                  tasks: list[Task] | None = None) -> list[Trajectory]:
+        """Every task of `split` (or `tasks` of it) with the skills at `ref`; finished tasks are
+        cached under `cache_key` (a fingerprint), so a crash or a second look never recomputes
+        them."""
+        tasks = self.benchmark.tasks(split) if tasks is None else tasks
         cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)
         shelf = WikiShelf.from_files(self.ws.read_files(ref, "wiki")) if self.config.agent.wiki_access else None

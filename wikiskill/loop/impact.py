@@ -56,6 +56,8 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
         lines.append(f"- Interval: {evidence.interval_text()}")
     if evidence.p_value is not None:
         lines.append(f"- p-value: {evidence.p_value:.4f}")
+    if evidence.look is not None:
+        lines.append(f"- Sequential: {evidence.look.text()}")
     for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken)):
         more = f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else ""
         shown = ", ".join(tasks[:SHOWN_TASKS]) + more

@@ -11,6 +11,9 @@ from .workspace import MAIN, Commit, Workspace
 BRANCH_PREFIX = "skill/"
 REJECTED_PREFIX = "rejected/"
 ROUND_TAG = "round/"
+MAIN_SIDE_FILE = "val-main.jsonl"
+"""In raw/rNNN/ on a candidate branch: main's per-task outcomes on the tasks a sequential
+validation's looks used (`incumbent-val.jsonl` is main's own re-validation in a round)."""
 
 
 def round_label(number: int) -> str:

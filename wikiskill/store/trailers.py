@@ -76,6 +76,17 @@ class Decision(StrEnum):
     ROLLED_BACK = "rolled_back"
 
 
+class Crossed(StrEnum):
+    """Which boundary ended a sequential validation (`gate.policy: sequential`)."""
+
+    EFFICACY = "efficacy"
+    """The gain's statistic reached the look's upper boundary: accepted before the pool's end."""
+    FUTILITY = "futility"
+    """It fell below the look's lower boundary: a gain is out of reach; rejected early."""
+    POOL_END = "pool_end"
+    """The pool is used up: the fixed-n `paired` verdict at the level the earlier looks left."""
+
+
 class Trailers(BaseModel):
     """Every trailer a harness commit may carry. Field aliases are the keys after `Wikiskill-`."""
 
@@ -107,6 +118,24 @@ class Trailers(BaseModel):
     p_value: float | None = Field(None, alias="P-Value")
     fixed: int | None = Field(None, alias="Fixed")
     broken: int | None = Field(None, alias="Broken")
+    look: int | None = Field(None, alias="Look")
+    """`sequential`: the look (1, 2, ...) this validation or verdict is at."""
+    pool: int | None = Field(None, alias="Pool")
+    """`sequential`: the validation tasks it could use (`Tasks` is how many it used)."""
+    batch: int | None = Field(None, alias="Batch")
+    """`sequential`: the tasks added per look."""
+    confidence: float | None = Field(None, alias="Confidence")
+    """`sequential`: the confidence its boundaries were built for."""
+    margin: float | None = Field(None, alias="Margin")
+    """`sequential`: the gain it had to show (`gate.margin`)."""
+    statistic: float | None = Field(None, alias="Statistic")
+    """`sequential`: the look's standardised gain (z of the per-task differences)."""
+    boundary: float | None = Field(None, alias="Boundary")
+    """`sequential`: the boundary it crossed (or, while it continues, the upper one it did not)."""
+    crossed: Crossed | None = Field(None, alias="Crossed")
+    """`sequential`: which boundary ended the validation; absent while it continues."""
+    incumbent_results: str | None = Field(None, alias="Incumbent-Results")
+    """`sequential`: path of main's per-task outcomes on the same tasks."""
     reads: int | None = Field(None, alias="Reads")
     sampled: str | None = Field(None, alias="Sampled")
     attempts: int | None = Field(None, alias="Attempts")

@@ -12,7 +12,9 @@ killed run resumes exactly where it stopped), `run` does it and publishes one co
                  no_action / invalid                                              -> branch
     incumbent    again: main may have moved since
     reapply      main moved after the branch was cut: main merged into it        -> branch
-    validate     the candidate on val, under the incumbent's setup               -> branch
+    validate     the candidate on val, under the incumbent's setup; a batched
+                 policy (`sequential`) commits one look per batch, main on the
+                 same tasks, until a look stops it                               -> branch
     confirm      (policy `confirm`) a passing candidate again with fresh seeds   -> branch
     gate         the policy's verdict: merge, or tag rejected/...                -> main
 

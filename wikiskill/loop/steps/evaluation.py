@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
+from ...core.errors import ValidationIndecisive
 from ...store.evaluations import Evaluation, evaluation_at
 from ...store.rounds import round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN, Commit
+from .indecisive import indecisive
+from .looks import batched, looks_finished, run_looks
 from .summary import of_evaluation
 
 if TYPE_CHECKING:
@@ -38,9 +40,21 @@ def record_incumbent(harness: Harness, number: int) -> Evaluation:
 def incumbent(harness: Harness) -> Evaluation:
     """Main's evaluation under the current setup (EnsureIncumbent has run before anyone asks)."""
     found = harness.recorded(MAIN)
-    if found is None:
+    if found is None or not _usable(harness, found[1]):
         raise ValidationIndecisive("main has no evaluation under the current settings; run `wikiskill evolve` again")
     return found[1]
+
+
+def incumbent_recorded(harness: Harness) -> bool:
+    """Whether git records an evaluation of main the gate can use."""
+    found = harness.recorded(MAIN)
+    return found is not None and _usable(harness, found[1])
+
+
+def _usable(harness: Harness, evaluation: Evaluation) -> bool:
+    """A sequential merge records main's evaluation on the tasks its verdict used: enough for
+    a batched policy, which extends it batch by batch; the others compare every val task."""
+    return batched(harness) is not None or evaluation.n == len(harness.benchmark.tasks("val"))
 
 
 class EnsureIncumbent:
@@ -50,7 +64,7 @@ class EnsureIncumbent:
     kind = Step.INCUMBENT
 
     def done(self, harness: Harness, state: RoundState) -> bool:
-        return harness.recorded(MAIN) is not None
+        return incumbent_recorded(harness)
 
     def run(self, harness: Harness, state: RoundState) -> None:
         record_incumbent(harness, state.number)
@@ -74,15 +88,8 @@ def current_evaluation(harness: Harness, state: RoundState, commits: list[Commit
 def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_repeat: int, file: str) -> None:
     label = round_label(state.number)
     harness.begin_step()
-    try:
+    with indecisive(harness, state, step):
         evaluated = harness.evaluate(state.branch, "val", f"{label} {step.value}: val", first_repeat)
-    except (ModelError, BudgetExceeded) as exc:
-        reason = " ".join(str(exc).split())
-        harness.commit(f"{label} {step.value}: indecisive ({reason})",
-                       Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
-                       branch=state.branch, body=reason)
-        raise ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
-                                   "run `wikiskill evolve` again to retry it") from exc
     path = f"raw/{label}/{file}"
     harness.commit(f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
                    Trailers(round=state.number, step=step, **evaluated.trailers(path)),
@@ -90,13 +97,25 @@ def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_r
 
 
 class Validate:
+    """The candidate on val; with a batched policy (`sequential`), a batch at a time with main
+    on the same tasks, until a look stops it (`looks.py`)."""
+
     kind = Step.VALIDATE
 
     def done(self, harness: Harness, state: RoundState) -> bool:
-        return state.branch is None or current_evaluation(harness, state, state.validations) is not None
+        if state.branch is None:
+            return True
+        policy = batched(harness)
+        if policy is not None:
+            return looks_finished(harness, state, policy)
+        return current_evaluation(harness, state, state.validations) is not None
 
     def run(self, harness: Harness, state: RoundState) -> None:
-        _evaluate_candidate(harness, state, self.kind, 0, "val.jsonl")
+        policy = batched(harness)
+        if policy is not None:
+            run_looks(harness, state, policy)
+        else:
+            _evaluate_candidate(harness, state, self.kind, 0, "val.jsonl")
 
 
 class Confirm:

@@ -17,6 +17,7 @@ from ...store.workspace import MAIN
 from ..impact import IMPACT, ImpactEntry, append_entry
 from ..usage import effect
 from .evaluation import current_evaluation, incumbent
+from .looks import batched, current_look, incumbent_at, look_trailers
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
@@ -56,7 +57,14 @@ class Gate:
         if validated is None or state.proposal is None:
             raise WorkspaceError(f"{label}: the gate found no current validation on {state.branch}")
         validation, candidate = validated
-        main_eval = incumbent(harness)
+        policy = batched(harness)
+        if policy is not None:
+            look = current_look(harness, state, policy)
+            if look is None or look.meta.crossed is None:
+                raise WorkspaceError(f"{label}: the gate found no finished sequential validation on {state.branch}")
+            validation, main_eval = look, incumbent_at(harness, look)
+        else:
+            main_eval = incumbent(harness)
         merged = harness.ws.merged_tree(MAIN, state.tip)
         if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
             raise WorkspaceError(f"{label}: the validation on {state.branch} is not of main's skills plus the "
@@ -84,7 +92,8 @@ class Gate:
             # the merge records the evaluation of its own skills: the next incumbent is found in git
             trailers = trailers.model_copy(update={
                 "skills_id": candidate.skills_id, "setup": candidate.setup,
-                "fingerprint": candidate.fingerprint, "results": validation.meta.results})
+                "fingerprint": candidate.fingerprint, "results": validation.meta.results,
+                "incumbent_results": validation.meta.incumbent_results})
             harness.commit(subject, trailers, changes, body=body, base=merged, extra_parents=(tip,))
         else:
             harness.ws.tag(tag, tip, force=True)
@@ -93,6 +102,9 @@ class Gate:
         harness.reporter.info(f"{label} gate: {verdict.decision.value} {name}")
 
     def _verdict(self, harness: Harness, state: RoundState, candidate, main_eval, at_least: bool) -> Verdict:
+        policy = batched(harness)
+        if policy is not None:  # the looks recorded on the branch, replayed: the same verdict
+            return policy.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
         verdict = harness.policy.judge(candidate, main_eval, at_least)
         if verdict.decision != Decision.ACCEPTED or not harness.policy.confirms:
             return verdict
@@ -106,9 +118,10 @@ class Gate:
 
 
 def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
+    looked = look_trailers(evidence.look) if evidence.look is not None else {}
     return {"policy": evidence.policy, "tasks": evidence.n, "mean_diff": evidence.mean_diff,
             "interval": evidence.interval_text(), "p_value": evidence.p_value,
-            "fixed": len(evidence.fixed), "broken": len(evidence.broken)}
+            "fixed": len(evidence.fixed), "broken": len(evidence.broken), **looked}
 
 
 def _task_lines(evidence: Evidence) -> list[str]:

@@ -1,0 +1,139 @@
+"""Validation in batches, for a policy that may stop early (`gate.policy: sequential`).
+
+Each look runs the next batch of val tasks for the candidate and for main (main's tasks come
+from its recorded evaluation or the result cache where they can), then commits, on the branch,
+both sides' per-task outcomes so far and where the look stands (`Look`, `Statistic`,
+`Boundary`, `Crossed`). That commit is the round's state: a run killed between batches resumes
+after the last look committed and never decides a look again; a look of other skills, another
+incumbent or another design (pool, batch, confidence, margin) is stale and the looks start over
+(finished tasks come from the result cache)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from ...protocols import BatchedGatePolicy, Look
+from ...store.evaluations import Evaluation, read_scores
+from ...store.rounds import MAIN_SIDE_FILE, round_label
+from ...store.trailers import Action, Step, Trailers
+from ...store.workspace import MAIN, Commit
+from .indecisive import indecisive
+from .summary import of_evaluation
+
+if TYPE_CHECKING:
+    from ...store.rounds import RoundState
+    from ..harness import Harness
+
+CANDIDATE_FILE = "val.jsonl"
+
+
+def batched(harness: Harness) -> BatchedGatePolicy | None:
+    policy = harness.policy
+    return policy if isinstance(policy, BatchedGatePolicy) else None
+
+
+def current_look(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> Commit | None:
+    """The newest look on the branch, if it is of the tip's skills against main's under the
+    current setup and design."""
+    if state.tip is None:
+        return None
+    expected = harness.fingerprint(state.tip)
+    pool = len(harness.benchmark.tasks("val"))
+    for commit in state.validations:
+        meta = commit.meta
+        if meta.fingerprint != expected:
+            continue
+        same = (meta.look is not None and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
+                and meta.pool == pool and meta.batch == policy.batch
+                and _same(meta.confidence, harness.config.gate.confidence)
+                and _same(meta.margin, harness.config.gate.margin))
+        return commit if same else None
+    return None
+
+
+def _same(recorded: float | None, setting: float) -> bool:
+    return recorded is not None and round(recorded, 6) == round(setting, 6)
+
+
+def incumbent_at(harness: Harness, look: Commit) -> Evaluation:
+    """Main's side of a look: its outcomes on the same tasks."""
+    meta = look.meta
+    text = harness.ws.read_file(look.sha, meta.incumbent_results or "") or ""
+    return Evaluation(meta.incumbent_fingerprint or "", meta.setup or "", harness.skills_id(MAIN), read_scores(text))
+
+
+def looks_finished(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> bool:
+    look = current_look(harness, state, policy)
+    return look is not None and look.meta.crossed is not None
+
+
+def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> None:
+    """Look after look until one stops the validation, each committed before the next batch."""
+    label = round_label(state.number)
+    pool = harness.benchmark.tasks("val")
+    counts = policy.counts(len(pool))
+    retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
+    previous = current_look(harness, state, policy)
+    texts = {CANDIDATE_FILE: "", MAIN_SIDE_FILE: ""}
+    done = 0
+    if previous is not None:
+        texts = {CANDIDATE_FILE: harness.ws.read_file(previous.sha, previous.meta.results or "") or "",
+                 MAIN_SIDE_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or ""}
+        done = previous.meta.tasks or 0
+    known = _recorded_rows(harness)
+    for number, n in enumerate(counts, 1):
+        if n <= done:
+            continue
+        tasks = pool[done:n]
+        harness.begin_step()
+        what = f"{label} validate: look {number} of {len(counts)}"
+        with indecisive(harness, state, Step.VALIDATE):
+            candidate = harness.evaluate(state.branch, "val", f"{what}: val", tasks=tasks)
+            missing = [task for task in tasks if task.id not in known]
+            if missing:
+                ran = harness.evaluate(MAIN, "val", f"{what}: incumbent", tasks=missing)
+                known.update(_rows(ran.outcomes))
+        texts[CANDIDATE_FILE] += candidate.outcomes
+        texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
+        evaluation = candidate.evaluation
+        mine = Evaluation(evaluation.fingerprint, evaluation.setup, evaluation.skills_id,
+                          read_scores(texts[CANDIDATE_FILE]))
+        main_eval = Evaluation(harness.fingerprint(MAIN), evaluation.setup, harness.skills_id(MAIN),
+                               read_scores(texts[MAIN_SIDE_FILE]))
+        look = policy.look(mine, main_eval, len(pool), retire)
+        paths = {name: f"raw/{label}/{name}" for name in texts}
+        trailers = Trailers(round=state.number, step=Step.VALIDATE, score=mine.mean, skills_id=mine.skills_id,
+                            setup=mine.setup, fingerprint=mine.fingerprint, results=paths[CANDIDATE_FILE],
+                            incumbent=main_eval.mean, incumbent_fingerprint=main_eval.fingerprint,
+                            incumbent_results=paths[MAIN_SIDE_FILE], policy=policy.name, **look_trailers(look))
+        harness.commit(f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})", trailers,
+                       {paths[name]: text for name, text in texts.items()}, branch=state.branch)
+        done = n
+        if look.crossed is not None:
+            return
+
+
+def look_trailers(look: Look) -> dict[str, object]:
+    return {"tasks": look.tasks, "look": look.number, "pool": look.pool, "batch": look.batch,
+            "confidence": look.confidence, "margin": look.margin, "statistic": look.statistic,
+            "boundary": look.boundary, "crossed": look.crossed}
+
+
+def _recorded_rows(harness: Harness) -> dict[str, str]:
+    """Main's per-task outcome lines that git records under the current setup, by task id."""
+    found = harness.recorded(MAIN)
+    if found is None or not found[0].meta.results:
+        return {}
+    return _rows(harness.ws.read_file(found[0].sha, found[0].meta.results) or "")
+
+
+def _rows(text: str) -> dict[str, str]:
+    rows = {}
+    for line in text.splitlines(keepends=True):
+        try:
+            rows[str(json.loads(line)["id"])] = line if line.endswith("\n") else line + "\n"
+        except (ValueError, KeyError, TypeError):
+            continue
+    return rows
+
