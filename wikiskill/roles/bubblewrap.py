@@ -3,9 +3,9 @@
 
 Inside, the whole file system is read-only, the working directory is the one writable place,
 `/tmp` and the home folder are empty scratch space (so the user's real home, its keys and
-dotfiles, cannot be read), and there is no network. The folders of the home that hold programs
-(those on PATH, and the Python running wikiskill, e.g. under ~/.pyenv) come back read-only, so
-the commands a task needs still run. Without `bwrap` on PATH a command runs directly in the
+dotfiles, cannot be read), and there is no network. The folders in them that hold programs
+(those on PATH, and the Python running wikiskill, e.g. under ~/.pyenv or a venv in /tmp) come
+back read-only, so the commands a task needs still run. Without `bwrap` on PATH a command runs directly in the
 working directory, with no such limits.
 """
 
@@ -25,13 +25,16 @@ def bwrap_path() -> str | None:
     return shutil.which(BWRAP)
 
 
-def program_folders(home: Path) -> list[Path]:
-    """The folders under `home` that hold programs: those on PATH, and this Python's
-    installation (a virtual environment's and the one it was made from), shortest first."""
+def program_folders(hidden: Sequence[Path]) -> list[Path]:
+    """The folders inside the `hidden` ones (the home, `/tmp`) that hold programs: those on PATH,
+    and this Python's installation (a virtual environment's and the one it was made from),
+    shortest first."""
     candidates = [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
     candidates += [Path(sys.prefix), Path(sys.base_prefix)]
     found = {path.resolve() for path in candidates if path.is_absolute() and path.is_dir()}
-    return sorted((path for path in found if path.is_relative_to(home) and path != home), key=lambda p: len(p.parts))
+    roots = [root.resolve() for root in hidden]
+    inside = (path for path in found if any(path.is_relative_to(root) and path != root for root in roots))
+    return sorted(inside, key=lambda p: len(p.parts))
 
 
 def confined(argv: list[str], workdir: Path, bwrap: str, hidden: Sequence[Path], keep: Sequence[Path] = (),

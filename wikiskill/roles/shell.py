@@ -76,7 +76,7 @@ async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars:
     argv = ["bash", "-c", command]
     bwrap = bwrap_path() if sandbox else None
     if bwrap:
-        argv = confined(argv, workdir, bwrap, [home], program_folders(home))
+        argv = confined(argv, workdir, bwrap, [home], program_folders([home, Path("/tmp")]))
     process = await asyncio.create_subprocess_exec(
         *argv, cwd=workdir, env=_environment(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
