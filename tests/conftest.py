@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked `needs` runs a system program: without it the test is skipped, naming the
-    Debian package to install, except in CI (CI=true), where a missing program is a failure. A mark
+    Debian (or npm) package to install, except in CI (CI=true), where a missing program is a failure. A mark
     that names no program or no package is an error in any run: it could never say what to install."""
     for mark in item.iter_markers("needs"):
         package = mark.kwargs.get("package")

@@ -1,7 +1,7 @@
 """The real Qwen Code CLI as the task agent, end to end against the local fake server: evolved
 (the scripted model answers right only after loading the proposed skill through Qwen Code's
 `skill` tool), isolated from the user's own skills, and used to measure skills evolved on the
-built-in agent (transfer). The binary is found on PATH, or at $WIKISKILL_QWEN."""
+built-in agent (transfer). The binary is found on PATH."""
 
 import json
 import os
@@ -19,9 +19,6 @@ from wikiskill.cli import app
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-
-if os.environ.get("WIKISKILL_QWEN"):
-    os.environ["PATH"] = os.pathsep.join([str(Path(os.environ["WIKISKILL_QWEN"]).parent), os.environ["PATH"]])
 
 needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
 pytestmark = [needs_qwen, pytest.mark.slow]
