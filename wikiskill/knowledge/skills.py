@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,3 +151,12 @@ def load_skills(files: dict[str, str]) -> list[Skill]:
         if skill.name == parts[0]:
             skills.append(skill)
     return skills
+
+
+def write_skill_folders(skills: Iterable[Skill], folder: Path) -> None:
+    """Each skill as an Agent Skills folder, `<folder>/<name>/SKILL.md`, for an agent that reads
+    skills from disk: copies, never links, so nothing the agent does reaches the workspace."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for skill in skills:
+        (folder / skill.name).mkdir()
+        (folder / skill.name / "SKILL.md").write_text(skill.text, encoding="utf-8")

@@ -37,6 +37,21 @@ def extract_answer(text: str | None) -> str | None:
     return answer.strip() if answer is not None else None
 
 
+def final_answer(text: str | None) -> str | None:
+    """An agent's final message as its answer: the last `<answer>` tags' content when it has
+    them, else the whole message, stripped."""
+    if text and "</answer>" in text.lower():
+        return extract_answer(text)
+    return text.strip() if text is not None else None
+
+
+def ending_with(messages: list[dict], text: str | None) -> list[dict]:
+    """`messages` with the final message `text` appended as the assistant's, unless it is there."""
+    if text is None or any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
+        return [*messages]
+    return [*messages, {"role": "assistant", "content": text}]
+
+
 def extract_action(text: str | None) -> str:
     """The action in <action></action>, else the reply's last non-empty line."""
     if not text:

@@ -28,10 +28,10 @@ from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
-from ..knowledge.skills import Skill
+from ..knowledge.skills import Skill, write_skill_folders
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..store.traces import Trajectory, Usage
-from .agent import extract_answer
+from .agent import ending_with, final_answer
 
 ENTRY_POINT_GROUP = "wikiskill.agents"
 
@@ -151,11 +151,7 @@ class PythonAgent:
         shown = shown_skills(self.skills, self.settings, task.question)
         with tempfile.TemporaryDirectory(prefix="wikiskill-skills-") as scratch:
             skills_dir = Path(scratch) / "skills"
-            skills_dir.mkdir()
-            for skill in self.skills:
-                folder = skills_dir / skill.name
-                folder.mkdir(parents=True)
-                (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
+            write_skill_folders(self.skills, skills_dir)
             run = AgentRun(task=task.question, task_id=task.id, skills_prompt=render_block(shown, self.settings),
                            skills_dir=skills_dir, workdir=workdir, model=self.model.model,
                            api_base=self.model.api_base, temperature=self.model.temperature,
@@ -166,17 +162,13 @@ class PythonAgent:
                 result, error = AgentResult(None), f"the agent raised {_one_line(exc)}"
             else:
                 error = None
-        text = result.answer
-        prediction = extract_answer(text) if text and "</answer>" in text.lower() else text
-        prediction = prediction.strip() if prediction is not None else None
+        prediction = final_answer(result.answer)
         kind = self.benchmark.spec.kind
         if error is None and prediction is None and kind is BenchmarkKind.QA:
             error = "the agent returned no answer"
-        messages = [*result.messages]
-        if text is not None and not any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
-            messages.append({"role": "assistant", "content": text})
         return Trajectory(
-            task_id=task.id, split=task.split, kind=kind, question=task.question, messages=messages,
+            task_id=task.id, split=task.split, kind=kind, question=task.question,
+            messages=ending_with(result.messages, result.answer),
             prediction=prediction, expected=task.answer, usage=result.usage, skills=[s.name for s in shown],
             error=error,
         )

@@ -24,7 +24,7 @@ from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
 from ...store.traces import Trajectory
-from ..agent import extract_answer
+from ..agent import ending_with, final_answer
 from .base import CliPreset, CliRun, CliTranscript
 from .isolation import minimal_environment, task_folder
 from .presets import program_path
@@ -93,15 +93,12 @@ class CliAgent:
         transcript = self.preset.parse(finished.stdout.splitlines(), names)
         error = failure(finished, transcript, self.settings, self.program)
         text = transcript.answer if error is None else None
-        prediction = extract_answer(text) if text and "</answer>" in text.lower() else text
-        prediction = prediction.strip() if prediction is not None else None
+        prediction = final_answer(text)
         if error is None and not prediction and kind is BenchmarkKind.QA:
             error, prediction = "the CLI gave no answer", None
-        messages = [{"role": "user", "content": run.prompt}, *transcript.messages]
-        if text is not None and not any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
-            messages.append({"role": "assistant", "content": text})
         return Trajectory(
-            task_id=task.id, split=task.split, kind=kind, question=task.question, messages=messages,
+            task_id=task.id, split=task.split, kind=kind, question=task.question,
+            messages=ending_with([{"role": "user", "content": run.prompt}, *transcript.messages], text),
             prediction=prediction, expected=task.answer, usage=transcript.usage, skills=names,
             skills_loaded=transcript.skills_loaded, error=error,
         )

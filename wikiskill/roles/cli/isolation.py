@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...knowledge.skills import Skill
+from ...knowledge.skills import Skill, write_skill_folders
 
 
 @dataclass(frozen=True)
@@ -26,15 +26,6 @@ class TaskFolder:
     workdir: Path
     home: Path
     tmp: Path
-
-
-def copy_skills(skills: Sequence[Skill], folder: Path) -> None:
-    """Each skill as an Agent Skills folder, `<folder>/<name>/SKILL.md`: copies, never links, so
-    nothing the CLI does reaches the workspace."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for skill in skills:
-        (folder / skill.name).mkdir()
-        (folder / skill.name / "SKILL.md").write_text(skill.text, encoding="utf-8")
 
 
 @contextmanager
@@ -49,7 +40,7 @@ def task_folder(skills: Sequence[Skill], skills_folder: str, workdir: Path | Non
         folder = TaskFolder(root, workdir.resolve() if workdir else root / "work", root / "home", root / "tmp")
         for path in (folder.workdir, folder.home, folder.tmp):
             path.mkdir(exist_ok=path == folder.workdir)
-        copy_skills(skills, skills_dir)
+        write_skill_folders(skills, skills_dir)
         yield folder
     finally:
         if owned:
