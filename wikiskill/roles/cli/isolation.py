@@ -34,16 +34,16 @@ def task_folder(skills: Sequence[Skill], skills_folder: str, workdir: Path | Non
     working directory when the caller made it (a task-folder suite's, with its files copied in);
     the skills copied into it are removed again before the caller scores the work."""
     root = Path(tempfile.mkdtemp(prefix="wikiskill-cli-")).resolve()
-    skills_dir = (workdir or root / "work") / skills_folder
-    owned = workdir is None or not skills_dir.exists()
+    folder = TaskFolder(root, workdir.resolve() if workdir else root / "work", root / "home", root / "tmp")
+    skills_dir = folder.workdir / skills_folder
+    copied = not skills_dir.exists()  # else the task's own files hold that folder: they stay
     try:
-        folder = TaskFolder(root, workdir.resolve() if workdir else root / "work", root / "home", root / "tmp")
         for path in (folder.workdir, folder.home, folder.tmp):
-            path.mkdir(exist_ok=path == folder.workdir)
+            path.mkdir(exist_ok=True)
         write_skill_folders(skills, skills_dir)
         yield folder
     finally:
-        if owned:
+        if copied:
             shutil.rmtree(skills_dir, ignore_errors=True)
         shutil.rmtree(root, ignore_errors=True)
 
