@@ -1,3 +1,4 @@
+import functools
 import os
 import shutil
 import subprocess
@@ -29,6 +30,22 @@ needs_chromium = needs("chromium", "chromium-browser", package="chromium")
 needs_java = needs("java", package="openjdk-17-jre-headless")
 
 
+@functools.cache
+def docker_ready() -> str | None:
+    """Why containers cannot run here, or None when the `docker` client reaches a running daemon."""
+    if installed("docker") is None:
+        return "needs `docker` on PATH: apt-get install docker.io"
+    probe = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return ("needs a running Docker daemon: as root, dockerd --storage-driver=overlay2 --iptables=false "
+                "--bridge=none &")
+    return None
+
+
+needs_docker = pytest.mark.needs_docker
+"""A test that runs containers: skipped (failed under CI=true) when `docker_ready` says why not."""
+
+
 def installed(*commands: str) -> str | None:
     """The path of the first of `commands` on PATH."""
     return next(filter(None, map(shutil.which, commands)), None)
@@ -38,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(*commands, package): the test runs a system program, one of "
                                        "commands on PATH; package is the Debian (or @scoped npm) package "
                                        "that installs it")
+    config.addinivalue_line("markers", "needs_docker: the test runs containers through a Docker daemon")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -53,6 +71,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if installed(*mark.args) is None:
             install = "npm install -g" if package.startswith("@") else "apt-get install"
             reason = f"needs `{mark.args[0]}` on PATH: {install} {package}"
+            if os.environ.get("CI", "").strip().lower() in CI_VALUES:
+                pytest.fail(reason, pytrace=False)
+            pytest.skip(reason)
+    if item.get_closest_marker("needs_docker") is not None:
+        reason = docker_ready()
+        if reason is not None:
             if os.environ.get("CI", "").strip().lower() in CI_VALUES:
                 pytest.fail(reason, pytrace=False)
             pytest.skip(reason)

@@ -54,6 +54,12 @@ class ProposalError(WikiskillError):
     """A skill proposal is invalid; the reason is recorded in skill-impact.md."""
 
 
+class InfrastructureError(WikiskillError):
+    """The machinery around a task failed, not the agent: an image that will not build, a container
+    that will not start, a scorer or verifier that crashed or wrote no reward. Such a task is
+    recorded as `infra` with this reason, retried once, and never scored."""
+
+
 class ValidationIndecisive(WikiskillError):
     """A candidate's validation could not complete (the provider failed, a budget stopped it):
     recorded as indecisive, never merged, retried by the next `evolve`."""
