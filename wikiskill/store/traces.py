@@ -61,6 +61,15 @@ class Outcome(StrEnum):
         return 1.0 if self is Outcome.SUCCESS else 0.0
 
 
+class FailureKind(StrEnum):
+    """Why a task has no ordinary score: the machinery around it failed (`infra`: left out of every
+    comparison, never scored), or the agent, or a check running its code, ran out of time
+    (`timeout`: the task's own failure, scored as such)."""
+
+    INFRA = "infra"
+    TIMEOUT = "timeout"
+
+
 class Provenance(BaseModel):
     """Where an ingested trajectory came from: a real agent session, not a benchmark task."""
 
@@ -106,6 +115,8 @@ class Trajectory(BaseModel):
     skills_loaded: list[str] = Field(default_factory=list)
     """The skills a CLI agent loaded (through its skill tool, or by reading their SKILL.md)."""
     error: str | None = None
+    failure: FailureKind | None = None
+    """Set when `error` is an infrastructure failure or a timeout (see `FailureKind`)."""
     provenance: Provenance | None = None
     feedback: str | None = None
     """The scorer's written feedback on a workdir task (`Score.feedback`); rendered for the roles
