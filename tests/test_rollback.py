@@ -80,7 +80,7 @@ def test_keep_human_edits_refuses_an_edit_that_builds_on_the_change_naming_the_c
     head = ws.head()
     result = CliRunner().invoke(app, ["-C", str(ws.root), "rollback", "spell-letters", "--keep-human-edits"])
     assert result.exit_code == 1
-    assert "`wikiskill rollback spell-letters` reverts all of spell-letters's changes" in result.output
+    assert "`wikiskill rollback spell-letters` reverts every change of spell-letters" in result.output
     assert ws.head() == head and git(ws.root, "status", "--porcelain") == ""
     named = re.search(r"`wikiskill (rollback [^`]*)`", result.output).group(1).split()
     done = CliRunner().invoke(app, ["-C", str(ws.root), *named])

@@ -163,9 +163,10 @@ def _conflict(ws: Workspace, merge: Commit, path: str, active: list[Commit], tar
     edits = [c for c, touched in _since(ws, merge) if path in touched and _is_edit(c, active)]
     if edits:
         named = ", ".join(f"{c.sha[:10]} ({c.subject[:50]})" for c in edits)
-        return (f"{what} by an edit that is not an accepted change, e.g. by hand: {named}, and that edit builds "
-                f"on it; `wikiskill rollback {name}` reverts all of {name}'s changes, that edit included")
-    return f"{what}; `wikiskill rollback {name}` reverts all of {name}'s changes"
+        return (f"{what} by {len(edits)} edit(s) that are not accepted changes (by hand or by "
+                f"`evolve --commit-human-edits`): {named}, which build on it; `wikiskill rollback {name}` "
+                f"reverts every change of {name}, these edits included")
+    return f"{what}; `wikiskill rollback {name}` reverts every change of {name}"
 
 
 def _commit(ws: Workspace, targets: list[Commit], changes: Changes, edits: list[Commit]) -> str:
