@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from scripted import ScriptedWorld
 from test_workspace import WorldModel, evolve_scripted, scripted_workspace
+from wikiskill.cli import app
 from wikiskill.loop.evolve import evolve
 from wikiskill.loop.harness import Harness, QuietReporter
 from wikiskill.store.rounds import round_state
@@ -124,3 +126,18 @@ def test_ctrl_c_mid_round_then_evolve_with_another_n_resumes_that_round_as_the_f
     assert said.index("resuming round 3") < said.index("r003 complete (1 of 2)") < said.index("r004 complete (2 of 2)")
     assert "Done: 2 of 2 round(s) run; 4 completed in all" in said
     assert kill_resume.completed_rounds(ws) == 4
+
+
+def test_evolve_with_nothing_left_to_do_says_so_and_why(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from kill_gate import PerfectWorld
+
+    with FakeOpenAIServer(PerfectWorld()) as server:
+        ws = kill_resume.new_workspace(tmp_path / "ws", server.base_url)
+        first = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "3"])
+        again = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
+    assert first.exit_code == 0 and again.exit_code == 0, first.output + again.output
+    assert "Done: 1 of 3 round(s) run; stopped early, as the incumbent now scores 1.0 on every val task" \
+        in one_line(first.output)
+    assert ("Nothing to do: the incumbent already scores 1.0 on every val task, so no round was started "
+            "(1 completed in all)") in one_line(again.output)
