@@ -1,5 +1,6 @@
 """Kill `wikiskill evolve` with SIGKILL at every git call that a round's gate and end make, then
-run the same plain `wikiskill evolve` again: it must finish as an uninterrupted run does.
+run `wikiskill evolve --rounds K` for the K rounds still missing: it must finish as an
+uninterrupted plain `wikiskill evolve` does.
 
     python benchmarks/kill_gate.py [--when before after] [--scenario accept-reject perfect]
                                    [--fork-server] [--keep DIR] [--rerun]
@@ -14,9 +15,9 @@ run's last round to the run's end. Scenarios, in the scripted world of tests/scr
   accept-reject  round 1 accepted (val 0.500 -> 0.833), round 2 rejected, round 3 no action
   perfect        round 1 accepted at val 1.000, which ends the run
 
-A point passes when the killed run died at its call, the next `wikiskill evolve` (no hand repair)
-exits 0, and the workspace then has the reference's history, tags and branches
-(kill_resume.signature), a clean `git status` and `git fsck`, no sync marker or run file, no task
+A point passes when the killed run died at its call, the next `wikiskill evolve` (no hand repair;
+none when every round was tagged) exits 0, and the workspace then has the reference's history,
+tags and branches (kill_resume.signature), a clean `git status` and `git fsck`, no sync marker, no task
 computed twice, and `wikiskill audit` finds every merge sound.
 """
 
@@ -50,6 +51,7 @@ from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 EVOLVE = ("evolve",)  # plain: the default number of rounds, no flag
+DEFAULT_ROUNDS = 3  # what a plain `evolve` runs
 WHEN = ("before", "after")
 
 SHIM = """#!/bin/sh
@@ -218,16 +220,19 @@ def audit_problems(ws: Path, rerun: bool = False) -> list[str]:
 
 def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, point: KillPoint, start: Starter,
                     rerun: bool = False) -> list[str]:
-    """Run until the shim kills at `point`, then once more unarmed; what is wrong afterwards."""
+    """Run until the shim kills at `point`, then once more unarmed for the rounds still missing;
+    what is wrong afterwards."""
     new_workspace(ws, server.base_url)
     start.shim.reset(point)
     killed = kill_resume.run_evolve(ws, start=start)
     if killed.exit_code != -signal.SIGKILL:
         return [f"the run was not killed at {point} (exit {killed.exit_code}): {killed.stderr.strip()[-300:]}"]
     start.shim.reset()
-    resumed = kill_resume.run_evolve(ws, start=start)
-    if resumed.exit_code != 0:
-        return [f"the resumed run exited {resumed.exit_code}: {resumed.stderr.strip()[-500:]}"]
+    left = kill_resume.rounds_left(ws, DEFAULT_ROUNDS)
+    if left:  # none: killed after the run's last tag, when it had finished
+        resumed = kill_resume.run_evolve(ws, start=start, extra=("--rounds", str(left)))
+        if resumed.exit_code != 0:
+            return [f"the resumed run exited {resumed.exit_code}: {resumed.stderr.strip()[-500:]}"]
     problems = consistency_problems(ws)
     twice = sorted(task for task, count in cached_results(ws).items() if count > 1)
     if twice:

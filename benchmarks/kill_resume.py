@@ -6,8 +6,9 @@ The scripted OpenAI-compatible world of the test suite (tests/scripted.py) is se
 process with a small per-request latency, so kills land mid-step. A reference workspace runs
 `wikiskill evolve --rounds 2` uninterrupted. Then, for each point, a fresh workspace runs the
 same command as a subprocess, its process group is SIGKILLed at a trigger drawn from a seeded
-RNG, and the command is re-run until it exits (a run killed after it printed that its last round
-is complete has finished: for its user, and here). A point resumed cleanly when:
+RNG, and `evolve --rounds K` is re-run, K being the rounds still missing (`--rounds N` means N
+more from now, the cut-off round counting as the first), until it exits or all rounds are
+tagged (a run killed after its last round's tag has finished). A point resumed cleanly when:
 
 - the history has the reference's shape: the (Round, Step, Decision, Skill, Score) trailers, the
   raw/ files (but the role transcripts, which quote commit ids) and the skills/ and wiki page
@@ -112,9 +113,8 @@ def signature(ws: Path) -> dict:
             "branches": git(ws, "for-each-ref", "--format=%(refname)", "refs/heads").split()}
 
 
-def consistency_problems(ws: Path, reported_done: bool = False) -> list[str]:
-    """Problems of a finished workspace. A run killed after reporting its last round may leave
-    run.json (the next command removes it, having nothing left to do)."""
+def consistency_problems(ws: Path) -> list[str]:
+    """Problems of a finished workspace."""
     problems = []
     fsck = subprocess.run(["git", "-C", str(ws), "fsck", "--full", "--no-dangling", "--no-progress"],
                           capture_output=True, text=True)
@@ -123,9 +123,8 @@ def consistency_problems(ws: Path, reported_done: bool = False) -> list[str]:
     status = git(ws, "status", "--porcelain", "--untracked-files=all")
     if status.strip():
         problems.append(f"working tree not clean: {status.strip()[:300]}")
-    for leftover in ("sync.json",) + (() if reported_done else ("run.json",)):
-        if (ws / ".wikiskill" / leftover).exists():
-            problems.append(f".wikiskill/{leftover} left behind")
+    if (ws / ".wikiskill" / "sync.json").exists():
+        problems.append(".wikiskill/sync.json left behind")
     return problems
 
 
@@ -220,14 +219,21 @@ class Run:
     stderr: str
     counts: Counter = field(default_factory=Counter)
 
-    @property
-    def reported_done(self) -> bool:
-        """The run printed that its last round is complete: for its user it has finished."""
-        return f"complete ({ROUNDS} of {ROUNDS})" in self.stdout
-
 
 def evolve_argv(ws: Path, *extra: str) -> list[str]:
-    return ["-C", str(ws), "evolve", "--rounds", str(ROUNDS), *extra]
+    """`evolve --rounds ROUNDS`, or the `--rounds` that `extra` names."""
+    rounds = () if "--rounds" in extra else ("--rounds", str(ROUNDS))
+    return ["-C", str(ws), "evolve", *rounds, *extra]
+
+
+def completed_rounds(ws: Path) -> int:
+    return max((int(tag.removeprefix("round/")) for tag in git(ws, "tag", "--list", "round/*").split()), default=0)
+
+
+def rounds_left(ws: Path, total: int = ROUNDS) -> int:
+    """The `--rounds` that makes `total` rounds in all: `--rounds N` means N more completed rounds
+    from now, a round a killed run left unfinished counting as the first of them."""
+    return total - completed_rounds(ws)
 
 
 def start_cli(ws: Path, output: Path, *extra: str):
@@ -369,15 +375,18 @@ def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, tr
     problems: list[str] = []
     runs: list[str] = []
     pending = list(triggers)
+    extra: tuple[str, ...] = ()
     while True:
-        run = run_evolve(ws, pending.pop(0) if pending else None, start)
+        run = run_evolve(ws, pending.pop(0) if pending else None, start, extra)
         seen = ", ".join(f"{kind} {run.counts[kind]}" for kind in KINDS[1:])
+        finished = completed_rounds(ws) == ROUNDS
         ended = f"exit {run.exit_code}" if run.exit_code is not None else (
-            "killed after reporting its last round" if run.reported_done else "killed")
+            "killed after its last round's tag" if finished else "killed")
         runs.append(f"{ended} after {run.seconds:.1f} s ({seen})")
-        if run.exit_code is None and not run.reported_done:
+        if run.exit_code is None and not finished:
+            extra = ("--rounds", str(rounds_left(ws)))
             continue
-        if run.exit_code not in (0, None):  # None: killed after it reported its last round, so done
+        if run.exit_code not in (0, None):  # None: killed after its last round was tagged, so done
             problems.append(f"run {len(runs)} exited {run.exit_code}: {run.stderr.strip()[-500:]}")
         break
     twice = sorted(task for task, count in cached_results(ws).items() if count > 1)
@@ -387,7 +396,7 @@ def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, tr
     if spent > reference.agent_requests + CONCURRENCY * len(triggers):
         problems.append(f"{spent} agent requests, reference {reference.agent_requests} "
                         f"(+{CONCURRENCY} in flight per kill at most)")
-    problems += consistency_problems(ws, reported_done=run.exit_code is None)
+    problems += consistency_problems(ws)
     problems += _differences(reference.signature, signature(ws))
     return Outcome(triggers, runs, problems)
 

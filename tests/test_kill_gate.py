@@ -1,8 +1,9 @@
 """`kill -9` of a real `wikiskill evolve` at git calls of the gate and the round's end (a git shim
-kills the run just before or just after the n-th call of a kind), then a plain `wikiskill evolve`:
-it exits 0 and ends as an uninterrupted run (history, decisions, tags, a clean tree, no marker, a
-sound audit). benchmarks/kill_gate.py tries every such call; these are the ones that bricked the
-workspace before (the gate's ref move, the sync after it) and the round's bookkeeping."""
+kills the run just before or just after the n-th call of a kind), then `wikiskill evolve` for the
+rounds still missing: it exits 0 and ends as an uninterrupted plain `wikiskill evolve` (history,
+decisions, tags, a clean tree, no marker, a sound audit). benchmarks/kill_gate.py tries every
+such call; these are the ones that bricked the workspace before (the gate's ref move, the sync
+after it) and the round's bookkeeping."""
 
 import sys
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_the_references_reach_an_accepted_a_rejected_and_a_perfect_gate(runs):
 
 
 @pytest.mark.parametrize("name", POINTS)
-def test_a_plain_evolve_finishes_a_run_killed_at_the_gate(runs, tmp_path, name):
+def test_evolve_for_the_rounds_left_finishes_a_run_killed_at_the_gate(runs, tmp_path, name):
     scenarios, start = runs
     scenario, number, when, prefix = POINTS[name]
     server, reference = scenarios[scenario]

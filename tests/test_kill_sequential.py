@@ -1,6 +1,7 @@
-"""`kill -9` of a real `wikiskill evolve` between the batches of a sequential validation, then a
-plain `wikiskill evolve`: the same verdicts, on the same number of tasks, as an uninterrupted
-run, each look committed once (none decided twice) and no finished task run again. A git shim
+"""`kill -9` of a real `wikiskill evolve` between the batches of a sequential validation, then
+`wikiskill evolve` for the rounds still missing: the same verdicts, on the same number of tasks,
+as an uninterrupted run, each look committed once (none decided twice) and no finished task run
+again. A git shim
 (benchmarks/kill_gate.py) kills the run just before or after the n-th publish on the branch."""
 
 import sys
@@ -75,7 +76,8 @@ def test_a_run_killed_between_batches_resumes_to_the_same_verdicts_on_the_same_t
     killed = kill_resume.run_evolve(ws, start=start, extra=ROUNDS)
     assert killed.exit_code == -9, killed.stderr
     start.shim.reset()
-    resumed = kill_resume.run_evolve(ws, start=start, extra=ROUNDS)
+    left = kill_resume.rounds_left(ws, int(ROUNDS[1]))  # `--rounds N` means N more from now
+    resumed = kill_resume.run_evolve(ws, start=start, extra=("--rounds", str(left)))
     assert resumed.exit_code == 0, resumed.stderr
     assert verdicts(ws) == verdicts(expected)
     for ref in ("round/001^2", "rejected/r002-useless-hint"):

@@ -227,9 +227,12 @@ def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "m
     return render_skills(load_skills(ws, ref), settings, task)
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> RollbackResult:
-    """Revert every active accepted change of `skill`, or the one of `round_number`, in one commit."""
-    return _rollback(ws, skill, round_number)
+def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None,
+             keep_human_edits: bool = False) -> RollbackResult:
+    """Revert every change of `skill` since its oldest active accepted change, the edits by hand
+    included (only the accepted changes with `keep_human_edits`), or the change accepted in
+    `round_number`, in one commit."""
+    return _rollback(ws, skill, round_number, keep_human_edits)
 
 
 # -- using the skills elsewhere: host API, export, lint, watch -----------------------------------

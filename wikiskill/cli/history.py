@@ -78,15 +78,26 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
 
 def rollback_command(
     ctx: typer.Context,
-    name: str | None = typer.Argument(None, help="Skill whose accepted change(s) to revert."),
+    name: str | None = typer.Argument(None, help="Skill whose changes to revert."),
     round_number: int | None = typer.Option(None, "--round", help="Revert the change accepted in this round."),
+    keep_human_edits: bool = typer.Option(
+        False, "--keep-human-edits",
+        help="With NAME: revert only the accepted changes and keep later edits by hand (refused where an "
+             "edit builds on a change being reverted)."),
 ) -> None:
-    """Revert accepted skill change(s) in one commit, or refuse having written nothing.
+    """Revert skill changes in one commit, or refuse having written nothing.
 
-    NAME reverts all of the skill's accepted changes; --round N refuses while a later change
-    touched the same files. The wiki stays."""
-    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number)
+    NAME puts the skill back as it was before its oldest active accepted change: every change
+    since, accepted or by hand (a commit of your own, `evolve --commit-human-edits`), is reverted,
+    and the commit body names the hand edits. --round N reverts that round's change, keeping later
+    edits where they can be separated from it. A refusal names the command that works. The wiki
+    stays."""
+    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number,
+                          keep_human_edits=keep_human_edits)
     undone = ", ".join(f"round {c.meta.round} ({c.meta.action or 'change'} {c.meta.skill})" for c in result.reverted)
+    if result.human_edits:
+        undone += (f" and {len(result.human_edits)} hand edit(s) of it ("
+                   + ", ".join(commit.sha[:10] for commit in result.human_edits) + ")")
     console.print(f"Rolled back {undone} in one commit ({result.commit[:10]}). "
                   "The incumbent is re-validated on the next `evolve`.", markup=False, highlight=False, soft_wrap=True)
 

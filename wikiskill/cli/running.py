@@ -48,7 +48,8 @@ def init(
 def evolve(
     ctx: typer.Context,
     rounds: int = typer.Option(3, "--rounds", "-n", min=1,
-                               help="Completed rounds for this run (a resumed run counts the rounds it already did)."),
+                               help="More rounds to complete from now; a round left unfinished by an interrupted "
+                                    "run is finished first and counts as the first of them."),
     model: str | None = ModelOption,
     api_base: str | None = ApiBaseOption,
     concurrency: int | None = ConcurrencyOption,
@@ -58,12 +59,20 @@ def evolve(
     commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
                                             help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
 ) -> None:
-    """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run)."""
+    """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run).
+
+    `--rounds N` always means N more completed rounds from now: a round an interrupted run left
+    unfinished is resumed as the first of the N, and what it is doing is said before the first round."""
     ws = workspace_of(ctx)
     result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
                         executor=executor, agent=agent, commit_human_edits=commit_human_edits, console=console)
-    note = " (stopped early: the incumbent scores 1.0)" if result.stopped_early else ""
-    console.print(f"Done: {result.rounds_completed} round(s) completed{note}; "
+    ran = len(result.decisions)
+    if result.stopped_early and not ran:
+        console.print(f"Nothing to do: the incumbent already scores 1.0 on every val task, so no round was "
+                      f"started ({result.rounds_completed} completed in all). See `wikiskill log`.")
+        return
+    note = ("; stopped early, as the incumbent now scores 1.0 on every val task" if result.stopped_early else "")
+    console.print(f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
                   f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
 
 

@@ -1,13 +1,17 @@
-"""Undo accepted skill changes: one `rollback` commit on main, or a refusal that writes nothing.
+"""Undo skill changes: one `rollback` commit on main, or a refusal that writes nothing.
 
-Everything is checked before anything is written. `rollback NAME` reverts every active accepted
-change of NAME, newest first, in one commit; `--round N` reverts that round's change and refuses
-while a later change (another round's, a hand edit) touched the same files. The wiki stays.
+Everything is checked before anything is written, and every refusal names a command that works.
+`rollback NAME` puts the skill back as it was before its oldest active accepted change: every
+change since, accepted or a person's (a commit by hand, `evolve --commit-human-edits`), is undone
+in one commit whose body names the person's edits. `--keep-human-edits` reverts only the accepted
+changes, newest first, keeping a person's later edits merged line by line, and refuses where an
+edit builds on a change being reverted. `--round N` reverts that round's change the same way. The
+wiki stays.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.errors import WorkspaceError
 from ..knowledge.purpose import HISTORY, add_history
@@ -16,12 +20,17 @@ from ..store.rounds import completed_rounds
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 
+Changes = dict[str, str | None]
+
 
 @dataclass(frozen=True)
 class RollbackResult:
     commit: str
     reverted: list[Commit]
     """The accepted merges undone, newest first."""
+    human_edits: list[Commit] = field(default_factory=list)
+    """Commits that were not accepted changes (edits by hand) whose changes to the skill were
+    undone too, newest first."""
 
 
 def accepted_merges(ws: Workspace) -> list[Commit]:
@@ -32,39 +41,105 @@ def accepted_merges(ws: Workspace) -> list[Commit]:
             and len(c.parents) == 2 and c.sha not in reverted]
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None) -> RollbackResult:
-    """Revert the accepted change(s) of a skill or of a round in one commit."""
+def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None,
+             keep_human_edits: bool = False) -> RollbackResult:
+    """Revert the accepted change(s) of a skill (and, by name, the hand edits since) or of a round
+    in one commit."""
     if (skill is None) == (round_number is None):
-        raise WorkspaceError("name a skill or pass --round N (one of the two)")
+        raise WorkspaceError("name a skill (`wikiskill rollback NAME`) or a round "
+                             "(`wikiskill rollback --round N`), one of the two")
     with ws.lock("wikiskill rollback"):
         ws.recover()
         active = accepted_merges(ws)
         targets = [c for c in active if (skill is not None and c.meta.skill == skill)
                    or (round_number is not None and c.meta.round == round_number)]
         if not targets:
-            what = f"skill {skill!r}" if skill else f"round {round_number}"
-            raise WorkspaceError(f"nothing to roll back: no accepted change of {what} is active on main")
-        changes = _revert_all(ws, targets, active)
-        return RollbackResult(_commit(ws, targets, changes), targets)
+            raise WorkspaceError(_nothing_to_roll_back(ws, skill, round_number))
+        edits: list[Commit] = []
+        if skill is not None and not keep_human_edits:
+            changes, edits = _restore_before(ws, skill, targets, active)
+        else:
+            changes = _revert_accepted(ws, targets, active)
+        for merge in reversed(targets):  # oldest first, so the history reads in order
+            purpose = f"skills/{merge.meta.skill}/PURPOSE.md"
+            if changes.get(purpose) is not None:
+                changes[purpose] = add_history(changes[purpose], merge.meta.round or 0,
+                                               f"rolled back (revert of {merge.sha[:10]})")
+        return RollbackResult(_commit(ws, targets, changes, edits), targets, edits)
 
 
-def _revert_all(ws: Workspace, targets: list[Commit], active: list[Commit]) -> dict[str, str | None]:
-    """The skills/ files as they were before every target, applied newest first in memory; a file
-    changed after a target by anything not being reverted too is a conflict, and nothing is written."""
-    current: dict[str, str | None] = {}
+def _nothing_to_roll_back(ws: Workspace, skill: str | None, round_number: int | None) -> str:
+    if skill is None:
+        return (f"nothing to roll back: no accepted change of round {round_number} is active on main "
+                "(`wikiskill log` lists each round's decision)")
+    edits = [commit for commit, _ in ws.touching_commits(MAIN, f"skills/{skill}/") if _is_edit(commit, [])]
+    if edits:
+        return (f"nothing to roll back: no accepted change of skill {skill!r} is active on main; "
+                f"undo an edit by hand with `git revert {edits[0].sha[:10]}` ({edits[0].subject[:60]})")
+    if not ws.list_paths(MAIN, f"skills/{skill}"):
+        return f"nothing to roll back: there is no skill {skill!r} on main (`wikiskill skills` lists them)"
+    return (f"nothing to roll back: no accepted change of skill {skill!r} is active on main "
+            "(`wikiskill log` shows what each round did)")
+
+
+def _is_edit(commit: Commit, active: list[Commit]) -> bool:
+    """A change that is neither an accepted merge nor a rollback: a person's, by hand or through
+    `evolve --commit-human-edits`. (An accepted merge a rollback already reverted counts as neither.)"""
+    return commit not in active and commit.meta.step not in (Step.GATE, Step.ROLLBACK)
+
+
+def _restore_before(ws: Workspace, skill: str, targets: list[Commit],
+                    active: list[Commit]) -> tuple[Changes, list[Commit]]:
+    """The skill's files as they were before its oldest active accepted change, and the edits by
+    hand since that this undoes. An accepted change of another skill to these files since is a
+    conflict: it is not being rolled back, and nothing is written."""
+    oldest = targets[-1]
+    base = oldest.parents[0]
+    paths = set(ws.changed_paths(base, MAIN, f"skills/{skill}/"))
+    for merge in targets:
+        paths.update(ws.changed_paths(merge.parents[0], merge.sha, "skills"))
+    edits = []
+    for commit, touched in _since(ws, oldest):
+        hit = sorted(paths.intersection(touched))
+        if not hit or commit in targets:
+            continue
+        if commit in active:
+            raise WorkspaceError(
+                f"cannot roll back skill {skill!r}: {hit[0]} was also changed by round {commit.meta.round} "
+                f"({commit.meta.action} {commit.meta.skill}), which is not being rolled back; roll that back "
+                f"first with `wikiskill rollback --round {commit.meta.round}`")
+        if _is_edit(commit, active):
+            edits.append(commit)
+    return {path: ws.read_file(base, path) for path in sorted(paths)}, edits
+
+
+def _since(ws: Workspace, merge: Commit) -> list[tuple[Commit, list[str]]]:
+    """Commits on main's first-parent line after `merge`, each with the skills/ paths it changed,
+    newest first."""
+    later = []
+    for commit, touched in ws.touching_commits(MAIN, "skills"):
+        if commit.sha == merge.sha:
+            return later
+        later.append((commit, touched))
+    return later
+
+
+def _revert_accepted(ws: Workspace, targets: list[Commit], active: list[Commit]) -> Changes:
+    """The skills/ files with the targets' changes undone, newest first, in memory: a file changed
+    after a target by anything not being reverted keeps that change where a line-level merge can
+    separate it; where it cannot, that is a conflict, and nothing is written."""
+    current: Changes = {}
     for merge in targets:
         for path in ws.changed_paths(merge.parents[0], merge.sha, "skills"):
             now = current[path] if path in current else ws.read_file(MAIN, path)
-            if _without_history(now) != _without_history(ws.read_file(merge.sha, path)):
-                raise WorkspaceError(f"cannot roll back round {merge.meta.round} ({merge.meta.skill}): {path} "
-                                     f"changed after it{_later_changes(ws, merge, path, active)}; roll that back first "
-                                     "(or roll back the skill by name, which reverts all its changes)")
-            current[path] = ws.read_file(merge.parents[0], path)
-    for merge in reversed(targets):  # oldest first, so the history reads in order
-        purpose = f"skills/{merge.meta.skill}/PURPOSE.md"
-        if current.get(purpose) is not None:
-            current[purpose] = add_history(current[purpose], merge.meta.round or 0,
-                                           f"rolled back (revert of {merge.sha[:10]})")
+            then, before = ws.read_file(merge.sha, path), ws.read_file(merge.parents[0], path)
+            if _without_history(now) == _without_history(then):
+                current[path] = before
+                continue
+            merged = None if now is None or then is None or before is None else ws.merge_text(now, then, before)
+            if merged is None:
+                raise WorkspaceError(_conflict(ws, merge, path, active, targets))
+            current[path] = merged
     return current
 
 
@@ -76,15 +151,25 @@ def _without_history(text: str | None) -> str | None:
     return text[:text.index(HISTORY)]
 
 
-def _later_changes(ws: Workspace, merge: Commit, path: str, active: list[Commit]) -> str:
-    later = [c for c in active if c.meta.round is not None and merge.meta.round is not None
-             and c.meta.round > merge.meta.round and path in ws.changed_paths(c.parents[0], c.sha, "skills")]
-    if not later:
-        return " (by a commit that is not an accepted change, e.g. a hand edit)"
-    return " in " + ", ".join(f"round {c.meta.round} ({c.meta.action} {c.meta.skill})" for c in later)
+def _conflict(ws: Workspace, merge: Commit, path: str, active: list[Commit], targets: list[Commit]) -> str:
+    """Why `merge` cannot be reverted in `path`, and the command that can."""
+    name, number = merge.meta.skill, merge.meta.round
+    what = f"cannot roll back round {number} ({name}): {path} changed after it"
+    later = [c for c, touched in _since(ws, merge) if path in touched and c in active and c not in targets]
+    if later:
+        rounds = ", ".join(f"round {c.meta.round} ({c.meta.action} {c.meta.skill})" for c in later)
+        return (f"{what} in {rounds}; roll that back first (`wikiskill rollback --round {later[-1].meta.round}`) "
+                f"or roll back the whole skill (`wikiskill rollback {name}`)")
+    edits = [c for c, touched in _since(ws, merge) if path in touched and _is_edit(c, active)]
+    if edits:
+        named = ", ".join(f"{c.sha[:10]} ({c.subject[:50]})" for c in edits)
+        return (f"{what} by {len(edits)} edit(s) that are not accepted changes (by hand or by "
+                f"`evolve --commit-human-edits`): {named}, which build on it; `wikiskill rollback {name}` "
+                f"reverts every change of {name}, these edits included")
+    return f"{what}; `wikiskill rollback {name}` reverts every change of {name}"
 
 
-def _commit(ws: Workspace, targets: list[Commit], changes: dict[str, str | None]) -> str:
+def _commit(ws: Workspace, targets: list[Commit], changes: Changes, edits: list[Commit]) -> str:
     impact = ws.read_file(MAIN, IMPACT)
     for merge in reversed(targets):
         merged_round = merge.meta.round or 0
@@ -95,10 +180,16 @@ def _commit(ws: Workspace, targets: list[Commit], changes: dict[str, str | None]
     changes[IMPACT] = impact
     names = sorted({merge.meta.skill or "" for merge in targets})
     rounds = ", ".join(str(merge.meta.round) for merge in reversed(targets))
+    also = f" and {len(edits)} hand edit(s)" if edits else ""
+    body = [f"This reverts the skills/ changes of commit {merge.sha}." for merge in targets]
+    if edits:
+        body += ["", f"It also reverts the changes to skills/{names[0]}/ of these commits, which were not "
+                 "accepted changes (edits by hand or by `evolve --commit-human-edits`):"]
+        body += [f"- {commit.sha[:10]} {commit.subject}" for commit in edits]
     message = format_message(
-        f"rollback: revert {', '.join(names)} (accepted in round{'s' if len(targets) > 1 else ''} {rounds})",
+        f"rollback: revert {', '.join(names)} (accepted in round{'s' if len(targets) > 1 else ''} {rounds}){also}",
         Trailers(round=completed_rounds(ws), step=Step.ROLLBACK, decision=Decision.ROLLED_BACK,
                  skill=",".join(names), reverts=",".join(merge.sha for merge in targets), cost_usd=0.0),
-        body="\n".join(f"This reverts the skills/ changes of commit {merge.sha}." for merge in targets),
+        body="\n".join(body),
     )
     return ws.commit(changes, message)

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
@@ -19,15 +17,15 @@ from .harness import Harness
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
 
-RUN_FILE = "run.json"
-
 
 @dataclass
 class EvolveResult:
     rounds_completed: int
+    """Rounds completed in the workspace, this run's and every earlier one's."""
     target: int
     incumbent: float
     decisions: list[str]
+    """The decision of each round this run completed, in order."""
     stopped_early: bool
 
 
@@ -60,25 +58,15 @@ def refuse_before_loading(ws: Workspace, commit_human_edits: bool) -> None:
             check_human_edits(ws, commit_them=False)
 
 
-def _run_target(harness: Harness, rounds: int, done: int) -> int:
-    """`--rounds N` means N completed rounds for this run, counting rounds an interrupted run
-    already finished; the run's start is kept in .wikiskill/run.json until it completes.
-
-    A run killed after its last round but before it removed run.json is complete: the same
-    command then has nothing left to do (done == start + rounds).
-    """
-    path = harness.ws.state_dir / RUN_FILE
-    try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-        start, before = int(run["start"]), int(run["rounds"])
-    except (FileNotFoundError, ValueError, KeyError, TypeError):
-        start, before = done, 0
-    if not start <= done <= start + before:
-        start = done
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"start": start, "rounds": rounds}), encoding="utf-8")
-    os.replace(tmp, path)
-    return start + rounds
+def rounds_plan(ws: Workspace, rounds: int) -> str:
+    """What `--rounds N` will do, said before the first round. The rule: N more completed rounds
+    from now; a round an interrupted run left unfinished is finished first, as the first of the N."""
+    first = completed_rounds(ws) + 1
+    span = round_label(first) if rounds == 1 else f"{round_label(first)} to {round_label(first + rounds - 1)}"
+    if round_state(ws, first).started:
+        return (f"resuming round {first} (interrupted); it counts as the first of these {rounds} "
+                f"round(s): {span}")
+    return f"running {rounds} round(s): {span}"
 
 
 def ensure_baseline(harness: Harness) -> None:
@@ -109,15 +97,16 @@ def run_round(harness: Harness, number: int) -> str:
 
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
-    """Run (or resume) `rounds` rounds. A round that was started is always finished; a new one is
-    not started once the incumbent scores 1.0 on every val task."""
+    """Run `rounds` more rounds; a round an interrupted run started is finished first and counts as
+    the first of them. A new round is not started once the incumbent scores 1.0 on every val task."""
     ws = harness.ws
     with ws.lock("wikiskill evolve"):
         ws.recover()
         check_human_edits(ws, commit_human_edits)
         harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
         done = completed_rounds(ws)
-        target = _run_target(harness, rounds, done)
+        target = done + rounds
+        harness.reporter.info(rounds_plan(ws, rounds))
         ensure_baseline(harness)
         decisions: list[str] = []
         stopped_early = False
@@ -133,10 +122,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
                     break
             decisions.append(run_round(harness, number))
             done = number
-            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1]}")
-        # Only now, with its last round reported, is the run over: killed before this line, the
-        # same command finds the run complete; after it, the person has seen it end.
-        (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
+            harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1]}")
         final = harness.recorded(MAIN)
         score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
         return EvolveResult(done, target, score, decisions, stopped_early)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -225,6 +226,17 @@ class WorkspaceReads:
             return self.repo.git.merge_tree("--write-tree", "--no-messages", ours, theirs).splitlines()[0]
         except git.GitCommandError as exc:
             raise WorkspaceError(f"cannot combine {ours[:8]} with {theirs[:8]}: conflicting changes") from exc
+
+    def merge_text(self, ours: str, base: str, theirs: str) -> str | None:
+        """A line-level three-way merge of one file's texts (`git merge-file`); None on a conflict."""
+        with tempfile.TemporaryDirectory(prefix="wikiskill-merge-") as folder:
+            paths = []
+            for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+                path = Path(folder, name)
+                path.write_bytes(text.encode("utf-8"))
+                paths.append(str(path))
+            done = subprocess.run(["git", "merge-file", "-p", *paths], capture_output=True, check=False)
+        return done.stdout.decode("utf-8") if done.returncode == 0 else None
 
     def blobs_with_modes(self, ref: str, prefix: str) -> list[tuple[str, str, bytes]]:
         """`(path relative to prefix, git mode, bytes)` of every entry under `prefix` at `ref`,
