@@ -123,7 +123,7 @@ def test_skill_usage_counts_prompts_and_the_tasks_its_merge_helped(evolved):
     assert usage["spell-letters"].prompts == 12  # every train task of round 2
     assert (usage["spell-letters"].helped, usage["spell-letters"].hurt) == (2 + short_reversals, 0)
     listed = CliRunner().invoke(app, ["-C", str(ws), "skills"])
-    assert re.search(r"spell-letters .* 12 .* " + str(2 + short_reversals) + r" .* 0 ", listed.output)
+    assert re.search(r"spell-letters .* 12 .* " + str(2 + short_reversals) + r" .* 0$", listed.output, re.MULTILINE)
 
 
 def test_skills_commands_and_running_inside_the_workspace(evolved, monkeypatch):
