@@ -63,6 +63,7 @@ def test_a_symlinked_page_survives_consolidation_and_reaches_no_model(tmp_path):
                 if message["role"] == "tool" and LINK in str(message["content"])]
     assert refusals and all("symbolic link" in text for text in refusals)
     assert "linked-skill" not in {skill.name for skill in api.load_skills(ws)}
+    assert api.status(ws).wiki_pages == len(list((ws.root / "wiki/patterns").glob("*.md"))) - 1
 
 
 def test_lint_names_each_symlink_in_one_line(tmp_path):
