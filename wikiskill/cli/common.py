@@ -21,6 +21,8 @@ from ..core.redact import scrub
 
 errors = Console(stderr=True)
 console = Console()
+MEASURING_WIDTH = 100_000
+"""Wide enough that rich measures a table's own narrowest width, not the terminal's."""
 
 
 class _Commands(TyperGroup):
@@ -110,7 +112,7 @@ def print_table(headers: list[str], rows: list[list[str]], names: tuple[int, ...
             column.min_width = widths[index]
     for row in rows:
         table.add_row(*row)
-    if console.is_terminal and Measurement.get(console, console.options.update_width(sum(widths) * 4 + 100),
+    if console.is_terminal and Measurement.get(console, console.options.update_width(MEASURING_WIDTH),
                                                table).minimum <= console.width:
         console.print(table)
         return
