@@ -78,7 +78,8 @@ def test_skills_on_main_and_in_prompts(evolved):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
     purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
     assert "- r001 created: reversal tasks fail" in purpose
-    assert "- r001 create accepted: val 0.833, incumbent 0.500; helped 2 val task(s), hurt 0" in purpose
+    assert ("- r001 create accepted: val 0.833, incumbent 0.500; "
+            "helped 2 val task(s) (2 newly solved), hurt 0 (0 no longer solved)") in purpose
     assert ("## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md)"
             ": words reversed" in purpose)
     prompts = agent_prompts(during)
@@ -99,6 +100,17 @@ def test_skill_impact_and_wiki(evolved):
     assert "name 'Useless Hint' normalised" not in impact  # notes live in the commit, not the entry
     assert (ws / "wiki/patterns/reversal-slips.md").read_text().startswith("---\nslug: reversal-slips\n")
     assert "## Round 2" in (ws / "wiki/log.md").read_text()
+
+
+def test_purpose_and_skill_impact_give_one_effect_in_one_wording(evolved):
+    ws, *_ = evolved
+    impact = (ws / "wiki/skill-impact.md").read_text()
+    entry = impact[impact.index("## r001 · create · spell-letters"):]
+    effect = re.search(r"^- Effect: (.+)$", entry, re.MULTILINE).group(1)
+    purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
+    assert re.search(r"^- r001 create accepted: val [\d.]+, incumbent [\d.]+; (.+)$", purpose,
+                     re.MULTILINE).group(1) == effect
+    assert "Fixed" not in entry and "Broken" not in entry
 
 
 def test_status_and_log_read_git(evolved):
@@ -123,7 +135,7 @@ def test_skill_usage_counts_prompts_and_the_tasks_its_merge_helped(evolved):
     assert usage["spell-letters"].prompts == 12  # every train task of round 2
     assert (usage["spell-letters"].helped, usage["spell-letters"].hurt) == (2 + short_reversals, 0)
     listed = CliRunner().invoke(app, ["-C", str(ws), "skills"])
-    assert re.search(r"spell-letters .* 12 .* " + str(2 + short_reversals) + r" .* 0 ", listed.output)
+    assert re.search(r"spell-letters .* 12 .* " + str(2 + short_reversals) + r" .* 0$", listed.output, re.MULTILINE)
 
 
 def test_skills_commands_and_running_inside_the_workspace(evolved, monkeypatch):

@@ -206,6 +206,19 @@ def test_impact_entry_holds_the_decision_and_its_evidence():
                         "+- Avoid `go *`.\n").render()
     assert entry.startswith("## r003 · patch · break-loop · REJECTED")
     for part in ("- Candidate score: 0.667", "- Incumbent score: 0.333", "- Rationale: loops cost steps",
-                 "- Policy: paired (n = 3 tasks", "- p-value: 0.5000", "- Fixed: 1 (task-00)", "- Broken: 0",
+                 "- Policy: paired (n = 3 tasks", "- p-value: 0.5000",
+                 "- Effect: helped 1 val task(s) (1 newly solved), hurt 0 (0 no longer solved)",
+                 "- Helped: task-00 (newly solved)",
                  "tag rejected/r003-break-loop", "```diff\n+- Avoid `go *`.\n```"):
         assert part in entry
+
+
+def test_partial_gains_are_counted_as_helped_even_when_no_task_becomes_solved():
+    verdict = StrictPolicy().judge(evaluation([0.6, 0.4, 1.0, 0.3, 0.7]), evaluation([0.5, 0.5, 1.0, 0.1, 0.6]))
+    evidence = verdict.evidence
+    assert (evidence.fixed, evidence.broken) == ([], [])
+    assert (evidence.helped, evidence.hurt) == (["task-00", "task-03", "task-04"], ["task-01"])
+    effect = "helped 3 val task(s) (0 newly solved), hurt 1 (0 no longer solved)"
+    assert evidence.effect() == effect
+    entry = ImpactEntry(4, "patch", "x", verdict.decision, verdict.reason, evidence=evidence).render()
+    assert f"- Effect: {effect}\n- Helped: task-00, task-03, task-04\n- Hurt: task-01\n" in entry

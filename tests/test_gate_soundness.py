@@ -317,7 +317,7 @@ def test_policy_and_evidence_are_recorded_in_the_gate_commit_and_the_impact_entr
     assert gate.meta.mean_diff == pytest.approx(2 / 6)
     impact = (ws.root / "wiki/skill-impact.md").read_text()
     assert "- Policy: paired (n = 6 tasks, mean difference +0.3333)" in impact and "- p-value: 0.2500" in impact
-    assert "- Fixed: 2 (val-" in impact
+    assert "- Effect: helped 2 val task(s) (2 newly solved), hurt 0 (0 no longer solved)" in impact
 
 
 def test_confirm_runs_a_passing_candidate_again_with_fresh_seeds(tmp_path):

@@ -103,7 +103,7 @@ def test_symlinks_and_editor_files(ws, tmp_path):
     (ws.root / "wiki/patterns/linked.md").symlink_to(tmp_path / "elsewhere.md")
     write(ws.root, "wiki/patterns/.reversal-fails.md.swp", "[broken](nothing.md)\n")
     assert lint_workspace(ws.root) == [
-        Problem("wiki/patterns/linked.md", "is a symbolic link; skills/ and wiki/ hold plain files only")]
+        Problem("wiki/patterns/linked.md", "is a symbolic link, not read (skills/ and wiki/ hold plain files only)")]
 
 
 def test_lint_files_works_on_an_in_memory_tree():

@@ -2,6 +2,7 @@
 Chromium (the Debian package; .ci/run installs it; without it that test is skipped, outside CI)
 with the network cut off, whose charts must render; its screenshot is kept under test-artifacts/."""
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -14,7 +15,8 @@ from scripted import ScriptedWorld, evolve_through_cli
 from test_workspace import scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.history.htmlreport import report_data
+from wikiskill.history.htmlreport import ReportData, render_report, report_data
+from wikiskill.history.status import RoundRow, Status
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -38,6 +40,34 @@ def headless(page: Path, profile: Path, *args: str) -> str:
                f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
                "--virtual-time-budget=10000", "--window-size=1280,1800", *args, page.as_uri()]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+def chart(html: str, name: str) -> tuple[list[dict], dict]:
+    """The traces and the layout of chart `name` as plotly was given them in the page."""
+    start = html.index(f'"chart-{name}"')
+    decoder = json.JSONDecoder()
+    traces, end = decoder.raw_decode(html, html.index("[", start))
+    layout, _ = decoder.raw_decode(html, html.index("{", end))
+    return traces, layout
+
+
+def test_the_score_chart_fits_its_axis_to_the_scores_so_small_gains_show():
+    rows = [RoundRow(1, action="create", skill="a", val=0.507, incumbent=0.5, decision="accepted"),
+            RoundRow(2, action="patch", skill="a", val=0.52, incumbent=0.507, decision="accepted")]
+    data = report_data_of(rows)
+    low, high = chart(render_report(data, "t"), "val")[1]["yaxis"]["range"]
+    assert 0.49 <= low < 0.5 and 0.52 < high <= 0.53
+
+
+def test_the_skills_timeline_says_what_each_colour_marks(evolved):
+    traces, _ = chart(render_report(report_data(api.open_workspace(evolved)), "t"), "skills")
+    legend = {trace["name"] for trace in traces}
+    assert {"red: rejected", "green: accepted", "purple: rolled back"} <= legend
+
+
+def report_data_of(rows: list[RoundRow]) -> ReportData:
+    """The report of a history of `rows`, without a workspace."""
+    return ReportData(Status("example-qa", "m", len(rows), rows[-1].val, [], 0, 0, 0.0, 0, {}), rows, [])
 
 
 def test_the_report_reads_rounds_skills_wiki_and_the_latest_validation_from_history(evolved):

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from conftest import git
 from taskfolders import BUGGY, PYTEST, bugfix_suite, checks_of, install_runner, write_task
 from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, Task
@@ -333,3 +334,14 @@ def test_a_python_scorer_scores_the_workdir_and_its_source_keys_the_fingerprint(
         assert setup_id(suite) != before
     finally:
         sys.modules.pop("my_scorer", None)
+
+
+def test_the_offline_roles_with_ones_own_agent_say_that_nothing_could_be_mined(tmp_path, runner_module):
+    suite = bugfix_suite(tmp_path)
+    ws = api.init_workspace(tmp_path / "ws", f"tasks:{suite}", model="offline", agent=runner_module)
+    result = api.evolve(ws, 1)
+    assert result.rounds_completed == 1
+    bodies = git(ws.root, "log", "--first-parent", "--format=%B%x1e", "main").split("\x1e")
+    assert any(body.strip().startswith("r001 maintain: 0 pattern page(s) written") for body in bodies)
+    impact = git(ws.root, "show", "main:wiki/skill-impact.md")
+    assert "no pattern could be mined from these traces" in impact and "already covered" not in impact

@@ -200,6 +200,10 @@ class Evidence:
     """Tasks the candidate solves that the incumbent did not."""
     broken: list[str] = field(default_factory=list)
     """Tasks the incumbent solved that the candidate does not."""
+    helped: list[str] = field(default_factory=list)
+    """Tasks the candidate scores higher on (the `fixed` ones among them)."""
+    hurt: list[str] = field(default_factory=list)
+    """Tasks the candidate scores lower on (the `broken` ones among them)."""
     interval: tuple[float, float] | None = None
     """One-sided confidence interval of the mean per-task difference (upper end +inf)."""
     confidence: float | None = None
@@ -210,6 +214,11 @@ class Evidence:
     @property
     def mean_diff(self) -> float:
         return float(self.gain)
+
+    def effect(self) -> str:
+        """What the change did to the val tasks, in the one wording skill-impact.md and PURPOSE.md share."""
+        return (f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
+                f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)")
 
     def interval_text(self) -> str | None:
         if self.interval is None:

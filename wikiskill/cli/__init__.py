@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from . import history, running, skills, tasks
-from .common import app
+from .common import app, help_text
 
 __all__ = ["app"]
 
@@ -21,13 +21,13 @@ for name, command in [
     ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
     ("report", history.report_command),
 ]:
-    app.command(name)(command)
+    app.command(name, help=help_text(command))(command)
 
 skills_app = typer.Typer(invoke_without_command=True)
-skills_app.callback()(skills.skills)
-skills_app.command("show")(skills.skills_show)
+skills_app.callback(help=help_text(skills.skills))(skills.skills)
+skills_app.command("show", help=help_text(skills.skills_show))(skills.skills_show)
 app.add_typer(skills_app, name="skills")
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions.")
-tasks_app.command("from-sessions")(tasks.from_sessions)
+tasks_app.command("from-sessions", help=help_text(tasks.from_sessions))(tasks.from_sessions)
 app.add_typer(tasks_app, name="tasks")

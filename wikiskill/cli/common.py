@@ -3,11 +3,15 @@ the workspace of `-C`, and how a score or a long value is printed."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 import typer
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from typer.core import TyperGroup
 
 from .. import api
@@ -17,6 +21,8 @@ from ..core.redact import scrub
 
 errors = Console(stderr=True)
 console = Console()
+MEASURING_WIDTH = 100_000
+"""Wide enough that rich measures a table's own narrowest width, not the terminal's."""
 
 
 class _Commands(TyperGroup):
@@ -58,6 +64,13 @@ ExecutorOption = typer.Option(None, "--executor",
                                    "default: processes with --workers above 1, else local.")
 
 
+def help_text(command: Callable) -> str:
+    """A command's docstring as `--help` shows it: each paragraph one line, which the terminal
+    then wraps at its width (a docstring's own line breaks would split sentences mid-way)."""
+    paragraphs = inspect.cleandoc(command.__doc__ or "").split("\n\n")
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
+
+
 @app.callback()
 def main(ctx: typer.Context, directory: Path | None = typer.Option(
         None, "-C", help="Workspace directory (default: the one you are in).")) -> None:
@@ -82,3 +95,26 @@ def shorten(value: object) -> str:
 def plain(text: str) -> None:
     """Print `text` as it is: no markup, no highlighting, no wrapping."""
     console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_table(headers: list[str], rows: list[list[str]], names: tuple[int, ...] = (0,),
+                wrapped: tuple[int, ...] = (), **options: object) -> None:
+    """A table whose `names` columns (identities, such as skill names) are never cut or split.
+
+    On a terminal wide enough it is a rich table in which only the `wrapped` columns wrap;
+    otherwise (piped, redirected, or too narrow) plain aligned lines, one per row, as wide as
+    their cells."""
+    widths = [max([len(header), *(len(row[index]) for row in rows)]) for index, header in enumerate(headers)]
+    table = Table(*headers, **options)  # type: ignore[arg-type]
+    for index, column in enumerate(table.columns):
+        column.no_wrap = index not in wrapped
+        if index in names:
+            column.min_width = widths[index]
+    for row in rows:
+        table.add_row(*row)
+    if console.is_terminal and Measurement.get(console, console.options.update_width(MEASURING_WIDTH),
+                                               table).minimum <= console.width:
+        console.print(table)
+        return
+    for row in [headers, *rows]:
+        plain("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from .. import api
-from .common import console, plain, score_text, shorten, workspace_of
+from .common import console, plain, print_table, score_text, shorten, workspace_of
 
 
 def status(ctx: typer.Context) -> None:
@@ -31,16 +31,11 @@ def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
 
     A manual rollback gets a row of its own."""
-    table = Table("round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens",
-                  box=box.SIMPLE_HEAD)
-    for column in table.columns:
-        column.no_wrap = column.header != "candidate"
-    table.columns[2].overflow = "fold"  # a long skill name wraps, never cut to `prefer-sco…`
-    for row in api.round_log(workspace_of(ctx)):
-        candidate = f"{row.action} {row.skill}".strip() or "—"
-        table.add_row(f"{row.round:03d}", score_text(row.train), candidate, score_text(row.val),
-                      score_text(row.incumbent), row.decision or "—", f"{row.cost_usd:.4f}", str(row.tokens))
-    console.print(table)
+    rows = [[f"{row.round:03d}", score_text(row.train), f"{row.action} {row.skill}".strip() or "—",
+             score_text(row.val), score_text(row.incumbent), row.decision or "—", f"{row.cost_usd:.4f}",
+             str(row.tokens)] for row in api.round_log(workspace_of(ctx))]
+    print_table(["round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens"], rows,
+                names=(2,), box=box.SIMPLE_HEAD)
 
 
 def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:

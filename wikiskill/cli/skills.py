@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from .. import api
-from .common import console, errors, workspace_of
+from .common import console, errors, print_table, workspace_of
 
 
 def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Git ref to read skills at.")) -> None:
@@ -22,12 +21,10 @@ def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Gi
         return
     ws = workspace_of(ctx)
     usage = api.skill_usage(ws, ref)
-    table = Table("name", "description", "round", "prompts", "loaded", "helped", "hurt")
-    for skill in api.load_skills(ws, ref):
-        counts = usage.get(skill.name)
-        table.add_row(skill.name, skill.description, skill.metadata.get("wikiskill-round", ""),
-                      *(str(getattr(counts, key, 0)) for key in ("prompts", "loads", "helped", "hurt")))
-    console.print(table)
+    rows = [[skill.name, " ".join(skill.description.split()), str(skill.metadata.get("wikiskill-round", "")),
+             *(str(getattr(usage.get(skill.name), key, 0)) for key in ("prompts", "loads", "helped", "hurt"))]
+            for skill in api.load_skills(ws, ref)]
+    print_table(["name", "description", "round", "prompts", "loaded", "helped", "hurt"], rows, wrapped=(1,))
 
 
 def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The skill to print."),
@@ -42,8 +39,15 @@ def prompt(
     mode: str | None = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
     ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
 ) -> None:
-    """Print the skills block to paste into any agent's system prompt."""
-    sys.stdout.write(api.prompt(workspace_of(ctx), task=task, mode=mode, ref=ref))
+    """Print the skills block to paste into any agent's system prompt.
+
+    With no skills at the ref the block is empty: nothing is printed, and stderr says so."""
+    ws = workspace_of(ctx)
+    block = api.prompt(ws, task=task, mode=mode, ref=ref)
+    if not api.load_skills(ws, ref):
+        errors.print(f"no skills at {ref}: the skills block is empty", markup=False, highlight=False,
+                     soft_wrap=True)
+    sys.stdout.write(block)
 
 
 def export_command(

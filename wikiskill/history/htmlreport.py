@@ -23,6 +23,10 @@ from .status import RoundRow, Status, round_rows, status
 DECISION_COLOURS = {Decision.ACCEPTED.value: "#2e7d32", Decision.REJECTED.value: "#c62828",
                     Decision.ROLLED_BACK.value: "#6a1b9a"}
 OTHER_COLOUR = "#757575"
+COLOUR_NAMES = {Decision.ACCEPTED.value: "green", Decision.REJECTED.value: "red", Decision.ROLLED_BACK.value: "purple"}
+SCORE_MARGIN = 0.1
+"""The val chart's y axis spans the scores plotted and this share of their spread on each side."""
+MIN_SCORE_MARGIN = 0.005
 DECISION_SYMBOLS = {Decision.ACCEPTED.value: "circle", Decision.REJECTED.value: "x"}
 ACTION_SYMBOLS = {Action.CREATE: "circle", Action.PATCH: "diamond", Action.RETIRE: "x", Step.ROLLBACK: "triangle-down"}
 
@@ -119,7 +123,8 @@ def _layout(go, title: str, **axes) -> object:
 def _val_figure(go, rows: list[RoundRow]):
     rounds = [row for row in rows if row.action != Step.ROLLBACK]
     figure = go.Figure(layout=_layout(go, "Validation score per round", xaxis={"title": "round", "dtick": 1},
-                                      yaxis={"title": "val score", "range": [-0.05, 1.05]}))
+                                      yaxis={"title": "val score", "range": score_range(rounds),
+                                             "tickformat": ".3f"}))
     figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.incumbent for r in rounds], mode="lines+markers",
                                 name="incumbent at the round's start", line={"color": "#1565c0"}))
     for decision in sorted({r.decision for r in rounds if r.decision}):
@@ -131,6 +136,17 @@ def _val_figure(go, rows: list[RoundRow]):
                     "symbol": DECISION_SYMBOLS.get(decision, "circle-open")},
             text=[f"{r.action} {r.skill}" for r in picked], hovertemplate="r%{x}: %{y:.3f} %{text}<extra></extra>"))
     return figure
+
+
+def score_range(rounds: list[RoundRow]) -> list[float]:
+    """The val chart's y range: fitted to the scores plotted (gains of +0.007 stay visible), with a
+    small margin; the whole 0-1 scale when there is nothing to plot."""
+    scores = [score for row in rounds for score in (row.incumbent, row.val) if score is not None]
+    if not scores:
+        return [-0.05, 1.05]
+    low, high = min(scores), max(scores)
+    margin = max((high - low) * SCORE_MARGIN, MIN_SCORE_MARGIN)
+    return [low - margin, high + margin]
 
 
 def _cost_figure(go, rows: list[RoundRow]):
@@ -159,6 +175,10 @@ def _skills_figure(go, rows: list[RoundRow]):
             marker={"size": 14, "symbol": ACTION_SYMBOLS.get(action, "square"),
                     "color": [DECISION_COLOURS.get(r.decision, OTHER_COLOUR) for r in picked]},
             text=[r.decision for r in picked], hovertemplate="r%{x} " + action + " %{y}: %{text}<extra></extra>"))
+    for decision in sorted({row.decision for row in changes if row.decision in COLOUR_NAMES}):
+        figure.add_trace(go.Scatter(  # a legend entry for what each colour means, drawing nothing
+            x=[None], y=[None], mode="markers", name=f"{COLOUR_NAMES[decision]}: {decision.replace('_', ' ')}",
+            marker={"size": 14, "symbol": "square", "color": DECISION_COLOURS[decision]}, hoverinfo="skip"))
     return figure
 
 

@@ -66,7 +66,7 @@ def status(ws: Workspace) -> Status:
         incumbent=incumbent_score(ws, config.agent.wiki_access, main_log),
         skills=[skill.name for skill in skills],
         skills_tokens=tokens(render_skills(skills, config.skills)),
-        wiki_pages=sum(path.endswith(".md") for path in ws.list_paths(MAIN, "wiki/patterns")),
+        wiki_pages=sum(path.endswith(".md") for path in ws.read_files(MAIN, "wiki/patterns")),
         cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
         tokens=sum(c.meta.tokens or 0 for c in every),
         by_role=_by_role(every),

@@ -85,7 +85,7 @@ def lint_workspace(root: Path) -> list[Problem]:
     warnings about skills that overlap."""
     files = working_files(root, *LINTED)
     problems = lint_files(files, outside=lambda path: (root / path).exists()) + skill_overlaps(files)
-    problems += [Problem(path, "is a symbolic link; skills/ and wiki/ hold plain files only")
+    problems += [Problem(path, "is a symbolic link, not read (skills/ and wiki/ hold plain files only)")
                  for path in symlinks(root, *LINTED)]
     return sorted(set(problems))
 

@@ -34,14 +34,15 @@ def addressed_pages(purpose: str, rationale: str, name: str, pages: dict[str, Pa
 
 
 def record_decision(purpose: str, name: str, round_number: int, action: str, decision: str, candidate: float,
-                    incumbent: float, addressed: list[str], pages: dict[str, Page], helped: int, hurt: int) -> str:
+                    incumbent: float, addressed: list[str], pages: dict[str, Page], effect: str) -> str:
     """PURPOSE.md after the gate: Patterns Addressed rebuilt from the wiki, and one Evolution
-    History line with the round, action, decision, scores and the val tasks it helped and hurt."""
+    History line with the round, action, decision, scores and `effect`, the gate's words for the
+    val tasks it helped and hurt (the same as in skill-impact.md)."""
     lines = [f"- [{pages[slug].meta.title}](../../wiki/patterns/{slug}.md): {pages[slug].meta.summary}"
              for slug in addressed] or ["(no wiki page linked)"]
     text = replace_section(purpose or f"# {name}\n", PATTERNS_ADDRESSED, "\n".join(lines))
-    return add_history(text, round_number, f"{action} {decision}: val {candidate:.3f}, incumbent {incumbent:.3f}; "
-                                           f"helped {helped} val task(s), hurt {hurt}")
+    line = f"{action} {decision}: val {candidate:.3f}, incumbent {incumbent:.3f}; {effect}"
+    return add_history(text, round_number, line)
 
 
 def replace_section(text: str, heading: str, body: str) -> str:

@@ -48,7 +48,9 @@ def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra
     gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
     return Evidence(policy, len(pairs), candidate.mean, incumbent.mean, gain,
                     fixed=[task for task, c, i in pairs if c >= 1.0 > i],
-                    broken=[task for task, c, i in pairs if i >= 1.0 > c], **extra)  # type: ignore[arg-type]
+                    broken=[task for task, c, i in pairs if i >= 1.0 > c],
+                    helped=[task for task, c, i in pairs if c > i],
+                    hurt=[task for task, c, i in pairs if c < i], **extra)  # type: ignore[arg-type]
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..core.config import Config, ExecutorKind
+from ..knowledge.lint import LINTED
 from ..knowledge.skills import Skill, load_skills
 from ..llm.meter import Meter
 from ..protocols import AgentRecipe, Executor, GatePolicy, Place
@@ -204,8 +205,23 @@ class Harness:
                                              "tokens": total.tokens - self._step_start.tokens})
         for key, value in self._role_trailers().items():
             setattr(costed, key, value)
+        changes, linked = self._leave_links_alone(changes or {}, base or self.ws.head(branch))
+        if linked:
+            body = "\n".join(filter(None, [body, *(f"- left alone, not written: {path} is a symbolic link"
+                                                    for path in linked)]))
         message = format_message(subject[:120], costed, body)
-        return self.ws.commit(changes or {}, message, branch=branch, base=base, extra_parents=extra_parents)
+        return self.ws.commit(changes, message, branch=branch, base=base, extra_parents=extra_parents)
+
+    def _leave_links_alone(self, changes: dict[str, str | None], ref: str | None
+                           ) -> tuple[dict[str, str | None], list[str]]:
+        """`changes` without those to a symbolic link in wiki/ or skills/ (or to a path through
+        one): a person's link is never replaced, and what it points at is never written."""
+        links = {path for folder in LINTED for path in self.ws.links(ref, folder)} if ref else set()
+        if not links:
+            return changes, []
+        linked = sorted(path for path in changes
+                        if any(path == link or path.startswith(f"{link}/") for link in links))
+        return {path: text for path, text in changes.items() if path not in linked}, linked
 
     def _role_trailers(self) -> dict[str, str]:
         """`Cost-<Role>-USD` and `Tokens-<Role>` of each role that made calls in this step, and

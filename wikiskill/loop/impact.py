@@ -8,7 +8,7 @@ from ..knowledge.wiki import IMPACT
 from ..protocols import Evidence
 from ..store.trailers import Decision
 
-__all__ = ["IMPACT", "ImpactEntry", "append_entry"]
+__all__ = ["IMPACT", "ImpactEntry", "append_entry", "effect_lines"]
 SHOWN_TASKS = 20
 
 
@@ -58,10 +58,21 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
         lines.append(f"- p-value: {evidence.p_value:.4f}")
     if evidence.look is not None:
         lines.append(f"- Sequential: {evidence.look.text()}")
-    for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken)):
-        more = f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else ""
-        shown = ", ".join(tasks[:SHOWN_TASKS]) + more
-        lines.append(f"- {label}: {len(tasks)}{' (' + shown + ')' if tasks else ''}")
+    lines.append(f"- Effect: {evidence.effect()}")
+    return lines + effect_lines(evidence, SHOWN_TASKS)
+
+
+def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
+    """`- Helped: ...` and `- Hurt: ...`, the tasks behind `Evidence.effect` (the newly solved and
+    no longer solved ones marked), at most `shown` of each."""
+    lines = []
+    for label, tasks, marked in (("Helped", evidence.helped, set(evidence.fixed)),
+                                 ("Hurt", evidence.hurt, set(evidence.broken))):
+        mark = " (newly solved)" if label == "Helped" else " (no longer solved)"
+        names = [f"{task}{mark if task in marked else ''}" for task in tasks[:shown]]
+        more = f" and {len(tasks) - shown} more" if shown is not None and len(tasks) > shown else ""
+        if tasks:
+            lines.append(f"- {label}: {', '.join(names)}{more}")
     return lines
 
 

@@ -24,6 +24,7 @@ from .trailers import Trailers
 
 MAIN = "main"
 READS_KEPT = 8  # trees and logs kept in memory by id
+SYMLINK_MODE = "120000"
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,18 @@ class WorkspaceReads:
             return None
 
     def read_files(self, ref: str, prefix: str) -> dict[str, str]:
-        """`{path relative to prefix: text}` of every blob under `prefix` at `ref`."""
-        return {path: data.decode("utf-8", "replace") for path, _, data in self._blobs_under(ref, prefix)}
+        """`{path relative to prefix: text}` of every regular file under `prefix` at `ref`.
+
+        Symbolic links are left out: a link's blob is its target's path, which no step reads,
+        rewrites or shows to a role (`links` names them)."""
+        return {path: data.decode("utf-8", "replace") for path, mode, data in self._blobs_under(ref, prefix)
+                if mode != SYMLINK_MODE}
+
+    def links(self, ref: str, prefix: str) -> list[str]:
+        """Workspace paths of the symbolic links committed under `prefix` at `ref`."""
+        base = prefix.strip("/")
+        return [f"{base}/{path}" if base else path for path, mode, _ in self._blobs_under(ref, prefix)
+                if mode == SYMLINK_MODE]
 
     def _blobs_under(self, ref: str, prefix: str) -> list[tuple[str, str, bytes]]:
         """`(path relative to prefix, mode, bytes)` of every blob under `prefix` at `ref`, read by
@@ -151,7 +162,7 @@ class WorkspaceReads:
     def is_symlink(self, ref: str, path: str) -> bool:
         """Whether `path` at `ref` is a committed symbolic link (its blob is the link's target)."""
         try:
-            return self.repo.git.ls_tree(ref, "--", path).startswith("120000 ")
+            return self.repo.git.ls_tree(ref, "--", path).startswith(f"{SYMLINK_MODE} ")
         except git.GitCommandError:
             return False
 

@@ -55,10 +55,14 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
 
 def check_runner(config: Config, source: str) -> None:
     """A runner other than `builtin` answers questions or works in a task's folder: an interactive
-    or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line."""
-    if config.agent.builtin:
-        return
+    or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line,
+    and so is the built-in agent on task folders with the offline model, which cannot work in one."""
     kind = spec_of(config.benchmark).kind
+    if config.agent.builtin:
+        if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
+            raise ConfigError(f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
+                              "set agent.runner to a Python runner or a CLI, or give the agent a model")
+        return
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
         article = "an" if kind[0] in "aeiou" else "a"
         raise ConfigError(f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "

@@ -14,8 +14,7 @@ from ...store.evaluations import Evaluation
 from ...store.rounds import rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
-from ..impact import IMPACT, ImpactEntry, append_entry
-from ..usage import effect
+from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
 from .evaluation import current_evaluation, incumbent
 from .looks import batched, current_look, incumbent_at, look_trailers
 
@@ -88,7 +87,7 @@ class Gate:
         if accepted:
             if action != Action.RETIRE:
                 changes.update(_purpose_after_merge(harness, merged, number, action, name, rationale, candidate,
-                                                    main_eval))
+                                                    main_eval, verdict.evidence))
             # the merge records the evaluation of its own skills: the next incumbent is found in git
             trailers = trailers.model_copy(update={
                 "skills_id": candidate.skills_id, "setup": candidate.setup,
@@ -125,18 +124,16 @@ def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
 
 
 def _task_lines(evidence: Evidence) -> list[str]:
-    return [f"{label}: {', '.join(tasks)}" for label, tasks in (("Fixed", evidence.fixed), ("Broken", evidence.broken))
-            if tasks]
+    return [f"Effect: {evidence.effect()}", *(line[2:] for line in effect_lines(evidence))]
 
 
 def _purpose_after_merge(harness: Harness, merged: str, number: int, action: Action, name: str, rationale: str,
-                         candidate: Evaluation, main_eval: Evaluation) -> dict[str, str]:
+                         candidate: Evaluation, main_eval: Evaluation, evidence: Evidence) -> dict[str, str]:
     """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
     decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""
     path = f"skills/{name}/PURPOSE.md"
     purpose = harness.ws.read_file(merged, path) or ""
     pages = read_pages(harness.ws.read_files(MAIN, "wiki"))
-    helped, hurt = effect(candidate.scores, main_eval.scores)
     return {path: record_decision(purpose, name, number, action, Decision.ACCEPTED.value, candidate.mean,
-                                  main_eval.mean, addressed_pages(purpose, rationale, name, pages), pages, helped,
-                                  hurt)}
+                                  main_eval.mean, addressed_pages(purpose, rationale, name, pages), pages,
+                                  evidence.effect())}

@@ -33,6 +33,9 @@ WHEN = {
                "When the action was already tried in the current place."),
 }
 KIND_ORDER = {"loss": 0, "success": 1, "gain": 2}
+NOTHING_MINED = ("no pattern could be mined from these traces: no active wiki page holds an avoid- or prefer-rule "
+                 "(the offline maintainer mines the actions of interactive episodes; answers, task-folder runs "
+                 "and your own agent's transcripts have none)")
 
 
 @dataclass
@@ -106,8 +109,8 @@ class OfflineProposer:
                 if (c.rule, c.pattern) not in covered and not any(f"`{c.pattern}`" in entry for entry in rejected)]
         self._read_traces(pool, result)
         if not pool:
-            result.proposal = {"action": Action.NO_ACTION,
-                               "rationale": "every mined pattern is already covered by a skill or was rejected before"}
+            result.proposal = {"action": Action.NO_ACTION, "rationale": NOTHING_MINED if not patterns else
+                               "every mined pattern is already covered by a skill or was rejected before"}
             return
         best = max(pool, key=lambda c: (len(c.evidence), -KIND_ORDER.get(c.kind, 3), c.slug))
         exceptions = [c.pattern for c in patterns
