@@ -46,6 +46,40 @@ def workspace_with(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
     return tmp_path / "ws", text[:text.index(old)].count("\n") + 1
 
 
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("concurrency:", "concurency:", "unknown setting 'concurency' (did you mean 'concurrency'?)"),
+    ("  max_steps:", "  max_step:", "unknown setting 'agent.max_step' (did you mean 'agent.max_steps'?)"),
+    ("proposer:\n", "max_turns: 3\nproposer:\n", "unknown setting 'max_turns' (did you mean 'proposer.max_turns'?)"),
+    ("budget:\n", "zzz: 1\nbudget:\n", "unknown setting 'zzz'; the settings of the top level are benchmark, model"),
+])
+def test_an_unknown_setting_names_its_line_and_the_nearest_setting(tmp_path, old, new, expected):
+    ws, line = workspace_with(tmp_path, old, new)
+    before = (ws / "wikiskill.yaml").read_text()
+    for command in (["status"], ["evolve"]):
+        message = one_error_line(run("-C", str(ws), *command))
+        assert f"wikiskill.yaml, line {line}: {expected}" in message
+        assert "Extra inputs" not in message
+    assert (ws / "wikiskill.yaml").read_text() == before
+
+
+def test_a_bad_value_is_reported_on_the_line_it_is_on(tmp_path):
+    ws, line = workspace_with(tmp_path, "concurrency: 4", "concurrency: lots")
+    assert f"wikiskill.yaml, line {line}: concurrency: Input should be a valid integer" in \
+        one_error_line(run("-C", str(ws), "status"))
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("concurrency: 4", "concurrency: [4", "while parsing a flow sequence: expected ',' or ']', but got ':' on line"),
+    ('model: "openai/x"', 'model: "openai/x', "the quote opened here closes only on line"),
+    ("concurrency: 4", "concurrency: 'four", "while scanning a quoted scalar: found unexpected end of stream on line"),
+])
+def test_a_construct_left_open_is_reported_on_the_line_it_opens(tmp_path, old, new, expected):
+    ws, line = workspace_with(tmp_path, old, new)
+    message = one_error_line(run("-C", str(ws), "status"))
+    assert f"wikiskill.yaml, line {line}: not valid YAML ({expected}" in message
+    assert int(message.split(expected)[1].split()[0].rstrip(":)")) > line
+
+
 def test_an_unknown_benchmark_suggests_the_nearest_name(tmp_path):
     line = one_error_line(run("init", str(tmp_path / "ws"), "--benchmark", "textworld-cookin"))
     assert "unknown benchmark 'textworld-cookin' (did you mean 'textworld-cooking'?)" in line
