@@ -35,6 +35,22 @@ def init_qa(path: Path, *args: str):
                *args)
 
 
+@pytest.mark.parametrize(("runner", "package"), [
+    ("qwen-code", "@qwen-code/qwen-code"), ("claude-code", "@anthropic-ai/claude-code"),
+    ("codex", "@openai/codex"), ("gemini-cli", "@google/gemini-cli"),
+])
+def test_a_cli_runner_missing_from_path_names_the_npm_package_that_installs_it(tmp_path, monkeypatch, runner,
+                                                                               package):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip(),
+               bare / "git")
+    monkeypatch.setenv("PATH", str(bare))
+    line = one_error_line(init_qa(tmp_path / "ws", "--agent", runner))
+    assert "which is not on PATH: install it with `npm install -g " + package + "@" in line
+    assert not (tmp_path / "ws").exists()
+
+
 def workspace_with(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
     """An example-qa workspace whose wikiskill.yaml has `old` replaced by `new`, and the line (from 1)
     where `new` starts."""
