@@ -35,6 +35,12 @@ def init_qa(path: Path, *args: str):
                *args)
 
 
+def program(folder: Path, name: str, script: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+    (folder / name).chmod(0o755)
+
+
 @pytest.mark.parametrize(("runner", "package"), [
     ("qwen-code", "@qwen-code/qwen-code"), ("claude-code", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"), ("gemini-cli", "@google/gemini-cli"),
@@ -48,6 +54,46 @@ def test_a_cli_runner_missing_from_path_names_the_npm_package_that_installs_it(t
     monkeypatch.setenv("PATH", str(bare))
     line = one_error_line(init_qa(tmp_path / "ws", "--agent", runner))
     assert "which is not on PATH: install it with `npm install -g " + package + "@" in line
+    assert not (tmp_path / "ws").exists()
+
+
+def test_init_agent_command_takes_the_argv_as_one_line_and_the_cli_runs_with_it(tmp_path, monkeypatch):
+    calls = tmp_path / "calls.txt"
+    program(tmp_path / "bin", "mycli", f'echo "$#|$1|$2|$(echo "$3" | grep -c backwards)" >> {calls}; echo 42')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    ws = tmp_path / "ws"
+    result = init_qa(ws, "--agent", "command", "--command", "mycli --model {model} '{prompt}'")
+    assert result.exit_code == 0, result.output
+    agent = yaml.safe_load((ws / "wikiskill.yaml").read_text())["agent"]
+    assert (agent["runner"], agent["command"]) == ("command", ["mycli", "--model", "{model}", "{prompt}"])
+
+    result = run("-C", str(ws), "eval", "--split", "val")
+    assert result.exit_code == 0, result.output
+    tasks = [line.split("|") for line in calls.read_text().splitlines() if line != "1|--version||0"]
+    assert tasks and all(task[:3] == ["3", "--model", "openai/x"] for task in tasks)
+    assert any(task[3] != "0" for task in tasks)  # the prompt, one item however many words it has
+
+
+def test_init_agent_command_takes_the_argv_as_repeated_args(tmp_path, monkeypatch):
+    program(tmp_path / "bin", "mycli", 'echo "<answer>42</answer>"')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = init_qa(tmp_path / "ws", "--agent", "command", "--arg", "mycli", "--arg", "--ask=it's {prompt} &  <now>")
+    assert result.exit_code == 0, result.output
+    agent = yaml.safe_load((tmp_path / "ws" / "wikiskill.yaml").read_text())["agent"]
+    assert agent["command"] == ["mycli", "--ask=it's {prompt} &  <now>"]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--agent", "command"], "--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', "
+                             "or one --arg per item"),
+    (["--agent", "command", "--command", "mycli {prompt}", "--arg", "mycli"], "either as --command or as --arg"),
+    (["--agent", "command", "--command", "mycli '{prompt}"], "does not split into words: No closing quotation"),
+    (["--agent", "command", "--command", "sh -c {prmpt}"], "{prmpt} in '{prmpt}' is no placeholder "
+                                                           "(did you mean '{prompt}'?)"),
+    (["--command", "mycli {prompt}"], "--command and --arg give the argv of --agent command, not of builtin"),
+])
+def test_init_refuses_a_command_runner_without_a_usable_argv_and_writes_nothing(tmp_path, args, expected):
+    assert expected in one_error_line(init_qa(tmp_path / "ws", *args))
     assert not (tmp_path / "ws").exists()
 
 
