@@ -154,3 +154,10 @@ def test_an_unknown_command_suggests_the_nearest_name():
     result = run("statu")
     assert result.exit_code == 2
     assert "No such command 'statu'. Did you mean 'status'?" in result.output
+
+
+def test_version_prints_the_version_the_package_declares():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    done = subprocess.run([sys.executable, "-m", "wikiskill", "--version"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"wikiskill {declared}\n", "")
