@@ -146,8 +146,9 @@ def test_an_unknown_benchmark_suggests_the_nearest_name(tmp_path):
     line = one_error_line(run("init", str(tmp_path / "ws"), "--benchmark", "textworld-cookin"))
     assert "unknown benchmark 'textworld-cookin' (did you mean 'textworld-cooking'?)" in line
     assert not (tmp_path / "ws").exists()
-    ws, _ = workspace_with(tmp_path, '"example-qa"', '"exampl-qa"')
-    assert "unknown benchmark 'exampl-qa' (did you mean 'example-qa'?)" in one_error_line(run("-C", str(ws), "log"))
+    ws, line = workspace_with(tmp_path, '"example-qa"', '"exampl-qa"')
+    assert f"wikiskill.yaml, line {line}: benchmark: unknown benchmark 'exampl-qa' (did you mean 'example-qa'?)" \
+        in one_error_line(run("-C", str(ws), "log"))
 
 
 def test_an_unknown_command_suggests_the_nearest_name():

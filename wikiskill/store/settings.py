@@ -47,7 +47,8 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     try:
         resolve(config.benchmark, installed=False)
     except BenchmarkError as exc:
-        raise ConfigError(f"{source}: benchmark: {exc}") from exc
+        line = line_of(text, ("benchmark",))
+        raise ConfigError(f"{source}{'' if line is None else f', line {line}'}: benchmark: {exc}") from exc
     check_runner(config, source)
     return config
 
