@@ -26,6 +26,12 @@ def needs(*commands: str, package: str) -> pytest.MarkDecorator:
     return pytest.mark.needs(*commands, package=package)
 
 
+def needs_cli(preset: type) -> pytest.MarkDecorator:
+    """Mark a test that runs a coding-agent CLI preset's program, installed by the npm package the
+    preset names (the one `wikiskill init --agent` names when the program is missing)."""
+    return needs(preset.program, package=preset.package)
+
+
 needs_chromium = needs("chromium", "chromium-browser", package="chromium")
 needs_java = needs("java", package="openjdk-17-jre-headless")
 

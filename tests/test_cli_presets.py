@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli_runs import KEY, SKILL_BODY, make_run, run_cli, skill_forever, skill_then_answer
-from conftest import needs
+from conftest import needs_cli
 from wikiskill.roles.cli.claude_code import ClaudeCode
 from wikiskill.roles.cli.codex import Codex
 from wikiskill.roles.cli.gemini_cli import GeminiCli
@@ -24,9 +24,7 @@ CASES = {  # preset, fixture folder, the skill-loading call as the transcript sh
     "codex": (Codex, "codex", ("shell", {"command": "/bin/bash -lc 'cat .agents/skills/demo/SKILL.md'"})),
     "gemini-cli": (GeminiCli, "gemini_cli", ("activate_skill", {"name": "demo"})),
 }
-PACKAGES = {"claude-code": needs("claude", package="@anthropic-ai/claude-code@2.1.332"),
-            "codex": needs("codex", package="@openai/codex@0.171.0"),
-            "gemini-cli": needs("gemini", package="@google/gemini-cli@0.61.0")}
+PACKAGES = {name: needs_cli(preset) for name, (preset, _, _) in CASES.items()}
 
 
 def fixture_lines(name: str) -> list[str]:

@@ -3,6 +3,7 @@ round 1's proposal raises val (accepted, merged), round 2's does not (rejected, 
 
 import json
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -200,3 +201,19 @@ def test_show_reads_a_rejected_candidate_from_its_tag(evolved):
     assert (story.action, story.skill, story.decision) == ("create", "useless-hint", "rejected")
     assert len(story.validation) == 6 and len(story.reads) == 4 and story.proposer_turns == 5
     assert story.rationale.startswith("reversal tasks fail; Useless Hint")
+
+
+def test_the_readmes_decision_log_reads_one_line_per_decision(evolved, tmp_path):
+    source, _, _, runner = evolved
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"`git (log [^`]*)` reads\s+as\s+one\s+line\s+per\s+decision", readme).group(1)
+
+    def decision_log(ws: Path) -> list[str]:
+        return git(ws, *shlex.split(command)).splitlines()
+
+    decisions = [" ".join(line.split()[1:5]) for line in decision_log(source)]  # the short hash first
+    assert decisions == ["r002 gate: rejected useless-hint", "r001 gate: accepted spell-letters"]
+    ws = tmp_path / "ws"
+    shutil.copytree(source, ws)
+    assert runner.invoke(app, ["-C", str(ws), "rollback", "spell-letters"]).exit_code == 0
+    assert len(decision_log(ws)) == 3 and "rollback" in decision_log(ws)[0]

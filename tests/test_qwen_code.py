@@ -12,15 +12,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import needs
+from conftest import needs, needs_cli
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.roles.cli.qwen_code import QwenCode
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
-needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
+needs_qwen = needs_cli(QwenCode)
 pytestmark = [needs_qwen, pytest.mark.slow]
 
 TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None), ("count", "letter", "t"), ("reverse", "stone", None)]

@@ -2,6 +2,7 @@
 docs/ leads to a page and heading that exist, and what the references list (settings, commands)
 is documented in the code they are generated from."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from typer.main import get_command
 
 from wikiskill.cli import app
 from wikiskill.core.config import Config
+from wikiskill.roles.cli.presets import npm_packages
 from wikiskill.store.traces import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,3 +112,33 @@ def test_the_concepts_page_names_every_field_of_a_val_jsonl_line():
     described = concepts[concepts.index("raw/rNNN/val.jsonl"):concepts.index("wiki/index.md")]
     assert [key for key in line if key not in described] == []
     assert "scores only" not in concepts
+
+
+def packages_the_tests_need() -> set[str]:
+    """The package of every system program a test runs: the constant `package=` of each `needs(...)`
+    mark in tests/, the presets' npm packages where `needs_cli` marks a test, and docker.io for the
+    `needs_docker` mark (the marks in test_needs.py's sample files are strings, not calls)."""
+    found = set()
+    for source in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name == "needs_docker":
+                found.add("docker.io")
+            if not isinstance(node, ast.Call):
+                continue
+            called = getattr(node.func, "id", None)
+            if called == "needs_cli":
+                found |= set(npm_packages())
+            elif called == "needs":
+                found |= {keyword.value.value for keyword in node.keywords
+                          if keyword.arg == "package" and isinstance(keyword.value, ast.Constant)}
+    return found
+
+
+def test_the_readme_names_the_package_of_every_program_the_tests_run():
+    needed = packages_the_tests_need()
+    assert {"bubblewrap", "chromium", "openjdk-17-jre-headless", "docker.io", *npm_packages()} <= needed
+    note = README[README.index("Install and run the tests"):README.index("Then look at what happened")]
+    assert sorted(package for package in needed if f"`{package}`" not in note) == []
+    agents = (DOCS / "agents.md").read_text(encoding="utf-8")
+    assert [package for package in npm_packages() if f"npm install -g {package}" not in agents] == []

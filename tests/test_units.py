@@ -83,7 +83,7 @@ def test_config_errors_are_one_line():
         parse_config("- a\n- b\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         parse_config("benchmark: [unclosed\n")
-    with pytest.raises(ConfigError, match="Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=r"line 2: unknown setting 'modle' \(did you mean 'model'\?\)$"):
         parse_config("benchmark: example-qa\nmodle: typo\n")
 
 

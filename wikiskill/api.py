@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from .store.workspace import Workspace
 
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from .history.audit import AuditReport
     from .history.compare import Comparison
@@ -52,13 +53,15 @@ __all__ = [
 
 def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str = "offline",
                    api_base: str | None = None, train: int | None = None, val: int | None = None,
-                   test: int | None = None, concurrency: int = 4, agent: str | None = None) -> Workspace:
+                   test: int | None = None, concurrency: int = 4, agent: str | None = None,
+                   command: Sequence[str] | None = None) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
     The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
     are read line by line, so a broken suite is refused before any model call. `agent`:
     `agent.runner` (`builtin`, `python:MODULE:FUNCTION` or a CLI preset such as `qwen-code`),
-    refused for a suite it cannot play or when it cannot start.
+    refused for a suite it cannot play or when it cannot start. `command`: the argv template of
+    `agent: command` (`agent.command`), which that runner needs and no other takes.
     """
     from .benchmarks import canonical_name, spec_of
 
@@ -68,6 +71,7 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     benchmark = canonical_name(benchmark, base=Path.cwd())
     spec = spec_of(benchmark)
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
+    _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
         raise ConfigError(f"the offline model cannot play {benchmark}; it needs an LLM "
                           "(pass --model, e.g. --model openai/gpt-4o-mini)")
@@ -76,7 +80,8 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                                           "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
-                  runner=runner, cli_presets=" | ".join(CliPresetName),
+                  runner=runner, command=json.dumps(list(command), ensure_ascii=False) if command else None,
+                  cli_presets=" | ".join(CliPresetName),
                   cli=runner is not None and not runner.startswith("python:"),
                   bwrap=shutil.which("bwrap") is not None)
     config = parse_config(text, CONFIG_FILE)
@@ -86,6 +91,16 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
         return Workspace.create(path, text)
     except OSError as exc:
         raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
+
+
+def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
+    """`--agent command` comes with its argv, and only it takes one."""
+    is_command = runner is not None and runner.lower() == CliPresetName.COMMAND
+    if is_command and not command:
+        raise ConfigError("--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', "
+                          "or one --arg per item")
+    if command and not is_command:
+        raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner or BUILTIN_RUNNER}")
 
 
 def _check_agent(config: Config) -> None:

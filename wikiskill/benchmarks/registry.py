@@ -22,7 +22,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..core.errors import BenchmarkError
+from ..core.errors import BenchmarkError, did_you_mean
 from .base import SPLITS, Benchmark, BenchmarkSpec, Split
 
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ def family(name: str) -> BenchmarkFamily:
     """The family registered as `name`, loaded on first use."""
     point = _entry_points().get(name)
     if point is None:
-        raise BenchmarkError(f"unknown benchmark {name!r}; choose one of: {', '.join(known_benchmarks())}")
+        raise BenchmarkError(f"unknown benchmark {name!r}{did_you_mean(name, _entry_points())}; "
+                             f"choose one of: {', '.join(known_benchmarks())}")
     try:
         loaded = point.load()
         found = loaded() if isinstance(loaded, type) else loaded

@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from typer.core import TyperGroup
 
-from .. import api
+from .. import __version__, api
 from ..core.config import CliPresetName
 from ..core.errors import WikiskillError
 from ..core.redact import scrub
@@ -71,9 +71,17 @@ def help_text(command: Callable) -> str:
     return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        plain(f"wikiskill {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(ctx: typer.Context, directory: Path | None = typer.Option(
-        None, "-C", help="Workspace directory (default: the one you are in).")) -> None:
+        None, "-C", help="Workspace directory (default: the one you are in)."),
+        version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                     help="Print wikiskill's version and exit.")) -> None:
     ctx.obj = directory
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -11,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
+from ..core.errors import ConfigError
 from .common import (
     AgentOption,
     ApiBaseOption,
@@ -35,14 +37,32 @@ def init(
     test: int | None = typer.Option(None, "--test", min=1, help="Test tasks (generated benchmarks)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
     agent: str | None = AgentOption,
+    command: str | None = typer.Option(
+        None, "--command", help="--agent command: the CLI's command line, split as a shell does, each word a "
+                                "template (e.g. 'mycli --model {model} {prompt}'); see docs/agents.md."),
+    arg: list[str] | None = typer.Option(
+        None, "--arg", help="--agent command: one item of the CLI's argv, as it is (repeat it, the program first); "
+                            "instead of --command."),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
     Refuses a non-empty directory that is not a workspace."""
-    ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base,
-                            train=train, val=val, test=test, concurrency=concurrency, agent=agent)
+    ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base, train=train, val=val,
+                            test=test, concurrency=concurrency, agent=agent, command=argv_of(command, arg))
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
+    """The argv `--command` (split as a shell does) or repeated `--arg` give; not both."""
+    if command is not None and items:
+        raise ConfigError("give the CLI's argv either as --command or as --arg items, not both")
+    if command is None:
+        return items or None
+    try:
+        return shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"--command {command!r} does not split into words: {exc}") from exc
 
 
 def evolve(

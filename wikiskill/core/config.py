@@ -4,12 +4,13 @@ file (and checking the benchmark it names) is `store.settings`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .registry import DOTTED_PATH, builtin_or_path
 
 CONFIG_FILE = "wikiskill.yaml"
@@ -151,7 +152,8 @@ class AgentSettings(RoleSettings):
     @model_validator(mode="after")
     def _command_given(self) -> AgentSettings:
         if self.runner == CliPresetName.COMMAND and not self.command:
-            raise ValueError("runner: command needs `command`, the CLI's argv template")
+            raise ValueError("runner: command needs `command`, the CLI's argv template "
+                             '(e.g. command: [mycli, --model, "{model}", "{prompt}"])')
         return self
 
     @property
@@ -435,10 +437,55 @@ class Config(_Section):
             raise config_error(exc, "the command line") from exc
 
 
-def config_error(exc: ValidationError, source: str) -> ConfigError:
-    """One line for a failed validation: its first error, where it is, and how many more there are."""
+Location = tuple[str | int, ...]
+"""Where a value sits in wikiskill.yaml, as pydantic reports it: keys and list indexes."""
+
+
+def config_error(exc: ValidationError, source: str,
+                 line_of: Callable[[Location], int | None] | None = None) -> ConfigError:
+    """One line for a failed validation: its first error, where it is (the file's line, when
+    `line_of` can tell it), and how many more there are."""
     first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    line = line_of(first["loc"]) if line_of is not None else None
+    at = f"{source}, line {line}" if line is not None else source
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if first["type"] == "extra_forbidden":
+        return ConfigError(f"{at}: {unknown_setting(first['loc'])}{more}")
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
-    return ConfigError(f"{source}: {where}: {message}{more}")
+    return ConfigError(f"{at}: {where}: {message}{more}")
+
+
+def unknown_setting(loc: Location) -> str:
+    """`unknown setting 'concurency' (did you mean 'concurrency'?)`: the nearest setting of the same
+    section, else the same name in another section, else the section's settings listed."""
+    *section, key = (str(part) for part in loc)
+    prefix = "".join(f"{part}." for part in section)
+    model = _section(section)
+    if model is None:
+        return f"unknown setting {prefix + key!r}"
+    here = [prefix + name for name in model.model_fields]
+    elsewhere = [name for name in _setting_names(Config) if name.rsplit(".", 1)[-1] == key]
+    hint = did_you_mean(prefix + key, here) or (f" (did you mean {elsewhere[0]!r}?)" if elsewhere else "")
+    if not hint:
+        hint = f"; the settings of {section[-1] if section else 'the top level'} are {', '.join(model.model_fields)}"
+    return f"unknown setting {prefix + key!r}{hint}"
+
+
+def _section(path: list[str]) -> type[BaseModel] | None:
+    """The model of the section at `path` (`["agent"]` -> AgentSettings), None if it is not one."""
+    model: object = Config
+    for part in path:
+        field = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        model = field.annotation if field is not None else None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _setting_names(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every setting's dotted name (`agent.runner`), sections' settings after the section."""
+    names = []
+    for name, field in model.model_fields.items():
+        names.append(prefix + name)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            names += _setting_names(field.annotation, f"{prefix}{name}.")
+    return names

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import Enum
 from typing import TypeVar
 
@@ -71,4 +73,11 @@ def choice(kind: type[E], value: str, what: str) -> E:
         return kind(value)
     except ValueError:
         values = [str(member.value) for member in kind]
-        raise WikiskillError(f"unknown {what} {value!r}: use {', '.join(values[:-1])} or {values[-1]}") from None
+        hint = did_you_mean(value, values)
+        raise WikiskillError(f"unknown {what} {value!r}{hint}: use {', '.join(values[:-1])} or {values[-1]}") from None
+
+
+def did_you_mean(value: str, names: Iterable[str]) -> str:
+    """` (did you mean 'NAME'?)` for the name nearest to a mistyped `value`, or nothing when none is near."""
+    nearest = difflib.get_close_matches(value, list(names), n=1)
+    return f" (did you mean {nearest[0]!r}?)" if nearest else ""

@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role, config_error
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_error
 from ..core.errors import BenchmarkError, ConfigError
 
 
@@ -35,8 +35,7 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
-        where = f", line {exc.problem_mark.line + 1}" if exc.problem_mark else ""
-        raise ConfigError(f"{source}{where}: not valid YAML ({exc.problem})") from exc
+        raise ConfigError(f"{source}{_yaml_mistake(text, exc)}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict):
@@ -44,13 +43,73 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, source) from exc
+        raise config_error(exc, source, lambda loc: line_of(text, loc)) from exc
     try:
         resolve(config.benchmark, installed=False)
     except BenchmarkError as exc:
-        raise ConfigError(f"{source}: benchmark: {exc}") from exc
+        line = line_of(text, ("benchmark",))
+        raise ConfigError(f"{source}{'' if line is None else f', line {line}'}: benchmark: {exc}") from exc
     check_runner(config, source)
     return config
+
+
+UNCLOSED = ("quoted scalar", "flow sequence", "flow mapping", "simple key")
+"""What YAML names as an error's context when it began a construct it found no end for: the mistake
+is where it began (its context mark), not where YAML gave up, which can be lines later."""
+
+
+def _yaml_mistake(text: str, exc: yaml.MarkedYAMLError) -> str:
+    """`, line N: not valid YAML (...)` naming the line the mistake is on: where a construct left
+    open began, else where YAML noticed the problem."""
+    problem, noticed = exc.problem or "unreadable", exc.problem_mark
+    if noticed is None:
+        return f": not valid YAML ({problem})"
+    began, later = exc.context_mark, f"line {noticed.line + 1}"
+    if began is not None and began.line != noticed.line and any(what in (exc.context or "") for what in UNCLOSED):
+        return f", line {began.line + 1}: not valid YAML ({exc.context}: {problem} on {later})"
+    quote = _quote_ending_at(text, noticed.line)
+    if quote is not None:
+        return f", line {quote.line + 1}: not valid YAML (the quote opened here closes only on {later}: {problem})"
+    return f", {later}: not valid YAML ({problem})"
+
+
+def _quote_ending_at(text: str, line: int) -> yaml.Mark | None:
+    """The start of a quoted value that spans lines and ends on `line`: a quote left open that a
+    later value's quote closed, the usual cause of an error reported on that line."""
+    found = None
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.line > line:
+                break
+            if isinstance(token, yaml.ScalarToken) and token.style in ('"', "'") \
+                    and token.start_mark.line < token.end_mark.line == line:
+                found = token.start_mark
+    except yaml.YAMLError:
+        pass
+    return found
+
+
+def line_of(text: str, loc: Location) -> int | None:
+    """The line (from 1) of the setting at `loc` in the YAML `text`: of its key, or of its list
+    item; of the deepest part of `loc` the text has, None when it has none or does not parse."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((key, value) for key, value in node.value
+                         if isinstance(key, yaml.ScalarNode) and key.value == str(part)), None)
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
 
 
 def check_runner(config: Config, source: str) -> None:

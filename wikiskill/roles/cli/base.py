@@ -62,7 +62,9 @@ class CliTranscript:
 
 class CliPreset(Protocol):
     """One CLI in headless mode. The agent makes it with no arguments, or through its classmethod
-    `from_settings(agent settings)` when it has one (the `command` preset reads `agent.command`)."""
+    `from_settings(agent settings)` when it has one (the `command` preset reads `agent.command`).
+    A preset may name the npm `package` that installs its program (`@scope/name@version`): a
+    program missing from PATH is then refused with the `npm install` that brings it."""
 
     name: ClassVar[str]
     """The `agent.runner` value that picks it."""

@@ -37,6 +37,8 @@ SETTINGS = {"autoMemoryEnabled": False}
 class ClaudeCode:
     name: ClassVar[str] = "claude-code"
     program: ClassVar[str] = "claude"
+    package: ClassVar[str] = "@anthropic-ai/claude-code@2.1.332"
+    """The npm package that installs `program`, at the version these presets are tested with."""
     skills_folder: ClassVar[str] = ".claude/skills"
 
     def argv(self, run: CliRun) -> list[str]:

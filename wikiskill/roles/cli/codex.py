@@ -36,6 +36,8 @@ def _toml(value: object) -> str:
 class Codex:
     name: ClassVar[str] = "codex"
     program: ClassVar[str] = "codex"
+    package: ClassVar[str] = "@openai/codex@0.171.0"
+    """The npm package that installs `program`, at the version these presets are tested with."""
     skills_folder: ClassVar[str] = ".agents/skills"
 
     def argv(self, run: CliRun) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...core.config import AgentSettings
-from ...core.errors import ConfigError
+from ...core.errors import ConfigError, did_you_mean
 from .base import CliRun, CliTranscript, bare_model
 from .reading import SKILL_FILE
 
@@ -36,7 +36,8 @@ class CommandPreset:
         for item in template:
             for _, field, _, _ in _fields(item):
                 if field is not None and field not in PLACEHOLDERS:
-                    raise ConfigError(f"agent.command: {{{field}}} in {item!r} is no placeholder "
+                    hint = did_you_mean(f"{{{field}}}", [f"{{{name}}}" for name in PLACEHOLDERS])
+                    raise ConfigError(f"agent.command: {{{field}}} in {item!r} is no placeholder{hint} "
                                       f"({', '.join(PLACEHOLDERS)})")
         self.template = list(template)
         self.program = self.template[0]

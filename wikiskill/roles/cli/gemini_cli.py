@@ -30,6 +30,8 @@ SKILL_TOOL = "activate_skill"
 class GeminiCli:
     name: ClassVar[str] = "gemini-cli"
     program: ClassVar[str] = "gemini"
+    package: ClassVar[str] = "@google/gemini-cli@0.61.0"
+    """The npm package that installs `program`, at the version these presets are tested with."""
     skills_folder: ClassVar[str] = ".gemini/skills"
 
     def argv(self, run: CliRun) -> list[str]:

@@ -41,11 +41,20 @@ def make_preset(settings: AgentSettings) -> CliPreset:
 
 
 def program_path(preset: CliPreset) -> str:
-    """The preset's executable on PATH; ConfigError in one line when it is not installed."""
+    """The preset's executable on PATH; ConfigError in one line when it is not installed, naming
+    the npm package that installs it when the preset has one."""
     found = shutil.which(preset.program)
     if found is None:
-        raise ConfigError(f"agent.runner: {preset.name} runs `{preset.program}`, which is not on PATH")
+        package = getattr(preset, "package", None)
+        install = f": install it with `npm install -g {package}` (the version tested)" if package else ""
+        raise ConfigError(f"agent.runner: {preset.name} runs `{preset.program}`, which is not on PATH{install}")
     return found
+
+
+def npm_packages() -> list[str]:
+    """The npm packages of the built-in presets, at their tested versions (what .ci/run installs)."""
+    found = (getattr(PRESETS.load(name), "package", None) for name in PRESETS.builtins)
+    return [package for package in found if package]
 
 
 def cli_version(preset: CliPreset) -> str:

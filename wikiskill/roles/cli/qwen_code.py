@@ -27,6 +27,8 @@ SETTINGS = {
 class QwenCode:
     name: ClassVar[str] = "qwen-code"
     program: ClassVar[str] = "qwen"
+    package: ClassVar[str] = "@qwen-code/qwen-code@0.24.4"
+    """The npm package that installs `program`, at the version these presets are tested with."""
     skills_folder: ClassVar[str] = ".qwen/skills"
 
     def argv(self, run: CliRun) -> list[str]:
