@@ -206,6 +206,8 @@ class Evidence:
     p_value: float | None = None
     look: Look | None = None
     """`sequential`: the look that ended the validation and the boundary it crossed."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Tasks left out on both sides because the machinery failed on one, with the reason."""
 
     @property
     def mean_diff(self) -> float:

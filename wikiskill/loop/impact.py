@@ -62,7 +62,15 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
         more = f" and {len(tasks) - SHOWN_TASKS} more" if len(tasks) > SHOWN_TASKS else ""
         shown = ", ".join(tasks[:SHOWN_TASKS]) + more
         lines.append(f"- {label}: {len(tasks)}{' (' + shown + ')' if tasks else ''}")
+    if evidence.left_out:
+        lines.append(f"- Left out as infra: {len(evidence.left_out)} ({infra_text(evidence.left_out)})")
     return lines
+
+
+def infra_text(left_out: dict[str, str]) -> str:
+    """`task: reason; ...` of the tasks left out as infrastructure failures, the first few."""
+    shown = "; ".join(f"{task}: {reason}" for task, reason in list(left_out.items())[:SHOWN_TASKS])
+    return shown + (f" and {len(left_out) - SHOWN_TASKS} more" if len(left_out) > SHOWN_TASKS else "")
 
 
 def append_entry(impact: str | None, entry: ImpactEntry) -> str:
