@@ -58,8 +58,9 @@ class WorkdirAgent(Protocol):
 
 class Scorer(Protocol):
     """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
-    `roles/judge.py`: `judge`). It may block (it runs in a thread); an exception, a timeout
-    included, fails that task alone."""
+    `roles/judge.py`: `judge`). It may block (it runs in a thread). An exception is the scorer
+    crashing, an infrastructure failure (the task is retried once, then left out of the score);
+    a `run/scorers.ScorerTimeout` is the task's own timeout failure."""
 
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
         """The value in [0, 1] with written feedback, from the finished `workdir` and the

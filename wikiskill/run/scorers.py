@@ -43,7 +43,7 @@ NOT_RUN = {126: "a program it runs cannot be executed", 127: "a program it runs 
 """Exit statuses by which a shell says the check itself could not run."""
 TRACEBACK = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s+File "([^"]+)", line \d+')
-VERDICTS = ("AssertionError", "SystemExit")
+VERDICTS = ("AssertionError",)
 """Exceptions by which a Python check states a task's failure rather than crashing."""
 
 
