@@ -154,19 +154,27 @@ def test_crashed_checks_are_retried_once_recorded_as_infra_and_left_out_of_the_g
     assert maintainer and not any("crash-t" in text for text in maintainer)
 
 
-def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_retries_it(tmp_path,
-                                                                                         runner_module):
+SEQUENTIAL = {"policy": "sequential", "batch": 2}
+"""Looks of two val tasks in their order: crash-v and fix-c, then fix-d and hard-v."""
+
+
+@pytest.mark.parametrize(("gate", "share", "retried"), [
+    ({}, "1 of 4", {"crash-v": 1}),  # the other tasks' results come from the cache
+    (SEQUENTIAL, "1 of 2", {"crash-v": 1, "fix-d": 1, "hard-v": 1}),  # stopped at look 1; look 2 is new
+], ids=["strict", "sequential"])
+def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_retries_it(tmp_path, runner_module,
+                                                                                         gate, share, retried):
     suite = infra_suite(tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "hard-v", "crash-v"],
                                    "test": ["fix-e"]})
     set_modes(tmp_path, hard_v="fail")  # no skill solves it: main stays below 1.0 and round 2 runs
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
         ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
                                 api_base=server.base_url, agent=runner_module)
-        configure(ws)
-        api.evolve(ws, 1)  # round 1 merges spell-letters; round 2 proposes a useless skill
+        configure(ws, **gate)
+        api.evolve(ws, 1)  # round 1 proposes spell-letters (strict merges it); round 2 a useless skill
         before = runs(tmp_path)
         set_modes(tmp_path, hard_v="fail", crash_v="raise")
-        with pytest.raises(ValidationIndecisive, match=r"1 of 4 tasks failed as infrastructure, more than "
+        with pytest.raises(ValidationIndecisive, match=fr"{share} tasks failed as infrastructure, more than "
                                                        r"gate.max_infra_share 0.1"):
             api.evolve(ws, 1)
         during = runs(tmp_path)
@@ -180,7 +188,7 @@ def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_r
         result = api.evolve(ws, 1)
 
     assert during["crash-v"] - before["crash-v"] == 2  # tried once more before giving up
-    assert runs(tmp_path) - during == Counter({"crash-v": 1})  # the retry: scored tasks came from the cache
+    assert runs(tmp_path) - during == Counter(retried)
     assert result.rounds_completed == 2
     gate = next(c for c in ws.log("main") if c.meta.round == 2 and c.meta.step == Step.GATE)
     assert gate.meta.decision == Decision.REJECTED and gate.meta.infra is None and gate.meta.tasks == 4
