@@ -58,8 +58,9 @@ class WorkdirAgent(Protocol):
 
 class Scorer(Protocol):
     """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
-    `roles/judge.py`: `judge`). It may block (it runs in a thread); an exception, a timeout
-    included, fails that task alone."""
+    `roles/judge.py`: `judge`). It may block (it runs in a thread). An exception is the scorer
+    crashing, an infrastructure failure (the task is retried once, then left out of the score);
+    a `run/scorers.ScorerTimeout` is the task's own timeout failure."""
 
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
         """The value in [0, 1] with written feedback, from the finished `workdir` and the
@@ -210,6 +211,8 @@ class Evidence:
     p_value: float | None = None
     look: Look | None = None
     """`sequential`: the look that ended the validation and the boundary it crossed."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Tasks left out on both sides because the machinery failed on one, with the reason."""
 
     @property
     def mean_diff(self) -> float:

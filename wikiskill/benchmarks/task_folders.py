@@ -70,6 +70,14 @@ class ScorerName(StrEnum):
     JUDGE = "judge"
 
 
+class VerifierTimeout(StrEnum):
+    """What a check that runs past its `timeout` is: the task's failure (it ran the agent's
+    code: `failure: timeout`, scored 0), or an infrastructure failure (retried once, never scored)."""
+
+    TASK = "task"
+    INFRA = "infra"
+
+
 class SuiteSettings(BaseModel):
     """suite.yaml: how a task-folder suite is scored."""
 
@@ -87,7 +95,12 @@ class SuiteSettings(BaseModel):
     Exit 0 scores 1; otherwise a last stdout line `score: X` gives X, or `junit` the share passed."""
     timeout: float = Field(60.0, gt=0)
     """`command`: seconds the check may run; then it and every process it started are killed and
-    the task fails with the timeout as its error."""
+    the task fails with the timeout as its error (`failure: timeout`, scored 0; see
+    `verifier_timeout`)."""
+    verifier_timeout: VerifierTimeout = VerifierTimeout.TASK
+    """`task`: a check past its `timeout` is the task's failure (the agent's code ran too long);
+    `infra`: it is an infrastructure failure (a slow machine, a hung service), retried once and,
+    failing again, left out of the score."""
     junit: str | None = None
     """`command`: a JUnit XML report the check writes, relative to the workdir (e.g. `report.xml`
     with `pytest --junitxml=report.xml`): a failed check scores the share of tests passed."""

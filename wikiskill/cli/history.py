@@ -60,9 +60,13 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
         title = f"validation: {len(story.validation)} tasks" + (f" ({story.looks})" if story.looks else "")
         table = Table("task", "score", "prediction", "expected", title=title)
         for row in story.validation:
-            table.add_row(str(row.get("id")), f"{float(row.get('score') or 0):.3f}", shorten(row.get("prediction")),
-                          shorten(row.get("expected")))
+            infra = row.get("failure") == "infra"
+            table.add_row(str(row.get("id")), "infra" if infra else f"{float(row.get('score') or 0):.3f}",
+                          shorten(row.get("error") if infra else row.get("prediction")), shorten(row.get("expected")))
         console.print(table)
+        left_out = story.infra
+        if left_out:
+            plain(f"  left out as infra: {len(left_out)} ({'; '.join(f'{t}: {r}' for t, r in left_out.items())})")
     else:
         plain("validation: (none: the proposal did not reach it)")
     scores = ""

@@ -113,20 +113,21 @@ def eval_command(
     ws = workspace_of(ctx)
     evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
                              workers=workers, executor=executor, agent=agent, console=console)
-    scores = evaluated.evaluation.scores
-    table = Table("task", "score", "prediction", "expected", title=f"{split}: {len(scores)} tasks")
+    e = evaluated.evaluation
+    table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
     failed = []
     for trajectory in evaluated.runs[0]:
         row = trajectory.outcome()
-        table.add_row(row["id"], f"{scores[row['id']]:.3f}", shorten(row["prediction"]), shorten(row["expected"]))
+        score = f"{e.scores[row['id']]:.3f}" if row["id"] in e.scores else "infra"
+        table.add_row(row["id"], score, shorten(row["prediction"]), shorten(row["expected"]))
         if row["error"]:
             failed.append(f"{row['id']}: {row['error']}")
     console.print(table)
     for line in failed:
         console.print(line, markup=False, highlight=False)
     repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
-    e = evaluated.evaluation
-    console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved){repeats}; fingerprint {e.fingerprint}")
+    infra = f", {len(e.infra)} left out as infra" if e.infra else ""
+    console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
 def compare_command(

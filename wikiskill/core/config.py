@@ -300,6 +300,11 @@ class GateSettings(_Section):
     seed: int = 0
     """Seed of the bootstrap and permutation resampling of `paired` and of `sequential`'s last look
     (on scores that are not pass/fail)."""
+    max_infra_share: float = Field(0.10, ge=0.0, le=1.0)
+    """The largest share of a validation's tasks that may fail as infrastructure (a check that
+    crashed or wrote no result, an image that would not build) on either side: such tasks are
+    left out of the comparison on both sides; past this share the validation is `indecisive`,
+    never merged, and the next `evolve` retries it."""
 
     @field_validator("policy", mode="before")
     @classmethod

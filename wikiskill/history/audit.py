@@ -4,8 +4,9 @@ For each accepted gate merge (rolled back or not): the trailers name an evaluati
 merge's own skills; that evaluation and the incumbent's it was compared with share one setup;
 the claimed score is the mean of the per-task results committed with it; a sequential verdict,
 recomputed from both sides' committed per-task results and the design its trailers record,
-accepts at the same look on the same tasks; and, with `rerun`, evaluating the merge again from
-scratch under the current settings gives the claimed score.
+accepts at the same look on the same tasks; the tasks left out as infrastructure failures are
+those both sides' results record, no more than `gate.max_infra_share`; and, with `rerun`,
+evaluating the merge again from scratch under the current settings gives the claimed score.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from dataclasses import dataclass, field
 from ..benchmarks import Task
 from ..core.config import GateSettings
 from ..loop.fingerprint import digest
-from ..loop.gate_policies import GATE_POLICIES
+from ..loop.gate_policies import GATE_POLICIES, infra_problem, left_out
 from ..loop.harness import Harness
 from ..protocols import BatchedGatePolicy
-from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_scores, skills_id
+from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Commit
 
@@ -52,9 +53,10 @@ def audit(harness: Harness, rerun: bool = False) -> AuditReport:
 
 
 def _tasks_used(harness: Harness, merge: Commit) -> list[Task] | None:
-    """The val tasks a sequential verdict used (None: all of val)."""
+    """The val tasks its claimed score rests on: those scored (a sequential verdict's looks may
+    have used part of val; infrastructure failures have no score); None: all of val."""
     evaluation = evaluation_at(harness.ws, merge)
-    if merge.meta.look is None or evaluation is None:
+    if evaluation is None or (merge.meta.look is None and not evaluation.infra):
         return None
     return [task for task in harness.benchmark.tasks("val") if task.id in evaluation.scores]
 
@@ -83,7 +85,19 @@ def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
         problems.append("the incumbent evaluation it was compared with is not in main's history before it")
     elif incumbent[1].setup != meta.setup:
         problems.append("it was compared with an incumbent evaluated under another setup")
+    elif evaluation is not None:
+        problems += _infra_problems(harness, merge, evaluation, incumbent[1])
     return problems
+
+
+def _infra_problems(harness: Harness, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
+    """The tasks both sides' results leave out as infrastructure failures are those the commit
+    says it left out, and no more than `gate.max_infra_share` of them."""
+    dropped = left_out(candidate, incumbent)
+    if len(dropped) != (merge.meta.infra or 0):
+        return [f"claims {merge.meta.infra or 0} task(s) left out as infra; its results leave out {len(dropped)}"]
+    problem = infra_problem(harness.config.gate, candidate, incumbent)
+    return [f"accepted although {problem}"] if problem else []
 
 
 def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation | None) -> list[str]:
@@ -96,13 +110,16 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     before = skills_id(ws, merge.parents[0], harness.config.agent.wiki_access)
     if meta.incumbent_fingerprint != digest([meta.setup, before]):
         return ["its incumbent results are not of main's skills before it under the same setup"]
-    incumbent = Evaluation(meta.incumbent_fingerprint, meta.setup or "", before, read_scores(text))
+    incumbent = read_outcomes(text).evaluation(meta.incumbent_fingerprint, meta.setup or "", before)
     settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
                             margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
     policy = GATE_POLICIES.load(settings.policy).from_settings(settings)
     if not isinstance(policy, BatchedGatePolicy) or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     verdict = policy.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    infra = _infra_problems(harness, merge, candidate, incumbent)
+    if infra:
+        return infra
     look = verdict.evidence.look
     claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
     if verdict.decision != Decision.ACCEPTED or look is None or (look.number, look.tasks) != (meta.look, meta.tasks):

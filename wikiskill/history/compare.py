@@ -65,6 +65,6 @@ def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", conf
 def _evaluation(harness: Harness, ref: str, split: Split) -> Evaluation:
     harness.ws.resolve(ref)
     recorded = harness.recorded(ref, split)
-    if recorded is not None and recorded[1].n == len(harness.benchmark.tasks(split)):  # not a sequential part
+    if recorded is not None and recorded[1].size == len(harness.benchmark.tasks(split)):  # not a sequential part
         return recorded[1]
     return harness.evaluate(ref, split, f"{ref}: {split}").evaluation

@@ -42,7 +42,8 @@ class WikiSize:
 @dataclass(frozen=True)
 class TaskRow:
     id: str
-    candidate: float
+    candidate: float | None
+    """None: an infrastructure failure (its `prediction` is the reason), left out of the comparison."""
     incumbent: float | None
     prediction: str
     expected: str
@@ -69,11 +70,17 @@ def report_data(ws: Workspace) -> ReportData:
         if story.validation:
             data.validated_round, data.decision, data.looks = number, story.decision or "pending", story.looks
             incumbent = story.incumbent_validation or _incumbent_scores(ws, number)
-            data.tasks = [TaskRow(str(row.get("id")), float(row.get("score") or 0.0), incumbent.get(str(row.get("id"))),
-                                  str(row.get("prediction") or ""), str(row.get("expected") or ""))
-                          for row in story.validation]
+            data.tasks = [_task_row(row, incumbent) for row in story.validation]
             break
     return data
+
+
+def _task_row(row: dict, incumbent: dict[str, float]) -> TaskRow:
+    task = str(row.get("id"))
+    if row.get("failure") == "infra":
+        return TaskRow(task, None, incumbent.get(task), str(row.get("error") or "infrastructure failure"), "")
+    return TaskRow(task, float(row.get("score") or 0.0), incumbent.get(task), str(row.get("prediction") or ""),
+                   str(row.get("expected") or ""))
 
 
 def _wiki_sizes(ws: Workspace) -> list[WikiSize]:

@@ -41,6 +41,12 @@ class RoundStory:
     looks: str = ""
     """How a sequential verdict stopped: the look, the tasks used of the pool, the boundary crossed."""
 
+    @property
+    def infra(self) -> dict[str, str]:
+        """The validation's tasks that failed as infrastructure (left out of the comparison), with the reason."""
+        return {str(row.get("id")): str(row.get("error") or "") for row in self.validation
+                if row.get("failure") == "infra"}
+
 
 def _step(commits: list[Commit], number: int, step: Step) -> Commit | None:
     """The newest commit of `step` in round `number` (a validation retried later wins)."""

@@ -117,7 +117,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
                 if not incumbent_recorded(harness):
                     record_incumbent(harness, number)
                 main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
-                if main_eval.mean >= 1.0 and main_eval.n >= len(harness.benchmark.tasks("val")):
+                if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
                     stopped_early = True
                     break
             decisions.append(run_round(harness, number))

@@ -26,11 +26,38 @@ from ..store.trailers import Decision
 
 
 def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
-    """`(task, candidate score, incumbent score)` per task; both must cover the same tasks."""
-    if set(candidate.scores) != set(incumbent.scores):
+    """`(task, candidate score, incumbent score)` per task scored on both sides, in the
+    candidate's order; both must cover the same tasks. A task that is an infrastructure failure
+    on either side is left out on both (`left_out`)."""
+    if set(candidate.tasks) != set(incumbent.tasks):
         raise WikiskillError("the gate can only compare evaluations of the same tasks "
-                             f"({candidate.n} and {incumbent.n} tasks, not the same ids)")
-    return [(task, score, incumbent.scores[task]) for task, score in candidate.scores.items()]
+                             f"({candidate.size} and {incumbent.size} tasks, not the same ids)")
+    return [(task, candidate.scores[task], incumbent.scores[task]) for task in candidate.tasks
+            if task in candidate.scores and task in incumbent.scores]
+
+
+def left_out(candidate: Evaluation, incumbent: Evaluation | None = None) -> dict[str, str]:
+    """The tasks an infrastructure failure on either side leaves out of the comparison, in the
+    candidate's order, each with its reason (and the side it failed on)."""
+    sides = [("candidate", candidate), ("main", incumbent)] if incumbent is not None else [("", candidate)]
+    reasons = {}
+    for task in candidate.tasks:
+        found = [f"{side + ': ' if side else ''}{evaluation.infra[task]}" for side, evaluation in sides
+                 if evaluation is not None and task in evaluation.infra]
+        if found:
+            reasons[task] = "; ".join(found)
+    return reasons
+
+
+def infra_problem(settings: GateSettings, candidate: Evaluation, incumbent: Evaluation | None = None) -> str | None:
+    """Why a validation is indecisive: more than `gate.max_infra_share` of its tasks failed as
+    infrastructure, on either side; None when the comparison can stand."""
+    dropped = left_out(candidate, incumbent)
+    if not candidate.size or len(dropped) <= settings.max_infra_share * candidate.size:
+        return None
+    first, reason = next(iter(dropped.items()))
+    return (f"{len(dropped)} of {candidate.size} tasks failed as infrastructure, more than gate.max_infra_share "
+            f"{settings.max_infra_share:g} (first {first}: {reason})")
 
 
 def decimal(value: float) -> Fraction:
@@ -44,13 +71,20 @@ def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) ->
 
 
 def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
+    """The comparison on the tasks scored on both sides: their means, the exact mean gain."""
     pairs = paired(candidate, incumbent)
     gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
-    return Evidence(policy, len(pairs), candidate.mean, incumbent.mean, gain,
+    dropped = left_out(candidate, incumbent)
+    means = (candidate.mean, incumbent.mean)
+    if dropped:
+        means = (math.fsum(c for _, c, _ in pairs) / len(pairs), math.fsum(i for _, _, i in pairs) / len(pairs)) \
+            if pairs else (0.0, 0.0)
+    return Evidence(policy, len(pairs), *means, gain,
                     fixed=[task for task, c, i in pairs if c >= 1.0 > i],
                     broken=[task for task, c, i in pairs if i >= 1.0 > c],
                     helped=[task for task, c, i in pairs if c > i],
-                    hurt=[task for task, c, i in pairs if c < i], **extra)  # type: ignore[arg-type]
+                    hurt=[task for task, c, i in pairs if c < i], left_out=dropped,
+                    **extra)  # type: ignore[arg-type]
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:

@@ -18,7 +18,7 @@ from ..protocols import AgentRecipe, Executor, GatePolicy, Place
 from ..roles.wikitool import WikiShelf
 from ..run.executors import open_executor
 from ..run.team import ModelFactory, Team
-from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
+from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes, skills_id
 from ..store.results import ResultCache
 from ..store.rounds import round_label
 from ..store.settings import load_config
@@ -163,7 +163,7 @@ class Harness:
                 label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
             key = digest([fingerprint, repeat]) if cached else None
             runs.append(self.run_tasks(split, ref, label, key, self.config.seed + repeat, tasks))
-        evaluation = Evaluation(fingerprint, setup.id, tree, per_task_scores(runs))
+        evaluation = per_task_outcomes(runs).evaluation(fingerprint, setup.id, tree)
         return Evaluated(evaluation, setup, runs)
 
     def run_tasks(self, split: Split, ref: str, description: str, cache_key: str | None, seed: int,

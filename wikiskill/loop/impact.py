@@ -59,7 +59,10 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
     if evidence.look is not None:
         lines.append(f"- Sequential: {evidence.look.text()}")
     lines.append(f"- Effect: {evidence.effect()}")
-    return lines + effect_lines(evidence, SHOWN_TASKS)
+    lines += effect_lines(evidence, SHOWN_TASKS)
+    if evidence.left_out:
+        lines.append(f"- Left out as infra: {len(evidence.left_out)} ({infra_text(evidence.left_out)})")
+    return lines
 
 
 def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
@@ -74,6 +77,12 @@ def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
         if tasks:
             lines.append(f"- {label}: {', '.join(names)}{more}")
     return lines
+
+
+def infra_text(left_out: dict[str, str]) -> str:
+    """`task: reason; ...` of the tasks left out as infrastructure failures, the first few."""
+    shown = "; ".join(f"{task}: {reason}" for task, reason in list(left_out.items())[:SHOWN_TASKS])
+    return shown + (f" and {len(left_out) - SHOWN_TASKS} more" if len(left_out) > SHOWN_TASKS else "")
 
 
 def append_entry(impact: str | None, entry: ImpactEntry) -> str:

@@ -150,26 +150,27 @@ class SequentialPolicy:
 
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         """Every look over the tasks given, as the whole pool."""
-        return self.judge_looks(candidate, incumbent, candidate.n, at_least)
+        return self.judge_looks(candidate, incumbent, candidate.size, at_least)
 
     def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int,
                     at_least: bool = False) -> Verdict:
-        pairs = paired(candidate, incumbent)
+        paired(candidate, incumbent)  # the same tasks on both sides
+        order = list(candidate.tasks)  # the pool's order
         for n in self.design(pool).counts:
-            if n > len(pairs):
+            if n > len(order):
                 break
-            first = [task for task, _, _ in pairs[:n]]  # in the candidate's order, the pool's
-            verdict = self._decide(_only(candidate, first), _only(incumbent, first), pool, at_least)
+            first = order[:n]
+            verdict = self._decide(candidate.only(first), incumbent.only(first), pool, at_least)
             if verdict is not None:
                 return verdict
-        raise WikiskillError(f"a sequential validation of {len(pairs)} of {pool} tasks stopped without a verdict "
+        raise WikiskillError(f"a sequential validation of {len(order)} of {pool} tasks stopped without a verdict "
                              "(it needs the next batch)")
 
     def look(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool = False) -> Look:
         plan = self.design(pool)
-        if candidate.n not in plan.counts:
-            raise WikiskillError(f"{candidate.n} of {pool} validation tasks is no look of batch {self.batch}")
-        index = plan.counts.index(candidate.n)
+        if candidate.size not in plan.counts:
+            raise WikiskillError(f"{candidate.size} of {pool} validation tasks is no look of batch {self.batch}")
+        index = plan.counts.index(candidate.size)
         excess = differences(paired(candidate, incumbent), less=self.margin)
         total, squares = sum(excess, Fraction(0)), sum((d * d for d in excess), Fraction(0))
         upper, lower = plan.upper[index], plan.lower[index]
@@ -183,7 +184,7 @@ class SequentialPolicy:
             crossed = Crossed.FUTILITY
         else:
             crossed = None
-        return Look(index + 1, len(plan.counts), candidate.n, pool, self.batch, self.confidence, self.margin,
+        return Look(index + 1, len(plan.counts), candidate.size, pool, self.batch, self.confidence, self.margin,
                     float(total) / math.sqrt(squares) if squares else 0.0, float(upper),
                     None if lower is None else float(lower), crossed)
 
@@ -207,8 +208,3 @@ class SequentialPolicy:
         evidence = replace(verdict.evidence, policy=self.name, look=look)
         where = look.text() + ("" if single else f", paired at {level:.4f}")
         return Verdict(verdict.decision, f"{verdict.reason}; {where}", evidence)
-
-
-def _only(evaluation: Evaluation, tasks: list[str]) -> Evaluation:
-    return replace(evaluation, scores={task: evaluation.scores[task] for task in tasks})
-

@@ -2,7 +2,8 @@
 rubric or each of its expectations (`scorer: judge`; the `judge` role of wikiskill.yaml).
 
 Its reply is a `JudgeReply`, whose JSON schema is what the prompt shows; a reply that does not
-parse gets one retry with the reason, then fails that task alone. `judge.samples` verdicts are
+parse gets one retry with the reason, then the judge has failed: an infrastructure failure of
+that task alone (`run/workdir_tasks.py`). `judge.samples` verdicts are
 asked and their values averaged; the feedback and per-expectation evidence are those of the
 verdict nearest that mean.
 """

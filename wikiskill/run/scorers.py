@@ -7,6 +7,12 @@ its own, so a timeout kills the check and every process it started (a server a t
 running included). Exit status 0 scores 1; otherwise the check's JUnit report gives the share of
 tests passed, or its last stdout line `score: X` gives X, else 0. Its feedback is what failed:
 the failing tests' names and messages from the report, else the end of the check's output.
+
+A check that crashed says nothing about the agent's work, and raises `InfrastructureError`: it
+could not start (its program or interpreter is missing), it exited 126 or 127 (the shell's
+"cannot execute" and "not found"), it ended in a Python traceback of its own code (an exception
+other than AssertionError, raised with no frame in the task's working directory), or it wrote no
+JUnit report it was set to write. A `python:` scorer that raises is likewise a crash.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 
 from ..benchmarks import Task
 from ..benchmarks.task_folders import ScorerName, SuiteSettings, TaskFolders
+from ..core.errors import InfrastructureError
 from ..core.registry import import_object
 from ..protocols import Scorer
 from ..store.traces import Score, Trajectory, cut
@@ -32,6 +39,12 @@ OUTPUT_TAIL_BYTES = 64_000
 """The end of the check's output that is read back (its last line, or the summary of failures)."""
 KILL_GRACE_S = 2.0
 """How long the killed check's process group gets to go before the scorer gives up waiting."""
+NOT_RUN = {126: "a program it runs cannot be executed", 127: "a program it runs was not found"}
+"""Exit statuses by which a shell says the check itself could not run."""
+TRACEBACK = "Traceback (most recent call last):"
+FRAME = re.compile(r'^\s+File "([^"]+)", line \d+')
+VERDICTS = ("AssertionError",)
+"""Exceptions by which a Python check states a task's failure rather than crashing."""
 
 
 class ScorerTimeout(Exception):
@@ -52,8 +65,12 @@ class CommandScorer:
         environment = {**os.environ, "PATH": _with_own_python(os.environ.get("PATH", "")),
                        "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
         with tempfile.TemporaryFile() as log:  # a file, not a pipe: a child holding it open never blocks the read
-            process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
-                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as exc:  # e.g. a script whose #! interpreter is missing
+                raise InfrastructureError(f"the check {self.command[0]} could not start: "
+                                          f"{exc.strerror or type(exc).__name__}") from None
             try:
                 process.wait(timeout=settings.timeout)
             except subprocess.TimeoutExpired:
@@ -66,12 +83,46 @@ class CommandScorer:
         text = output.decode("utf-8", errors="replace")
         if process.returncode == 0:
             return Score(value=1.0)
+        _refuse_crash(process.returncode, text, workdir)
         if settings.junit is not None:
-            return _junit_score(workdir / settings.junit, text, settings.feedback_chars)
+            return _junit_score(workdir / settings.junit, settings.feedback_chars)
         lines = text.rstrip().splitlines()
         match = SCORE_LINE.match(lines[-1]) if lines else None
         value = min(1.0, max(0.0, float(match.group(1)))) if match else 0.0
         return Score(value=value, feedback=_tail(text, process.returncode, settings.feedback_chars))
+
+
+def _refuse_crash(status: int, output: str, workdir: Path) -> None:
+    """Raise InfrastructureError when the check's end says that it crashed, not that the task failed."""
+    lines = output.rstrip().splitlines()
+    last = lines[-1].strip() if lines else "no output"
+    if status in NOT_RUN:
+        raise InfrastructureError(f"the check exited with status {status} ({NOT_RUN[status]}): {last}")
+    exception = _own_exception(output, workdir)
+    if exception is not None:
+        raise InfrastructureError(f"the check crashed: {exception}")
+
+
+def _own_exception(output: str, workdir: Path) -> str | None:
+    """The exception line of the output's last Python traceback, if it is a crash of the
+    check's own code: not a verdict (`VERDICTS`), and no frame in the task's working directory
+    (the agent's code failing under the check is the task's failure)."""
+    start = output.rfind(TRACEBACK)
+    if start < 0:
+        return None
+    lines = output[start + len(TRACEBACK):].splitlines()
+    frames = [match.group(1) for line in lines if (match := FRAME.match(line))]
+    exception = next((line.strip() for line in lines if line.strip() and not line[0].isspace()), "")
+    if not frames or not exception or exception.startswith(VERDICTS):
+        return None
+    work = os.path.realpath(workdir)
+    for frame in frames:
+        if frame.startswith("<"):
+            continue
+        path = os.path.realpath(os.path.join(work, frame))  # a relative frame is the check's cwd's, the workdir
+        if path == work or path.startswith(work + os.sep):
+            return None
+    return exception
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -92,14 +143,13 @@ def _tail(output: str, status: int, budget: int) -> str:
     return head + (output[-keep:] if keep else "")
 
 
-def _junit_score(report: Path, output: str, budget: int) -> Score:
+def _junit_score(report: Path, budget: int) -> Score:
     """The share of the report's test cases that passed, with the failing ones as feedback."""
     try:
         root = ElementTree.parse(report).getroot()
     except (OSError, ElementTree.ParseError) as exc:
-        reason = "is missing" if isinstance(exc, OSError) else f"is not valid XML ({exc})"
-        return Score(value=0.0, feedback=cut(f"the check's JUnit report {report.name} {reason}\n"
-                                              + _tail(output, 1, budget), budget))
+        reason = "is missing" if isinstance(exc, OSError) else f"is not valid XML ({' '.join(str(exc).split())})"
+        raise InfrastructureError(f"the check wrote no result: its JUnit report {report.name} {reason}") from None
     cases = list(root.iter("testcase"))
     failures = []
     for case in cases:
@@ -124,7 +174,12 @@ class PythonScorer:
         self.settings = settings
 
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
-        result = self.function(task, trajectory, workdir)
+        try:
+            result = self.function(task, trajectory, workdir)
+        except Exception as exc:  # noqa: BLE001 - the user's scorer may fail in any way
+            text = " ".join(str(exc).split())
+            raise InfrastructureError(f"the scorer {self.settings.scorer} raised "
+                                      f"{type(exc).__name__}{': ' + text if text else ''}") from exc
         if isinstance(result, (int, float)):
             result = Score(value=float(result))
         if not isinstance(result, Score):

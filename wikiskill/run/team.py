@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
-from ..benchmarks.task_folders import TaskFolders
+from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
 from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import ConfigError
 from ..knowledge.skills import Skill
@@ -28,6 +28,7 @@ from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.shell_agent import ShellAgent
 from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
+from .infra import RetryInfra
 from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
 
@@ -79,18 +80,22 @@ class Team:
 
     def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
-        `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
+        `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`). A task
+        whose machinery fails is retried once, then recorded as infra (`run/infra.py`)."""
+        return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
+
+    def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)
-            return WorkdirTaskAgent(runner, self.scorer()) if workdir else runner
+            return WorkdirTaskAgent(runner, self.scorer(), self._timeouts()) if workdir else runner
         if workdir:
             maker = WORKDIR_AGENTS.get(BUILTIN_WORKDIR_AGENT)
             if maker is None or self.offline(Role.AGENT):
                 raise ConfigError(f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
                                   f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI")
             inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
-            return WorkdirTaskAgent(inner, self.scorer())
+            return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
@@ -108,6 +113,9 @@ class Team:
                             self.config.role(Role.AGENT))
         return PythonAgent(load_runner(self.config.agent.runner), self.benchmark, skills, self.config.skills,
                            self.config.role(Role.AGENT))
+
+    def _timeouts(self) -> VerifierTimeout:
+        return cast(TaskFolders, self.benchmark).scoring.verifier_timeout
 
     def scorer(self) -> Scorer:
         """The scorer a workdir suite names; the judge is built with the `judge` role's model."""

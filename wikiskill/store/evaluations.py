@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.errors import WikiskillError
 from .traces import Trajectory
@@ -26,8 +26,16 @@ class Evaluation:
     setup: str
     skills_id: str
     scores: dict[str, float]
+    """The scored tasks' scores."""
+    infra: dict[str, str] = field(default_factory=dict)
+    """Tasks left out as infrastructure failures (every repeat failed so), with the reason."""
+    tasks: tuple[str, ...] = ()
+    """Every task evaluated, scored or not, in the split's order (default: the scored ones,
+    then the infra ones)."""
 
     def __post_init__(self) -> None:
+        if not self.tasks:
+            object.__setattr__(self, "tasks", (*self.scores, *self.infra))
         broken = [task for task, score in self.scores.items() if not math.isfinite(score)]
         if broken:
             raise WikiskillError(f"{len(broken)} task(s) scored no finite number ({broken[0]}: "
@@ -36,7 +44,19 @@ class Evaluation:
 
     @property
     def n(self) -> int:
+        """The scored tasks."""
         return len(self.scores)
+
+    @property
+    def size(self) -> int:
+        """Every task evaluated, infrastructure failures included."""
+        return len(self.tasks)
+
+    def only(self, tasks: list[str]) -> Evaluation:
+        """This evaluation on `tasks` alone, in their order."""
+        return Evaluation(self.fingerprint, self.setup, self.skills_id,
+                          {task: self.scores[task] for task in tasks if task in self.scores},
+                          {task: self.infra[task] for task in tasks if task in self.infra}, tuple(tasks))
 
     @property
     def mean(self) -> float:
@@ -63,40 +83,83 @@ def skills_id(ws: Workspace, ref: str, wiki_access: bool = False) -> str:
     return hashlib.sha256(json.dumps([files, wiki]).encode()).hexdigest()[:24]
 
 
-def per_task_scores(runs: list[list[Trajectory]]) -> dict[str, float]:
-    """Each task's mean score over the repeats, in task order."""
+@dataclass(frozen=True)
+class Outcomes:
+    """A per-task outcomes file read back: the scored tasks, the infra ones, every id in order."""
+
+    scores: dict[str, float]
+    infra: dict[str, str]
+    tasks: tuple[str, ...]
+
+    def evaluation(self, fingerprint: str, setup: str, skills: str) -> Evaluation:
+        return Evaluation(fingerprint, setup, skills, self.scores, self.infra, self.tasks)
+
+
+def per_task_outcomes(runs: list[list[Trajectory]]) -> Outcomes:
+    """Each task's mean score over the repeats that scored it, in task order; a task that every
+    repeat recorded as an infrastructure failure has none (its last reason is kept)."""
     scores: dict[str, list[float]] = {}
+    reasons: dict[str, str] = {}
+    order: dict[str, None] = {}
     for run in runs:
         for trajectory in run:
-            scores.setdefault(trajectory.task_id, []).append(trajectory.score)
-    return {task: sum(values) / len(values) for task, values in scores.items()}
+            order[trajectory.task_id] = None
+            if trajectory.infra:
+                reasons[trajectory.task_id] = trajectory.error or "infrastructure failure"
+            else:
+                scores.setdefault(trajectory.task_id, []).append(trajectory.score)
+    means = {task: sum(scores[task]) / len(scores[task]) for task in order if task in scores}
+    return Outcomes(means, {task: reasons[task] for task in order if task not in means}, tuple(order))
 
 
 def outcomes_with_repeats(runs: list[list[Trajectory]]) -> str:
     """The per-task outcomes file: the first repeat's outcome of each task with `score` the mean
-    over repeats (and every repeat's score under `scores` when there are several)."""
-    means = per_task_scores(runs)
+    over the repeats that scored it (and every repeat's score under `scores` when there are
+    several); a task no repeat scored keeps a null score and `failure: infra`."""
+    means = per_task_outcomes(runs).scores
     lines = []
     for index, trajectory in enumerate(runs[0]):
         row = trajectory.outcome()
-        row["score"] = round(means[trajectory.task_id], 6)
-        row["success"] = means[trajectory.task_id] >= 1.0
+        if trajectory.task_id in means:
+            row["score"] = round(means[trajectory.task_id], 6)
+            row["success"] = means[trajectory.task_id] >= 1.0
+            if trajectory.infra:  # a later repeat scored it
+                row["failure"] = row["error"] = None
+        else:
+            row["error"] = next((run[index].error for run in reversed(runs) if run[index].infra), row["error"])
         if len(runs) > 1:
-            row["scores"] = [round(run[index].score, 6) for run in runs]
+            row["scores"] = [None if run[index].infra else round(run[index].score, 6) for run in runs]
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
 
 
-def read_scores(text: str) -> dict[str, float]:
-    """`{task id: score}` of a per-task outcomes file; lines that do not parse are skipped."""
-    scores = {}
+def read_outcomes(text: str) -> Outcomes:
+    """A per-task outcomes file: a row with `failure: infra` is an infrastructure failure with
+    its `error` as the reason; lines that do not parse are skipped."""
+    scores: dict[str, float] = {}
+    infra: dict[str, str] = {}
+    order: dict[str, None] = {}
     for line in text.splitlines():
         try:
             row = json.loads(line)
-            scores[str(row["id"])] = float(row["score"])
-        except (ValueError, KeyError, TypeError):
+            task = str(row["id"])
+            reason = str(row.get("error") or "infrastructure failure") if row.get("failure") == "infra" else None
+            value = float(row["score"]) if reason is None else None
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
-    return scores
+        order[task] = None
+        if value is None:
+            infra[task] = reason or ""
+            scores.pop(task, None)
+        else:
+            scores[task] = value
+            infra.pop(task, None)
+    return Outcomes(scores, infra, tuple(order))
+
+
+def read_scores(text: str) -> dict[str, float]:
+    """`{task id: score}` of the scored tasks of a per-task outcomes file."""
+    return read_outcomes(text).scores
 
 
 def evaluation_at(ws: Workspace, commit: Commit) -> Evaluation | None:
@@ -107,7 +170,7 @@ def evaluation_at(ws: Workspace, commit: Commit) -> Evaluation | None:
     text = ws.read_file(commit.sha, meta.results)
     if text is None:
         return None
-    return Evaluation(meta.fingerprint, meta.setup, meta.skills_id, read_scores(text))
+    return read_outcomes(text).evaluation(meta.fingerprint, meta.setup, meta.skills_id)
 
 
 def find_evaluation(ws: Workspace, ref: str, fingerprint: str) -> tuple[Commit, Evaluation] | None:

@@ -42,6 +42,9 @@ class ResultCache:
         return self._done.get(task_id)
 
     def put(self, trajectory: Trajectory) -> None:
+        """Keep a finished task; an infrastructure failure is not kept, so the next run retries it."""
+        if trajectory.infra:
+            return
         if self._fd is None:
             name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
             self._fd = os.open(self.directory / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -124,13 +124,18 @@ class Trajectory(BaseModel):
 
     @property
     def success(self) -> bool:
-        return self.score >= 1.0
+        return self.score >= 1.0 and not self.infra
+
+    @property
+    def infra(self) -> bool:
+        """The machinery around the task failed: the task has no score."""
+        return self.failure is FailureKind.INFRA
 
     def outcome(self) -> dict:
-        """The line of outcomes.jsonl / val.jsonl for this task."""
+        """The line of outcomes.jsonl / val.jsonl for this task (an infra task's score is null)."""
         return {
             "id": self.task_id,
-            "score": round(self.score, 6),
+            "score": None if self.infra else round(self.score, 6),
             "success": self.success,
             "steps": self.step_count(),
             "tokens": self.usage.tokens,
@@ -138,6 +143,7 @@ class Trajectory(BaseModel):
             "prediction": self.prediction,
             "expected": self.expected,
             "error": self.error,
+            "failure": self.failure.value if self.failure else None,
         }
 
     def step_count(self) -> int:
@@ -152,7 +158,8 @@ class Trajectory(BaseModel):
         """A readable rendering for the maintainer and proposer, cut to `max_chars`."""
         head = [
             f"# Trace {self.task_id} ({self.split})",
-            f"score: {self.score:.3f} | success: {self.success}"
+            (f"score: none ({self.failure.value} failure)" if self.infra else f"score: {self.score:.3f}")
+            + f" | success: {self.success}"
             + (f" | won: {self.won} | lost: {self.lost}" if self.won is not None else ""),
             f"task: {self.question}",
         ]
@@ -211,5 +218,18 @@ def outcomes_jsonl(trajectories: list[Trajectory]) -> str:
     return "".join(json.dumps(t.outcome(), ensure_ascii=False) + "\n" for t in trajectories)
 
 
+def scored(trajectories: list[Trajectory]) -> list[Trajectory]:
+    """The trajectories that have a score: all but the infrastructure failures."""
+    return [t for t in trajectories if not t.infra]
+
+
 def mean_score(trajectories: list[Trajectory]) -> float:
-    return sum(t.score for t in trajectories) / len(trajectories) if trajectories else 0.0
+    """The mean over the scored tasks (infrastructure failures are left out, never counted as 0)."""
+    kept = scored(trajectories)
+    return sum(t.score for t in kept) / len(kept) if kept else 0.0
+
+
+def infra_trajectory(task_id: str, split: str, kind: BenchmarkKind, question: str, reason: str) -> Trajectory:
+    """What is recorded for a task whose machinery failed for good: no score, the reason."""
+    return Trajectory(task_id=task_id, split=split, kind=kind, question=question, error=reason,
+                      failure=FailureKind.INFRA)

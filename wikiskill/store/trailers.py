@@ -118,6 +118,8 @@ class Trailers(BaseModel):
     p_value: float | None = Field(None, alias="P-Value")
     fixed: int | None = Field(None, alias="Fixed")
     broken: int | None = Field(None, alias="Broken")
+    infra: int | None = Field(None, alias="Infra")
+    """Validation tasks left out of the comparison on both sides as infrastructure failures."""
     look: int | None = Field(None, alias="Look")
     """`sequential`: the look (1, 2, ...) this validation or verdict is at."""
     pool: int | None = Field(None, alias="Pool")

@@ -10,7 +10,7 @@ from ...store.evaluations import Evaluation, evaluation_at
 from ...store.rounds import round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN, Commit
-from .indecisive import indecisive
+from .indecisive import indecisive, refuse_infra, refuse_infra_incumbent
 from .looks import batched, looks_finished, run_looks
 from .summary import of_evaluation
 
@@ -27,6 +27,7 @@ def record_incumbent(harness: Harness, number: int) -> Evaluation:
     first = number == 0
     what = "baseline" if first else f"{round_label(number)} re-validate incumbent"
     evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
+    refuse_infra_incumbent(harness, evaluated.evaluation, f"the {what} of main's skills")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
     sha = harness.commit(f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
                          Trailers(round=number, step=Step.BASELINE if first else EnsureIncumbent.kind,
@@ -54,7 +55,7 @@ def incumbent_recorded(harness: Harness) -> bool:
 def _usable(harness: Harness, evaluation: Evaluation) -> bool:
     """A sequential merge records main's evaluation on the tasks its verdict used: enough for
     a batched policy, which extends it batch by batch; the others compare every val task."""
-    return batched(harness) is not None or evaluation.n == len(harness.benchmark.tasks("val"))
+    return batched(harness) is not None or evaluation.size == len(harness.benchmark.tasks("val"))
 
 
 class EnsureIncumbent:
@@ -91,6 +92,7 @@ def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_r
     with indecisive(harness, state, step):
         evaluated = harness.evaluate(state.branch, "val", f"{label} {step.value}: val", first_repeat)
     path = f"raw/{label}/{file}"
+    refuse_infra(harness, state, step, evaluated.evaluation, incumbent(harness), {path: evaluated.outcomes})
     harness.commit(f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
                    Trailers(round=state.number, step=step, **evaluated.trailers(path)),
                    {path: evaluated.outcomes}, branch=state.branch)

@@ -10,7 +10,7 @@ from ...knowledge.consolidation import WordOverlap, consolidate
 from ...knowledge.wiki import apply_maintainer_output, check_output, maintainer_view, read_wiki
 from ...roles.offline.consolidation import PatternCover
 from ...store.rounds import round_label
-from ...store.traces import mean_score, outcomes_jsonl
+from ...store.traces import mean_score, outcomes_jsonl, scored
 from ...store.trailers import Step, Trailers
 from ...store.workspace import MAIN
 from ..fingerprint import digest
@@ -49,7 +49,7 @@ class Maintain:
     def run(self, harness: Harness, state: RoundState) -> None:
         number, label = state.number, round_label(state.number)
         harness.begin_step()
-        results = harness.train_results(number)
+        results = scored(harness.train_results(number))  # an infrastructure failure is not the agent's
         experience = results + read_ingested(harness.ws, number)
         sampled = sample_traces(experience, harness.config.sampling, number)
         wiki = read_wiki(harness.ws.read_files(MAIN, "wiki"))

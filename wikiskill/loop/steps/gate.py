@@ -120,11 +120,13 @@ def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
     looked = look_trailers(evidence.look) if evidence.look is not None else {}
     return {"policy": evidence.policy, "tasks": evidence.n, "mean_diff": evidence.mean_diff,
             "interval": evidence.interval_text(), "p_value": evidence.p_value,
-            "fixed": len(evidence.fixed), "broken": len(evidence.broken), **looked}
+            "fixed": len(evidence.fixed), "broken": len(evidence.broken), "infra": len(evidence.left_out) or None,
+            **looked}
 
 
 def _task_lines(evidence: Evidence) -> list[str]:
-    return [f"Effect: {evidence.effect()}", *(line[2:] for line in effect_lines(evidence))]
+    lines = [f"Effect: {evidence.effect()}", *(line[2:] for line in effect_lines(evidence))]
+    return lines + [f"Left out as infra: {task}: {reason}" for task, reason in evidence.left_out.items()]
 
 
 def _purpose_after_merge(harness: Harness, merged: str, number: int, action: Action, name: str, rationale: str,

@@ -1,4 +1,5 @@
-"""A validation that could not complete is indecisive, not rejected."""
+"""A validation that could not complete is indecisive, not rejected: the provider or the budget
+cut it short, or too many of its tasks failed as infrastructure."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
+from ...store.evaluations import Evaluation
 from ...store.rounds import round_label
 from ...store.trailers import Decision, Step, Trailers
+from ..gate_policies import infra_problem
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
@@ -19,13 +22,36 @@ if TYPE_CHECKING:
 def indecisive(harness: Harness, state: RoundState, step: Step) -> Iterator[None]:
     """A validation the provider or the budget cut short is committed on the branch as
     indecisive, never merged, and retried by the next `evolve`."""
-    label = round_label(state.number)
     try:
         yield
     except (ModelError, BudgetExceeded) as exc:
-        reason = " ".join(str(exc).split())
-        harness.commit(f"{label} {step.value}: indecisive ({reason})",
-                       Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
-                       branch=state.branch, body=reason)
-        raise ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
-                                   "run `wikiskill evolve` again to retry it") from exc
+        raise _record(harness, state, step, " ".join(str(exc).split())) from exc
+
+
+def refuse_infra(harness: Harness, state: RoundState, step: Step, candidate: Evaluation,
+                 incumbent: Evaluation | None, outcomes: dict[str, str]) -> None:
+    """A validation with more infrastructure failures than `gate.max_infra_share` allows is
+    committed on the branch as indecisive, with its per-task `outcomes` files (each failure's
+    reason in them) but no evaluation: the next `evolve` runs it again, and the failed tasks
+    anew (they are never kept in the result cache)."""
+    problem = infra_problem(harness.config.gate, candidate, incumbent)
+    if problem is not None:
+        raise _record(harness, state, step, problem, outcomes)
+
+
+def refuse_infra_incumbent(harness: Harness, evaluation: Evaluation, what: str) -> None:
+    """Main's own evaluation past the share: nothing is committed, the next `evolve` retries it."""
+    problem = infra_problem(harness.config.gate, evaluation)
+    if problem is not None:
+        raise ValidationIndecisive(f"{what} could not complete ({problem}); nothing was recorded; "
+                                   "run `wikiskill evolve` again to retry it")
+
+
+def _record(harness: Harness, state: RoundState, step: Step, reason: str,
+            changes: dict[str, str] | None = None) -> ValidationIndecisive:
+    label = round_label(state.number)
+    harness.commit(f"{label} {step.value}: indecisive ({reason})",
+                   Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
+                   dict(changes or {}), branch=state.branch, body=reason)
+    return ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
+                                "run `wikiskill evolve` again to retry it")

@@ -14,11 +14,11 @@ import json
 from typing import TYPE_CHECKING
 
 from ...protocols import BatchedGatePolicy, Look
-from ...store.evaluations import Evaluation, read_scores
+from ...store.evaluations import Evaluation, read_outcomes
 from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers
 from ...store.workspace import MAIN, Commit
-from .indecisive import indecisive
+from .indecisive import indecisive, refuse_infra
 from .summary import of_evaluation
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def incumbent_at(harness: Harness, look: Commit) -> Evaluation:
     """Main's side of a look: its outcomes on the same tasks."""
     meta = look.meta
     text = harness.ws.read_file(look.sha, meta.incumbent_results or "") or ""
-    return Evaluation(meta.incumbent_fingerprint or "", meta.setup or "", harness.skills_id(MAIN), read_scores(text))
+    return read_outcomes(text).evaluation(meta.incumbent_fingerprint or "", meta.setup or "", harness.skills_id(MAIN))
 
 
 def looks_finished(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> bool:
@@ -97,18 +97,20 @@ def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) ->
         texts[CANDIDATE_FILE] += candidate.outcomes
         texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
         evaluation = candidate.evaluation
-        mine = Evaluation(evaluation.fingerprint, evaluation.setup, evaluation.skills_id,
-                          read_scores(texts[CANDIDATE_FILE]))
-        main_eval = Evaluation(harness.fingerprint(MAIN), evaluation.setup, harness.skills_id(MAIN),
-                               read_scores(texts[MAIN_SIDE_FILE]))
-        look = policy.look(mine, main_eval, len(pool), retire)
+        mine = read_outcomes(texts[CANDIDATE_FILE]).evaluation(evaluation.fingerprint, evaluation.setup,
+                                                               evaluation.skills_id)
+        main_eval = read_outcomes(texts[MAIN_SIDE_FILE]).evaluation(harness.fingerprint(MAIN), evaluation.setup,
+                                                                    harness.skills_id(MAIN))
         paths = {name: f"raw/{label}/{name}" for name in texts}
+        files = {paths[name]: text for name, text in texts.items()}
+        refuse_infra(harness, state, Step.VALIDATE, mine, main_eval, files)
+        look = policy.look(mine, main_eval, len(pool), retire)
         trailers = Trailers(round=state.number, step=Step.VALIDATE, score=mine.mean, skills_id=mine.skills_id,
                             setup=mine.setup, fingerprint=mine.fingerprint, results=paths[CANDIDATE_FILE],
                             incumbent=main_eval.mean, incumbent_fingerprint=main_eval.fingerprint,
                             incumbent_results=paths[MAIN_SIDE_FILE], policy=policy.name, **look_trailers(look))
         harness.commit(f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})", trailers,
-                       {paths[name]: text for name, text in texts.items()}, branch=state.branch)
+                       files, branch=state.branch)
         done = n
         if look.crossed is not None:
             return

@@ -13,7 +13,7 @@ from ...knowledge.junk import Known, junk_reason, reserved_names
 from ...knowledge.proposals import InvalidProposal, prepare_proposal
 from ...roles.sandbox import Sandbox
 from ...store.rounds import candidate_branch, round_label
-from ...store.traces import Trajectory, mean_score
+from ...store.traces import Trajectory, mean_score, scored
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
 from ..impact import IMPACT
@@ -50,7 +50,7 @@ class Propose:
             "index": harness.ws.read_file(MAIN, "wiki/index.md") or "",
             "impact": harness.ws.read_file(MAIN, IMPACT) or "",
             "skills": harness.skills_at(MAIN),
-            "outcomes": [_outcome_row(t) for t in results + read_ingested(harness.ws, number)],
+            "outcomes": [_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
         }
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)

@@ -23,7 +23,7 @@ from ...core.config import AgentSettings, RoleSettings
 from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
-from ...store.traces import Trajectory
+from ...store.traces import FailureKind, Trajectory
 from ..agent import ending_with, final_answer
 from .base import CliPreset, CliRun, CliTranscript
 from .isolation import minimal_environment, task_folder
@@ -101,4 +101,5 @@ class CliAgent:
             messages=ending_with([{"role": "user", "content": run.prompt}, *transcript.messages], text),
             prediction=prediction, expected=task.answer, usage=transcript.usage, skills=names,
             skills_loaded=transcript.skills_loaded, error=error,
+            failure=FailureKind.TIMEOUT if finished.timed_out else None,
         )
