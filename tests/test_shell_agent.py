@@ -20,8 +20,8 @@ from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.knowledge.skills import Skill
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
-from wikiskill.roles.bubblewrap import bwrap_path
-from wikiskill.roles.shell import run_shell
+from wikiskill.environments.bubblewrap import bwrap_path
+from wikiskill.environments.host import run_shell
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

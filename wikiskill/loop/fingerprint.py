@@ -55,7 +55,8 @@ AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "a
                    "skills_full", "skills_index", "tools_text")
 """The templates in prompts/ that the task agent renders."""
 
-AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/shell.py", "roles/bubblewrap.py",
+AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "environments/host.py",
+              "environments/output.py", "environments/bubblewrap.py", "environments/container.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
               "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
@@ -144,7 +145,7 @@ def agent_settings(agent: AgentSettings) -> dict:
         del settings["runner"]
     elif agent.python:
         settings["runner_code"] = runner_code(agent.runner)
-    else:
+    elif agent.cli:
         settings["cli"] = preset_fingerprint(agent, agent.model or "")
     return settings
 

@@ -67,7 +67,7 @@ class CommandScorer:
         if process.returncode == 0:
             return Score(value=1.0)
         if settings.junit is not None:
-            return _junit_score(workdir / settings.junit, text, settings.feedback_chars)
+            return junit_score(workdir / settings.junit, text, settings.feedback_chars)
         lines = text.rstrip().splitlines()
         match = SCORE_LINE.match(lines[-1]) if lines else None
         value = min(1.0, max(0.0, float(match.group(1)))) if match else 0.0
@@ -92,7 +92,7 @@ def _tail(output: str, status: int, budget: int) -> str:
     return head + (output[-keep:] if keep else "")
 
 
-def _junit_score(report: Path, output: str, budget: int) -> Score:
+def junit_score(report: Path, output: str, budget: int) -> Score:
     """The share of the report's test cases that passed, with the failing ones as feedback."""
     try:
         root = ElementTree.parse(report).getroot()

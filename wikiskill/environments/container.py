@@ -1,0 +1,165 @@
+"""A task's container as its environment (`Container`): started fresh from the task's image with
+its cpu and memory limits, no network unless the task allows the internet (or
+`environment.host_network`), labelled with the workspace and the owner's pid, and removed when
+the task is done. Commands run with `exec` in the task's workdir under coreutils' `timeout`,
+which kills the command's whole process group when it runs out of time.
+
+Every container this process started is listed until it is removed, so that Ctrl-C, or any way
+out of the process short of kill -9, removes what is still running (`remove_live`, at exit);
+what a kill -9 leaves is swept by the next command (`orphans`)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import posixpath
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import InfrastructureError
+from .output import OutputBudget, ShellResult
+from .runtime import Runtime
+
+WORKSPACE_LABEL = "wikiskill.workspace"
+PID_LABEL = "wikiskill.pid"
+READ_CHUNK = 65536
+EXEC_GRACE_S = 10.0
+"""How long past a command's limit the exec may take to report the kill before it is abandoned."""
+START_TIMEOUT_S = 120.0
+COPY_TIMEOUT_S = 300.0
+
+_live: dict[str, Runtime] = {}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a task's container may use."""
+
+    cpus: float | None = None
+    memory_mb: int | None = None
+    network: str = "none"
+    """`none`, `host`, or `bridge` (a task that allows the internet)."""
+
+
+class Container:
+    """Follows `base.TaskEnvironment` for one running container."""
+
+    sandboxed = False
+
+    def __init__(self, runtime: Runtime, container_id: str, workdir: str):
+        self.runtime = runtime
+        self.id = container_id
+        self.workdir = workdir
+
+    @classmethod
+    async def start(cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits,
+                    workspace: Path) -> Container:
+        """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd in."""
+        argv = ["run", "-d", "--label", f"{WORKSPACE_LABEL}={workspace.resolve()}",
+                "--label", f"{PID_LABEL}={os.getpid()}", "--network", limits.network,
+                "--entrypoint", "sleep"]
+        if limits.cpus:
+            argv += ["--cpus", f"{limits.cpus:g}"]
+        if limits.memory_mb:
+            argv += ["--memory", f"{limits.memory_mb}m"]
+        if workdir:
+            argv += ["-w", workdir]
+        started = await runtime.acall(*argv, image, "infinity", timeout_s=START_TIMEOUT_S)
+        if started.returncode != 0:
+            raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
+        container_id = started.stdout.strip()
+        _live[container_id] = runtime
+        found = workdir or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}",
+                                                container_id)).stdout.strip() or "/"
+        container = cls(runtime, container_id, found)
+        made = await container.run(f"mkdir -p {_quote(found)}", 30, 2000)
+        if made.exit_code != 0:
+            await container.close()
+            raise InfrastructureError(f"the container of {image} has no workdir {found}: {made.output.strip()}")
+        return container
+
+    async def run(self, command: str, timeout_s: float, output_chars: int) -> ShellResult:
+        argv = self.runtime.argv("exec", "-w", self.workdir, self.id, "timeout", "-s", "KILL", f"{timeout_s:g}",
+                                 "bash", "-c", command)
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT)
+        budget = OutputBudget(output_chars)
+        began = time.monotonic()
+
+        async def drain() -> None:
+            assert process.stdout is not None
+            while chunk := await process.stdout.read(READ_CHUNK):
+                budget.add(chunk)
+            await process.wait()
+
+        try:
+            await asyncio.wait_for(drain(), timeout_s + EXEC_GRACE_S)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            return ShellResult(None, budget.text(), timed_out=True)
+        finally:
+            if process.returncode is None:
+                process.kill()
+        if process.returncode == 137 and time.monotonic() - began >= timeout_s:
+            return ShellResult(None, budget.text(), timed_out=True)
+        return ShellResult(process.returncode, budget.text())
+
+    async def copy_in(self, source: Path, destination: str) -> None:
+        target = self._path(destination)
+        if source.is_dir():
+            await self._must("exec", self.id, "mkdir", "-p", target)
+            await self._must("cp", f"{source}/.", f"{self.id}:{target}")
+        else:
+            await self._must("exec", self.id, "mkdir", "-p", posixpath.dirname(target) or "/")
+            await self._must("cp", str(source), f"{self.id}:{target}")
+
+    async def copy_out(self, source: str, destination: Path) -> None:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        await self._must("cp", f"{self.id}:{self._path(source)}", str(destination))
+
+    async def close(self) -> None:
+        await asyncio.to_thread(remove, self.runtime, [self.id])
+
+    def _path(self, path: str) -> str:
+        return posixpath.join(self.workdir, path)
+
+    async def _must(self, *arguments: str) -> None:
+        done = await self.runtime.acall(*arguments, timeout_s=COPY_TIMEOUT_S)
+        if done.returncode != 0:
+            raise InfrastructureError(f"`{self.runtime.kind} {arguments[0]}` failed in container "
+                                      f"{self.id[:12]}: {_said(done)}")
+
+
+def remove(runtime: Runtime, container_ids: list[str]) -> None:
+    """Remove the containers at once, whatever runs in them (`rm -f` kills first)."""
+    if not container_ids:
+        return
+    subprocess.run(runtime.argv("rm", "-f", *container_ids), capture_output=True, stdin=subprocess.DEVNULL,
+                   timeout=START_TIMEOUT_S, check=False)
+    for container_id in container_ids:
+        _live.pop(container_id, None)
+
+
+def remove_live() -> None:
+    """Remove every container this process started and has not removed yet."""
+    by_runtime: dict[Runtime, list[str]] = {}
+    for container_id, runtime in list(_live.items()):
+        by_runtime.setdefault(runtime, []).append(container_id)
+    for runtime, ids in by_runtime.items():
+        remove(runtime, ids)
+
+
+def _said(done: subprocess.CompletedProcess[str]) -> str:
+    return " ".join((done.stderr or done.stdout).split())[:300] or f"exit {done.returncode}"
+
+
+def _quote(path: str) -> str:
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+atexit.register(remove_live)
