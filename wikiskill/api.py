@@ -104,7 +104,7 @@ def _check_agent(config: Config) -> None:
 def _check_containers(config: Config, ws: Workspace | None = None) -> None:
     """A Harbor suite needs its container engine: one missing, or a daemon not running, is refused
     in one line; in a workspace, the containers a killed wikiskill left behind are removed."""
-    from .benchmarks import split_name
+    from .benchmarks.registry import split_name
 
     if split_name(config.benchmark)[0] != "harbor":
         return
@@ -119,7 +119,8 @@ def _check_containers(config: Config, ws: Workspace | None = None) -> None:
 def suite_counts(ws: Workspace) -> dict[Split, int] | None:
     """The number of tasks in each split of a Harbor suite (as the workspace's settings split
     it); None for other suites (a generated suite would be generated to count it)."""
-    from .benchmarks import load_benchmark, split_name
+    from .benchmarks import load_benchmark
+    from .benchmarks.registry import split_name
     from .benchmarks.harbor import HarborSuite
 
     config = load_config(ws.root)

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 from ..core.errors import InfrastructureError
@@ -41,19 +42,24 @@ class ImageCache:
     def __init__(self, runtime: Runtime, log_dir: Path):
         self.runtime = runtime
         self.log_dir = log_dir
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
         self.built: list[str] = []
         """The tags this cache built (not found ready), in order."""
 
     async def image(self, context: Path, timeout_s: float) -> str:
         """The tag of `context`'s image, built from its Dockerfile unless it is there already."""
+        return await asyncio.to_thread(self._image, context, timeout_s)
+
+    def _image(self, context: Path, timeout_s: float) -> str:
         digest = environment_digest(context)
         tag = f"{IMAGE_REPOSITORY}:{digest[:12]}"
-        lock = self._locks.setdefault(digest, asyncio.Lock())
-        async with lock:
-            if (await self.runtime.acall("image", "inspect", "--format", "{{.Id}}", tag)).returncode == 0:
+        with self._guard:
+            lock = self._locks.setdefault(digest, threading.Lock())
+        with lock:  # a thread's lock: every event loop of the command shares this cache
+            if self.runtime.call("image", "inspect", "--format", "{{.Id}}", tag).returncode == 0:
                 return tag
-            await asyncio.to_thread(self._build, context, tag, timeout_s)
+            self._build(context, tag, timeout_s)
             self.built.append(tag)
         return tag
 
