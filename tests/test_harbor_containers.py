@@ -129,7 +129,7 @@ def test_an_unknown_reward_key_is_refused_in_one_line(tmp_path, suite):
                            .replace("echo 1 >", "echo '{\"passed\": 1}' >").replace("echo 0 >", "echo '{\"passed\": 0}' >"))
     with FakeOpenAIServer(ContainerWorld()) as server:
         ws = harbor_workspace(tmp_path, server.base_url, suite, {"harbor": {"ids": IDS, "reward_key": "score"}})
-        result = CliRunner().invoke(app, ["-C", str(ws), "eval", "--split", "val", "--ref", "baseline"])
+        result = CliRunner().invoke(app, ["-C", str(ws), "eval", "--split", "val", "--ref", "main"])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert "harbor.reward_key 'score' is not a key of" in lines[-1] and "(its keys: passed)" in lines[-1]
@@ -155,7 +155,7 @@ class SlowAgent:
 
 def start_eval(ws: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "wikiskill", "-C", str(ws), "eval", "--split", "val",
-                             "--ref", "baseline"], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                             "--ref", "main"], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=hears_ctrl_c)
 
 
@@ -175,7 +175,7 @@ def test_after_a_kill_9_the_next_command_removes_the_labelled_container(tmp_path
                                 "wikiskill/base:bookworm", "infinity"], capture_output=True, text=True, check=True)
     try:
         with FakeOpenAIServer(ContainerWorld()) as server:
-            api.evaluate(api.open_workspace(ws), "val", ref="baseline", api_base=server.base_url)
+            api.evaluate(api.open_workspace(ws), "val", ref="main", api_base=server.base_url)
         assert containers_of(ws) == []
         assert containers_of(tmp_path / "other") == [other.stdout.strip()[:12]]  # another workspace's: left alone
     finally:

@@ -4,9 +4,10 @@ its cpu and memory limits, no network unless the task allows the internet (or
 the task is done. Commands run with `exec` in the task's workdir under coreutils' `timeout`,
 which kills the command's whole process group when it runs out of time.
 
-Every container this process started is listed until it is removed, so that Ctrl-C, or any way
-out of the process short of kill -9, removes what is still running (`remove_live`, at exit);
-what a kill -9 leaves is swept by the next command (`orphans`)."""
+Every container this process started is listed until it is removed: Ctrl-C removes them at once
+(a SIGINT hook starts `remove_live` in a thread, then hands the signal on, so the interrupted
+command unwinds as before), and any other way out of the process short of kill -9 removes
+what is left at exit; what a kill -9 leaves is swept by the next command (`orphans`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import asyncio
 import atexit
 import os
 import posixpath
+import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,8 @@ START_TIMEOUT_S = 120.0
 COPY_TIMEOUT_S = 300.0
 
 _live: dict[str, Runtime] = {}
+_hooked = False
+_interrupted = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,10 @@ class Container:
             raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
         container_id = started.stdout.strip()
         _live[container_id] = runtime
+        _hook_interrupt()
+        if _interrupted.is_set():  # started while Ctrl-C was removing the others
+            await asyncio.to_thread(remove, runtime, [container_id])
+            raise InfrastructureError("interrupted while the container started")
         found = workdir or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}",
                                                 container_id)).stdout.strip() or "/"
         container = cls(runtime, container_id, found)
@@ -152,6 +161,25 @@ def remove_live() -> None:
         by_runtime.setdefault(runtime, []).append(container_id)
     for runtime, ids in by_runtime.items():
         remove(runtime, ids)
+
+
+def _hook_interrupt() -> None:
+    """On SIGINT, start removing the live containers, then let the previous handler act."""
+    global _hooked
+    if _hooked or threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        _interrupted.set()
+        threading.Thread(target=remove_live, name="wikiskill-containers", daemon=True).start()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    _hooked = True
 
 
 def _said(done: subprocess.CompletedProcess[str]) -> str:
