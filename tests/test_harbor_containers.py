@@ -125,8 +125,9 @@ def test_check_suite_says_oracle_scores_one_nop_zero_and_names_a_broken_builds_l
 def test_an_unknown_reward_key_is_refused_in_one_line(tmp_path, suite):
     for task_id in IDS["train"] + IDS["val"]:
         test_sh = suite / task_id / "tests" / "test.sh"
-        test_sh.write_text(test_sh.read_text().replace("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
-                           .replace("echo 1 >", "echo '{\"passed\": 1}' >").replace("echo 0 >", "echo '{\"passed\": 0}' >"))
+        text = test_sh.read_text().replace("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
+        test_sh.write_text(text.replace("echo 1 >", "echo '{\"passed\": 1}' >")
+                           .replace("echo 0 >", "echo '{\"passed\": 0}' >"))
     with FakeOpenAIServer(ContainerWorld()) as server:
         ws = harbor_workspace(tmp_path, server.base_url, suite, {"harbor": {"ids": IDS, "reward_key": "score"}})
         result = CliRunner().invoke(app, ["-C", str(ws), "eval", "--split", "val", "--ref", "main"])

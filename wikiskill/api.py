@@ -120,8 +120,8 @@ def suite_counts(ws: Workspace) -> dict[Split, int] | None:
     """The number of tasks in each split of a Harbor suite (as the workspace's settings split
     it); None for other suites (a generated suite would be generated to count it)."""
     from .benchmarks import load_benchmark
-    from .benchmarks.registry import split_name
     from .benchmarks.harbor import HarborSuite
+    from .benchmarks.registry import split_name
 
     config = load_config(ws.root)
     if split_name(config.benchmark)[0] != "harbor":

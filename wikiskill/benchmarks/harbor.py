@@ -173,7 +173,7 @@ def harbor_split(tasks: list[HarborTask], settings: HarborSettings, sizes: Split
                  where: str) -> dict[Split, list[str]]:
     """The task ids of each split: the explicit lists, or a seeded stratified split."""
     known = {task.id for task in tasks}
-    if settings.ids is not None:
+    if settings.ids.given:
         split = {name: list(getattr(settings.ids, name)) for name in SPLITS}
         for name, ids in split.items():
             unknown = sorted(set(ids) - known)

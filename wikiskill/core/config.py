@@ -376,10 +376,14 @@ class HarborIds(_Section):
     test: list[str] = []
     """The test tasks' ids; tasks named in no list are left out."""
 
+    @property
+    def given(self) -> bool:
+        return bool(self.train or self.val or self.test)
+
 
 class HarborSettings(_Section):
-    ids: HarborIds | None = None
-    """The split as explicit id lists; unset: a seeded split stratified by each task's
+    ids: HarborIds = HarborIds()
+    """The split as explicit id lists; all empty: a seeded split stratified by each task's
     `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the
     rest test)."""
     split_seed: int = 0
