@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,8 @@ class Container:
     async def start(cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits,
                     workspace: Path) -> Container:
         """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd in."""
-        argv = ["run", "-d", "--label", f"{WORKSPACE_LABEL}={workspace.resolve()}",
+        name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        argv = ["run", "-d", "--name", name, "--label", f"{WORKSPACE_LABEL}={workspace.resolve()}",
                 "--label", f"{PID_LABEL}={os.getpid()}", "--network", limits.network,
                 "--entrypoint", "sleep"]
         if limits.cpus:
@@ -72,15 +74,11 @@ class Container:
             argv += ["--memory", f"{limits.memory_mb}m"]
         if workdir:
             argv += ["-w", workdir]
-        started = await runtime.acall(*argv, image, "infinity", timeout_s=START_TIMEOUT_S)
+        _hook_interrupt()
+        started = await asyncio.to_thread(_run_listed, runtime, name, [*argv, image, "infinity"])
         if started.returncode != 0:
             raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
-        container_id = started.stdout.strip()
-        _live[container_id] = runtime
-        _hook_interrupt()
-        if _interrupted.is_set():  # started while Ctrl-C was removing the others
-            await asyncio.to_thread(remove, runtime, [container_id])
-            raise InfrastructureError("interrupted while the container started")
+        container_id = name
         found = workdir or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}",
                                                 container_id)).stdout.strip() or "/"
         container = cls(runtime, container_id, found)
@@ -142,6 +140,19 @@ class Container:
         if done.returncode != 0:
             raise InfrastructureError(f"`{self.runtime.kind} {arguments[0]}` failed in container "
                                       f"{self.id[:12]}: {_said(done)}")
+
+
+def _run_listed(runtime: Runtime, name: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`run` the container `name`, listed as live before it exists, so that an interrupt at any
+    moment of its start removes it (the check after it closes the race with the hook)."""
+    _live[name] = runtime
+    started = runtime.call(*argv, timeout_s=START_TIMEOUT_S)
+    if started.returncode != 0:
+        _live.pop(name, None)
+    elif _interrupted.is_set():
+        remove(runtime, [name])
+        raise InfrastructureError("interrupted while the container started")
+    return started
 
 
 def remove(runtime: Runtime, container_ids: list[str]) -> None:
