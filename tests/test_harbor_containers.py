@@ -4,6 +4,7 @@ agent-visible file; a train task's failing verifier output reaches the proposer 
 role; a kill -9 leaves a container that the next command removes; Ctrl-C removes them within
 5 s; a broken build names its log; an unknown reward key is refused in one line."""
 
+import asyncio
 import json
 import os
 import signal
@@ -20,8 +21,15 @@ from conftest import needs, needs_docker
 from harborsuites import MARKER, containers_of, harbor_suite, image_id, remove_images, word_of, write_harbor_task
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
+from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
+from wikiskill.core.config import EnvironmentSettings, RoleSettings, SkillsSettings
+from wikiskill.core.errors import InfrastructureError
 from wikiskill.environments.images import IMAGE_REPOSITORY, environment_digest
+from wikiskill.roles.python_agent import PythonAgent
+from wikiskill.roles.reference_agent import NopAgent
+from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
+from wikiskill.store.traces import FailureKind
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from workspaces import hears_ctrl_c, until
 
@@ -200,3 +208,67 @@ def test_ctrl_c_removes_the_running_containers_within_5_seconds(tmp_path, suite)
             process.kill()
             process.wait()
     assert process.returncode == 130
+
+
+def play_one(tmp_path: Path, suite_dir: Path, agent, task_id: str = "rev-cat"):
+    """One task of `suite_dir` played by `agent` in its container, verified; the trajectory."""
+    suite = HarborSuite(suite_dir)
+    setup = open_setup(EnvironmentSettings(), tmp_path / "state", workspace=tmp_path)
+    task = suite.as_task(suite.by_id[task_id], "train")
+    return asyncio.run(HarborTaskAgent(agent, suite, setup).run(task))
+
+
+async def reverse_through_the_handle(run):
+    """A Python runner that works in the container through its handle."""
+    word = word_of(run.task)
+    result = await run.environment.run(f"printf %s {word[::-1]} > answer.txt && pwd", 30, 1000)
+    scratch = run.workdir / "copied"
+    await run.environment.copy_out("answer.txt", scratch)
+    return f"{result.output.strip()} {scratch.read_text()}"
+
+
+@needs_docker
+def test_a_python_runner_works_in_the_container_through_its_handle(tmp_path, suite):
+    agent = PythonAgent(reverse_through_the_handle, HarborSuite(suite), [], SkillsSettings(), RoleSettings())
+    trajectory = play_one(tmp_path, suite, agent)
+    assert trajectory.score == 1.0 and trajectory.prediction == "/app tac" and trajectory.error is None
+    assert containers_of(tmp_path) == []
+
+
+@needs_docker
+def test_a_junit_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
+    (suite / "rev-cat" / "tests" / "test.sh").write_text(
+        "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
+        "cat > /logs/verifier/junit.xml <<'XML'\n<testsuite><testcase classname='t' name='test_reversed'>"
+        "<failure message='expected tac, got nothing'/></testcase><testcase name='test_exists'/></testsuite>\nXML\n"
+        "echo the verifier ran\nexit 1\n")
+    trajectory = play_one(tmp_path, suite, NopAgent())
+    assert trajectory.score == 0.0 and trajectory.failure is None
+    assert "FAILED t.test_reversed: expected tac, got nothing" in trajectory.feedback
+    assert "the verifier ran" in trajectory.feedback and "status 1" in trajectory.feedback
+
+
+@needs_docker
+def test_a_verifier_that_writes_no_reward_is_an_infrastructure_failure_not_a_zero(tmp_path, suite):
+    (suite / "rev-cat" / "tests" / "test.sh").write_text("#!/bin/bash\necho crashed before the reward\nexit 2\n")
+    with pytest.raises(InfrastructureError, match="rev-cat: the verifier wrote no /logs/verifier/reward.txt"):
+        play_one(tmp_path, suite, NopAgent())
+    assert containers_of(tmp_path) == []
+
+
+@needs_docker
+def test_an_agent_past_the_tasks_timeout_fails_the_task_marked_timeout(tmp_path):
+    suite = tmp_path / "suite"
+    write_harbor_task(suite, "rev-cat", "cat", agent_timeout=2.0)
+
+    class Sleeper:
+        async def play_in(self, task, environment):
+            await environment.run("sleep 30", 60, 1000)
+
+    try:
+        trajectory = play_one(tmp_path, suite, Sleeper())
+    finally:
+        remove_images([tag_of(suite / "rev-cat")])
+    assert trajectory.score == 0.0 and trajectory.failure is FailureKind.TIMEOUT
+    assert trajectory.error == "the agent ran past the task's timeout of 2 s"
+    assert containers_of(tmp_path) == []
