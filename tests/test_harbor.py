@@ -109,3 +109,10 @@ def test_without_docker_a_harbor_suite_is_refused_naming_the_package(tmp_path, m
                                       "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 1 and "docker is not installed (apt-get install docker.io)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "ws").exists()
+
+
+def test_oracle_and_nop_are_refused_on_a_suite_that_is_not_harbor(tmp_path):
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model",
+                                      "openai/fake", "--agent", "oracle"])
+    assert result.exit_code == 1 and "agent.runner: oracle checks Harbor suites" in result.output
+    assert not (tmp_path / "ws").exists()

@@ -272,3 +272,15 @@ def test_an_agent_past_the_tasks_timeout_fails_the_task_marked_timeout(tmp_path)
     assert trajectory.score == 0.0 and trajectory.failure is FailureKind.TIMEOUT
     assert trajectory.error == "the agent ran past the task's timeout of 2 s"
     assert containers_of(tmp_path) == []
+
+
+@needs_docker
+def test_eval_with_the_oracle_scores_every_task_one_and_with_nop_zero(tmp_path, suite):
+    with FakeOpenAIServer(ContainerWorld()) as server:
+        ws = harbor_workspace(tmp_path, server.base_url, suite)
+        scores = {}
+        for agent in ("oracle", "nop"):
+            evaluated = api.evaluate(api.open_workspace(ws), "val", ref="main", agent=agent)
+            scores[agent] = [trajectory.score for trajectory in evaluated.runs[0]]
+        assert server.requests == []  # neither asks a model
+    assert scores == {"oracle": [1.0, 1.0], "nop": [0.0, 0.0]}

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, CliPresetName, Config, ExecutorKind
+from .core.config import (
+    BUILTIN_RUNNER,
+    CONFIG_FILE,
+    OFFLINE_MODEL,
+    CliPresetName,
+    Config,
+    ExecutorKind,
+    ReferenceAgent,
+)
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.prompts import render
 from .history.rollback import RollbackResult
@@ -79,7 +87,8 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
                   runner=runner, cli_presets=" | ".join(CliPresetName),
-                  cli=runner is not None and not runner.startswith("python:"),
+                  cli=runner is not None and not runner.startswith("python:")
+                  and runner.lower() not in set(ReferenceAgent),
                   bwrap=shutil.which("bwrap") is not None)
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)

@@ -87,9 +87,6 @@ class Team:
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`)."""
         if isinstance(self.benchmark, HarborSuite):
             return HarborTaskAgent(self._environment_agent(skills, shelf), self.benchmark, self.containers())
-        if self.config.agent.reference:
-            raise ConfigError(f"agent.runner: {self.config.agent.runner} checks Harbor suites (harbor:PATH), "
-                              f"not {self.config.benchmark}")
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)

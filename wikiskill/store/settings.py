@@ -10,6 +10,8 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
+from ..benchmarks.harbor import HARBOR
+from ..benchmarks.registry import split_name
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role, config_error
 from ..core.errors import BenchmarkError, ConfigError
 
@@ -58,6 +60,9 @@ def check_runner(config: Config, source: str) -> None:
     or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line."""
     if config.agent.builtin:
         return
+    if config.agent.reference and split_name(config.benchmark)[0] != HARBOR.family:
+        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
+                          f"against their solutions; {config.benchmark} is not one")
     kind = spec_of(config.benchmark).kind
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
         article = "an" if kind[0] in "aeiou" else "a"
