@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import uuid
 from pathlib import Path
 
 BASE_IMAGE = "wikiskill/base:bookworm"
@@ -18,9 +19,11 @@ def marker(task_id: str) -> str:
 
 
 def write_harbor_task(root: Path, task_id: str, word: str, failing: str = "", category: str = "words",
-                      toml: str | None = None, dockerfile: str | None = None, agent_timeout: float = 120.0) -> Path:
+                      toml: str | None = None, dockerfile: str | None = None, agent_timeout: float = 120.0,
+                      nonce: str = "") -> Path:
     """A Terminal-Bench-2-style task folder: reverse `word` into /app/answer.txt; its verifier
-    prints `failing` when the answer is wrong and writes reward.txt."""
+    prints `failing` when the answer is wrong and writes reward.txt. `nonce`, a comment in the
+    Dockerfile, makes the environment (so the image tag) the caller's own."""
     folder = root / task_id
     (folder / "environment").mkdir(parents=True)
     (folder / "tests").mkdir()
@@ -31,7 +34,8 @@ def write_harbor_task(root: Path, task_id: str, word: str, failing: str = "", ca
         '[environment]\nbuild_timeout_sec = 300.0\ncpus = 1\nmemory_mb = 512\nallow_internet = false\n'))
     (folder / "instruction.md").write_text(f"Write the word '{word}' backwards into /app/answer.txt.\n")
     (folder / "environment" / "Dockerfile").write_text(
-        dockerfile if dockerfile is not None else f"FROM {BASE_IMAGE}\nWORKDIR /app\nRUN echo ready > /app/README\n")
+        dockerfile if dockerfile is not None else
+        f"# {nonce}\nFROM {BASE_IMAGE}\nWORKDIR /app\nRUN echo ready > /app/README\n")
     (folder / "tests" / "marker.txt").write_text(marker(task_id) + "\n")
     (folder / "tests" / "test.sh").write_text(
         "#!/bin/bash\nmkdir -p /logs/verifier\n"
@@ -43,9 +47,11 @@ def write_harbor_task(root: Path, task_id: str, word: str, failing: str = "", ca
 
 
 def harbor_suite(root: Path, failing: dict[str, str] | None = None) -> Path:
+    """The four word tasks, sharing an environment of their own (no other suite's image)."""
     suite = root / "suite"
+    nonce = uuid.uuid4().hex
     for task_id, word in WORDS.items():
-        write_harbor_task(suite, task_id, word, (failing or {}).get(task_id, ""))
+        write_harbor_task(suite, task_id, word, (failing or {}).get(task_id, ""), nonce=nonce)
     return suite
 
 

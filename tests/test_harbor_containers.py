@@ -259,7 +259,7 @@ def test_a_verifier_that_writes_no_reward_is_an_infrastructure_failure_not_a_zer
 @needs_docker
 def test_an_agent_past_the_tasks_timeout_fails_the_task_marked_timeout(tmp_path):
     suite = tmp_path / "suite"
-    write_harbor_task(suite, "rev-cat", "cat", agent_timeout=2.0)
+    write_harbor_task(suite, "rev-cat", "cat", agent_timeout=2.0, nonce=tmp_path.name)
 
     class Sleeper:
         async def play_in(self, task, environment):
