@@ -168,6 +168,7 @@ def start_eval(ws: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=hears_ctrl_c)
 
 
+@pytest.mark.slow
 @needs_docker
 def test_after_a_kill_9_the_next_command_removes_the_labelled_container(tmp_path, suite):
     with FakeOpenAIServer(SlowAgent()) as server:
@@ -191,6 +192,7 @@ def test_after_a_kill_9_the_next_command_removes_the_labelled_container(tmp_path
         subprocess.run(["docker", "rm", "-f", other.stdout.strip()], capture_output=True)
 
 
+@pytest.mark.slow
 @needs_docker
 def test_ctrl_c_removes_the_running_containers_within_5_seconds(tmp_path, suite):
     with FakeOpenAIServer(SlowAgent()) as server:
