@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,7 +142,8 @@ def suite_counts(ws: Workspace) -> dict[Split, int] | None:
 
 def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
     """Each task of the Harbor suite at `path` played by `oracle` (must score 1) and `nop` (must
-    score 0), in containers; build logs go to wikiskill's cache folder."""
+    score 0), in containers; build logs go to `$WIKISKILL_CACHE_DIR/images` (else
+    ~/.cache/wikiskill/images)."""
     import asyncio
 
     from .benchmarks.harbor import HarborSuite
@@ -152,7 +154,8 @@ def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> li
 
     suite = HarborSuite(Path(path))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
-    setup = open_setup(settings, Path.home() / ".cache" / "wikiskill", workspace=suite.directory)
+    cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
+    setup = open_setup(settings, cache, workspace=suite.directory)
     return asyncio.run(_check_suite(suite, setup, concurrency))
 
 

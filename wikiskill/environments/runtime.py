@@ -14,6 +14,9 @@ from ..core.errors import ConfigError, InfrastructureError
 
 PROBE_TIMEOUT_S = 20.0
 INSTALL = {ContainerRuntime.DOCKER: "apt-get install docker.io", ContainerRuntime.PODMAN: "apt-get install podman"}
+PROBE = {ContainerRuntime.DOCKER: ("info", "--format", "{{.ServerVersion}}"),
+         ContainerRuntime.PODMAN: ("info", "--format", "{{.Version.Version}}")}
+"""A call that fails unless the engine (Docker's daemon, Podman's service) answers."""
 START = {ContainerRuntime.DOCKER: "start it with `sudo systemctl start docker` (or `sudo dockerd &`)",
          ContainerRuntime.PODMAN: "check `podman info`"}
 
@@ -48,7 +51,7 @@ def open_runtime(kind: ContainerRuntime) -> Runtime:
                           "runs each task in a container")
     runtime = Runtime(kind, executable)
     try:
-        probe = runtime.call("version", "--format", "{{.Server.Version}}")
+        probe = runtime.call(*PROBE[kind])
     except InfrastructureError as exc:
         raise ConfigError(f"the {kind} daemon does not answer: {START[kind]}") from exc
     if probe.returncode != 0:
