@@ -286,3 +286,14 @@ def test_eval_with_the_oracle_scores_every_task_one_and_with_nop_zero(tmp_path, 
             scores[agent] = [trajectory.score for trajectory in evaluated.runs[0]]
         assert server.requests == []  # neither asks a model
     assert scores == {"oracle": [1.0, 1.0], "nop": [0.0, 0.0]}
+
+
+@needs_docker
+def test_a_ctrf_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
+    report = {"results": {"tests": [{"name": "test_reversed", "status": "failed", "message": "got nothing"},
+                                    {"name": "test_exists", "status": "passed"}]}}
+    (suite / "rev-cat" / "tests" / "test.sh").write_text(
+        f"#!/bin/bash\necho 0 > /logs/verifier/reward.txt\necho '{json.dumps(report)}' > /logs/verifier/ctrf.json\n")
+    trajectory = play_one(tmp_path, suite, NopAgent())
+    assert trajectory.score == 0.0 and "FAILED test_reversed: got nothing" in trajectory.feedback
+    assert "test_exists" not in trajectory.feedback
