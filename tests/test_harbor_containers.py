@@ -297,3 +297,13 @@ def test_a_ctrf_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
     trajectory = play_one(tmp_path, suite, NopAgent())
     assert trajectory.score == 0.0 and "FAILED test_reversed: got nothing" in trajectory.feedback
     assert "test_exists" not in trajectory.feedback
+
+
+@needs_docker
+def test_the_terminal_bench_2_style_fixture_runs_unchanged_its_oracle_one_and_nop_zero():
+    fixture = Path(__file__).parent / "fixtures" / "harbor" / "tb2-greeting"
+    try:
+        (check,) = api.check_suite(fixture)
+    finally:
+        remove_images([tag_of(fixture)])
+    assert check.task_id == "tb2-greeting" and (check.oracle, check.nop) == (1.0, 0.0) and check.sound
