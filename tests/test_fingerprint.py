@@ -49,6 +49,7 @@ NOT_AGENT_CODE = {
     "core.prompts": "the renderer; the templates it renders are hashed themselves",
     "store.traces": "the record of a run, not what the agent does",
     "core.errors": "exception classes",
+    "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
 }
 """Modules the task agent's code imports that are not part of `AGENT_CODE`, and why."""
 

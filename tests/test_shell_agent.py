@@ -17,11 +17,11 @@ import pytest
 from conftest import needs
 from wikiskill.benchmarks import BenchmarkKind, Task
 from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.environments.bubblewrap import bwrap_path
+from wikiskill.environments.host import run_shell
 from wikiskill.knowledge.skills import Skill
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
-from wikiskill.roles.bubblewrap import bwrap_path
-from wikiskill.roles.shell import run_shell
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, CliPresetName, Config, ExecutorKind
+from .core.config import (
+    BUILTIN_RUNNER,
+    CONFIG_FILE,
+    OFFLINE_MODEL,
+    CliPresetName,
+    Config,
+    ExecutorKind,
+    ReferenceAgent,
+)
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.prompts import render
 from .history.rollback import RollbackResult
@@ -43,11 +52,13 @@ if TYPE_CHECKING:
     from .knowledge.lint import Problem
     from .llm.doctor import RoleCheck
     from .loop.usage import SkillUsage
+    from .run.suite_check import TaskCheck
 
 __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp",
+    "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp", "check_suite",
+    "suite_counts",
 ]
 
 
@@ -82,11 +93,13 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
                   runner=runner, command=json.dumps(list(command), ensure_ascii=False) if command else None,
                   cli_presets=" | ".join(CliPresetName),
-                  cli=runner is not None and not runner.startswith("python:"),
+                  cli=runner is not None and not runner.startswith("python:")
+                  and runner.lower() not in set(ReferenceAgent),
                   bwrap=shutil.which("bwrap") is not None)
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)
     _check_agent(config)
+    _check_containers(config)
     try:
         return Workspace.create(path, text)
     except OSError as exc:
@@ -113,6 +126,54 @@ def _check_agent(config: Config) -> None:
         check_cli(config.agent)
 
 
+def _check_containers(config: Config, ws: Workspace | None = None) -> None:
+    """A Harbor suite needs its container engine: one missing, or a daemon not running, is refused
+    in one line; in a workspace, the containers a killed wikiskill left behind are removed."""
+    from .benchmarks.registry import split_name
+
+    if split_name(config.benchmark)[0] != "harbor":
+        return
+    from .environments.orphans import sweep_orphans
+    from .environments.runtime import open_runtime
+
+    runtime = open_runtime(config.environment.runtime)
+    if ws is not None:
+        sweep_orphans(runtime, ws.root)
+
+
+def suite_counts(ws: Workspace) -> dict[Split, int] | None:
+    """The number of tasks in each split of a Harbor suite (as the workspace's settings split
+    it); None for other suites (a generated suite would be generated to count it)."""
+    from .benchmarks import load_benchmark
+    from .benchmarks.harbor import HarborSuite
+    from .benchmarks.registry import split_name
+
+    config = load_config(ws.root)
+    if split_name(config.benchmark)[0] != "harbor":
+        return None
+    suite = load_benchmark(config, ws.root)
+    return suite.counts() if isinstance(suite, HarborSuite) else None
+
+
+def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
+    """Each task of the Harbor suite at `path` played by `oracle` (must score 1) and `nop` (must
+    score 0), in containers; build logs go to `$WIKISKILL_CACHE_DIR/images` (else
+    ~/.cache/wikiskill/images)."""
+    import asyncio
+
+    from .benchmarks.harbor import HarborSuite
+    from .core.config import ContainerRuntime, EnvironmentSettings
+    from .core.errors import choice
+    from .run.harbor_tasks import open_setup
+    from .run.suite_check import check_suite as _check_suite
+
+    suite = HarborSuite(Path(path))
+    settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
+    cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
+    setup = open_setup(settings, cache, workspace=suite.directory)
+    return asyncio.run(_check_suite(suite, setup, concurrency))
+
+
 def open_workspace(path: Path | None = None) -> Workspace:
     """The workspace at `path` (or above it), refused when its wikiskill.yaml is not valid."""
     ws = Workspace.open(path)
@@ -131,6 +192,7 @@ def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency:
     check_runner(config, "--agent" if agent else CONFIG_FILE)
     check_judge(config, CONFIG_FILE)
     _check_agent(config)
+    _check_containers(config, ws)
     if model_factory is None:
         check_credentials(config)
     return config

@@ -24,6 +24,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from .benchmarks import Task
 from .core.config import Config, GateSettings
+from .environments.base import TaskEnvironment
 from .knowledge.skills import Skill
 from .knowledge.wiki_requests import WikiView
 from .llm.meter import Meter
@@ -54,6 +55,15 @@ class WorkdirAgent(Protocol):
     async def play(self, task: Task, workdir: Path) -> Trajectory:
         """The episode as an unscored trajectory: the final answer as its prediction, the messages,
         the usage, and the error of a task that failed."""
+
+
+class EnvironmentAgent(Protocol):
+    """Plays one task of a Harbor suite inside the task's environment, its container
+    (`roles/shell_agent.py`, `roles/python_agent.py`, `roles/reference_agent.py`); the caller
+    starts the container, verifies the work after it and removes the container."""
+
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        """The episode as an unscored trajectory, its commands run in `environment`."""
 
 
 class Scorer(Protocol):

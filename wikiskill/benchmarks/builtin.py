@@ -190,3 +190,30 @@ class TaskFoldersFamily:
         if not directory.is_absolute() and request.root is not None:
             directory = request.root / directory
         return TaskFolders(directory)
+
+
+class HarborFamily:
+    """`harbor:PATH`: Harbor-format task folders, each task in its own container (`harbor.py`)."""
+
+    def __init__(self) -> None:
+        from .harbor import HARBOR
+
+        self.spec = HARBOR
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        """With a `base`, the folder is made absolute and every task folder is checked."""
+        if argument is None or base is None:
+            return argument
+        from .harbor import HarborSuite
+
+        return HarborSuite(base / Path(argument).expanduser()).name.partition(":")[2]
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        from .harbor import HarborSuite
+
+        if argument is None:
+            raise BenchmarkError("harbor needs a folder: harbor:PATH")
+        directory = Path(argument).expanduser()
+        if not directory.is_absolute() and request.root is not None:
+            directory = request.root / directory
+        return HarborSuite(directory, request.config.harbor, request.config.splits)

@@ -77,11 +77,18 @@ def split_name(name: str) -> tuple[str, str | None]:
     return family.strip(), (argument.strip() if colon else None)
 
 
+BUILTIN_FAMILIES = {"harbor": "wikiskill.benchmarks.builtin:HarborFamily"}
+"""Built-in families also registered here, so that an install made before their entry point
+was added (an editable one) still finds them."""
+
+
 @cache
 def _entry_points() -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(point.name, point)
+    for name, value in BUILTIN_FAMILIES.items():
+        found.setdefault(name, EntryPoint(name, value, ENTRY_POINT_GROUP))
     return found
 
 

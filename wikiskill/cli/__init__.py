@@ -17,6 +17,7 @@ for name, command in [
     ("compare", running.compare_command), ("audit", running.audit_command), ("status", history.status),
     ("log", history.log), ("prompt", skills.prompt), ("rollback", history.rollback_command),
     ("show", history.show_command), ("doctor", running.doctor_command), ("benchmarks", running.benchmarks_command),
+    ("check-suite", running.check_suite_command),
     ("export", skills.export_command), ("mcp", skills.mcp_command), ("lint", skills.lint_command),
     ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
     ("report", history.report_command),

@@ -52,7 +52,8 @@ ModelOption = typer.Option(None, "--model", help="litellm model string for every
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 AgentOption = typer.Option(None, "--agent",
                            help=f"Who plays the tasks: builtin, python:MODULE:FUNCTION, {', '.join(CliPresetName)} "
-                                "or a CLI preset's dotted path (overrides agent.runner).")
+                                "a CLI preset's dotted path, or oracle or nop on a Harbor suite (overrides "
+                                "agent.runner).")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
 WorkersOption = typer.Option(None, "--workers", min=1,
                              help="Worker processes (--executor processes, the default above 1) or Ray actors "

@@ -50,6 +50,9 @@ def init(
     ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base, train=train, val=val,
                             test=test, concurrency=concurrency, agent=agent, command=argv_of(command, arg))
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
+    counts = api.suite_counts(ws)
+    if counts is not None:
+        console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
 
 
@@ -208,6 +211,26 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption,
         for line in filter(None, [check.problem, *check.notes]):
             console.print(f"{check.role}: {line}", markup=False, highlight=False, soft_wrap=True)
     if any(check.failed for check in checks):
+        raise typer.Exit(1)
+
+
+def check_suite_command(
+    path: Path = typer.Argument(..., help="A Harbor suite: a folder of task folders, or one task folder."),
+    runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
+    concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks checked at the same time."),
+) -> None:
+    """Check a Harbor suite before spending on it: per task, whether the oracle (solution/solve.sh)
+    scores 1 and nop scores 0, and which tasks fail to build. Exits 1 unless every task is sound."""
+    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency)
+    table = Table("task", "oracle", "nop", "verdict")
+    for check in checks:
+        shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
+        verdict = "ok" if check.sound else (check.problem or "oracle must score 1 and nop 0")
+        table.add_row(check.task_id, *shown, Text(verdict, style="green" if check.sound else "red"))
+    console.print(table)
+    broken = [check for check in checks if not check.sound]
+    console.print(f"{len(checks) - len(broken)} of {len(checks)} tasks sound.")
+    if broken:
         raise typer.Exit(1)
 
 

@@ -86,6 +86,14 @@ PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(
 """`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
 
 
+class ReferenceAgent(StrEnum):
+    """The agents that check a Harbor suite rather than play it: `oracle` runs each task's
+    `solution/solve.sh`, `nop` does nothing (a sound suite scores them 1 and 0)."""
+
+    ORACLE = "oracle"
+    NOP = "nop"
+
+
 class CliPresetName(StrEnum):
     """The coding-agent CLIs wikiskill can run as the task agent (`roles/cli/`)."""
 
@@ -140,14 +148,14 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        for preset in CliPresetName:
-            if text.lower() == preset.value:
-                return preset.value
+        for name in (*ReferenceAgent, *CliPresetName):
+            if text.lower() == name.value:
+                return name.value
         if DOTTED_PATH.fullmatch(text):
             return text
         presets = ", ".join(preset.value for preset in CliPresetName)
-        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets} "
-                         "or a preset's dotted path package.module:Class)")
+        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
+                         "a preset's dotted path package.module:Class, or oracle or nop on a Harbor suite)")
 
     @model_validator(mode="after")
     def _command_given(self) -> AgentSettings:
@@ -166,9 +174,14 @@ class AgentSettings(RoleSettings):
         return PYTHON_RUNNER.fullmatch(self.runner) is not None
 
     @property
+    def reference(self) -> bool:
+        """The runner is `oracle` or `nop` (`ReferenceAgent`)."""
+        return self.runner in set(ReferenceAgent)
+
+    @property
     def cli(self) -> bool:
         """The runner is a coding-agent CLI preset."""
-        return not self.builtin and not self.python
+        return not self.builtin and not self.python and not self.reference
 
 
 class MaintainerSettings(RoleSettings):
@@ -342,6 +355,50 @@ class SplitSizes(_Section):
     """Number of test tasks of a generated suite; unset: the suite's default."""
 
 
+class ContainerRuntime(StrEnum):
+    """The container engine a Harbor suite's tasks run in, driven through its command line."""
+
+    DOCKER = "docker"
+    PODMAN = "podman"
+
+
+class EnvironmentSettings(_Section):
+    runtime: ContainerRuntime = ContainerRuntime.DOCKER
+    """`docker` or `podman`: the command that builds a Harbor task's image and runs its container
+    (Podman takes Docker's arguments)."""
+    host_network: bool = False
+    """Run every task's container on the host's network (`--network host`) instead of none (or
+    the default network where a task says `allow_internet`). A model server listening on the
+    host's loopback (`127.0.0.1`) is reachable from inside a container only this way; the
+    built-in agent calls the model from wikiskill's own process and needs no network inside."""
+    cache_dir: str | None = None
+    """Where image build logs are kept; unset: `.wikiskill/images/` in the workspace."""
+
+
+class HarborIds(_Section):
+    train: list[str] = []
+    """The train tasks' ids (task folder names)."""
+    val: list[str] = []
+    """The validation tasks' ids."""
+    test: list[str] = []
+    """The test tasks' ids; tasks named in no list are left out."""
+
+    @property
+    def given(self) -> bool:
+        return bool(self.train or self.val or self.test)
+
+
+class HarborSettings(_Section):
+    ids: HarborIds = HarborIds()
+    """The split as explicit id lists; all empty: a seeded split stratified by each task's
+    `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the
+    rest test)."""
+    split_seed: int = 0
+    """The seed of the stratified split."""
+    reward_key: str | None = None
+    """Which key of a verifier's `reward.json` is the score; unset: the mean of its values."""
+
+
 class Config(_Section):
     benchmark: str
     """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `textworld:<challenge>`,
@@ -390,6 +447,10 @@ class Config(_Section):
     """Retries, timeouts and caching of model calls."""
     ray: RaySettings = RaySettings()
     """The Ray cluster of `executor: ray`."""
+    environment: EnvironmentSettings = EnvironmentSettings()
+    """The containers a Harbor suite's tasks run in (docs/benchmarks.md)."""
+    harbor: HarborSettings = HarborSettings()
+    """How a Harbor suite (`harbor:PATH`) is split and its rewards read."""
 
     @field_validator("executor", mode="before")
     @classmethod

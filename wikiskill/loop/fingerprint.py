@@ -39,6 +39,7 @@ from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import HasSetupDigest
+from ..benchmarks.harbor import HarborSuite
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
 from ..roles.cli.presets import preset_fingerprint
@@ -55,7 +56,9 @@ AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "a
                    "skills_full", "skills_index", "tools_text")
 """The templates in prompts/ that the task agent renders."""
 
-AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/shell.py", "roles/bubblewrap.py",
+AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "environments/host.py",
+              "environments/output.py", "environments/bubblewrap.py", "environments/container.py",
+              "environments/base.py", "environments/runtime.py", "roles/reference_agent.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
               "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
@@ -66,6 +69,9 @@ JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_wind
 
 SCORING_CODE = ("roles/judge.py", "run/scorers.py")
 """The scorers' own modules, relative to the package."""
+
+VERIFIER_CODE = ("run/harbor_tasks.py", "run/scorers.py")
+"""The modules that verify a Harbor task and read its reward, relative to the package."""
 
 
 class EvalSetup(BaseModel):
@@ -128,6 +134,8 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     if not isinstance(benchmark, HasSetupDigest):
         return None
     parts: list[object] = [benchmark.setup_digest(), benchmark.spec.kind]
+    if isinstance(benchmark, HarborSuite):
+        parts.append(digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in VERIFIER_CODE]))
     if benchmark.spec.judged:
         judge = config.judge.model_copy(update={"model": config.role(Role.JUDGE).model})
         parts += [judge.model_dump(mode="json", include=set(JUDGE_SETTINGS)), judge_digest()]
@@ -144,7 +152,7 @@ def agent_settings(agent: AgentSettings) -> dict:
         del settings["runner"]
     elif agent.python:
         settings["runner_code"] = runner_code(agent.runner)
-    else:
+    elif agent.cli:
         settings["cli"] = preset_fingerprint(agent, agent.model or "")
     return settings
 

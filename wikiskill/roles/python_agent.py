@@ -28,6 +28,7 @@ from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
+from ..environments.base import TaskEnvironment
 from ..knowledge.skills import Skill, write_skill_folders
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..store.traces import Trajectory, Usage
@@ -54,6 +55,10 @@ class AgentRun:
     api_base: str | None
     temperature: float
     max_tokens: int | None
+    environment: TaskEnvironment | None = None
+    """On a Harbor suite, the task's container: `await environment.run(command, timeout_s,
+    output_chars)` runs a command in its workdir, `copy_in` and `copy_out` move files; None
+    elsewhere."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,15 @@ class PythonAgent:
         score = cast(QABenchmark, self.benchmark).score(task, trajectory.prediction)
         return trajectory.model_copy(update={"score": score})
 
-    async def play(self, task: Task, workdir: Path) -> Trajectory:
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        """The callable's answer on `task` with a handle to its container, unscored (its
+        `workdir` is an empty folder of its own on this machine)."""
+        with tempfile.TemporaryDirectory(prefix="wikiskill-task-") as scratch:
+            workdir = Path(scratch) / "work"
+            workdir.mkdir()
+            return await self.play(task, workdir, environment)
+
+    async def play(self, task: Task, workdir: Path, environment: TaskEnvironment | None = None) -> Trajectory:
         """The callable's answer on `task` in `workdir`, unscored."""
         shown = shown_skills(self.skills, self.settings, task.question)
         with tempfile.TemporaryDirectory(prefix="wikiskill-skills-") as scratch:
@@ -155,7 +168,7 @@ class PythonAgent:
             run = AgentRun(task=task.question, task_id=task.id, skills_prompt=render_block(shown, self.settings),
                            skills_dir=skills_dir, workdir=workdir, model=self.model.model,
                            api_base=self.model.api_base, temperature=self.model.temperature,
-                           max_tokens=self.model.max_tokens)
+                           max_tokens=self.model.max_tokens, environment=environment)
             try:
                 result = _result(await self._call(run))
             except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything; the task fails alone

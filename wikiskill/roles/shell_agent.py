@@ -1,8 +1,9 @@
 """The workdir agent: does a task in its working directory with one `bash` tool, as mini-swe-agent
 does, and says it is done with `finish(answer)`.
 
-Each command runs on its own in the working directory (`roles/shell.py`: under bubblewrap when it
-is installed, killed after `timeout_s`, its output cut to `output_chars`). Tools go native or as
+Each command runs on its own in the task's environment (`environments/`: a host folder under
+bubblewrap when it is installed, or the task's container), killed after `timeout_s`, its output
+cut to `output_chars`. Tools go native or as
 text, as the model layer settles; `load_skill` and `read_wiki` sit beside `bash` where they are
 on. A reply without a tool call also ends the task, its text the final answer. The trajectory
 comes back unscored: whoever made the working directory scores what is in it.
@@ -16,13 +17,13 @@ from ..benchmarks import BenchmarkKind, Task
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
+from ..environments.base import TaskEnvironment
+from ..environments.host import HostFolder
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
 from .agent import LookupTools
-from .bubblewrap import bwrap_path
-from .shell import run_shell
 from .wikitool import WikiShelf
 
 COMMAND_TIMEOUT_S = 60.0
@@ -58,9 +59,13 @@ class ShellAgent:
         self.sandbox = sandbox
 
     async def play(self, task: Task, workdir: Path) -> Trajectory:
+        return await self.play_in(task, HostFolder(workdir, self.sandbox))
+
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        """The task played with its commands run in `environment`."""
         shown = shown_skills(self.skills, self.settings, task.question)
         system = render("agent_workdir", skills_block=render_block(shown, self.settings), timeout_s=self.timeout_s,
-                        sandboxed=self.sandbox and bwrap_path() is not None)
+                        sandboxed=environment.sandboxed)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": task.question}]
         tools = [BASH_TOOL, FINISH_TOOL, *self.lookups.tools]
         usage = Usage()
@@ -77,7 +82,8 @@ class ShellAgent:
                 prediction = (reply.content or "").strip()
                 break
             for call in reply.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": await self._answer(call, workdir)})
+                answer = await self._answer(call, environment)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
             finish = next((call for call in reply.tool_calls if call.name == FINISH_TOOL["function"]["name"]), None)
             if finish is not None:
                 prediction = str((finish.arguments or {}).get("answer", "")).strip()
@@ -88,7 +94,7 @@ class ShellAgent:
                           messages=messages[1:], prediction=prediction, expected=task.answer, usage=usage,
                           skills=[s.name for s in shown], error=error)
 
-    async def _answer(self, call: ToolCall, workdir: Path) -> str:
+    async def _answer(self, call: ToolCall, environment: TaskEnvironment) -> str:
         if call.name == FINISH_TOOL["function"]["name"]:
             return "Finished."
         if call.name in self.lookups.names:
@@ -98,5 +104,5 @@ class ShellAgent:
         command = (call.arguments or {}).get("command")
         if not isinstance(command, str) or not command.strip():
             return "bash needs a `command`: the shell command to run."
-        result = await run_shell(command, workdir, self.timeout_s, self.output_chars, self.sandbox)
+        result = await environment.run(command, self.timeout_s, self.output_chars)
         return result.render(self.timeout_s)

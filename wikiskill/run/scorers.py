@@ -85,7 +85,7 @@ class CommandScorer:
             return Score(value=1.0)
         _refuse_crash(process.returncode, text, workdir)
         if settings.junit is not None:
-            return _junit_score(workdir / settings.junit, settings.feedback_chars)
+            return junit_score(workdir / settings.junit, settings.feedback_chars)
         lines = text.rstrip().splitlines()
         match = SCORE_LINE.match(lines[-1]) if lines else None
         value = min(1.0, max(0.0, float(match.group(1)))) if match else 0.0
@@ -143,7 +143,7 @@ def _tail(output: str, status: int, budget: int) -> str:
     return head + (output[-keep:] if keep else "")
 
 
-def _junit_score(report: Path, budget: int) -> Score:
+def junit_score(report: Path, budget: int) -> Score:
     """The share of the report's test cases that passed, with the failing ones as feedback."""
     try:
         root = ElementTree.parse(report).getroot()

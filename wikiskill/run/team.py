@@ -11,23 +11,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
+from ..benchmarks.harbor import HarborSuite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
-from ..core.config import OFFLINE_MODEL, Config, Role
+from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
 from ..core.errors import ConfigError
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..protocols import Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
+from ..protocols import EnvironmentAgent, Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
 from ..roles.agent import InteractiveAgent, QAAgent
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Library, Proposer
 from ..roles.python_agent import PythonAgent, load_runner
+from ..roles.reference_agent import NopAgent, OracleAgent
 from ..roles.shell_agent import ShellAgent
 from ..roles.tool_agent import ToolUseAgent
 from ..roles.wikitool import WikiShelf
+from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
 from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
@@ -70,6 +73,8 @@ class Team:
         self.config = config
         self.benchmark = benchmark
         self.meter = meter
+        self.state_dir = state_dir
+        self._containers: ContainerSetup | None = None
         cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
         self._factory = model_factory or (
             lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache)
@@ -85,6 +90,8 @@ class Team:
         return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
+        if isinstance(self.benchmark, HarborSuite):
+            return HarborTaskAgent(self._environment_agent(skills, shelf), self.benchmark, self.containers())
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)
@@ -102,6 +109,27 @@ class Team:
             return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
                                 self.config.seed if seed is None else seed)
         return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+
+    def containers(self) -> ContainerSetup:
+        """The container engine and image cache every Harbor task of this team shares."""
+        if self._containers is None:
+            self._containers = open_setup(self.config.environment, self.state_dir)
+        return self._containers
+
+    def _environment_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> EnvironmentAgent:
+        """The agent that plays a Harbor task inside its container."""
+        agent = self.config.agent
+        if agent.reference:
+            return OracleAgent() if agent.runner == ReferenceAgent.ORACLE else NopAgent()
+        if agent.python:
+            return PythonAgent(load_runner(agent.runner), self.benchmark, skills, self.config.skills,
+                               self.config.role(Role.AGENT))
+        if agent.cli:
+            raise ConfigError(f"agent.runner: {agent.runner} cannot run inside a Harbor task's container yet: "
+                              "use builtin, a Python runner, oracle or nop")
+        if self.offline(Role.AGENT):
+            raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
+        return ShellAgent(self._factory(Role.AGENT), skills, self.config.skills, self.config.agent.max_steps, shelf)
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""

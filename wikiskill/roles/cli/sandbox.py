@@ -1,4 +1,4 @@
-"""`agent.sandbox: bwrap`: the CLI under bubblewrap (`roles/bubblewrap.py` builds the command).
+"""`agent.sandbox: bwrap`: the CLI under bubblewrap (`environments/bubblewrap.py` builds the command).
 
 Inside, the whole file system is mounted read-only; the task's folder (workdir, private HOME,
 TMPDIR) is the one writable place; the user's home is empty, except the PATH folders
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...core.config import Sandbox
 from ...core.errors import ConfigError
-from ..bubblewrap import bwrap_path, confined
+from ...environments.bubblewrap import bwrap_path, confined
 from .isolation import TaskFolder
 
 

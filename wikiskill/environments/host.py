@@ -1,7 +1,7 @@
-"""One shell command of the workdir agent: run in the task's working directory (under bubblewrap
-when it is installed), killed with its whole process group when it runs out of time (and what it
-left running in that group killed when it ends), its output cut to a budget of characters (the
-head and the tail, saying how much was cut between them).
+"""A task's folder on this machine as its environment (`HostFolder`): each shell command runs in
+the task's working directory (under bubblewrap when it is installed), killed with its whole
+process group when it runs out of time (and what it left running in that group killed when it
+ends), its output cut to a budget of characters (`output.OutputBudget`).
 
 A command sees only PATH, LANG, LC_ALL and TERM from wikiskill's environment (never an API key),
 and HOME: under bubblewrap an empty folder but for its program folders, else the user's.
@@ -12,56 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
-from dataclasses import dataclass
 from pathlib import Path
 
 from .bubblewrap import bwrap_path, confined, program_folders
+from .output import OutputBudget, ShellResult
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TERM")
 READ_CHUNK = 65536
-
-
-@dataclass(frozen=True)
-class ShellResult:
-    exit_code: int | None
-    """None when the command was killed for running out of time."""
-    output: str
-    """stdout and stderr together, cut to the budget."""
-    timed_out: bool = False
-
-    def render(self, timeout_s: float) -> str:
-        """The tool result the model reads."""
-        status = (f"killed after {timeout_s:g} s (the command's time limit)" if self.timed_out
-                  else f"exit code {self.exit_code}")
-        return f"{status}\n{self.output}" if self.output else f"{status}\n(no output)"
-
-
-class _Budget:
-    """Keeps the first and last `chars // 2` bytes of a stream of any length."""
-
-    def __init__(self, chars: int):
-        self.half = max(1, chars // 2)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        del self.tail[:-self.half]
-
-    def text(self) -> str:
-        cut = self.total - len(self.head) - len(self.tail)
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
-        if cut <= 0:
-            return head + tail
-        return f"{head}\n[... {cut} bytes of output cut; the first and last {self.half} are shown ...]\n{tail}"
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -80,7 +39,7 @@ async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars:
     process = await asyncio.create_subprocess_exec(
         *argv, cwd=workdir, env=_environment(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
-    budget = _Budget(output_chars)
+    budget = OutputBudget(output_chars)
 
     async def drain() -> None:
         assert process.stdout is not None
@@ -102,3 +61,34 @@ async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars:
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+class HostFolder:
+    """Follows `base.TaskEnvironment` for a working directory on this machine (the caller made it
+    and removes it: closing leaves it be)."""
+
+    def __init__(self, workdir: Path, sandbox: bool = True):
+        self.path = workdir
+        self.workdir = str(workdir)
+        self.sandbox = sandbox
+        self.sandboxed = sandbox and bwrap_path() is not None
+
+    async def run(self, command: str, timeout_s: float, output_chars: int) -> ShellResult:
+        return await run_shell(command, self.path, timeout_s, output_chars, self.sandbox)
+
+    async def copy_in(self, source: Path, destination: str) -> None:
+        await asyncio.to_thread(_copy, source, self.path / destination)
+
+    async def copy_out(self, source: str, destination: Path) -> None:
+        await asyncio.to_thread(_copy, self.path / source, destination)
+
+    async def close(self) -> None:
+        """Nothing to remove: the folder is its maker's."""
+
+
+def _copy(source: Path, destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, destination, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copy2(source, destination)

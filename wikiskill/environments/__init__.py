@@ -1,0 +1,6 @@
+"""Where a task's commands run: the task-environment contract (`base`: run a command in the task's
+workdir under a time limit and an output budget, copy files in and out, close), a folder on this
+machine (`host`, under `bubblewrap` when it is installed) and a container per task (`container`,
+over the docker or podman command line in `runtime`), the images those containers start from,
+built once per environment digest (`images`), and the sweep of containers a killed wikiskill
+left behind (`orphans`). It may import `core` and `benchmarks` only."""

@@ -1,0 +1,47 @@
+"""The agents that check a Harbor suite instead of playing it (`agent.runner: oracle | nop`):
+`oracle` copies the task's `solution/` into the container as `/solution` and runs `solve.sh`
+there, as Harbor's oracle agent does; `nop` does nothing. A sound suite scores them 1 and 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..benchmarks import BenchmarkKind, Task
+from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY
+from ..core.config import ReferenceAgent
+from ..environments.base import TaskEnvironment
+from ..store.traces import Trajectory
+
+SOLUTION_MOUNT = "/solution"
+OUTPUT_CHARS = 10_000
+
+
+class OracleAgent:
+    """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
+
+    name = ReferenceAgent.ORACLE
+
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        solution = Path(task.metadata[TASK_DIR_KEY]) / SOLUTION_DIR
+        if not (solution / SOLVE_SCRIPT).is_file():
+            return _trajectory(task, error=f"{solution / SOLVE_SCRIPT} is missing: the oracle has nothing to run")
+        timeout_s = float(task.metadata[AGENT_TIMEOUT_KEY])
+        await environment.copy_in(solution, SOLUTION_MOUNT)
+        result = await environment.run(f"bash {SOLUTION_MOUNT}/{SOLVE_SCRIPT}", timeout_s, OUTPUT_CHARS)
+        error = None if result.exit_code == 0 else f"solve.sh: {result.render(timeout_s).splitlines()[0]}"
+        said = f"$ bash {SOLUTION_MOUNT}/{SOLVE_SCRIPT}\n{result.render(timeout_s)}"
+        return _trajectory(task, messages=[{"role": "assistant", "content": said}], error=error)
+
+
+class NopAgent:
+    """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
+
+    name = ReferenceAgent.NOP
+
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        return _trajectory(task)
+
+
+def _trajectory(task: Task, messages: list[dict] | None = None, error: str | None = None) -> Trajectory:
+    return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR, question=task.question,
+                      messages=messages or [], error=error)

@@ -1,0 +1,171 @@
+"""A Harbor suite's task agent: each task in a fresh container of its image (built once per
+environment digest), the inner agent's play inside it under the task's `[agent] timeout_sec`,
+then verification as Harbor does it: only now are the task's `tests/` copied in (as `/tests`),
+`test.sh` runs under `[verifier] timeout_sec`, and the reward is read from
+`/logs/verifier/reward.txt` (a number) or `reward.json` (a flat map: `harbor.reward_key`, or the
+mean of its values; a key it lacks stops the command, a ConfigError). The container is removed
+whatever happens.
+
+The verifier's output, with the failing tests of a CTRF (`ctrf.json`) or JUnit (`*.xml`) report
+it leaves in /logs/verifier, is the task's feedback (which the roles read on train tasks only).
+An image that will not build, a container that will not start or a verifier that writes no
+reward raises InfrastructureError: never a score. An agent or a verifier that runs out of time
+is the task's failure, marked `timeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..benchmarks import Task
+from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..core.config import EnvironmentSettings
+from ..core.errors import ConfigError, InfrastructureError
+from ..environments.container import Container, Limits
+from ..environments.images import ImageCache
+from ..environments.runtime import Runtime, open_runtime
+from ..protocols import EnvironmentAgent
+from ..store.traces import FailureKind, Score, Trajectory, cut
+from .scorers import junit_score
+
+TESTS_MOUNT = "/tests"
+LOGS_DIR = "/logs/verifier"
+VERIFIER_OUTPUT_CHARS = 64_000
+FEEDBACK_CHARS = 2000
+
+
+@dataclass
+class ContainerSetup:
+    """What every task's container shares: the engine, the image cache, the workspace it is
+    labelled with and the network settings."""
+
+    runtime: Runtime
+    images: ImageCache
+    workspace: Path
+    settings: EnvironmentSettings
+
+    def limits(self, task: HarborTask) -> Limits:
+        environment = task.config.environment
+        network = "host" if self.settings.host_network else ("bridge" if environment.allow_internet else "none")
+        return Limits(cpus=environment.cpus, memory_mb=environment.memory_mb, network=network)
+
+    async def image(self, task: HarborTask) -> str:
+        environment = task.config.environment
+        if not task.has_dockerfile:
+            return str(environment.docker_image)
+        return await self.images.image(task.context, environment.build_timeout_sec)
+
+
+def open_setup(settings: EnvironmentSettings, state_dir: Path, workspace: Path | None = None) -> ContainerSetup:
+    """The checked engine, and the image cache keeping its build logs in `environment.cache_dir`
+    or `state_dir/images/`; containers are labelled with `workspace` (default: the folder
+    holding `state_dir`)."""
+    log_dir = Path(settings.cache_dir).expanduser() if settings.cache_dir else state_dir / "images"
+    runtime = open_runtime(settings.runtime)
+    return ContainerSetup(runtime, ImageCache(runtime, log_dir), workspace or state_dir.parent, settings)
+
+
+class HarborTaskAgent:
+    """Follows `protocols.TaskAgent` for a Harbor suite, around a `protocols.EnvironmentAgent`."""
+
+    def __init__(self, inner: EnvironmentAgent, suite: HarborSuite, setup: ContainerSetup):
+        self.inner = inner
+        self.suite = suite
+        self.setup = setup
+
+    async def run(self, task: Task) -> Trajectory:
+        harbor = self.suite.task(task)
+        image = await self.setup.image(harbor)
+        container = await Container.start(self.setup.runtime, image, harbor.config.environment.workdir,
+                                          self.setup.limits(harbor), self.setup.workspace)
+        try:
+            timeout_s = harbor.config.agent.timeout_sec
+            try:
+                trajectory = await asyncio.wait_for(self.inner.play_in(task, container), timeout_s)
+            except TimeoutError:
+                return Trajectory(task_id=task.id, split=task.split, kind=self.suite.spec.kind, question=task.question,
+                                  error=f"the agent ran past the task's timeout of {timeout_s:g} s",
+                                  failure=FailureKind.TIMEOUT)
+            score, failure = await verify(container, harbor, self.suite.settings.reward_key)
+        finally:
+            await asyncio.shield(container.close())
+        update: dict[str, object] = {"score": score.value, "feedback": score.feedback or None}
+        if failure is not None:
+            update.update(failure=failure, error=score.feedback)
+        return trajectory.model_copy(update=update)
+
+
+async def verify(container: Container, task: HarborTask, reward_key: str | None) -> tuple[Score, FailureKind | None]:
+    """The reward of the work left in `container`, with the verifier's output as feedback."""
+    prepared = await container.run(f"rm -rf {TESTS_MOUNT} {LOGS_DIR} && mkdir -p {LOGS_DIR}", 60, 2000)
+    if prepared.exit_code != 0:
+        raise InfrastructureError(f"cannot prepare {LOGS_DIR} in the container: {prepared.output.strip()}")
+    await container.copy_in(task.tests, TESTS_MOUNT)
+    timeout_s = task.config.verifier.timeout_sec
+    result = await container.run(f"bash {TESTS_MOUNT}/test.sh", timeout_s, VERIFIER_OUTPUT_CHARS)
+    if result.timed_out:
+        return Score(value=0.0, feedback=f"the verifier ran past its timeout of {timeout_s:g} s"), FailureKind.TIMEOUT
+    with tempfile.TemporaryDirectory(prefix="wikiskill-verifier-") as scratch:
+        logs = Path(scratch) / "verifier"
+        await container.copy_out(LOGS_DIR, logs)
+        value = read_reward(logs, reward_key, task)
+        if value >= 1.0:
+            return Score(value=value), None
+        return Score(value=value, feedback=feedback(result.exit_code, result.output, logs)), None
+
+
+def read_reward(logs: Path, reward_key: str | None, task: HarborTask) -> float:
+    """reward.txt's number, or reward.json's `reward_key` (else the mean of its values), in [0, 1]."""
+    text_file, json_file = logs / "reward.txt", logs / "reward.json"
+    if text_file.is_file():
+        try:
+            value = float(text_file.read_text(encoding="utf-8").strip())
+        except ValueError:
+            raise InfrastructureError(f"{task.id}: the verifier's reward.txt holds no number") from None
+    elif json_file.is_file():
+        try:
+            rewards = json.loads(json_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InfrastructureError(f"{task.id}: the verifier's reward.json is not JSON ({exc})") from None
+        if not isinstance(rewards, dict) or not rewards or not all(
+                isinstance(number, (int, float)) for number in rewards.values()):
+            raise InfrastructureError(f"{task.id}: the verifier's reward.json is not a flat map of numbers")
+        if reward_key is None:
+            value = sum(rewards.values()) / len(rewards)
+        elif reward_key in rewards:
+            value = float(rewards[reward_key])
+        else:
+            raise ConfigError(f"harbor.reward_key {reward_key!r} is not a key of {task.id}'s reward.json "
+                              f"(its keys: {', '.join(sorted(rewards))})")
+    else:
+        raise InfrastructureError(f"{task.id}: the verifier wrote no {LOGS_DIR}/reward.txt or reward.json")
+    if not math.isfinite(value):
+        raise InfrastructureError(f"{task.id}: the verifier's reward {value} is not a finite number")
+    return min(1.0, max(0.0, value))
+
+
+def feedback(status: int | None, output: str, logs: Path) -> str:
+    """The failing tests of a CTRF or JUnit report in the logs, then the end of the verifier's output."""
+    failed = _ctrf_failures(logs / "ctrf.json")
+    if failed is None:
+        report = next(iter(sorted(logs.glob("*.xml"))), None)
+        failed = junit_score(report, FEEDBACK_CHARS).feedback if report is not None else None
+    head = f"the verifier exited with status {status}"
+    tail = output[-FEEDBACK_CHARS // 2:] if output else "(no output)"
+    parts = [head, failed or "", "the end of its output:", tail]
+    return cut("\n".join(part for part in parts if part), FEEDBACK_CHARS) or head
+
+
+def _ctrf_failures(path: Path) -> str | None:
+    try:
+        tests = json.loads(path.read_text(encoding="utf-8"))["results"]["tests"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    lines = [f"FAILED {test.get('name')}: {' '.join(str(test.get('message') or '').split())[:300]}"
+             for test in tests if isinstance(test, dict) and test.get("status") in ("failed", "error")]
+    return "\n".join(lines) or None

@@ -1,0 +1,56 @@
+"""`wikiskill check-suite PATH`: every task of a Harbor suite played by the `oracle` (its
+solution/solve.sh, which must score 1) and by `nop` (nothing, which must score 0), each in its own
+container and verified as in a run; a task whose image does not build, or whose container or
+verifier fails, is reported with the reason. Nothing is written but the build logs."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..core.errors import InfrastructureError
+from ..protocols import EnvironmentAgent
+from ..roles.reference_agent import NopAgent, OracleAgent
+from .harbor_tasks import ContainerSetup, HarborTaskAgent
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """One task's verdict."""
+
+    task_id: str
+    oracle: float | None = None
+    nop: float | None = None
+    problem: str | None = None
+    """Why the task could not be checked (a build that failed, with its log's path), or what the
+    oracle reported."""
+
+    @property
+    def sound(self) -> bool:
+        return self.problem is None and self.oracle == 1.0 and self.nop == 0.0
+
+
+async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: int = 2) -> list[TaskCheck]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(task: HarborTask) -> TaskCheck:
+        async with gate:
+            return await _check(suite, setup, task)
+
+    return await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
+
+
+async def _check(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
+    scores: dict[str, float] = {}
+    problem = None
+    agents: list[tuple[str, EnvironmentAgent]] = [("oracle", OracleAgent()), ("nop", NopAgent())]
+    for name, agent in agents:
+        try:
+            trajectory = await HarborTaskAgent(agent, suite, setup).run(suite.as_task(task, "train"))
+        except InfrastructureError as exc:
+            return TaskCheck(task.id, scores.get("oracle"), scores.get("nop"), str(exc))
+        scores[name] = trajectory.score
+        if name == "oracle" and trajectory.error:
+            problem = trajectory.error
+    return TaskCheck(task.id, scores["oracle"], scores["nop"], problem)
