@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from .history.audit import AuditReport
     from .history.compare import Comparison
+    from .environments.base_image import BaseImage
     from .history.roundstory import RoundStory
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
@@ -47,6 +48,7 @@ __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
     "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp",
+    "base_image", "export_tasks",
 ]
 
 
@@ -311,6 +313,17 @@ def benchmarks() -> list[FamilyListing]:
     from .benchmarks import list_families
 
     return list_families()
+
+
+def base_image(name: str | None = None, runtime: str = "docker", rebuild: bool = False,
+               mirror: str | None = None) -> BaseImage:
+    """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
+    registry); an image that already has the name is kept unless `rebuild`."""
+    from .core.errors import choice
+    from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
+
+    return make_base_image(name or DEFAULT_BASE_IMAGE, choice(ContainerRuntime, runtime, "container runtime"),
+                           rebuild, mirror)
 
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:

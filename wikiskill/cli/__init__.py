@@ -1,5 +1,5 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `skills`, `tasks`) over what they share (`common`). This module lists the commands
+(`running`, `history`, `skills`, `tasks`, `environments`) over what they share (`common`). This module lists the commands
 in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from . import history, running, skills, tasks
+from . import environments, history, running, skills, tasks
 from .common import app
 
 __all__ = ["app"]
@@ -19,7 +19,7 @@ for name, command in [
     ("show", history.show_command), ("doctor", running.doctor_command), ("benchmarks", running.benchmarks_command),
     ("export", skills.export_command), ("mcp", skills.mcp_command), ("lint", skills.lint_command),
     ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
-    ("report", history.report_command),
+    ("report", history.report_command), ("base-image", environments.base_image_command),
 ]:
     app.command(name)(command)
 
