@@ -7,9 +7,9 @@ import shutil
 import subprocess
 import uuid
 
-from conftest import needs, needs_docker
 from typer.testing import CliRunner
 
+from conftest import needs, needs_docker
 from wikiskill import api
 from wikiskill.cli import app
 

@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
+    from .benchmarks.harbor_export import HarborExport
+    from .environments.base_image import BaseImage
     from .history.audit import AuditReport
     from .history.compare import Comparison
-    from .environments.base_image import BaseImage
     from .history.roundstory import RoundStory
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
@@ -324,6 +325,18 @@ def base_image(name: str | None = None, runtime: str = "docker", rebuild: bool =
 
     return make_base_image(name or DEFAULT_BASE_IMAGE, choice(ContainerRuntime, runtime, "container runtime"),
                            rebuild, mirror)
+
+
+def export_tasks(suite: Path | str, out: Path, task_format: str = "harbor",
+                 base_image: str | None = None) -> HarborExport:
+    """Write the task-folder suite `suite` (a folder, or `tasks:PATH`) in another suite format under
+    `out`: `harbor`, one Harbor task folder per task, its Dockerfile FROM `base_image`."""
+    from .benchmarks.harbor_export import SuiteFormat, export_harbor
+    from .core.errors import choice
+    from .environments.base_image import DEFAULT_BASE_IMAGE
+
+    choice(SuiteFormat, task_format, "task suite format")
+    return export_harbor(Path(str(suite).removeprefix("tasks:")), out, base_image or DEFAULT_BASE_IMAGE)
 
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:

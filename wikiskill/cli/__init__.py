@@ -1,6 +1,6 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `skills`, `tasks`, `environments`) over what they share (`common`). This module lists the commands
-in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
+(`running`, `history`, `skills`, `tasks`, `environments`) over what they share (`common`). This
+module lists the commands in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ skills_app.callback()(skills.skills)
 skills_app.command("show")(skills.skills_show)
 app.add_typer(skills_app, name="skills")
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions.")
+tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions, other formats.")
 tasks_app.command("from-sessions")(tasks.from_sessions)
+tasks_app.command("export")(tasks.export)
 app.add_typer(tasks_app, name="tasks")

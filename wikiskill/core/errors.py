@@ -71,4 +71,5 @@ def choice(kind: type[E], value: str, what: str) -> E:
         return kind(value)
     except ValueError:
         values = [str(member.value) for member in kind]
-        raise WikiskillError(f"unknown {what} {value!r}: use {', '.join(values[:-1])} or {values[-1]}") from None
+        listed = f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else values[0]
+        raise WikiskillError(f"unknown {what} {value!r}: use {listed}") from None
