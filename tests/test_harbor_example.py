@@ -13,8 +13,9 @@ from pathlib import Path
 
 from conftest import needs_docker
 from harbor_docker import DockerRun
+from wikiskill.core.resources import data_dir
 
-SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "harbor-example"
+SUITE = data_dir("benchmarks") / "harbor-example"
 TASKS = sorted(path for path in SUITE.iterdir() if path.is_dir())
 
 def test_every_example_task_folder_holds_what_harbor_reads():
