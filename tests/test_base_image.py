@@ -3,10 +3,12 @@ an image that exists, and says in one line what to install or start when it cann
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import uuid
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import needs, needs_docker
@@ -27,9 +29,15 @@ def path_with_only(tmp_path, *programs: str) -> str:
     return str(folder)
 
 
-def empty_image(name: str) -> None:
+def empty_image(name: str) -> str:
+    """An image with no files under `name`; its id."""
     empty = subprocess.run(["tar", "-c", "-T", "/dev/null"], capture_output=True, check=True).stdout
-    subprocess.run(["docker", "import", "-", name], input=empty, capture_output=True, check=True)
+    return subprocess.run(["docker", "import", "-", name], input=empty, capture_output=True, check=True,
+                          text=False).stdout.decode().strip()
+
+
+def docker_out(*args: str) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
 @needs_docker
@@ -87,3 +95,39 @@ def test_a_daemon_that_is_not_running_is_named_with_how_to_start_it(tmp_path, mo
     line = result.output.strip()
     assert "\n" not in line and line.startswith("error: the Docker daemon is not reachable")
     assert "dockerd --storage-driver=overlay2 --iptables=false --bridge=none" in line
+
+
+def test_a_package_that_is_not_a_debian_name_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", path_with_only(tmp_path))
+    result = base_image("--package", "python3-pytest", "--package", "pytest; rm -rf /")
+    assert result.exit_code == 1
+    assert result.output.strip() == ("error: 'pytest; rm -rf /' is not a Debian package name (lower-case letters, "
+                                     "digits, '+', '-', '.')")
+
+
+@needs_docker
+@pytest.mark.skipif(os.geteuid() != 0, reason="building the base image needs root")
+def test_a_rebuild_imports_what_debootstrap_made_with_the_packages_asked_for(tmp_path, monkeypatch):
+    """debootstrap stands in as a script that records its arguments in the root it makes."""
+    bin_dir = path_with_only(tmp_path, "docker", "tar")
+    (tmp_path / "bin" / "debootstrap").write_text('#!/bin/sh\nfor last; do :; done\necho "$@" > "$last/args.txt"\n')
+    (tmp_path / "bin" / "debootstrap").chmod(0o755)
+    monkeypatch.setenv("PATH", bin_dir)
+    name = f"wikiskill-test/base:{uuid.uuid4().hex[:12]}"
+    old = empty_image(name)
+    try:
+        made = api.base_image(name, rebuild=True, packages=("python3-pytest",))
+        container = docker_out("create", name)
+        try:
+            args = subprocess.run(["docker", "cp", f"{container}:/args.txt", "-"], capture_output=True,
+                                  check=True).stdout
+        finally:
+            subprocess.run(["docker", "rm", container], capture_output=True)
+        label = docker_out("image", "inspect", "-f", '{{index .Config.Labels "org.wikiskill.base-image"}}', name)
+        new = docker_out("image", "inspect", "-f", "{{.Id}}", name)
+    finally:
+        subprocess.run(["docker", "rmi", name, old], capture_output=True)
+    assert new != old
+    assert made.built
+    assert b"--variant=minbase --include=python3,python3-pytest bookworm " in args
+    assert label == "bookworm"

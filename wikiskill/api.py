@@ -317,14 +317,15 @@ def benchmarks() -> list[FamilyListing]:
 
 
 def base_image(name: str | None = None, runtime: str = "docker", rebuild: bool = False,
-               mirror: str | None = None) -> BaseImage:
+               mirror: str | None = None, packages: tuple[str, ...] = ()) -> BaseImage:
     """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
-    registry); an image that already has the name is kept unless `rebuild`."""
+    registry): Debian with python3 and `packages`; an image that already has the name is kept
+    unless `rebuild`."""
     from .core.errors import choice
     from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
 
     return make_base_image(name or DEFAULT_BASE_IMAGE, choice(ContainerRuntime, runtime, "container runtime"),
-                           rebuild, mirror)
+                           rebuild, mirror, tuple(packages))
 
 
 def export_tasks(suite: Path | str, out: Path, task_format: str = "harbor",

@@ -9,6 +9,7 @@ minutes; an image that already exists under NAME is kept unless a rebuild is ask
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +23,8 @@ from ..core.errors import WikiskillError
 DEFAULT_BASE_IMAGE = "wikiskill/base:bookworm"
 DEBIAN_SUITE = "bookworm"
 PACKAGES = ("python3",)
+"""Always installed; `packages` adds more (e.g. python3-pytest for a pytest check)."""
+DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+")
 LABEL = "org.wikiskill.base-image"
 """Carried by the image, with the Debian suite as its value."""
 PROBE_TIMEOUT = 30.0
@@ -80,8 +83,12 @@ def image_exists(client: str, name: str) -> bool:
 
 
 def make_base_image(name: str = DEFAULT_BASE_IMAGE, runtime: ContainerRuntime = ContainerRuntime.DOCKER,
-                    rebuild: bool = False, mirror: str | None = None) -> BaseImage:
-    """Make the image `name` with debootstrap and `import`, unless it exists (and `rebuild` is off)."""
+                    rebuild: bool = False, mirror: str | None = None, packages: tuple[str, ...] = ()) -> BaseImage:
+    """Make the image `name` with debootstrap and `import`, unless it exists (and `rebuild` is off):
+    Debian minbase with python3 and `packages`."""
+    wrong = [package for package in packages if not DEBIAN_PACKAGE.fullmatch(package)]
+    if wrong:
+        raise BaseImageError(f"{wrong[0]!r} is not a Debian package name (lower-case letters, digits, '+', '-', '.')")
     client = check_runtime(runtime)
     if not rebuild and image_exists(client, name):
         return BaseImage(name, built=False)
@@ -94,7 +101,8 @@ def make_base_image(name: str = DEFAULT_BASE_IMAGE, runtime: ContainerRuntime = 
     started = time.monotonic()
     log = Path(tempfile.gettempdir()) / f"wikiskill-base-image-{os.getpid()}.log"
     with tempfile.TemporaryDirectory(prefix="wikiskill-base-") as root:
-        argv = [debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}", DEBIAN_SUITE, root,
+        included = ",".join(dict.fromkeys((*PACKAGES, *packages)))
+        argv = [debootstrap, "--variant=minbase", f"--include={included}", DEBIAN_SUITE, root,
                 *([mirror] if mirror else [])]
         with log.open("w", encoding="utf-8") as out:
             done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT)
