@@ -14,7 +14,7 @@ def base_image_command(
     rebuild: bool = typer.Option(False, "--rebuild", help="Build it again even when an image has the name."),
     mirror: str | None = typer.Option(None, "--mirror", help="The Debian mirror debootstrap fetches from "
                                       "(default: debootstrap's)."),
-    packages: list[str] = typer.Option([], "--package", help="Another Debian package to install (repeatable), "
+    packages: list[str] | None = typer.Option(None, "--package", help="Another Debian package to install (repeatable), "
                                        "e.g. python3-pytest for a suite whose check runs pytest."),
 ) -> None:
     """Make the base image task Dockerfiles build FROM, without any image registry.
@@ -22,7 +22,7 @@ def base_image_command(
     Debian bookworm (minbase) with python3 and any --package, made by debootstrap and `docker
     import` (needs root, debootstrap, a running daemon; a few minutes). Skipped when the image
     exists."""
-    made = api.base_image(name, runtime, rebuild, mirror, tuple(packages))
+    made = api.base_image(name, runtime, rebuild, mirror, tuple(packages or ()))
     if made.built:
         console.print(f"Built {made.name} in {made.seconds:.0f} s (debootstrap's output: {made.log}).",
                       markup=False, highlight=False, soft_wrap=True)
