@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -18,6 +20,14 @@ from wikiskill.cli import app
 
 def base_image(*args: str):
     return CliRunner().invoke(app, ["base-image", *args])
+
+
+@pytest.fixture(autouse=True)
+def own_temporary_folder(tmp_path, monkeypatch):
+    """debootstrap's log and root go under the test's folder, not the machine's /tmp."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
 
 
 def path_with_only(tmp_path, *programs: str) -> str:
@@ -131,3 +141,18 @@ def test_a_rebuild_imports_what_debootstrap_made_with_the_packages_asked_for(tmp
     assert made.built
     assert b"--variant=minbase --include=python3,python3-pytest bookworm " in args
     assert label == "bookworm"
+
+
+@needs_docker
+@pytest.mark.skipif(os.geteuid() != 0, reason="building the base image needs root")
+def test_a_failed_debootstrap_names_its_log_and_makes_no_image(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", path_with_only(tmp_path, "docker", "tar"))
+    (tmp_path / "bin" / "debootstrap").write_text("#!/bin/sh\necho 'E: Failed getting release file' >&2\nexit 1\n")
+    (tmp_path / "bin" / "debootstrap").chmod(0o755)
+    name = f"wikiskill-test/base:{uuid.uuid4().hex[:12]}"
+    result = base_image("--name", name)
+    assert result.exit_code == 1
+    line = result.output.strip()
+    assert line.startswith("error: debootstrap failed (exit 1); its output is in ")
+    assert "E: Failed getting release file" in Path(line.rsplit(" ", 1)[1]).read_text()
+    assert subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode != 0

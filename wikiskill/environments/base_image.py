@@ -40,6 +40,8 @@ class ContainerRuntime(StrEnum):
 
 INSTALL = {ContainerRuntime.DOCKER: "docker.io", ContainerRuntime.PODMAN: "podman"}
 """The Debian package of each runtime's client."""
+PROBE = {ContainerRuntime.DOCKER: "{{.ServerVersion}}", ContainerRuntime.PODMAN: "{{.Version.Version}}"}
+"""What `info --format` asks each runtime for: the version of what runs the containers."""
 
 
 class BaseImageError(WikiskillError):
@@ -62,7 +64,7 @@ def check_runtime(runtime: ContainerRuntime) -> str:
     if client is None:
         raise BaseImageError(f"{runtime.value} is not installed: apt-get install {INSTALL[runtime]}")
     try:
-        probe = subprocess.run([client, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
+        probe = subprocess.run([client, "info", "--format", PROBE[runtime]], capture_output=True, text=True,
                                timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise BaseImageError(f"{runtime.value} info did not answer in {PROBE_TIMEOUT:.0f} s: is the daemon "
