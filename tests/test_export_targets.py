@@ -1,4 +1,4 @@
-"""`wikiskill export DIR --target agents|claude|codex`: each writes the folder its host reads, with
+"""`wikiskill export DIR --target agents|claude|codex|harbor`: each writes the folder its host reads, with
 the same valid Agent Skills folders, and never a host folder the user did not name."""
 
 from pathlib import Path
@@ -31,7 +31,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("target, folder", [("agents", "."), ("claude", ".claude/skills"),
-                                            ("codex", ".agents/skills")])
+                                            ("codex", ".agents/skills"), ("harbor", ".")])
 def test_each_target_writes_the_folder_its_host_reads(ws, tmp_path, target, folder):
     project = tmp_path / "project"
     result = api.export(ws, project, target=target)
@@ -81,5 +81,14 @@ def test_a_host_skills_folder_named_as_dir_is_refused_rather_than_nested(ws, tmp
 def test_an_unknown_target_is_a_one_line_error(ws, tmp_path):
     result = CliRunner().invoke(app, ["-C", str(ws.root), "export", str(tmp_path / "out"), "--target", "cursor"])
     assert result.exit_code == 1
-    assert result.output.strip() == "error: unknown export target 'cursor': use agents, claude or codex"
+    assert result.output.strip() == "error: unknown export target 'cursor': use agents, claude, codex or harbor"
     assert not (tmp_path / "out").exists()
+
+
+def test_a_harbor_export_into_one_skill_folder_is_refused_since_harbor_would_read_it_as_one_skill(ws, tmp_path):
+    own = tmp_path / "my-skill"
+    own.mkdir()
+    (own / "SKILL.md").write_text("---\nname: my-skill\ndescription: mine\n---\nMine.\n")
+    with pytest.raises(ExportError, match="holds a SKILL.md, so Harbor would read it as one skill"):
+        api.export(ws, own, target="harbor")
+    assert [path.name for path in own.iterdir()] == ["SKILL.md"]

@@ -25,9 +25,11 @@ def test_wheel_installs_and_inits_outside_the_checkout(tmp_path):
     assert "wikiskill/_data/workspace_template/wiki/skill-impact.md" in names
     assert "wikiskill/_data/benchmarks/example-qa/train.jsonl" in names
     assert "wikiskill/_data/benchmarks/python-bugfix/suite.yaml" in names
+    assert "wikiskill/_data/benchmarks/harbor-example/fix-mean/task.toml" in names
+    task_suites = ("/_data/benchmarks/python-bugfix/", "/_data/benchmarks/harbor-example/")
     assert not [name for name in names if name.endswith(".py") and not name.startswith("wikiskill/")
-                or "/_data/" in name and name.endswith(".py") and "/_data/benchmarks/python-bugfix/" not in name
-                ]  # no benchmark scripts: they import tests/ (the bug-fix suite's tasks are Python files)
+                or "/_data/" in name and name.endswith(".py") and not any(suite in name for suite in task_suites)
+                ]  # no benchmark scripts: they import tests/ (the task suites' tasks and checks are Python files)
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Sequence
 
+    from .benchmarks.harbor_export import HarborExport
+    from .environments.base_image import BaseImage
     from .history.audit import AuditReport
     from .history.compare import Comparison
     from .history.roundstory import RoundStory
@@ -58,7 +60,7 @@ __all__ = [
     "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
     "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
     "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp", "check_suite",
-    "suite_counts",
+    "suite_counts", "base_image", "export_tasks",
 ]
 
 
@@ -391,6 +393,30 @@ def benchmarks() -> list[FamilyListing]:
     from .benchmarks import list_families
 
     return list_families()
+
+
+def base_image(name: str | None = None, runtime: str = "docker", rebuild: bool = False,
+               mirror: str | None = None, packages: tuple[str, ...] = ()) -> BaseImage:
+    """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
+    registry): Debian with python3 and `packages`; an image that already has the name is kept
+    unless `rebuild`."""
+    from .core.errors import choice
+    from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
+
+    return make_base_image(name or DEFAULT_BASE_IMAGE, choice(ContainerRuntime, runtime, "container runtime"),
+                           rebuild, mirror, tuple(packages))
+
+
+def export_tasks(suite: Path | str, out: Path, task_format: str = "harbor",
+                 base_image: str | None = None) -> HarborExport:
+    """Write the task-folder suite `suite` (a folder, or `tasks:PATH`) in another suite format under
+    `out`: `harbor`, one Harbor task folder per task, its Dockerfile FROM `base_image`."""
+    from .benchmarks.harbor_export import SuiteFormat, export_harbor
+    from .core.errors import choice
+    from .environments.base_image import DEFAULT_BASE_IMAGE
+
+    choice(SuiteFormat, task_format, "task suite format")
+    return export_harbor(Path(str(suite).removeprefix("tasks:")), out, base_image or DEFAULT_BASE_IMAGE)
 
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:

@@ -1,13 +1,13 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `skills`, `tasks`) over what they share (`common`). This module lists the commands
-in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
+(`running`, `history`, `skills`, `tasks`, `environments`) over what they share (`common`). This
+module lists the commands in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
 from __future__ import annotations
 
 import typer
 
-from . import history, running, skills, tasks
+from . import environments, history, running, skills, tasks
 from .common import app, help_text
 
 __all__ = ["app"]
@@ -20,7 +20,7 @@ for name, command in [
     ("check-suite", running.check_suite_command),
     ("export", skills.export_command), ("mcp", skills.mcp_command), ("lint", skills.lint_command),
     ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
-    ("report", history.report_command),
+    ("report", history.report_command), ("base-image", environments.base_image_command),
 ]:
     app.command(name, help=help_text(command))(command)
 
@@ -29,6 +29,7 @@ skills_app.callback(help=help_text(skills.skills))(skills.skills)
 skills_app.command("show", help=help_text(skills.skills_show))(skills.skills_show)
 app.add_typer(skills_app, name="skills")
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions.")
+tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions, other formats.")
 tasks_app.command("from-sessions", help=help_text(tasks.from_sessions))(tasks.from_sessions)
+tasks_app.command("export", help=help_text(tasks.export))(tasks.export)
 app.add_typer(tasks_app, name="tasks")

@@ -52,16 +52,18 @@ def prompt(
 
 def export_command(
     ctx: typer.Context,
-    dest: Path = typer.Argument(..., help="agents: the folder to write the skill folders into; claude, codex: "
-                                          "the project (or home) folder whose host skills folder to write."),
+    dest: Path = typer.Argument(..., help="agents, harbor: the folder to write the skill folders into; claude, "
+                                          "codex: the project (or home) folder whose host skills folder to write."),
     ref: str = typer.Option("main", "--ref", help="Export the skills at this git ref."),
-    target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/) "
-                                                          "or codex (DIR/.agents/skills/)."),
+    target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/), "
+                                                          "codex (DIR/.agents/skills/) or harbor (DIR/<name>/, "
+                                                          "for `harbor run --skill DIR`)."),
 ) -> None:
     """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship).
 
-    Into DEST (`agents`), or into the folder Claude Code (`DEST/.claude/skills`) or Codex
-    (`DEST/.agents/skills`) reads under the project or home folder DEST. Links that would leave
+    Into DEST (`agents`; `harbor`, the folder `harbor run --skill DEST` takes), or into the folder
+    Claude Code (`DEST/.claude/skills`) or Codex (`DEST/.agents/skills`) reads under the project or
+    home folder DEST. Links that would leave
     the skills folder (PURPOSE.md's links into the wiki) are dropped, their text kept."""
     result = api.export(workspace_of(ctx), dest, ref, target)
     for name, reason in result.skipped.items():

@@ -1,4 +1,4 @@
-"""The commands that make task suites: `tasks from-sessions`."""
+"""The commands that make task suites: `tasks from-sessions`, `tasks export`."""
 
 from __future__ import annotations
 
@@ -40,3 +40,22 @@ def from_sessions(
                       highlight=False, soft_wrap=True)
     else:
         console.print("Nothing new to draft.")
+
+
+def export(
+    suite: str = typer.Argument(..., help="The task-folder suite: its folder, or tasks:PATH."),
+    out: Path = typer.Option(..., "--out", help="The folder to write (new, or empty)."),
+    suite_format: str = typer.Option(..., "--format", help="harbor: one Harbor task folder per task."),
+    base_image: str | None = typer.Option(None, "--base-image", help="The image every task's Dockerfile builds "
+                                          "FROM (default: wikiskill/base:bookworm, from `wikiskill base-image`)."),
+) -> None:
+    """Write a task-folder suite in another format: harbor, one task folder per task of every split.
+
+    Each with instruction.md (task.md), task.toml (its split in [metadata]), environment/Dockerfile
+    copying files/ into /app, and tests/test.sh running the suite's check there and writing the
+    reward, hidden from the agent until Harbor copies tests/ in. The image needs what the check
+    runs (pytest for a pytest check)."""
+    result = api.export_tasks(suite, out, suite_format, base_image)
+    counts = ", ".join(f"{split} {len(ids)}" for split, ids in result.tasks.items())
+    console.print(f"Wrote {sum(map(len, result.tasks.values()))} Harbor task folders to {result.out} ({counts}).",
+                  markup=False, highlight=False, soft_wrap=True)

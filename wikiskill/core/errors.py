@@ -74,7 +74,8 @@ def choice(kind: type[E], value: str, what: str) -> E:
     except ValueError:
         values = [str(member.value) for member in kind]
         hint = did_you_mean(value, values)
-        raise WikiskillError(f"unknown {what} {value!r}{hint}: use {', '.join(values[:-1])} or {values[-1]}") from None
+        listed = f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else values[0]
+        raise WikiskillError(f"unknown {what} {value!r}{hint}: use {listed}") from None
 
 
 def did_you_mean(value: str, names: Iterable[str]) -> str:

@@ -2,5 +2,6 @@
 workdir under a time limit and an output budget, copy files in and out, close), a folder on this
 machine (`host`, under `bubblewrap` when it is installed) and a container per task (`container`,
 over the docker or podman command line in `runtime`), the images those containers start from,
-built once per environment digest (`images`), and the sweep of containers a killed wikiskill
-left behind (`orphans`). It may import `core` and `benchmarks` only."""
+built once per environment digest (`images`), the sweep of containers a killed wikiskill left
+behind (`orphans`), and the base image wikiskill makes without any image registry
+(`base_image`). It may import `core` and `benchmarks` only."""

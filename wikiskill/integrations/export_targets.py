@@ -8,7 +8,10 @@ differ in the folder they read them from:
   projects: DIR is the project (or your home folder);
 - `codex`: Codex reads `.agents/skills/` of a repository (from the working directory up to the
   repository root), and `~/.agents/skills/` for all repositories (older releases:
-  `~/.codex/skills/`): DIR is the repository (or your home folder).
+  `~/.codex/skills/`): DIR is the repository (or your home folder);
+- `harbor`: DIR is the folder `harbor run --skill DIR` takes: Harbor reads every SKILL.md at its
+  top or in its subfolders and copies the skills into each trial's sandbox. DIR/<name>/ for each
+  skill, so DIR may not be one skill folder itself (a SKILL.md at its top).
 
 Nothing is written into a host's folder unless DIR names it (or the folder that holds it).
 """
@@ -26,6 +29,7 @@ class Target(StrEnum):
     AGENTS = "agents"
     CLAUDE = "claude"
     CODEX = "codex"
+    HARBOR = "harbor"
 
 
 class ExportError(WikiskillError):
@@ -81,7 +85,20 @@ class Codex(HostSkillsFolder):
     other_folders = (".codex/skills",)
 
 
-TARGETS: dict[Target, ExportTarget] = {target.kind: target for target in (AgentSkills(), ClaudeCode(), Codex())}
+class HarborSkills:
+    """The folder of skill folders that `harbor run --skill DIR` copies into each trial's sandbox."""
+
+    kind = Target.HARBOR
+
+    def skills_dir(self, dest: Path) -> Path:
+        if (dest / "SKILL.md").is_file():
+            raise ExportError(f"{dest} holds a SKILL.md, so Harbor would read it as one skill: name a folder for "
+                              "the skill folders (new, or holding only skill folders) with --target harbor")
+        return dest
+
+
+TARGETS: dict[Target, ExportTarget] = {target.kind: target
+                                       for target in (AgentSkills(), ClaudeCode(), Codex(), HarborSkills())}
 
 
 def export_target(name: str) -> ExportTarget:
