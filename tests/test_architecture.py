@@ -1,6 +1,6 @@
-"""The layers of docs/architecture.md hold: every import in wikiskill/ runs down the layers, and no
-modules import each other in a circle. The layer order is read from that document's table, so
-the document is the rule this test enforces."""
+"""The layers of docs/architecture.md hold: every import in wikiskill/ runs down the layers, no
+modules import each other in a circle, and every Protocol sits where the document allows. The
+layer order and those places are read from the document, so it is the rule this test enforces."""
 
 from __future__ import annotations
 
@@ -110,6 +110,35 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def protocol_places() -> list[str]:
+    """The folders (`contracts/`) and modules (`llm/chat.py`) where a Protocol may be defined."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.strip().startswith("Protocols live in:"))
+    return re.findall(r"`([^`]+)`", line.split(":", 1)[1])
+
+
+def protocols_defined(path: Path) -> list[str]:
+    """The classes in a file that list `Protocol` (bare or `typing.Protocol`) among their bases."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            names = {base.id if isinstance(base, ast.Name) else getattr(base, "attr", None) for base in node.bases}
+            if "Protocol" in names:
+                found.append(node.name)
+    return found
+
+
+def misplaced_protocols(package: Path, places: list[str]) -> list[str]:
+    misplaced = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if any(relative == place or relative.startswith(place) for place in places if place.endswith("/")
+               ) or relative in places:
+            continue
+        misplaced += [f"{relative}: {name}" for name in protocols_defined(path)]
+    return misplaced
+
+
 def test_the_architecture_document_lists_every_layer_once():
     table = layer_table()
     names = [name for row in table for name in row]
@@ -152,6 +181,24 @@ def test_no_modules_import_each_other_in_a_circle():
     found = circles(edges)
     assert not found, "modules that import each other, directly or through others:\n" + "\n".join(
         " <-> ".join(group) for group in found)
+
+
+def test_every_protocol_is_defined_where_the_architecture_document_allows():
+    places = protocol_places()
+    assert "contracts/" in places and all((PACKAGE / place).exists() for place in places), places
+    misplaced = misplaced_protocols(PACKAGE, places)
+    assert not misplaced, "Protocols outside the places docs/architecture.md allows:\n" + "\n".join(misplaced)
+
+
+def test_the_protocol_finder_finds_a_protocol_planted_in_a_role(tmp_path):
+    package = tmp_path / "wikiskill"
+    (package / "roles").mkdir(parents=True)
+    (package / "roles" / "agent.py").write_text(
+        "import typing\nclass Runs(typing.Protocol): ...\nclass Plain: ...\n", encoding="utf-8")
+    (package / "contracts").mkdir()
+    (package / "contracts" / "roles.py").write_text(
+        "from typing import Protocol\nclass TaskAgent(Protocol): ...\n", encoding="utf-8")
+    assert misplaced_protocols(package, ["contracts/"]) == ["roles/agent.py: Runs"]
 
 
 def test_the_circle_finder_finds_a_circle_through_three_modules():

@@ -20,7 +20,7 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 VETO = '''
 from wikiskill.loop.gate_policies import StrictPolicy
-from wikiskill.protocols import Verdict
+from wikiskill.contracts.gate import Verdict
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

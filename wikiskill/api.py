@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
+from .contracts.running import Reporter
 from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, CliPresetName, Config, ExecutorKind
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.prompts import render
@@ -20,7 +21,7 @@ from .knowledge.skillsblock import render_skills
 from .llm.credentials import check_credentials
 from .loop.evolve import EvolveResult, refuse_before_loading
 from .loop.evolve import evolve as _evolve
-from .loop.harness import Evaluated, Harness, Reporter
+from .loop.harness import Evaluated, Harness
 from .roles.python_agent import load_runner
 from .run.team import ModelFactory
 from .store.settings import check_judge, check_runner, load_config, parse_config

@@ -25,12 +25,12 @@ from pathlib import Path
 
 from _common import MODEL, fake_server, qa_suite, table
 from wikiskill.benchmarks import load_benchmark
+from wikiskill.contracts.running import AgentRecipe, Executor, Place
 from wikiskill.core.config import Config, ExecutorKind, SkillsSettings
 from wikiskill.core.prompts import render
 from wikiskill.knowledge.skillsblock import render_skills
 from wikiskill.llm.backend import import_litellm
 from wikiskill.llm.meter import Meter
-from wikiskill.protocols import AgentRecipe, Executor, Place
 from wikiskill.run.executors import open_executor
 from wikiskill.run.team import Team
 from wikiskill.store.results import ResultCache

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchmarks import Task
+from ..contracts.gate import BatchedGatePolicy
 from ..core.config import GateSettings
 from ..loop.fingerprint import digest
 from ..loop.gate_policies import GATE_POLICIES
 from ..loop.harness import Harness
-from ..protocols import BatchedGatePolicy
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_scores, skills_id
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Commit

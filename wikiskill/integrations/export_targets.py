@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
+from ..contracts.integrations import ExportTarget
 from ..core.errors import WikiskillError, choice
 
 
@@ -30,14 +31,6 @@ class Target(StrEnum):
 
 class ExportError(WikiskillError):
     """The export directory cannot be used as asked."""
-
-
-class ExportTarget(Protocol):
-    kind: ClassVar[Target]
-
-    def skills_dir(self, dest: Path) -> Path:
-        """The folder the skill folders go into when the user names `dest` (absolute)."""
-        ...
 
 
 class AgentSkills:

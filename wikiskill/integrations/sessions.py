@@ -13,8 +13,8 @@ import json
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar, Protocol
 
+from ..contracts.integrations import SessionParser
 from ..core.errors import TranscriptError
 from ..core.redact import Scrubber
 from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
@@ -28,13 +28,6 @@ QUESTION_CHARS = 500
 class SessionFormat(StrEnum):
     CLAUDE_CODE = "claude-code"
     OPENAI_MESSAGES = "openai-messages"
-
-
-class SessionParser(Protocol):
-    format: ClassVar[SessionFormat]
-
-    def messages(self, text: str, name: str) -> list[dict]:
-        """The session's messages; raises TranscriptError naming `name` and the line."""
 
 
 def _call(call_id: str, name: str, arguments: object) -> dict:

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
 
+from ..contracts.gate import Evidence, GatePolicy, Verdict
 from ..core.config import GatePolicyName, GateSettings
 from ..core.errors import WikiskillError
 from ..core.registry import Registry
-from ..protocols import Evidence, GatePolicy, Verdict
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
+from ..contracts.gate import GatePolicy
+from ..contracts.running import AgentRecipe, Executor, Place, Reporter
 from ..core.config import Config, ExecutorKind
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill, load_skills
 from ..llm.meter import Meter
-from ..protocols import AgentRecipe, Executor, GatePolicy, Place
-from ..roles.wikitool import WikiShelf
 from ..run.executors import open_executor
 from ..run.team import ModelFactory, Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_scores, skills_id
@@ -26,17 +26,6 @@ from ..store.trailers import Trailers, format_message, role_cached_key, role_key
 from ..store.workspace import MAIN, Commit, Workspace
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
-
-
-class Reporter(Protocol):
-    """Where progress goes: the CLI shows rich progress bars; the library default is silent."""
-
-    def info(self, message: str) -> None: ...
-
-    def tasks(self, description: str, total: int) -> AbstractContextManager[Callable[[Trajectory], None]]: ...
-
-    def preparing(self, done: int, total: int) -> None:
-        """Progress of one-off benchmark preparation (e.g. generating games)."""
 
 
 class QuietReporter:

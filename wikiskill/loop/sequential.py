@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
+from ..contracts.gate import Look, Verdict
 from ..core.config import GateSettings
 from ..core.errors import WikiskillError
-from ..protocols import Look, Verdict
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed
 from .gate_policies import PairedPolicy, _evidence, _verdict, differences, paired

@@ -14,11 +14,12 @@ from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchma
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
 from ..llm.chat import ChatModel, Reply
 from ..store.traces import TraceStep, Trajectory, Usage
-from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
+from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12

@@ -13,12 +13,12 @@ Past `kept_results_tokens`, the results the proposer has already answered are se
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
-from ..core.config import Role
+from ..contracts.roles import Library, ProposerResult
+from ..contracts.transcript import TranscriptCall
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
@@ -26,22 +26,10 @@ from ..llm.chat import ChatModel, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
-from ..store.traces import Usage
-from .transcript import Transcript, TranscriptCall
 
 RESULT_SUMMARY_CHARS = 200
 INVALID_CALL = "Error: invalid call:"
 """Starts the answer to a call the model got wrong (as opposed to a read that found nothing)."""
-
-
-class Library(Protocol):
-    """Read access for roles: the workspace's train material only."""
-
-    def read(self, path: str) -> tuple[str, bool]:
-        """The file's text and whether it is a trace; raises LookupError with a reason."""
-        ...
-
-    def list(self, path: str) -> list[str]: ...
 
 
 class PathArgument(BaseModel):
@@ -60,16 +48,6 @@ FINISH_ONLY = [tool for tool in TOOLS if tool["function"]["name"] == "finish"]
 CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
               'Without native tool calls, write the call as one JSON object, e.g. '
               '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
-
-
-@dataclass
-class ProposerResult:
-    proposal: dict | None
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    reads: list[str] = field(default_factory=list)
-    turns: int = 0
-    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
 
 
 class Proposer:

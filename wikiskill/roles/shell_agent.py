@@ -16,6 +16,7 @@ from ..benchmarks import BenchmarkKind, Task
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, ToolCall
@@ -23,7 +24,6 @@ from ..store.traces import Trajectory, Usage
 from .agent import LookupTools
 from .bubblewrap import bwrap_path
 from .shell import run_shell
-from .wikitool import WikiShelf
 
 COMMAND_TIMEOUT_S = 60.0
 OUTPUT_CHARS = 10_000

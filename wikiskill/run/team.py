@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..benchmarks.task_folders import TaskFolders
+from ..contracts.roles import Library, Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
 from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import ConfigError
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..protocols import Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
 from ..roles.agent import InteractiveAgent, QAAgent
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
-from ..roles.proposer import Library, Proposer
+from ..roles.proposer import Proposer
 from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.shell_agent import ShellAgent
 from ..roles.tool_agent import ToolUseAgent
-from ..roles.wikitool import WikiShelf
 from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
 

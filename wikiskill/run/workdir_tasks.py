@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from ..benchmarks import Task
+from ..contracts.roles import Scorer, WorkdirAgent
 from ..core.errors import BudgetExceeded
-from ..protocols import Scorer, WorkdirAgent
 from ..store.traces import Trajectory
 
 

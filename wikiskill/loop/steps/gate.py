@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...contracts.gate import Evidence, Verdict
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
-from ...protocols import Evidence, Verdict
 from ...store.evaluations import Evaluation
 from ...store.rounds import rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers

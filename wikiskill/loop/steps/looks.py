@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ...protocols import BatchedGatePolicy, Look
+from ...contracts.gate import BatchedGatePolicy, Look
 from ...store.evaluations import Evaluation, read_scores
 from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import cast
 
 from ...benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
+from ...contracts.coding_agent import CliPreset, CliRun, CliTranscript
 from ...core.config import AgentSettings, RoleSettings
 from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
 from ...store.traces import Trajectory
 from ..agent import ending_with, final_answer
-from .base import CliPreset, CliRun, CliTranscript
 from .isolation import minimal_environment, task_folder
 from .presets import program_path
 from .process import Finished, run_limited

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import ClassVar
 
-from .base import CliRun, CliTranscript, bare_model
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from .reading import root_url
 from .stream_json import SkillTools, parse_stream_json
 

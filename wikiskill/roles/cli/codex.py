@@ -21,8 +21,8 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript, bare_model
 from .reading import events, function_call, note, skills_read
 
 KEY_VARIABLE = "WIKISKILL_CODEX_API_KEY"

@@ -20,8 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript, bare_model
 from .reading import events, function_call, note, root_url, skills_read
 
 SKILL_TOOL = "activate_skill"

@@ -13,11 +13,11 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ...contracts.coding_agent import CliPreset, CliRun
 from ...core.config import AgentSettings, CliPresetName, Sandbox
 from ...core.errors import ConfigError
 from ...core.registry import Registry
 from ...core.resources import data_dir
-from .base import CliPreset, CliRun
 
 PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
     CliPresetName.QWEN_CODE: "wikiskill.roles.cli.qwen_code:QwenCode",
@@ -29,8 +29,9 @@ PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "reading.py", "isolation.py")
-"""This package's modules that decide what a CLI is shown and how its transcript is read."""
+AGENT_CODE = ("agent.py", "stream_json.py", "reading.py", "isolation.py")
+"""This package's modules that decide what a CLI is shown and how its transcript is read (with
+the preset's contract, `contracts/coding_agent.py`)."""
 
 
 def make_preset(settings: AgentSettings) -> CliPreset:
@@ -85,6 +86,7 @@ def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
     module = sys.modules[type(preset).__module__]
     sources = [inspect.getsource(module), (data_dir("prompts") / "agent_cli.j2").read_text(encoding="utf-8")]
     sources += [(Path(__file__).parent / name).read_text(encoding="utf-8") for name in AGENT_CODE]
+    sources.append(inspect.getsource(sys.modules[CliRun.__module__]))
     return {
         "preset": preset.name,
         "arguments": preset.argv(run)[1:],

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
-from .base import CliRun, CliTranscript, bare_model
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from .stream_json import SkillTools, parse_stream_json
 
 SETTINGS = {

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from ...contracts.roles import Library, ProposerResult
+from ...contracts.transcript import TranscriptCall
 from ...knowledge.pages import parse_page
 from ...knowledge.skills import Skill, parse_skill
 from ...store.traces import Usage
 from ...store.trailers import Action
-from ..proposer import Library, ProposerResult
-from ..transcript import TranscriptCall
 from .rules import parse_rules, rule_line
 
 SKILL_FOR = {"avoid": "avoid-losing-actions", "prefer": "prefer-scoring-actions"}

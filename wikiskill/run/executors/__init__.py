@@ -8,9 +8,10 @@ ledger. Workers get small picklable recipes and hand back outcomes.
 
 from __future__ import annotations
 
+from ...contracts.roles import Roles
+from ...contracts.running import Executor, Place
 from ...core.config import Config, ExecutorKind
 from ...core.registry import Registry
-from ...protocols import Executor, Place, Roles
 
 EXECUTORS: Registry[Executor] = Registry("executor", Executor, {
     ExecutorKind.LOCAL: "wikiskill.run.executors.local:LocalLoop",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...benchmarks import Task
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config
 from ...llm.meter import Meter
-from ...protocols import AgentRecipe, Place, Roles
 from ...store.results import ResultCache
 from ...store.traces import Trajectory
 from ..runner import run_tasks

@@ -16,9 +16,10 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import NoReturn
 
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import OFFLINE_MODEL, Config, Role
 from ...core.lifeline import Lifeline, watch_parent
-from ...protocols import AgentRecipe, Place, Roles
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime

@@ -18,10 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config, RaySettings
 from ...core.errors import WikiskillError
 from ...core.resources import data_dir
-from ...protocols import AgentRecipe, Place, Roles
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime

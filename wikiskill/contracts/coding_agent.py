@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from ...store.traces import Usage
+from ..store.traces import Usage
 
 
 @dataclass(frozen=True)
