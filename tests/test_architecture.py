@@ -221,3 +221,53 @@ def test_only_the_llm_backend_imports_litellm_and_only_inside_a_function():
                 if id(node) not in in_functions:
                     eager.append(f"{module}:{node.lineno}")
     assert importers == {"wikiskill.llm.backend"} and not eager, (importers, eager)
+
+
+def built_in_names_restated(package: Path, registries) -> list[str]:
+    """Where a module other than core/parts.py writes a built-in's name again: as the attribute a
+    kind reads a part's name from (`name = "strict"`), or as two or more of one kind's built-ins
+    among a class's attributes (an enum of them) or a table's keys."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative == "core/parts.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for registry in registries:
+                names = set(registry.builtins)
+                if isinstance(node, ast.ClassDef):
+                    values = {}
+                    for statement in node.body:
+                        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+                        targets = (statement.targets if isinstance(statement, ast.Assign)
+                                   else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+                        if isinstance(value, ast.Constant) and value.value in names:
+                            values[value.value] = [getattr(target, "id", None) for target in targets]
+                    named = [name for name, targets in values.items() if registry.named_by in targets]
+                    if len(values) >= 2 or named:
+                        found.append(f"{relative}:{node.lineno}: {node.name} names {sorted(values)}")
+                if isinstance(node, ast.Dict):
+                    keys = {key.value for key in node.keys if isinstance(key, ast.Constant)} & names
+                    if len(keys) >= 2:
+                        found.append(f"{relative}:{node.lineno}: a table of {sorted(keys)}")
+    return found
+
+
+def test_every_built_in_part_is_named_once_in_its_registry():
+    from wikiskill.core.parts import REGISTRIES
+
+    restated = built_in_names_restated(PACKAGE, REGISTRIES)
+    assert not restated, "built-in names written outside core/parts.py:\n" + "\n".join(restated)
+
+
+def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
+    from wikiskill.core.parts import GATE_POLICIES
+
+    package = tmp_path / "wikiskill"
+    (package / "core").mkdir(parents=True)
+    (package / "core" / "config.py").write_text(
+        "class GatePolicyName(StrEnum):\n    STRICT = 'strict'\n    PAIRED = 'paired'\n\n\n"
+        "class Step(StrEnum):\n    CONFIRM = 'confirm'\n\n\nclass Mine:\n    name = 'sequential'\n", encoding="utf-8")
+    (package / "core" / "parts.py").write_text("TABLE = {'strict': 1, 'paired': 2}\n", encoding="utf-8")
+    assert built_in_names_restated(package, [GATE_POLICIES]) == [
+        "core/config.py:1: GatePolicyName names ['paired', 'strict']", "core/config.py:10: Mine names ['sequential']"]

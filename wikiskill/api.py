@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
 from .contracts.running import Reporter
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, CliPresetName, Config, ExecutorKind
+from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
+from .core.parts import CLI_PRESETS
 from .core.prompts import render
 from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
@@ -77,7 +78,7 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
                                           "test": test or counts.test}
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
-                  runner=runner, cli_presets=" | ".join(CliPresetName),
+                  runner=runner, cli_presets=" | ".join(CLI_PRESETS.names()),
                   cli=runner is not None and not runner.startswith("python:"),
                   bwrap=shutil.which("bwrap") is not None)
     config = parse_config(text, CONFIG_FILE)
@@ -107,7 +108,7 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | str | None,
+            workers: int | None, model_factory: ModelFactory | None, executor: str | None,
             agent: str | None = None) -> Config:
     """The workspace's settings with the command's overrides; a missing provider key, or an agent
     runner that cannot be loaded or cannot play the suite, is refused here, before any progress
@@ -136,7 +137,7 @@ def _harness(ws: Workspace, config: Config, console=None, model_factory: ModelFa
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None,
-           executor: ExecutorKind | str | None = None, agent: str | None = None) -> EvolveResult:
+           executor: str | None = None, agent: str | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
     refuse_before_loading(ws, commit_human_edits)
@@ -153,7 +154,7 @@ def _split(split: str) -> Split:
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
              console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | str | None = None, agent: str | None = None) -> Evaluated:
+             executor: str | None = None, agent: str | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. `agent`
     overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
@@ -168,7 +169,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
             console=None, model_factory: ModelFactory | None = None,
-            executor: ExecutorKind | str | None = None, agent: str | None = None) -> Comparison:
+            executor: str | None = None, agent: str | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun. `agent`
     overrides `agent.runner`."""
@@ -328,15 +329,13 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
     as trajectories for the next round, in one commit; a malformed file writes nothing."""
     from .integrations.ingest import ingest as _ingest
-    from .integrations.sessions import SessionFormat
+    from .integrations.sessions import session_parser
     from .store.traces import Outcome
 
-    formats, outcomes = [f.value for f in SessionFormat], [o.value for o in Outcome]
-    if session_format not in formats:
-        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    parser, outcomes = session_parser(session_format), [o.value for o in Outcome]
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
-    return _ingest(ws, [Path(path) for path in paths], SessionFormat(session_format), Outcome(outcome))
+    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome))
 
 
 def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split: str = "train",
@@ -350,14 +349,12 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split
     at `workspace` (or around the current folder) when it has a judge model, else its agent's.
     Every file is read and every rubric drafted before anything is written."""
     from .integrations.session_tasks import tasks_from_sessions as _tasks_from_sessions
-    from .integrations.sessions import SessionFormat
+    from .integrations.sessions import session_parser
     from .llm.meter import Meter
     from .llm.model import LiteLLMModel
     from .roles.rubric_drafter import RubricDrafter
 
-    formats = [f.value for f in SessionFormat]
-    if session_format not in formats:
-        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    parser = session_parser(session_format)
     role, settings, llm = _drafting_settings(workspace, model, api_base)
     if model_factory is not None:
         chat = model_factory(role)
@@ -369,7 +366,7 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split
             raise ConfigError(f"the drafting model {settings.model} needs {missing}: set it in the environment, "
                               "or point --api-base at a local OpenAI-compatible server")
         chat = LiteLLMModel(settings, llm, role, Meter())
-    return _tasks_from_sessions([Path(path) for path in paths], Path(out), SessionFormat(session_format),
+    return _tasks_from_sessions([Path(path) for path in paths], Path(out), parser,
                                 RubricDrafter(chat), str(settings.model), _split(split))
 
 

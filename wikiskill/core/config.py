@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
-from .registry import DOTTED_PATH, builtin_or_path
+from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL
+from .registry import DOTTED_PATH
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -85,16 +86,6 @@ PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(
 """`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
 
 
-class CliPresetName(StrEnum):
-    """The coding-agent CLIs wikiskill can run as the task agent (`roles/cli/`)."""
-
-    QWEN_CODE = "qwen-code"
-    CLAUDE_CODE = "claude-code"
-    CODEX = "codex"
-    GEMINI_CLI = "gemini-cli"
-    COMMAND = "command"
-
-
 class Sandbox(StrEnum):
     """What a CLI task agent runs inside."""
 
@@ -139,19 +130,19 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        for preset in CliPresetName:
-            if text.lower() == preset.value:
-                return preset.value
+        for preset in CLI_PRESETS.names():
+            if text.lower() == preset.lower():
+                return preset
         if DOTTED_PATH.fullmatch(text):
             return text
-        presets = ", ".join(preset.value for preset in CliPresetName)
+        presets = ", ".join(CLI_PRESETS.names())
         raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets} "
                          "or a preset's dotted path package.module:Class)")
 
     @model_validator(mode="after")
     def _command_given(self) -> AgentSettings:
-        if self.runner == CliPresetName.COMMAND and not self.command:
-            raise ValueError("runner: command needs `command`, the CLI's argv template")
+        if self.runner == COMMAND_PRESET and not self.command:
+            raise ValueError(f"runner: {self.runner} needs `command`, the CLI's argv template")
         return self
 
     @property
@@ -259,18 +250,8 @@ class LLMSettings(_Section):
     OpenAI-compatible proxy in front of Claude); `off` never does."""
 
 
-class GatePolicyName(StrEnum):
-    """The built-in gate policies (`loop/gate_policies.py`)."""
-
-    STRICT = "strict"
-    PAIRED = "paired"
-    CONFIRM = "confirm"
-    NO_REGRESSION = "no_regression"
-    SEQUENTIAL = "sequential"
-
-
 class GateSettings(_Section):
-    policy: GatePolicyName | str = GatePolicyName.STRICT
+    policy: Annotated[str, GATE_POLICIES] = GATE_POLICIES.default
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
     mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
     above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds),
@@ -301,16 +282,8 @@ class GateSettings(_Section):
 
     @field_validator("policy", mode="before")
     @classmethod
-    def _named_policy(cls, value: object) -> GatePolicyName | str:
-        return builtin_or_path(value, GatePolicyName, "gate policy")
-
-
-class ExecutorKind(StrEnum):
-    """Where tasks run: this process, a pool of local processes, or Ray workers."""
-
-    LOCAL = "local"
-    PROCESSES = "processes"
-    RAY = "ray"
+    def _named_policy(cls, value: object) -> str:
+        return GATE_POLICIES.check(value)
 
 
 class RaySettings(_Section):
@@ -345,7 +318,7 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
-    executor: ExecutorKind | str | None = None
+    executor: Annotated[str, EXECUTORS] | None = None
     """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
     `workers` processes started once per command, for when one process's CPU is the limit),
     `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`), or the dotted
@@ -386,22 +359,22 @@ class Config(_Section):
 
     @field_validator("executor", mode="before")
     @classmethod
-    def _named_executor(cls, value: object) -> ExecutorKind | str | None:
-        return None if value is None else builtin_or_path(value, ExecutorKind, "executor")
+    def _named_executor(cls, value: object) -> str | None:
+        return None if value is None else EXECUTORS.check(value)
 
     @model_validator(mode="after")
     def _local_runs_one_worker(self) -> Config:
-        if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
+        if self.workers > 1 and self.executor == LOCAL_EXECUTOR:
             raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
                              "runs one); with executor unset it is processes")
         return self
 
     @property
-    def task_executor(self) -> ExecutorKind | str:
+    def task_executor(self) -> str:
         """The executor tasks run on: `executor`, or when unset the one `workers` asks for."""
         if self.executor is not None:
             return self.executor
-        return ExecutorKind.PROCESSES if self.workers > 1 else ExecutorKind.LOCAL
+        return PROCESS_POOL if self.workers > 1 else LOCAL_EXECUTOR
 
     def role(self, name: Role) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""

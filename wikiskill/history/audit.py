@@ -16,7 +16,7 @@ from ..benchmarks import Task
 from ..contracts.gate import BatchedGatePolicy
 from ..core.config import GateSettings
 from ..loop.fingerprint import digest
-from ..loop.gate_policies import GATE_POLICIES
+from ..loop.gate_policies import gate_policy
 from ..loop.harness import Harness
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_scores, skills_id
 from ..store.trailers import Action, Decision, Step
@@ -99,7 +99,7 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     incumbent = Evaluation(meta.incumbent_fingerprint, meta.setup or "", before, read_scores(text))
     settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
                             margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
-    policy = GATE_POLICIES.load(settings.policy).from_settings(settings)
+    policy = gate_policy(settings)
     if not isinstance(policy, BatchedGatePolicy) or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     verdict = policy.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)

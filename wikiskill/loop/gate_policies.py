@@ -1,5 +1,5 @@
 """Gate policies: how much evidence a candidate's validation must show to be merged. Each is a
-class following `protocols.GatePolicy`, found by its name in `GATE_POLICIES`.
+class following `contracts.gate.GatePolicy`, registered by its name in `core.parts.GATE_POLICIES`.
 
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
@@ -18,9 +18,9 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..contracts.gate import Evidence, GatePolicy, Verdict
-from ..core.config import GatePolicyName, GateSettings
+from ..core.config import GateSettings
 from ..core.errors import WikiskillError
-from ..core.registry import Registry
+from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
@@ -66,10 +66,10 @@ def _verdict(passed: bool, reason: str, evidence: Evidence) -> Verdict:
     return Verdict(Decision.ACCEPTED if passed else Decision.REJECTED, reason, evidence)
 
 
+@GATE_POLICIES.builtin
 class StrictPolicy:
     """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
 
-    name = "strict"
     confirms = False
 
     @classmethod
@@ -81,17 +81,17 @@ class StrictPolicy:
         return _verdict(*_strict_reason(evidence, at_least), evidence)
 
 
+@GATE_POLICIES.builtin
 class ConfirmPolicy(StrictPolicy):
     """Strict, twice: once on the validation, once more on a fresh evaluation with new seeds."""
 
-    name = "confirm"
     confirms = True
 
 
+@GATE_POLICIES.builtin
 class NoRegressionPolicy:
     """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
 
-    name = "no_regression"
     confirms = False
 
     def __init__(self, max_broken: int):
@@ -111,6 +111,7 @@ class NoRegressionPolicy:
         return _verdict(passed, reason, evidence)
 
 
+@GATE_POLICIES.builtin
 class PairedPolicy:
     """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
     bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
@@ -122,7 +123,6 @@ class PairedPolicy:
     too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
     """
 
-    name = "paired"
     confirms = False
 
     def __init__(self, confidence: float, margin: float, seed: int = 0):
@@ -216,16 +216,7 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
     return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) and not one_sided else math.inf)
 
 
-GATE_POLICIES: Registry[GatePolicy] = Registry("gate.policy", GatePolicy, {
-    GatePolicyName.STRICT: "wikiskill.loop.gate_policies:StrictPolicy",
-    GatePolicyName.PAIRED: "wikiskill.loop.gate_policies:PairedPolicy",
-    GatePolicyName.CONFIRM: "wikiskill.loop.gate_policies:ConfirmPolicy",
-    GatePolicyName.NO_REGRESSION: "wikiskill.loop.gate_policies:NoRegressionPolicy",
-    GatePolicyName.SEQUENTIAL: "wikiskill.loop.sequential:SequentialPolicy",
-})
-"""Each built-in policy's class; any other `gate.policy` is a dotted path to a class of one's own."""
-
-
 def gate_policy(settings: GateSettings) -> GatePolicy:
     """The policy `gate.policy` names, configured by the rest of the `gate` section."""
-    return GATE_POLICIES.load(settings.policy).from_settings(settings)
+    policy: type[GatePolicy] = GATE_POLICIES.load(settings.policy)
+    return policy.from_settings(settings)

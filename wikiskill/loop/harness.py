@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
-from ..core.config import Config, ExecutorKind
+from ..core.config import Config
+from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill, load_skills
 from ..llm.meter import Meter
@@ -100,7 +101,7 @@ class Harness:
         if self._executor is None:
             config = self.config
             if self._model_factory is not None:
-                config = config.model_copy(update={"executor": ExecutorKind.LOCAL, "workers": 1})
+                config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
             self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
         return self._executor
 

@@ -32,6 +32,7 @@ from functools import lru_cache
 from ..contracts.gate import Look, Verdict
 from ..core.config import GateSettings
 from ..core.errors import WikiskillError
+from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed
 from .gate_policies import PairedPolicy, _evidence, _verdict, differences, paired
@@ -127,12 +128,12 @@ def z_at_least(total: Fraction, squares: Fraction, bound: Fraction) -> bool:
     return total >= 0 or total * total <= bound * bound * squares
 
 
+@GATE_POLICIES.builtin
 class SequentialPolicy:
     """`paired`, a batch at a time: accept at an efficacy boundary, reject at a futility one, and
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks
     stays at most 1 - `confidence`."""
 
-    name = "sequential"
     confirms = False
 
     def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0):

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from ...store.traces import Usage
 from .reading import events, function_call, note, skills_read
 
@@ -33,8 +34,10 @@ def _toml(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else str(value).lower()
 
 
+@CLI_PRESETS.builtin
 class Codex:
-    name: ClassVar[str] = "codex"
+    """OpenAI's Codex CLI (`codex exec`), with its JSON event stream."""
+
     program: ClassVar[str] = "codex"
     skills_folder: ClassVar[str] = ".agents/skills"
 

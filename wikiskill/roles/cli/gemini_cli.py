@@ -21,14 +21,17 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from ...store.traces import Usage
 from .reading import events, function_call, note, root_url, skills_read
 
 SKILL_TOOL = "activate_skill"
 
 
+@CLI_PRESETS.builtin
 class GeminiCli:
-    name: ClassVar[str] = "gemini-cli"
+    """Google's Gemini CLI (`gemini`), headless with `stream-json` output."""
+
     program: ClassVar[str] = "gemini"
     skills_folder: ClassVar[str] = ".gemini/skills"
 

@@ -14,18 +14,10 @@ from functools import cache
 from pathlib import Path
 
 from ...contracts.coding_agent import CliPreset, CliRun
-from ...core.config import AgentSettings, CliPresetName, Sandbox
+from ...core.config import AgentSettings, Sandbox
 from ...core.errors import ConfigError
-from ...core.registry import Registry
+from ...core.parts import CLI_PRESETS
 from ...core.resources import data_dir
-
-PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
-    CliPresetName.QWEN_CODE: "wikiskill.roles.cli.qwen_code:QwenCode",
-    CliPresetName.CLAUDE_CODE: "wikiskill.roles.cli.claude_code:ClaudeCode",
-    CliPresetName.CODEX: "wikiskill.roles.cli.codex:Codex",
-    CliPresetName.GEMINI_CLI: "wikiskill.roles.cli.gemini_cli:GeminiCli",
-    CliPresetName.COMMAND: "wikiskill.roles.cli.command:CommandPreset",
-})
 
 VERSION_TIMEOUT_S = 60.0
 
@@ -36,7 +28,7 @@ the preset's contract, `contracts/coding_agent.py`)."""
 
 def make_preset(settings: AgentSettings) -> CliPreset:
     """The preset `agent.runner` names, made from the settings; ConfigError in one line if not."""
-    found = PRESETS.load(settings.runner)
+    found: type[CliPreset] = CLI_PRESETS.load(settings.runner)
     make = getattr(found, "from_settings", None)
     return make(settings) if callable(make) else found()
 

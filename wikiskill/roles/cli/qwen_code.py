@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from .stream_json import SkillTools, parse_stream_json
 
 SETTINGS = {
@@ -24,8 +25,10 @@ SETTINGS = {
 """The private HOME's `.qwen/settings.json`."""
 
 
+@CLI_PRESETS.builtin
 class QwenCode:
-    name: ClassVar[str] = "qwen-code"
+    """Qwen Code (`qwen`), headless with `stream-json` output."""
+
     program: ClassVar[str] = "qwen"
     skills_folder: ClassVar[str] = ".qwen/skills"
 

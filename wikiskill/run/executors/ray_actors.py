@@ -22,6 +22,7 @@ from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config, RaySettings
 from ...core.errors import WikiskillError
+from ...core.parts import EXECUTORS
 from ...core.resources import data_dir
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
@@ -45,7 +46,10 @@ class _Actor:
         return await self.runtime.run(assignment)
 
 
+@EXECUTORS.builtin
 class RayActors(RemoteExecutor):
+    """`workers` Ray actors, on a local Ray started for the command or the cluster of `ray.address`."""
+
     def __init__(self, place: Place, workers: int, settings: RaySettings):
         self.place, self.size, self.settings = place, workers, settings
         self._actors: list[Any] = []
