@@ -35,7 +35,9 @@ class Veto(StrictPolicy):
 
 class NoJudge:
     name = "no-judge"
-    confirms = False
+
+    def plan(self):
+        return None
 
     @classmethod
     def from_settings(cls, settings):

@@ -13,7 +13,7 @@ from .benchmarks.base import (
     ToolUseBenchmark,
 )
 from .contracts.coding_agent import CliPreset, CliRun, CliTranscript
-from .contracts.gate import BatchedGatePolicy, Evidence, GatePolicy, Look, Verdict
+from .contracts.gate import Evidence, GatePolicy, Look, Looks, ValidationPlan, Verdict
 from .contracts.integrations import ExportTarget, SessionParser
 from .contracts.roles import (
     Check,
@@ -31,9 +31,9 @@ from .contracts.running import AgentRecipe, Executor, Place, Reporter
 from .llm.chat import ChatModel
 
 __all__ = [
-    "AgentRecipe", "BatchedGatePolicy", "Benchmark", "BenchmarkFamily", "ChatModel", "Check", "CliPreset", "CliRun",
-    "CliTranscript", "Evidence", "Executor", "ExportTarget", "GatePolicy", "InteractiveBenchmark", "Library", "Look",
-    "MaintainerResult", "Place", "ProposerResult", "QABenchmark", "Reporter", "Roles", "Scorer", "SessionParser",
-    "SkillProposer", "TaskAgent", "TextEnv", "ToolSession", "ToolUseBenchmark", "Verdict", "WikiMaintainer",
-    "WorkdirAgent",
+    "AgentRecipe", "Benchmark", "BenchmarkFamily", "ChatModel", "Check", "CliPreset", "CliRun",
+    "CliTranscript", "Evidence", "Executor", "ExportTarget", "GatePolicy", "InteractiveBenchmark", "Library",
+    "Look", "Looks", "MaintainerResult", "Place", "ProposerResult", "QABenchmark", "Reporter", "Roles",
+    "Scorer", "SessionParser", "SkillProposer", "TaskAgent", "TextEnv", "ToolSession", "ToolUseBenchmark",
+    "ValidationPlan", "Verdict", "WikiMaintainer", "WorkdirAgent",
 ]

@@ -1,5 +1,6 @@
-"""What a gate policy must do (`GatePolicy`, and `BatchedGatePolicy` for one that validates in
-looks) and the values its verdict carries (`Verdict`, `Evidence`, `Look`)."""
+"""What a gate policy must do (`GatePolicy`; `Looks` for one that validates in batches), the
+`ValidationPlan` it hands the steps, and the values its verdict carries (`Verdict`, `Evidence`,
+`Look`)."""
 
 from __future__ import annotations
 
@@ -92,30 +93,11 @@ class Verdict:
     evidence: Evidence
 
 
-class GatePolicy(Protocol):
-    """How much evidence a candidate's validation must show to be merged (config `gate.policy`;
-    `loop/gate_policies.py`). Both evaluations cover the same tasks under the same setup and
-    differ in the skills alone."""
-
-    name: ClassVar[str]
-    """Recorded as the gate commit's `policy` trailer."""
-    confirms: ClassVar[bool]
-    """Whether a candidate that passes is evaluated once more, with fresh seeds, and must pass again."""
-
-    @classmethod
-    def from_settings(cls, settings: GateSettings) -> GatePolicy:
-        """The policy configured by the `gate` section (`confidence`, `margin`, `max_broken`, `seed`)."""
-
-    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
-        """Accept or reject the candidate against the incumbent. `at_least`: a tie passes too
-        (a change that only removes prompt text)."""
-
-
 @runtime_checkable
-class BatchedGatePolicy(GatePolicy, Protocol):
-    """A policy that validates in batches and may stop before the val split's end
-    (`sequential`): the validate step runs `batch` more tasks of both candidate and incumbent,
-    records the look, and asks `look` whether to stop, until it does."""
+class Looks(Protocol):
+    """Validation in batches that may stop before the val split's end (`sequential`): the
+    validate step runs `batch` more tasks of both candidate and incumbent, records the look, and
+    asks `look` whether to stop, until it does; the gate and `audit` replay the looks recorded."""
 
     batch: int
 
@@ -131,3 +113,34 @@ class BatchedGatePolicy(GatePolicy, Protocol):
                     at_least: bool = False) -> Verdict:
         """Replay every look on the tasks given, in order: the verdict of the first that stops
         (the validate step never runs past it); at the pool's end, `paired`'s."""
+
+
+@dataclass(frozen=True)
+class ValidationPlan:
+    """How a policy wants its candidate validated; the steps and `audit` follow it and never ask
+    which policy they hold."""
+
+    looks: Looks | None = None
+    """Batched looks that may stop early; None: one evaluation of every val task."""
+    confirms: bool = False
+    """A candidate that passes is evaluated once more, with fresh seeds, and must pass again."""
+
+
+class GatePolicy(Protocol):
+    """How much evidence a candidate's validation must show to be merged (config `gate.policy`;
+    `loop/gate_policies.py`). Both evaluations cover the same tasks under the same setup and
+    differ in the skills alone."""
+
+    name: ClassVar[str]
+    """Recorded as the gate commit's `policy` trailer."""
+
+    @classmethod
+    def from_settings(cls, settings: GateSettings) -> GatePolicy:
+        """The policy configured by the `gate` section (`confidence`, `margin`, `max_broken`, `seed`)."""
+
+    def plan(self) -> ValidationPlan:
+        """How the candidate is validated: in one look or in batches, and whether it is confirmed."""
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        """Accept or reject the candidate against the incumbent. `at_least`: a tie passes too
+        (a change that only removes prompt text)."""

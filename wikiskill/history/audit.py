@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchmarks import Task
-from ..contracts.gate import BatchedGatePolicy
 from ..core.config import GateSettings
 from ..loop.fingerprint import digest
 from ..loop.gate_policies import gate_policy
@@ -99,10 +98,10 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     incumbent = Evaluation(meta.incumbent_fingerprint, meta.setup or "", before, read_scores(text))
     settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
                             margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
-    policy = gate_policy(settings)
-    if not isinstance(policy, BatchedGatePolicy) or meta.pool is None:
+    looks = gate_policy(settings).plan().looks
+    if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
-    verdict = policy.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
     look = verdict.evidence.look
     claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
     if verdict.decision != Decision.ACCEPTED or look is None or (look.number, look.tasks) != (meta.look, meta.tasks):
