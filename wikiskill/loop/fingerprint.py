@@ -58,7 +58,8 @@ AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "a
 AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/shell.py", "roles/bubblewrap.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
-              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
+              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/shelf.py",
+              "knowledge/pages.py")
 """The task agent's own modules, relative to the package."""
 
 JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_window")
