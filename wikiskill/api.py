@@ -221,11 +221,7 @@ def show_skill(ws: Workspace, name: str, ref: str = "main") -> str:
 
 def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "main") -> str:
     """The skills block for a system prompt, in the workspace's mode or the one given."""
-    settings = load_config(ws.root).skills
-    if mode is not None:
-        if mode not in ("full", "index", "retrieve"):
-            raise WikiskillError(f"unknown mode {mode!r}: use full, index or retrieve")
-        settings = settings.model_copy(update={"mode": mode})
+    settings = load_config(ws.root).skills.with_mode(mode)
     return render_skills(load_skills(ws, ref), settings, task)
 
 

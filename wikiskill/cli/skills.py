@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from .. import api
+from ..core.config import SkillsMode
 from .common import console, errors, workspace_of
 
 
@@ -39,7 +40,7 @@ def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The sk
 def prompt(
     ctx: typer.Context,
     task: str = typer.Option("", "--task", help="Task text (used by --mode retrieve)."),
-    mode: str | None = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
+    mode: str | None = typer.Option(None, "--mode", help=f"{', '.join(SkillsMode)} (default: wikiskill.yaml)."),
     ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
 ) -> None:
     """Print the skills block to paste into any agent's system prompt."""

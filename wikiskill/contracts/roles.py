@@ -6,7 +6,7 @@ fulfil from here."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Protocol
 
@@ -41,6 +41,27 @@ class ProposerResult:
     reads: list[str] = field(default_factory=list)
     turns: int = 0
     transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
+
+
+@dataclass(frozen=True)
+class ProposerContext:
+    """What the skill proposer is shown of a round; its fields fill prompts/proposer_user.j2."""
+
+    round: int = 0
+    incumbent: float = 0.0
+    """Main's validation score."""
+    train_score: float = 0.0
+    index: str = ""
+    """The wiki's index.md on main."""
+    impact: str = ""
+    """The skill-impact log on main: every earlier decision, so a rejected change is not proposed again."""
+    skills: list[Skill] = field(default_factory=list)
+    outcomes: list[dict] = field(default_factory=list)
+    """One row per train (and ingested) trajectory: `id`, `success`, `score`, `prediction`, `expected`."""
+
+    def prompt_fields(self) -> dict[str, object]:
+        """The template's variables, by field name."""
+        return {each.name: getattr(self, each.name) for each in fields(self)}
 
 
 class Library(Protocol):
@@ -97,9 +118,9 @@ class SkillProposer(Protocol):
     """Reads the wiki and traces through its `Library` and proposes one skill change
     (`roles/proposer.py`, `roles/offline/proposer.py`); the harness validates and applies it."""
 
-    def run(self, context: dict) -> ProposerResult:
+    def run(self, context: ProposerContext) -> ProposerResult:
         """The raw proposal (a dict the proposal model parses) or the error, with the reads, the
-        usage and the transcript. `context` fills prompts/proposer_user.j2."""
+        usage and the transcript."""
 
 
 class Roles(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -198,8 +198,16 @@ class JudgeSettings(RoleSettings):
     verdicts narrows what a candidate must beat by luck (each is one more call)."""
 
 
+class SkillsMode(StrEnum):
+    """How skills reach the task agent (`skills.mode`, `wikiskill prompt --mode`, a host's `SkillSet`)."""
+
+    FULL = "full"
+    INDEX = "index"
+    RETRIEVE = "retrieve"
+
+
 class SkillsSettings(_Section):
-    mode: Literal["full", "index", "retrieve"] = "full"
+    mode: SkillsMode = SkillsMode.FULL
     """How skills reach the task agent: every skill's name, description and body (`full`), names +
     descriptions with bodies on demand through a `load_skill` tool (`index`), or the top-k relevant
     to the task by BM25 (`retrieve`)."""
@@ -207,6 +215,17 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+
+    def with_mode(self, mode: str | None) -> SkillsSettings:
+        """These settings in `mode` (any case; None keeps `mode`); ConfigError in one line naming the modes."""
+        if mode is None:
+            return self
+        try:
+            chosen = SkillsMode(str(mode).strip().lower())
+        except ValueError:
+            modes = [member.value for member in SkillsMode]
+            raise ConfigError(f"unknown skills mode {mode!r}: use {', '.join(modes[:-1])} or {modes[-1]}") from None
+        return self.model_copy(update={"mode": chosen})
 
 
 class SamplingSettings(_Section):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
-from ..store.trailers import Step, Trailers
+from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from .harness import Harness
 from .steps import round_steps
@@ -27,7 +27,8 @@ class EvolveResult:
     rounds_completed: int
     target: int
     incumbent: float
-    decisions: list[str]
+    decisions: list[Decision | None]
+    """Each round's gate decision, in order (None: the round closed without one)."""
     stopped_early: bool
 
 
@@ -91,7 +92,7 @@ def ensure_baseline(harness: Harness) -> None:
         ws.tag("baseline", first.sha)
 
 
-def run_round(harness: Harness, number: int) -> str:
+def run_round(harness: Harness, number: int) -> Decision | None:
     """Run whatever steps of round `number` are not yet in git, tag it; return its decision."""
     ws = harness.ws
     for step in round_steps():
@@ -105,7 +106,7 @@ def run_round(harness: Harness, number: int) -> str:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
     ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
     ws.pack_objects()
-    return state.gate.meta.decision.value if state.gate and state.gate.meta.decision else "none"
+    return state.gate.meta.decision if state.gate else None
 
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
@@ -119,7 +120,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
         done = completed_rounds(ws)
         target = _run_target(harness, rounds, done)
         ensure_baseline(harness)
-        decisions: list[str] = []
+        decisions: list[Decision | None] = []
         stopped_early = False
         while done < target:
             check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
@@ -133,7 +134,7 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
                     break
             decisions.append(run_round(harness, number))
             done = number
-            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1]}")
+            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1] or 'none'}")
         # Only now, with its last round reported, is the run over: killed before this line, the
         # same command finds the run complete; after it, the person has seen it end.
         (ws.state_dir / RUN_FILE).unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
-from ..contracts.roles import Library, ProposerResult
+from ..contracts.roles import Library, ProposerContext, ProposerResult
 from ..contracts.transcript import TranscriptCall
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
@@ -64,16 +64,15 @@ class Proposer:
         self._read_ids: dict[str, str] = {}  # call id -> path read
         self._hidden: set[str] = set()  # paths whose every read is stubbed in the prompt sent
 
-    def run(self, context: dict) -> ProposerResult:
-        """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
+    def run(self, context: ProposerContext) -> ProposerResult:
         messages = [
             {"role": "system", "content": render(
                 "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns)},
-            {"role": "user", "content": render("proposer_user", **context)},
+            {"role": "user", "content": render("proposer_user", **context.prompt_fields())},
         ]
         result = ProposerResult(proposal=None)
         result.transcript.messages = messages
-        outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
+        outcomes = sorted(context.outcomes, key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
         self._read_ids, self._hidden = {}, set()
