@@ -20,8 +20,7 @@ from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
 from .llm.credentials import check_credentials
-from .loop.evolve import EvolveResult, refuse_before_loading
-from .loop.evolve import evolve as _evolve
+from .loop.evolve import EvolveResult, holding, run_rounds
 from .loop.harness import Evaluated, Harness
 from .roles.python_agent import load_runner
 from .run.team import ModelFactory
@@ -140,9 +139,8 @@ def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str |
            executor: str | None = None, agent: str | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    refuse_before_loading(ws, commit_human_edits)
-    with _harness(ws, config, console, model_factory) as harness:
-        return _evolve(harness, rounds, commit_human_edits)
+    with holding(ws, commit_human_edits), _harness(ws, config, console, model_factory) as harness:
+        return run_rounds(harness, rounds, commit_human_edits)
 
 
 def _split(split: str) -> Split:

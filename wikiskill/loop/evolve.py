@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
@@ -50,15 +52,16 @@ def check_human_edits(ws: Workspace, commit_them: bool) -> None:
         Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
 
 
-def refuse_before_loading(ws: Workspace, commit_human_edits: bool) -> None:
-    """Evolve's refusals that come before its benchmark loads: a workspace that another writer
-    holds, and a person's uncommitted edits (unless they are to be committed). What a killed run
-    left unfinished is finished first: files behind main after a kill are wikiskill's own publish,
-    not a person's edits, and no person is asked to clean up after it."""
+@contextmanager
+def holding(ws: Workspace, commit_human_edits: bool) -> Iterator[None]:
+    """The workspace held for one evolve, checked once, before its benchmark loads: no other
+    writer; what a killed run left unfinished finished first (files behind main after a kill are
+    wikiskill's own publish, not a person's edits, and no person is asked to clean up after it);
+    a person's uncommitted edits refused, or committed as a `human` step."""
     with ws.lock("wikiskill evolve"):
         ws.recover()
-        if not commit_human_edits:
-            check_human_edits(ws, commit_them=False)
+        check_human_edits(ws, commit_human_edits)
+        yield
 
 
 def _run_target(harness: Harness, rounds: int, done: int) -> int:
@@ -110,34 +113,37 @@ def run_round(harness: Harness, number: int) -> Decision | None:
 
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
-    """Run (or resume) `rounds` rounds. A round that was started is always finished; a new one is
-    not started once the incumbent scores 1.0 on every val task."""
+    """Hold the workspace (`holding`) and run the rounds."""
+    with holding(harness.ws, commit_human_edits):
+        return run_rounds(harness, rounds, commit_human_edits)
+
+
+def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
+    """Run (or resume) `rounds` rounds in a workspace already held. A round that was started is
+    always finished; a new one is not started once the incumbent scores 1.0 on every val task."""
     ws = harness.ws
-    with ws.lock("wikiskill evolve"):
-        ws.recover()
-        check_human_edits(ws, commit_human_edits)
-        harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
-        done = completed_rounds(ws)
-        target = _run_target(harness, rounds, done)
-        ensure_baseline(harness)
-        decisions: list[Decision | None] = []
-        stopped_early = False
-        while done < target:
-            check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
-            number = done + 1
-            if not round_state(ws, number).started:
-                if not incumbent_recorded(harness):
-                    record_incumbent(harness, number)
-                main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
-                if main_eval.mean >= 1.0 and main_eval.n >= len(harness.benchmark.tasks("val")):
-                    stopped_early = True
-                    break
-            decisions.append(run_round(harness, number))
-            done = number
-            harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1] or 'none'}")
-        # Only now, with its last round reported, is the run over: killed before this line, the
-        # same command finds the run complete; after it, the person has seen it end.
-        (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
-        final = harness.recorded(MAIN)
-        score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
-        return EvolveResult(done, target, score, decisions, stopped_early)
+    harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
+    done = completed_rounds(ws)
+    target = _run_target(harness, rounds, done)
+    ensure_baseline(harness)
+    decisions: list[Decision | None] = []
+    stopped_early = False
+    while done < target:
+        check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
+        number = done + 1
+        if not round_state(ws, number).started:
+            if not incumbent_recorded(harness):
+                record_incumbent(harness, number)
+            main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
+            if main_eval.mean >= 1.0 and main_eval.n >= len(harness.benchmark.tasks("val")):
+                stopped_early = True
+                break
+        decisions.append(run_round(harness, number))
+        done = number
+        harness.reporter.info(f"{round_label(done)} complete ({done} of {target}): {decisions[-1] or 'none'}")
+    # Only now, with its last round reported, is the run over: killed before this line, the
+    # same command finds the run complete; after it, the person has seen it end.
+    (ws.state_dir / RUN_FILE).unlink(missing_ok=True)
+    final = harness.recorded(MAIN)
+    score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
+    return EvolveResult(done, target, score, decisions, stopped_early)
