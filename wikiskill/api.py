@@ -94,7 +94,7 @@ def _check_agent(config: Config) -> None:
     if config.agent.python:
         load_runner(config.agent.runner)
     elif config.agent.cli:
-        from .roles.cli.presets import check_cli
+        from .roles.coding_agents.presets import check_cli
 
         check_cli(config.agent)
 

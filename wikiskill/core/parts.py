@@ -38,11 +38,11 @@ EXECUTORS: Registry = Registry(
 CLI_PRESETS: Registry = Registry(
     what="coding-agent CLI preset", setting="agent.runner", group="wikiskill.cli_presets",
     contract="wikiskill.contracts.coding_agent:CliPreset", named_by="name", builtins={
-        "qwen-code": "wikiskill.roles.cli.qwen_code:QwenCode",
-        "claude-code": "wikiskill.roles.cli.claude_code:ClaudeCode",
-        "codex": "wikiskill.roles.cli.codex:Codex",
-        "gemini-cli": "wikiskill.roles.cli.gemini_cli:GeminiCli",
-        COMMAND_PRESET: "wikiskill.roles.cli.command:CommandPreset",
+        "qwen-code": "wikiskill.roles.coding_agents.qwen_code:QwenCode",
+        "claude-code": "wikiskill.roles.coding_agents.claude_code:ClaudeCode",
+        "codex": "wikiskill.roles.coding_agents.codex:Codex",
+        "gemini-cli": "wikiskill.roles.coding_agents.gemini_cli:GeminiCli",
+        COMMAND_PRESET: "wikiskill.roles.coding_agents.command:CommandPreset",
     })
 
 EXPORT_TARGETS: Registry = Registry(

@@ -41,7 +41,7 @@ from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import HasSetupDigest
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
-from ..roles.cli.presets import preset_fingerprint
+from ..roles.coding_agents.presets import preset_fingerprint
 from ..roles.judge import TEMPLATES
 from ..roles.python_agent import runner_code
 

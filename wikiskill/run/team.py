@@ -1,6 +1,6 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/cli/`). On a
+names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/coding_agents/`). On a
 workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
 the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`)."""
 
@@ -32,7 +32,7 @@ from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
 
 if TYPE_CHECKING:
-    from ..roles.cli.agent import CliAgent
+    from ..roles.coding_agents.cli_agent import CliAgent
 
 ModelFactory = Callable[[Role], ChatModel]
 AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
@@ -101,8 +101,8 @@ class Team:
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
         if self.config.agent.cli:
-            from ..roles.cli.agent import CliAgent
-            from ..roles.cli.presets import make_preset
+            from ..roles.coding_agents.cli_agent import CliAgent
+            from ..roles.coding_agents.presets import make_preset
 
             return CliAgent(make_preset(self.config.agent), self.benchmark, skills, self.config.agent,
                             self.config.role(Role.AGENT))

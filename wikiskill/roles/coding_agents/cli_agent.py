@@ -26,10 +26,10 @@ from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
 from ...store.traces import Trajectory
 from ..agent import ending_with, final_answer
+from .cli_sandbox import sandboxed
 from .isolation import minimal_environment, task_folder
 from .presets import program_path
 from .process import Finished, run_limited
-from .sandbox import sandboxed
 from .stream_json import NO_RESULT
 
 NO_KEY = "sk-wikiskill-none"

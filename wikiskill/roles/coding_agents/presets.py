@@ -21,7 +21,7 @@ from ...core.resources import data_dir
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("agent.py", "stream_json.py", "reading.py", "isolation.py")
+AGENT_CODE = ("cli_agent.py", "stream_json.py", "reading.py", "isolation.py")
 """This package's modules that decide what a CLI is shown and how its transcript is read (with
 the preset's contract, `contracts/coding_agent.py`)."""
 
@@ -92,7 +92,7 @@ def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
 def check_cli(settings: AgentSettings) -> None:
     """Refuse in one line, before any task runs, a CLI runner that cannot start: an unknown preset,
     its executable missing, or bubblewrap missing under `sandbox: bwrap`."""
-    from .sandbox import require_bwrap
+    from .cli_sandbox import require_bwrap
 
     program_path(make_preset(settings))
     if settings.sandbox is Sandbox.BWRAP:
