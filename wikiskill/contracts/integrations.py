@@ -5,7 +5,7 @@ format of real session files)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 
 class ExportTarget(Protocol):
@@ -21,5 +21,5 @@ class SessionParser(Protocol):
     format: ClassVar[str]
     """The `--format` value that picks it."""
 
-    def messages(self, text: str, name: str) -> list[dict]:
+    def messages(self, text: str, name: str) -> list[dict[str, Any]]:
         """The session's messages; raises TranscriptError naming `name` and the line."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..benchmarks import Task
 from ..core.config import Role
@@ -35,7 +35,7 @@ class MaintainerResult:
 
 @dataclass
 class ProposerResult:
-    proposal: dict | None
+    proposal: dict[str, Any] | None
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     reads: list[str] = field(default_factory=list)
@@ -56,7 +56,7 @@ class ProposerContext:
     impact: str = ""
     """The skill-impact log on main: every earlier decision, so a rejected change is not proposed again."""
     skills: list[Skill] = field(default_factory=list)
-    outcomes: list[dict] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
     """One row per train (and ingested) trajectory: `id`, `success`, `score`, `prediction`, `expected`."""
 
     def prompt_fields(self) -> dict[str, object]:

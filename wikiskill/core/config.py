@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -408,10 +408,10 @@ class Config(_Section):
     def with_overrides(self, runner: str | None = None, **overrides: object) -> Config:
         """A copy with top-level command-line overrides applied (None means: keep); `runner` is
         `agent.runner` (`--agent`)."""
-        update = {key: value for key, value in overrides.items() if value is not None}
+        update: dict[str, Any] = {key: value for key, value in overrides.items() if value is not None}
         if "model" in update or "api_base" in update:
             # an explicit --model/--api-base on the command line wins over per-role settings
-            roles = {
+            roles: dict[str, Any] = {
                 name: getattr(self, name).model_copy(
                     update={k: None for k in ("model", "api_base") if k in update}
                 )
@@ -419,7 +419,7 @@ class Config(_Section):
             }
             update.update(roles)
         if runner is not None:
-            agent = update.get(Role.AGENT, self.agent)
+            agent: AgentSettings = update.get(Role.AGENT, self.agent)
             update[Role.AGENT] = {**agent.model_dump(), "runner": runner}
         try:
             return Config.model_validate({**self.model_dump(), **update})

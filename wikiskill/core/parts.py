@@ -8,6 +8,8 @@ with its contract, its group and its built-ins."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .registry import Registry
 
 LOCAL_EXECUTOR = "local"
@@ -17,7 +19,7 @@ PROCESS_POOL = "processes"
 COMMAND_PRESET = "command"
 """The CLI preset that runs the argv template of `agent.command`."""
 
-GATE_POLICIES: Registry = Registry(
+GATE_POLICIES: Registry[Any] = Registry(
     what="gate policy", setting="gate.policy", group="wikiskill.gate_policies",
     contract="wikiskill.contracts.gate:GatePolicy", named_by="name", builtins={
         "strict": "wikiskill.loop.gate_policies:StrictPolicy",
@@ -27,7 +29,7 @@ GATE_POLICIES: Registry = Registry(
         "sequential": "wikiskill.loop.sequential:SequentialPolicy",
     })
 
-EXECUTORS: Registry = Registry(
+EXECUTORS: Registry[Any] = Registry(
     what="executor", setting="executor", group="wikiskill.executors",
     contract="wikiskill.contracts.running:Executor", builtins={
         LOCAL_EXECUTOR: "wikiskill.run.executors.local:LocalLoop",
@@ -35,7 +37,7 @@ EXECUTORS: Registry = Registry(
         "ray": "wikiskill.run.executors.ray_actors:RayActors",
     })
 
-CLI_PRESETS: Registry = Registry(
+CLI_PRESETS: Registry[Any] = Registry(
     what="coding-agent CLI preset", setting="agent.runner", group="wikiskill.cli_presets",
     contract="wikiskill.contracts.coding_agent:CliPreset", named_by="name", builtins={
         "qwen-code": "wikiskill.roles.coding_agents.qwen_code:QwenCode",
@@ -45,7 +47,7 @@ CLI_PRESETS: Registry = Registry(
         COMMAND_PRESET: "wikiskill.roles.coding_agents.command:CommandPreset",
     })
 
-EXPORT_TARGETS: Registry = Registry(
+EXPORT_TARGETS: Registry[Any] = Registry(
     what="export target", setting="--target", group="wikiskill.export_targets",
     contract="wikiskill.contracts.integrations:ExportTarget", named_by="kind", builtins={
         "agents": "wikiskill.integrations.export_targets:AgentSkills",
@@ -53,12 +55,12 @@ EXPORT_TARGETS: Registry = Registry(
         "codex": "wikiskill.integrations.export_targets:Codex",
     })
 
-SESSION_FORMATS: Registry = Registry(
+SESSION_FORMATS: Registry[Any] = Registry(
     what="transcript format", setting="--format", group="wikiskill.session_formats",
     contract="wikiskill.contracts.integrations:SessionParser", named_by="format", builtins={
         "claude-code": "wikiskill.integrations.sessions:ClaudeCodeParser",
         "openai-messages": "wikiskill.integrations.sessions:OpenAIMessagesParser",
     })
 
-REGISTRIES: tuple[Registry, ...] = (GATE_POLICIES, EXECUTORS, CLI_PRESETS, EXPORT_TARGETS, SESSION_FORMATS)
+REGISTRIES: tuple[Registry[Any], ...] = (GATE_POLICIES, EXECUTORS, CLI_PRESETS, EXPORT_TARGETS, SESSION_FORMATS)
 """Every kind, for the reference docs and the tests."""
