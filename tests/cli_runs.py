@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from wikiskill.roles.cli.base import CliPreset, CliRun
+from wikiskill.contracts.coding_agent import CliPreset, CliRun
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 SKILL = ("---\nname: demo\ndescription: How to answer the demo question; load it before answering.\n---\n"

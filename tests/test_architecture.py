@@ -1,6 +1,6 @@
-"""The layers of docs/architecture.md hold: every import in wikiskill/ runs down the layers, and no
-modules import each other in a circle. The layer order is read from that document's table, so
-the document is the rule this test enforces."""
+"""The layers of docs/architecture.md hold: every import in wikiskill/ runs down the layers, no
+modules import each other in a circle, and every Protocol sits where the document allows. The
+layer order and those places are read from the document, so it is the rule this test enforces."""
 
 from __future__ import annotations
 
@@ -110,6 +110,35 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def protocol_places() -> list[str]:
+    """The folders (`contracts/`) and modules (`llm/chat.py`) where a Protocol may be defined."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.strip().startswith("Protocols live in:"))
+    return re.findall(r"`([^`]+)`", line.split(":", 1)[1])
+
+
+def protocols_defined(path: Path) -> list[str]:
+    """The classes in a file that list `Protocol` (bare or `typing.Protocol`) among their bases."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            names = {base.id if isinstance(base, ast.Name) else getattr(base, "attr", None) for base in node.bases}
+            if "Protocol" in names:
+                found.append(node.name)
+    return found
+
+
+def misplaced_protocols(package: Path, places: list[str]) -> list[str]:
+    misplaced = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if any(relative == place or relative.startswith(place) for place in places if place.endswith("/")
+               ) or relative in places:
+            continue
+        misplaced += [f"{relative}: {name}" for name in protocols_defined(path)]
+    return misplaced
+
+
 def test_the_architecture_document_lists_every_layer_once():
     table = layer_table()
     names = [name for row in table for name in row]
@@ -154,6 +183,24 @@ def test_no_modules_import_each_other_in_a_circle():
         " <-> ".join(group) for group in found)
 
 
+def test_every_protocol_is_defined_where_the_architecture_document_allows():
+    places = protocol_places()
+    assert "contracts/" in places and all((PACKAGE / place).exists() for place in places), places
+    misplaced = misplaced_protocols(PACKAGE, places)
+    assert not misplaced, "Protocols outside the places docs/architecture.md allows:\n" + "\n".join(misplaced)
+
+
+def test_the_protocol_finder_finds_a_protocol_planted_in_a_role(tmp_path):
+    package = tmp_path / "wikiskill"
+    (package / "roles").mkdir(parents=True)
+    (package / "roles" / "agent.py").write_text(
+        "import typing\nclass Runs(typing.Protocol): ...\nclass Plain: ...\n", encoding="utf-8")
+    (package / "contracts").mkdir()
+    (package / "contracts" / "roles.py").write_text(
+        "from typing import Protocol\nclass TaskAgent(Protocol): ...\n", encoding="utf-8")
+    assert misplaced_protocols(package, ["contracts/"]) == ["roles/agent.py: Runs"]
+
+
 def test_the_circle_finder_finds_a_circle_through_three_modules():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -174,3 +221,53 @@ def test_only_the_llm_backend_imports_litellm_and_only_inside_a_function():
                 if id(node) not in in_functions:
                     eager.append(f"{module}:{node.lineno}")
     assert importers == {"wikiskill.llm.backend"} and not eager, (importers, eager)
+
+
+def built_in_names_restated(package: Path, registries) -> list[str]:
+    """Where a module other than core/parts.py writes a built-in's name again: as the attribute a
+    kind reads a part's name from (`name = "strict"`), or as two or more of one kind's built-ins
+    among a class's attributes (an enum of them) or a table's keys."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative == "core/parts.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for registry in registries:
+                names = set(registry.builtins)
+                if isinstance(node, ast.ClassDef):
+                    values = {}
+                    for statement in node.body:
+                        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+                        targets = (statement.targets if isinstance(statement, ast.Assign)
+                                   else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+                        if isinstance(value, ast.Constant) and value.value in names:
+                            values[value.value] = [getattr(target, "id", None) for target in targets]
+                    named = [name for name, targets in values.items() if registry.named_by in targets]
+                    if len(values) >= 2 or named:
+                        found.append(f"{relative}:{node.lineno}: {node.name} names {sorted(values)}")
+                if isinstance(node, ast.Dict):
+                    keys = {key.value for key in node.keys if isinstance(key, ast.Constant)} & names
+                    if len(keys) >= 2:
+                        found.append(f"{relative}:{node.lineno}: a table of {sorted(keys)}")
+    return found
+
+
+def test_every_built_in_part_is_named_once_in_its_registry():
+    from wikiskill.core.parts import REGISTRIES
+
+    restated = built_in_names_restated(PACKAGE, REGISTRIES)
+    assert not restated, "built-in names written outside core/parts.py:\n" + "\n".join(restated)
+
+
+def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
+    from wikiskill.core.parts import GATE_POLICIES
+
+    package = tmp_path / "wikiskill"
+    (package / "core").mkdir(parents=True)
+    (package / "core" / "config.py").write_text(
+        "class GatePolicyName(StrEnum):\n    STRICT = 'strict'\n    PAIRED = 'paired'\n\n\n"
+        "class Step(StrEnum):\n    CONFIRM = 'confirm'\n\n\nclass Mine:\n    name = 'sequential'\n", encoding="utf-8")
+    (package / "core" / "parts.py").write_text("TABLE = {'strict': 1, 'paired': 2}\n", encoding="utf-8")
+    assert built_in_names_restated(package, [GATE_POLICIES]) == [
+        "core/config.py:1: GatePolicyName names ['paired', 'strict']", "core/config.py:10: Mine names ['sequential']"]

@@ -23,10 +23,10 @@ from wikiskill.core.config import Config, Role
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.loop.fingerprint import eval_setup
-from wikiskill.roles.cli.agent import CliAgent
-from wikiskill.roles.cli.presets import make_preset
-from wikiskill.roles.cli.qwen_code import QwenCode
-from wikiskill.roles.cli.stream_json import NO_RESULT
+from wikiskill.roles.coding_agents.cli_agent import CliAgent
+from wikiskill.roles.coding_agents.presets import make_preset
+from wikiskill.roles.coding_agents.qwen_code import QwenCode
+from wikiskill.roles.coding_agents.stream_json import NO_RESULT
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer

@@ -13,9 +13,9 @@ import pytest
 
 from cli_runs import KEY, SKILL_BODY, make_run, run_cli, skill_forever, skill_then_answer
 from conftest import needs_cli
-from wikiskill.roles.cli.claude_code import ClaudeCode
-from wikiskill.roles.cli.codex import Codex
-from wikiskill.roles.cli.gemini_cli import GeminiCli
+from wikiskill.roles.coding_agents.claude_code import ClaudeCode
+from wikiskill.roles.coding_agents.codex import Codex
+from wikiskill.roles.coding_agents.gemini_cli import GeminiCli
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -42,7 +42,7 @@ AGENT_SETTINGS_LEFT_OUT = {
 NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry", "proposer_system", "proposer_user",
                        "report.html", "rubric_drafter_system", "rubric_drafter_user", "agent_cli"}
 """Templates only the maintainer, the proposer, the report and the rubric drafter render, and the
-CLI runners' prompt (in the CLI's own digest, `roles/cli/presets.py`)."""
+CLI runners' prompt (in the CLI's own digest, `roles/coding_agents/presets.py`)."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wikiskill.contracts.gate import ValidationPlan
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.loop.gate_policies import NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
@@ -184,9 +185,11 @@ def test_no_regression_refuses_a_gain_that_breaks_too_many_solved_tasks():
     assert lenient.judge(candidate, incumbent).decision == Decision.ACCEPTED
 
 
-def test_confirm_policy_asks_for_a_second_evaluation():
-    assert gate_policy(GateSettings(policy="confirm")).confirms
-    assert not gate_policy(GateSettings()).confirms
+def test_confirm_policy_asks_for_a_second_evaluation_and_sequential_for_looks():
+    assert gate_policy(GateSettings(policy="confirm")).plan() == ValidationPlan(confirms=True)
+    assert gate_policy(GateSettings()).plan() == ValidationPlan()
+    sequential = gate_policy(GateSettings(policy="sequential"))
+    assert sequential.plan().looks is sequential and not sequential.plan().confirms
 
 
 def test_evaluations_of_different_tasks_cannot_be_compared():

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from conftest import git
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
+from wikiskill.contracts.roles import ProposerContext
 from wikiskill.knowledge.lint import lint_files
 from wikiskill.knowledge.pages import Section, parse_body, parse_page
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
@@ -320,8 +321,7 @@ tool_call = st.fixed_dictionaries({
 def test_the_proposer_survives_any_tool_calls_and_reads_only_train_material(planted, turns):
     ws, _ = planted
     model = TurnsModel(turns)
-    context = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [],
-               "outcomes": []}
+    context = ProposerContext(round=1, incumbent=0.5, train_score=0.5)
     result = Proposer(model, Sandbox(ws, MAIN), max_turns=10, min_trace_reads=1).run(context)
     assert result.proposal is None or isinstance(result.proposal, dict)
     assert result.proposal is not None or result.error

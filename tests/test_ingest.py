@@ -14,10 +14,11 @@ from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError
+from wikiskill.core.parts import SESSION_FORMATS
 from wikiskill.core.redact import Scrubber
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import round_rows
-from wikiskill.integrations.sessions import SessionFormat, read_session
+from wikiskill.integrations.sessions import read_session, session_parser
 from wikiskill.roles.sandbox import Sandbox
 from wikiskill.store.rounds import round_state
 from wikiskill.store.traces import Outcome, Trajectory
@@ -31,7 +32,7 @@ LEAKED_KEY = "inv-live-9f8e7d6c5b4a39281706"  # what `cat .env` printed in the C
 
 
 def claude(outcome=Outcome.FAILURE) -> Trajectory:
-    return read_session(CLAUDE, SessionFormat.CLAUDE_CODE, outcome, Scrubber())
+    return read_session(CLAUDE, session_parser("claude-code"), outcome, Scrubber())
 
 
 def test_a_claude_code_session_keeps_the_agents_turns_tool_calls_and_results():
@@ -60,7 +61,7 @@ def test_an_openai_messages_file_is_read_as_a_list_or_under_messages(tmp_path, w
     messages = json.loads(OPENAI.read_text())["messages"]
     path = tmp_path / "chat.json"
     path.write_text(json.dumps({"messages": messages} if wrapped else messages))
-    trajectory = read_session(path, SessionFormat.OPENAI_MESSAGES, Outcome.SUCCESS, Scrubber())
+    trajectory = read_session(path, session_parser("openai-messages"), Outcome.SUCCESS, Scrubber())
     assert [m["role"] for m in trajectory.messages] == ["system", "user", "assistant", "tool", "assistant", "user",
                                                         "assistant"]
     assert trajectory.messages[2]["tool_calls"][0]["function"] == {"name": "lookup_order",
@@ -113,7 +114,7 @@ def test_malformed_openai_messages_are_refused_with_where(tmp_path, content, exp
     path = tmp_path / "chat.json"
     path.write_text(content)
     with pytest.raises(TranscriptError, match=expected) as raised:
-        read_session(path, SessionFormat.OPENAI_MESSAGES, Outcome.UNKNOWN, Scrubber())
+        read_session(path, session_parser("openai-messages"), Outcome.UNKNOWN, Scrubber())
     assert str(path) in str(raised.value) and "\n" not in str(raised.value)
 
 
@@ -127,7 +128,7 @@ def test_the_same_session_ingested_again_is_skipped_and_commits_nothing(tmp_path
 
 def test_unknown_format_or_outcome_is_refused(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    with pytest.raises(WikiskillError, match="use claude-code, openai-messages"):
+    with pytest.raises(WikiskillError, match="use claude-code or openai-messages"):
         api.ingest(ws, [CLAUDE], "cursor")
     with pytest.raises(WikiskillError, match="use success, failure, unknown"):
         api.ingest(ws, [CLAUDE], "claude-code", "meh")
@@ -168,7 +169,7 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
 def test_any_file_is_a_trajectory_or_one_transcript_error(tmp_path, lines):
     path = tmp_path / "hostile.jsonl"
     path.write_text("\n".join(lines))
-    for session_format in SessionFormat:
+    for session_format in map(session_parser, SESSION_FORMATS.names()):
         try:
             read_session(path, session_format, Outcome.UNKNOWN, Scrubber())
         except TranscriptError as error:
@@ -180,7 +181,7 @@ def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(
     path = tmp_path / "long.json"
     path.write_text(json.dumps([{"role": "user", "content": pasted},
                                 {"role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot."}]}]))
-    trajectory = read_session(path, SessionFormat.OPENAI_MESSAGES, Outcome.FAILURE, Scrubber())
+    trajectory = read_session(path, session_parser("openai-messages"), Outcome.FAILURE, Scrubber())
     assert len(trajectory.question) <= 500 and trajectory.question.startswith("Here is the log:")
     assert trajectory.messages[0]["content"] == pasted
     assert trajectory.messages[1]["content"] == "(refusal) I cannot." and trajectory.prediction == "(refusal) I cannot."

@@ -105,11 +105,10 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
         from pathlib import Path
 
         from wikiskill import api
-        from wikiskill.core.config import ExecutorKind
 
         if __name__ == "__main__":
             ws = api.open_workspace(Path(sys.argv[1]))
-            api.evaluate(ws, "test", executor=ExecutorKind(sys.argv[2]), workers=2, concurrency=6)
+            api.evaluate(ws, "test", executor=sys.argv[2], workers=2, concurrency=6)
     """)
     world = ScriptedWorld()
     questions = {task.question: task.id for task in load_benchmark(Config(benchmark="example-qa")).tasks("test")}

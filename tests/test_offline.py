@@ -11,6 +11,7 @@ from conftest import git
 from wikiskill.api import init_workspace
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking
 from wikiskill.cli import app
+from wikiskill.contracts.roles import ProposerContext
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.lint import lint_workspace
@@ -136,7 +137,7 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
     rejected = ("\n## r001 · create · prefer-scoring-actions · REJECTED\n\n"
                 "+- Prefer `take *` whenever it is available.\n")
     library = Library(files, traces)
-    result = OfflineProposer(library, 4).run({"impact": "# Skill impact\n" + rejected})
+    result = OfflineProposer(library, 4).run(ProposerContext(impact="# Skill impact\n" + rejected))
     proposal = result.proposal
     assert proposal["action"] == "create" and proposal["name"] == "avoid-losing-actions"
     assert "- Avoid `eat *` (except `eat meal`)." in proposal["skill_md"]
@@ -146,20 +147,20 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
     assert skill_problems(text, "avoid-losing-actions") == []
 
     files["skills/avoid-losing-actions/SKILL.md"] = text
-    follow_up = OfflineProposer(Library(files, traces), 4).run({"impact": rejected})
+    follow_up = OfflineProposer(Library(files, traces), 4).run(ProposerContext(impact=rejected))
     assert follow_up.proposal["action"] == "create" and follow_up.proposal["name"] == "prefer-scoring-actions"
     assert "- Prefer `eat meal` whenever it is available." in follow_up.proposal["skill_md"]
 
     del files["wiki/patterns/prefer-eat-meal.md"]
     files["wiki/patterns/avoid-dice-x.md"] = page("avoid", "dice *", ["e"])
-    patch = OfflineProposer(Library(files, traces), 4).run({"impact": rejected})
+    patch = OfflineProposer(Library(files, traces), 4).run(ProposerContext(impact=rejected))
     assert patch.proposal["action"] == "patch" and patch.proposal["name"] == "avoid-losing-actions"
     assert patch.proposal["edits"] == [{"op": "append", "content": "- Avoid `dice *`."}]
     patched = prepare_proposal(patch.proposal, {"avoid-losing-actions/SKILL.md": text}, 3)
     rules = parse_rules([parse_skill(patched.changes["skills/avoid-losing-actions/SKILL.md"])])
     assert rules[-1] == Rule("avoid", "dice *", (), "avoid-losing-actions")
 
-    everything_covered = OfflineProposer(Library({}, traces), 4).run({"impact": ""})
+    everything_covered = OfflineProposer(Library({}, traces), 4).run(ProposerContext(impact=""))
     assert everything_covered.proposal["action"] == "no_action"
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from wikiskill.contracts.roles import ProposerContext
 from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.llm.context import conversation_tokens, stub_used_results
 from wikiskill.llm.meter import Meter
@@ -14,7 +15,7 @@ from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.proposer import Proposer
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
-CONTEXT = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [], "outcomes": []}
+CONTEXT = ProposerContext(round=1, incumbent=0.5, train_score=0.5)
 TRACE_CHARS = 4000
 PROPOSAL = {"action": "no_action", "rationale": "nothing to fix"}
 

@@ -16,7 +16,7 @@ from conftest import needs, needs_cli
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.roles.cli.qwen_code import QwenCode
+from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

@@ -11,7 +11,7 @@ from typer.main import get_command
 
 from wikiskill.cli import app
 from wikiskill.core.config import Config
-from wikiskill.roles.cli.presets import npm_packages
+from wikiskill.roles.coding_agents.presets import npm_packages
 from wikiskill.store.traces import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

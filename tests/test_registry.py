@@ -11,16 +11,14 @@ from test_gate_soundness import edit_config, gate_of
 from test_user_errors import one_error_line, run
 from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
-from wikiskill.core.config import ExecutorKind, GatePolicyName
 from wikiskill.core.errors import ConfigError
-from wikiskill.loop.gate_policies import GATE_POLICIES
-from wikiskill.run.executors import EXECUTORS
+from wikiskill.core.parts import REGISTRIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 VETO = '''
 from wikiskill.loop.gate_policies import StrictPolicy
-from wikiskill.protocols import Verdict
+from wikiskill.contracts.gate import Verdict
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -37,7 +35,9 @@ class Veto(StrictPolicy):
 
 class NoJudge:
     name = "no-judge"
-    confirms = False
+
+    def plan(self):
+        return None
 
     @classmethod
     def from_settings(cls, settings):
@@ -111,6 +111,7 @@ def test_a_dotted_path_that_does_not_load_a_policy_fails_naming_it(tmp_path, use
 
 
 def test_every_built_in_name_has_a_class_that_follows_its_protocol():
-    for registry, names in ((GATE_POLICIES, GatePolicyName), (EXECUTORS, ExecutorKind)):
-        for name in names:
-            assert registry.load(name).__name__
+    for registry in REGISTRIES:
+        for name in registry.builtins:
+            found = registry.load(name)
+            assert getattr(found, registry.named_by) == name if registry.named_by else found.__name__

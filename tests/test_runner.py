@@ -13,11 +13,11 @@ import pytest
 
 from wikiskill.benchmarks import Task
 from wikiskill.benchmarks.builtin import ExampleQAFamily
+from wikiskill.contracts.running import AgentRecipe, Place
 from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
-from wikiskill.protocols import AgentRecipe, Place
 from wikiskill.roles.agent import QAAgent
 from wikiskill.run.executors.processes import ProcessPool
 from wikiskill.run.runner import run_tasks

@@ -3,11 +3,13 @@ any hostile text is survived, and every well-formed call is found however it is 
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from wikiskill.contracts.roles import ProposerContext
 from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ContextOverflow
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
@@ -22,7 +24,7 @@ from wikiskill.roles.proposer import TOOLS, Proposer
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 NAMES = {"read_file", "list_files", "finish"}
-CONTEXT = {"round": 1, "incumbent": 0.5, "train_score": 0.5, "index": "", "impact": "", "skills": [], "outcomes": []}
+CONTEXT = ProposerContext(round=1, incumbent=0.5, train_score=0.5)
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=30),
@@ -164,7 +166,7 @@ class Follower:
 def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_are_read():
     outcomes = [{"id": task, "success": success, "score": float(success), "prediction": "x", "expected": "y"}
                 for task, success in (("t1", True), ("t2", False), ("t3", False))]
-    result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run({**CONTEXT, "outcomes": outcomes})
+    result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run(replace(CONTEXT, outcomes=outcomes))
     assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
     assert result.turns == 4  # finish (refused), read, read (its result says what to read next), finish
     last_read = result.transcript.messages[-3]["content"]
@@ -225,5 +227,5 @@ def test_a_page_read_again_is_answered_with_the_next_step():
             return ("# Wiki index", False) if path == "wiki/index.md" else super().read(path)
 
     outcomes = [{"id": "t1", "success": False, "score": 0.0, "prediction": "x", "expected": "y"}]
-    result = Proposer(PageReader(), Pages(), max_turns=4, min_trace_reads=1).run({**CONTEXT, "outcomes": outcomes})
+    result = Proposer(PageReader(), Pages(), max_turns=4, min_trace_reads=1).run(replace(CONTEXT, outcomes=outcomes))
     assert result.reads[:3] == ["wiki/index.md", "wiki/index.md", "traces/t1"]

@@ -9,16 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import (
-    BUILTIN_RUNNER,
-    CONFIG_FILE,
-    OFFLINE_MODEL,
-    CliPresetName,
-    Config,
-    ExecutorKind,
-    ReferenceAgent,
-)
+from .contracts.running import Reporter
+from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
+from .core.parts import CLI_PRESETS, COMMAND_PRESET
 from .core.prompts import render
 from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
@@ -28,9 +22,8 @@ from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
 from .llm.credentials import check_credentials
-from .loop.evolve import EvolveResult, refuse_before_loading
-from .loop.evolve import evolve as _evolve
-from .loop.harness import Evaluated, Harness, Reporter
+from .loop.evolve import EvolveResult, holding, run_rounds
+from .loop.harness import Evaluated, Harness
 from .roles.python_agent import load_runner
 from .run.team import ModelFactory
 from .store.settings import check_judge, check_runner, load_config, parse_config
@@ -94,7 +87,7 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
                   api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
                   runner=runner, command=json.dumps(list(command), ensure_ascii=False) if command else None,
-                  cli_presets=" | ".join(CliPresetName),
+                  cli_presets=" | ".join(CLI_PRESETS.names()),
                   cli=runner is not None and not runner.startswith("python:")
                   and runner.lower() not in set(ReferenceAgent),
                   bwrap=shutil.which("bwrap") is not None)
@@ -110,7 +103,7 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
 
 def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
     """`--agent command` comes with its argv, and only it takes one."""
-    is_command = runner is not None and runner.lower() == CliPresetName.COMMAND
+    is_command = runner is not None and runner.lower() == COMMAND_PRESET
     if is_command and not command:
         raise ConfigError("--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', "
                           "or one --arg per item")
@@ -123,7 +116,7 @@ def _check_agent(config: Config) -> None:
     if config.agent.python:
         load_runner(config.agent.runner)
     elif config.agent.cli:
-        from .roles.cli.presets import check_cli
+        from .roles.coding_agents.presets import check_cli
 
         check_cli(config.agent)
 
@@ -184,7 +177,7 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-            workers: int | None, model_factory: ModelFactory | None, executor: ExecutorKind | str | None,
+            workers: int | None, model_factory: ModelFactory | None, executor: str | None,
             agent: str | None = None) -> Config:
     """The workspace's settings with the command's overrides; a missing provider key, or an agent
     runner that cannot be loaded or cannot play the suite, is refused here, before any progress
@@ -214,12 +207,11 @@ def _harness(ws: Workspace, config: Config, console=None, model_factory: ModelFa
 def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
            concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
            console=None, model_factory: ModelFactory | None = None,
-           executor: ExecutorKind | str | None = None, agent: str | None = None) -> EvolveResult:
+           executor: str | None = None, agent: str | None = None) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    refuse_before_loading(ws, commit_human_edits)
-    with _harness(ws, config, console, model_factory) as harness:
-        return _evolve(harness, rounds, commit_human_edits)
+    with holding(ws, commit_human_edits), _harness(ws, config, console, model_factory) as harness:
+        return run_rounds(harness, rounds, commit_human_edits)
 
 
 def _split(split: str) -> Split:
@@ -231,7 +223,7 @@ def _split(split: str) -> Split:
 def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
              api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
              console=None, model_factory: ModelFactory | None = None,
-             executor: ExecutorKind | str | None = None, agent: str | None = None) -> Evaluated:
+             executor: str | None = None, agent: str | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. `agent`
     overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
@@ -246,7 +238,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
             console=None, model_factory: ModelFactory | None = None,
-            executor: ExecutorKind | str | None = None, agent: str | None = None) -> Comparison:
+            executor: str | None = None, agent: str | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun. `agent`
     overrides `agent.runner`."""
@@ -298,11 +290,7 @@ def show_skill(ws: Workspace, name: str, ref: str = "main") -> str:
 
 def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "main") -> str:
     """The skills block for a system prompt, in the workspace's mode or the one given."""
-    settings = load_config(ws.root).skills
-    if mode is not None:
-        if mode not in ("full", "index", "retrieve"):
-            raise WikiskillError(f"unknown mode {mode!r}: use full, index or retrieve")
-        settings = settings.model_copy(update={"mode": mode})
+    settings = load_config(ws.root).skills.with_mode(mode)
     return render_skills(load_skills(ws, ref), settings, task)
 
 
@@ -433,15 +421,13 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
     as trajectories for the next round, in one commit; a malformed file writes nothing."""
     from .integrations.ingest import ingest as _ingest
-    from .integrations.sessions import SessionFormat
+    from .integrations.sessions import session_parser
     from .store.traces import Outcome
 
-    formats, outcomes = [f.value for f in SessionFormat], [o.value for o in Outcome]
-    if session_format not in formats:
-        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    parser, outcomes = session_parser(session_format), [o.value for o in Outcome]
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
-    return _ingest(ws, [Path(path) for path in paths], SessionFormat(session_format), Outcome(outcome))
+    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome))
 
 
 def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split: str = "train",
@@ -455,14 +441,12 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split
     at `workspace` (or around the current folder) when it has a judge model, else its agent's.
     Every file is read and every rubric drafted before anything is written."""
     from .integrations.session_tasks import tasks_from_sessions as _tasks_from_sessions
-    from .integrations.sessions import SessionFormat
+    from .integrations.sessions import session_parser
     from .llm.meter import Meter
     from .llm.model import LiteLLMModel
     from .roles.rubric_drafter import RubricDrafter
 
-    formats = [f.value for f in SessionFormat]
-    if session_format not in formats:
-        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    parser = session_parser(session_format)
     role, settings, llm = _drafting_settings(workspace, model, api_base)
     if model_factory is not None:
         chat = model_factory(role)
@@ -474,7 +458,7 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split
             raise ConfigError(f"the drafting model {settings.model} needs {missing}: set it in the environment, "
                               "or point --api-base at a local OpenAI-compatible server")
         chat = LiteLLMModel(settings, llm, role, Meter())
-    return _tasks_from_sessions([Path(path) for path in paths], Path(out), SessionFormat(session_format),
+    return _tasks_from_sessions([Path(path) for path in paths], Path(out), parser,
                                 RubricDrafter(chat), str(settings.model), _split(split))
 
 

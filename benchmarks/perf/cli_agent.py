@@ -29,9 +29,9 @@ from _common import fake_server, qa_suite, table
 from wikiskill.benchmarks.registry import load_benchmark
 from wikiskill.core.config import Config, Role
 from wikiskill.knowledge.skills import parse_skill
-from wikiskill.roles.cli import agent as agent_module
-from wikiskill.roles.cli.agent import CliAgent
-from wikiskill.roles.cli.presets import make_preset
+from wikiskill.roles.coding_agents import cli_agent as agent_module
+from wikiskill.roles.coding_agents.cli_agent import CliAgent
+from wikiskill.roles.coding_agents.presets import make_preset
 
 SKILL = ("---\nname: {name}\ndescription: Count letters one by one ({name}).\n---\n\n"
          "## Instructions\n1. Write the word with one letter per line.\n2. Count the lines holding the letter.\n")

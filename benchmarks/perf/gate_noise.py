@@ -64,7 +64,7 @@ def accept_rate(settings: GateSettings, n: int, delta: float, trials: int, grade
         incumbent = evaluation(draw(p, rng, graded), "incumbent")
         candidate = evaluation(draw(q, rng, graded), "candidate")
         verdict = policy.judge(candidate, incumbent)
-        if verdict.decision == Decision.ACCEPTED and policy.confirms:
+        if verdict.decision == Decision.ACCEPTED and policy.plan().confirms:
             verdict = policy.judge(evaluation(draw(q, rng, graded), "confirmation"), incumbent)
         accepted += verdict.decision == Decision.ACCEPTED
     return accepted / trials

@@ -25,12 +25,12 @@ from pathlib import Path
 
 from _common import MODEL, fake_server, qa_suite, table
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.core.config import Config, ExecutorKind, SkillsSettings
+from wikiskill.contracts.running import AgentRecipe, Executor, Place
+from wikiskill.core.config import Config, SkillsSettings
 from wikiskill.core.prompts import render
 from wikiskill.knowledge.skillsblock import render_skills
 from wikiskill.llm.backend import import_litellm
 from wikiskill.llm.meter import Meter
-from wikiskill.protocols import AgentRecipe, Executor, Place
 from wikiskill.run.executors import open_executor
 from wikiskill.run.team import Team
 from wikiskill.store.results import ResultCache
@@ -53,7 +53,7 @@ class Bench:
         self.runs += 1  # a fresh cache each run: nothing is ever answered from disk here
         return ResultCache(self.root / "state", f"run-{self.runs}")
 
-    def open(self, kind: ExecutorKind, workers: int) -> Executor:
+    def open(self, kind: str, workers: int) -> Executor:
         config = self.config.model_copy(update={"executor": kind, "workers": workers})
         team = Team(config, self.benchmark, Meter(), self.root / "state")
         return open_executor(config, Place(self.root, self.root / "state"), team)
@@ -67,7 +67,7 @@ class Bench:
         assert [t.task_id for t in results] == [t.id for t in tasks] and all(t.score == 1.0 for t in results)
         return n / elapsed
 
-    def start_up(self, kind: ExecutorKind, workers: int) -> tuple[Executor, float]:
+    def start_up(self, kind: str, workers: int) -> tuple[Executor, float]:
         """An open executor, and what its start-up cost: a cold run of one task per worker less a
         warm one."""
         started = time.perf_counter()
@@ -159,11 +159,11 @@ def main() -> None:
               f"(reached at zero latency: {saturated:.0f} calls/s)\n")
         rows, start_ups = [], []
         w = args.workers
-        kinds = [(ExecutorKind.LOCAL, 1), (ExecutorKind.PROCESSES, w), (ExecutorKind.RAY, w)]
+        kinds = [("local", 1), ("processes", w), ("ray", w)]
         with fake_server(args.latency) as url:
             bench = Bench(root / "main", url, max(size(c, args.waves) for c in args.concurrency))
             bench.bare(8, 40)  # warm-up
-            executors: dict[ExecutorKind, Executor] = {}
+            executors: dict[str, Executor] = {}
             try:
                 for kind, workers in kinds:
                     executors[kind], cost = bench.start_up(kind, workers)

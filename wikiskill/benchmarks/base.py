@@ -7,12 +7,16 @@ calls. The task agent for a suite is chosen by its spec's kind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from ..core.config import Config
 
 Split = Literal["train", "val", "test"]
 SPLITS: tuple[Split, ...] = ("train", "val", "test")
@@ -216,3 +220,44 @@ class HasReferenceCalls(Protocol):
     """A tool-use suite's optional hook: the calls that serve a task, one list per user turn."""
 
     def reference_calls(self, task: Task) -> list[list[FunctionCall]]: ...
+
+
+Progress = Callable[[int, int], None]
+"""Called as `progress(done, total)` during one-off preparation such as generating games."""
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """What a family needs to open a suite: the workspace's config and where relative paths start."""
+
+    config: Config
+    root: Path | None = None
+    progress: Progress | None = None
+
+    def split_counts(self, spec: BenchmarkSpec) -> dict[Split, int]:
+        """The config's split sizes, each unset one taken from the family's defaults."""
+        configured = self.configured_splits()
+        return {split: configured[split] if split in configured else getattr(spec.default_splits, split, 0)
+                for split in SPLITS}
+
+    def configured_splits(self) -> dict[Split, int]:
+        """The split sizes the config sets itself (a suite may hold these to more than its defaults)."""
+        sizes = {split: getattr(self.config.splits, split) for split in SPLITS}
+        return {split: size for split, size in sizes.items() if size is not None}
+
+
+@runtime_checkable
+class BenchmarkFamily(Protocol):
+    """One family of suites, as an entry point names it."""
+
+    spec: BenchmarkSpec
+
+    def check(self, argument: str | None, base: Path | None = None) -> str | None:
+        """The canonical argument, or BenchmarkError naming what is wrong with it (cheap: no tasks built).
+
+        `base` is the folder relative paths start from, when one is known (`init` passes the
+        current folder, so that what it writes into the config is absolute).
+        """
+
+    def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        """The suite itself."""

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import BenchmarkError
-from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
-from .registry import LoadRequest
+from .base import Benchmark, BenchmarkKind, BenchmarkSpec, LoadRequest, SplitCounts
 
 BFCL_CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 """BFCL's offline multi-turn categories (`multi_turn_<category>`); web search and memory need the

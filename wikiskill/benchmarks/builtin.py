@@ -10,8 +10,7 @@ from pathlib import Path
 
 from ..core.errors import BenchmarkError
 from ..core.resources import data_dir
-from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
-from .registry import LoadRequest
+from .base import Benchmark, BenchmarkKind, BenchmarkSpec, LoadRequest, SplitCounts
 from .specs import JSONL, QA_MAX_STEPS, TEXTWORLD_COOKING
 
 

@@ -6,8 +6,7 @@ import shutil
 from pathlib import Path
 
 from ..core.errors import BenchmarkError
-from .base import Benchmark, BenchmarkKind, BenchmarkSpec, SplitCounts
-from .registry import LoadRequest
+from .base import Benchmark, BenchmarkKind, BenchmarkSpec, LoadRequest, SplitCounts
 
 
 class ScienceWorldFamily:

@@ -15,8 +15,8 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from .. import __version__, api
-from ..core.config import CliPresetName
 from ..core.errors import WikiskillError
+from ..core.parts import CLI_PRESETS
 from ..core.redact import scrub
 
 errors = Console(stderr=True)
@@ -51,9 +51,9 @@ app = typer.Typer(
 ModelOption = typer.Option(None, "--model", help="litellm model string for every role (overrides wikiskill.yaml).")
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
 AgentOption = typer.Option(None, "--agent",
-                           help=f"Who plays the tasks: builtin, python:MODULE:FUNCTION, {', '.join(CliPresetName)} "
-                                "a CLI preset's dotted path, or oracle or nop on a Harbor suite (overrides "
-                                "agent.runner).")
+                           help="Who plays the tasks: builtin, python:MODULE:FUNCTION, "
+                                f"{', '.join(CLI_PRESETS.names())}, a CLI preset's dotted path, or oracle or "
+                                "nop on a Harbor suite (overrides agent.runner).")
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
 WorkersOption = typer.Option(None, "--workers", min=1,
                              help="Worker processes (--executor processes, the default above 1) or Ray actors "

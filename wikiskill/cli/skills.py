@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from .. import api
+from ..core.config import SkillsMode
 from .common import console, errors, print_table, workspace_of
 
 
@@ -36,7 +37,7 @@ def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The sk
 def prompt(
     ctx: typer.Context,
     task: str = typer.Option("", "--task", help="Task text (used by --mode retrieve)."),
-    mode: str | None = typer.Option(None, "--mode", help="full, index or retrieve (default: wikiskill.yaml)."),
+    mode: str | None = typer.Option(None, "--mode", help=f"{', '.join(SkillsMode)} (default: wikiskill.yaml)."),
     ref: str = typer.Option("main", "--ref", help="Git ref to read skills at."),
 ) -> None:
     """Print the skills block to paste into any agent's system prompt.

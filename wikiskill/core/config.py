@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, did_you_mean
-from .registry import DOTTED_PATH, builtin_or_path
+from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL
+from .registry import DOTTED_PATH
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -94,16 +95,6 @@ class ReferenceAgent(StrEnum):
     NOP = "nop"
 
 
-class CliPresetName(StrEnum):
-    """The coding-agent CLIs wikiskill can run as the task agent (`roles/cli/`)."""
-
-    QWEN_CODE = "qwen-code"
-    CLAUDE_CODE = "claude-code"
-    CODEX = "codex"
-    GEMINI_CLI = "gemini-cli"
-    COMMAND = "command"
-
-
 class Sandbox(StrEnum):
     """What a CLI task agent runs inside."""
 
@@ -148,19 +139,19 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        for name in (*ReferenceAgent, *CliPresetName):
-            if text.lower() == name.value:
-                return name.value
+        for name in (*ReferenceAgent, *CLI_PRESETS.names()):
+            if text.lower() == name.lower():
+                return str(name)
         if DOTTED_PATH.fullmatch(text):
             return text
-        presets = ", ".join(preset.value for preset in CliPresetName)
+        presets = ", ".join(CLI_PRESETS.names())
         raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
                          "a preset's dotted path package.module:Class, or oracle or nop on a Harbor suite)")
 
     @model_validator(mode="after")
     def _command_given(self) -> AgentSettings:
-        if self.runner == CliPresetName.COMMAND and not self.command:
-            raise ValueError("runner: command needs `command`, the CLI's argv template "
+        if self.runner == COMMAND_PRESET and not self.command:
+            raise ValueError(f"runner: {self.runner} needs `command`, the CLI's argv template "
                              '(e.g. command: [mycli, --model, "{model}", "{prompt}"])')
         return self
 
@@ -222,8 +213,16 @@ class JudgeSettings(RoleSettings):
     verdicts narrows what a candidate must beat by luck (each is one more call)."""
 
 
+class SkillsMode(StrEnum):
+    """How skills reach the task agent (`skills.mode`, `wikiskill prompt --mode`, a host's `SkillSet`)."""
+
+    FULL = "full"
+    INDEX = "index"
+    RETRIEVE = "retrieve"
+
+
 class SkillsSettings(_Section):
-    mode: Literal["full", "index", "retrieve"] = "full"
+    mode: SkillsMode = SkillsMode.FULL
     """How skills reach the task agent: every skill's name, description and body (`full`), names +
     descriptions with bodies on demand through a `load_skill` tool (`index`), or the top-k relevant
     to the task by BM25 (`retrieve`)."""
@@ -231,6 +230,17 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+
+    def with_mode(self, mode: str | None) -> SkillsSettings:
+        """These settings in `mode` (any case; None keeps `mode`); ConfigError in one line naming the modes."""
+        if mode is None:
+            return self
+        try:
+            chosen = SkillsMode(str(mode).strip().lower())
+        except ValueError:
+            modes = [member.value for member in SkillsMode]
+            raise ConfigError(f"unknown skills mode {mode!r}: use {', '.join(modes[:-1])} or {modes[-1]}") from None
+        return self.model_copy(update={"mode": chosen})
 
 
 class SamplingSettings(_Section):
@@ -274,18 +284,8 @@ class LLMSettings(_Section):
     OpenAI-compatible proxy in front of Claude); `off` never does."""
 
 
-class GatePolicyName(StrEnum):
-    """The built-in gate policies (`loop/gate_policies.py`)."""
-
-    STRICT = "strict"
-    PAIRED = "paired"
-    CONFIRM = "confirm"
-    NO_REGRESSION = "no_regression"
-    SEQUENTIAL = "sequential"
-
-
 class GateSettings(_Section):
-    policy: GatePolicyName | str = GatePolicyName.STRICT
+    policy: Annotated[str, GATE_POLICIES] = GATE_POLICIES.default
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
     mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
     above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds),
@@ -321,16 +321,8 @@ class GateSettings(_Section):
 
     @field_validator("policy", mode="before")
     @classmethod
-    def _named_policy(cls, value: object) -> GatePolicyName | str:
-        return builtin_or_path(value, GatePolicyName, "gate policy")
-
-
-class ExecutorKind(StrEnum):
-    """Where tasks run: this process, a pool of local processes, or Ray workers."""
-
-    LOCAL = "local"
-    PROCESSES = "processes"
-    RAY = "ray"
+    def _named_policy(cls, value: object) -> str:
+        return GATE_POLICIES.check(value)
 
 
 class RaySettings(_Section):
@@ -409,7 +401,7 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
-    executor: ExecutorKind | str | None = None
+    executor: Annotated[str, EXECUTORS] | None = None
     """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
     `workers` processes started once per command, for when one process's CPU is the limit),
     `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`), or the dotted
@@ -454,22 +446,22 @@ class Config(_Section):
 
     @field_validator("executor", mode="before")
     @classmethod
-    def _named_executor(cls, value: object) -> ExecutorKind | str | None:
-        return None if value is None else builtin_or_path(value, ExecutorKind, "executor")
+    def _named_executor(cls, value: object) -> str | None:
+        return None if value is None else EXECUTORS.check(value)
 
     @model_validator(mode="after")
     def _local_runs_one_worker(self) -> Config:
-        if self.workers > 1 and self.executor is ExecutorKind.LOCAL:
+        if self.workers > 1 and self.executor == LOCAL_EXECUTOR:
             raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
                              "runs one); with executor unset it is processes")
         return self
 
     @property
-    def task_executor(self) -> ExecutorKind | str:
+    def task_executor(self) -> str:
         """The executor tasks run on: `executor`, or when unset the one `workers` asks for."""
         if self.executor is not None:
             return self.executor
-        return ExecutorKind.PROCESSES if self.workers > 1 else ExecutorKind.LOCAL
+        return PROCESS_POOL if self.workers > 1 else LOCAL_EXECUTOR
 
     def role(self, name: Role) -> RoleSettings:
         """The role's settings with the top-level model and api_base filled in."""
@@ -484,10 +476,10 @@ class Config(_Section):
     def with_overrides(self, runner: str | None = None, **overrides: object) -> Config:
         """A copy with top-level command-line overrides applied (None means: keep); `runner` is
         `agent.runner` (`--agent`)."""
-        update = {key: value for key, value in overrides.items() if value is not None}
+        update: dict[str, Any] = {key: value for key, value in overrides.items() if value is not None}
         if "model" in update or "api_base" in update:
             # an explicit --model/--api-base on the command line wins over per-role settings
-            roles = {
+            roles: dict[str, Any] = {
                 name: getattr(self, name).model_copy(
                     update={k: None for k in ("model", "api_base") if k in update}
                 )
@@ -495,7 +487,7 @@ class Config(_Section):
             }
             update.update(roles)
         if runner is not None:
-            agent = update.get(Role.AGENT, self.agent)
+            agent: AgentSettings = update.get(Role.AGENT, self.agent)
             update[Role.AGENT] = {**agent.model_dump(), "runner": runner}
         try:
             return Config.model_validate({**self.model_dump(), **update})

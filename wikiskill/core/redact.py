@@ -83,12 +83,13 @@ class Scrubber:
             items = [self._value(item) for item in value]
             return [item for item, _ in items], any(changed for _, changed in items)
         if isinstance(value, dict):
-            clean, changed = {}, False
+            cleaned: dict[str, object] = {}
+            changed = False
             for key, item in value.items():
                 clean_key = self(key)
-                clean[clean_key], item_changed = self._value(item)
+                cleaned[clean_key], item_changed = self._value(item)
                 changed = changed or item_changed or clean_key != key
-            return clean, changed
+            return cleaned, changed
         return value, False
 
 
@@ -99,7 +100,7 @@ def _unescaped(text: str) -> str:
         return text.replace("\\", "")
     surrogates = []
 
-    def character(match: re.Match) -> str:
+    def character(match: re.Match[str]) -> str:
         code = int(match.group(1), 16)
         surrogates.append(0xD800 <= code <= 0xDFFF)
         return chr(code)

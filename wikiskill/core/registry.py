@@ -1,40 +1,28 @@
-"""Name -> class registries for the parts a user may replace (executors, gate policies): a setting
-names a built-in (an enum value) or gives the dotted path of a class of one's own,
-`package.module:Class` or `package.module.Class`, as mini-swe-agent's `get_environment_class`
-does. Built-ins are registered as dotted paths too, so one with heavy imports (Ray) is imported
-only when chosen."""
+"""One `Registry` per kind of replaceable part: the names a setting accepts, the class each names,
+and the contract the class must follow. A setting names a built-in, a plugin (an entry point in
+the kind's group, `wikiskill.<kind>`, read from package metadata without importing the plugin),
+or gives the dotted path of a class of one's own, `package.module:Class` or `package.module.Class`,
+as mini-swe-agent's `get_environment_class` does. Built-ins are registered as dotted paths
+(`core/parts.py`), so one with heavy imports (Ray) is imported only when chosen; the class marks
+itself with `@REGISTRY.builtin`, which gives it the name it is registered under."""
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Mapping
-from enum import Enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
-from .errors import ConfigError
+from .errors import ConfigError, WikiskillError, did_you_mean
 
 T = TypeVar("T")
-E = TypeVar("E", bound=Enum)
+C = TypeVar("C", bound=type)
 
 _IDENTIFIER = r"[A-Za-z_]\w*"
 DOTTED_PATH = re.compile(rf"{_IDENTIFIER}(\.{_IDENTIFIER})*(:{_IDENTIFIER}|\.{_IDENTIFIER})")
 """A module and a class in it: `package.module:Class` or `package.module.Class`."""
-
-
-def builtin_or_path(value: object, builtins: type[E], what: str) -> E | str:
-    """A setting's value as its built-in enum member (any case), or a dotted path unchanged; any
-    other value is refused naming the built-ins, so a typo fails when the config is read."""
-    if isinstance(value, builtins):
-        return value
-    text = str(value).strip()
-    for member in builtins:
-        if text.lower() == str(member.value):
-            return member
-    if DOTTED_PATH.fullmatch(text):
-        return text
-    names = ", ".join(str(member.value) for member in builtins)
-    raise ValueError(f"{text!r} is no {what} ({names}) and no dotted path to a class (package.module:Class)")
 
 
 def _attribute(path: str) -> tuple[str, str, object]:
@@ -71,30 +59,82 @@ def protocol_members(protocol: type) -> set[str]:
     return members
 
 
+@dataclass(frozen=True, eq=False)
 class Registry(Generic[T]):
-    """The classes a setting (`what`, e.g. `gate.policy`) may name: `builtins` maps each value of
-    its enum to a dotted path; any other value is a dotted path to a user's class. Whatever is
-    loaded must have every member of `protocol`."""
+    """The parts of one kind. `what` names the kind in messages (`gate policy`), `setting` is the
+    wikiskill.yaml setting that picks one (`gate.policy`), `group` the entry-point group plugins
+    register under, `contract` the dotted path of the Protocol every class must follow, and
+    `builtins` maps each built-in name to its class's dotted path, the default first. `named_by`:
+    the class attribute the contract reads the name from (`name`), set by `builtin`."""
 
-    def __init__(self, what: str, protocol: type[T], builtins: Mapping[E, str]):
-        self.what, self.protocol = what, protocol
-        self.builtins = {str(getattr(name, "value", name)): path for name, path in builtins.items()}
-        for kind in {type(name) for name in builtins}:
-            unregistered = [member for member in kind if str(member.value) not in self.builtins]
-            if unregistered:
-                raise TypeError(f"{what}: no class registered for {unregistered}")
+    what: str
+    setting: str
+    group: str
+    contract: str
+    builtins: Mapping[str, str]
+    named_by: str | None = None
 
-    def load(self, value: str | Enum) -> type[T]:
+    @property
+    def default(self) -> str:
+        return next(iter(self.builtins))
+
+    def plugins(self) -> dict[str, str]:
+        """The names installed packages register in `group`, each with its dotted path."""
+        return {point.name: point.value for point in entry_points(group=self.group) if point.name not in self.builtins}
+
+    def names(self) -> list[str]:
+        """Every name the setting accepts besides a dotted path: the built-ins, then the plugins."""
+        return [*self.builtins, *sorted(self.plugins())]
+
+    def check(self, value: object) -> str:
+        """The canonical name (any case) or the dotted path unchanged; ValueError naming the
+        accepted names otherwise, so a typo fails when the config is read."""
+        text = str(value).strip()
+        for name in self.names():
+            if text.lower() == name.lower():
+                return name
+        if DOTTED_PATH.fullmatch(text):
+            return text
+        raise ValueError(f"{text!r} is no {self.what}{did_you_mean(text, self.names())} ({', '.join(self.names())}) "
+                         "and no dotted path "
+                         "to a class (package.module:Class)")
+
+    def path(self, name: str) -> str:
+        return self.builtins.get(name) or self.plugins().get(name) or name
+
+    def load(self, value: str) -> type[T]:
         """The class `value` names; a ConfigError of one line naming `value` when it cannot be
-        imported or lacks a member of the protocol."""
-        name = str(getattr(value, "value", value))
-        path = self.builtins.get(name, name)
+        imported or lacks a member of the contract."""
+        name = str(value)
         try:
-            found = import_class(path)
+            found = import_class(self.path(name))
         except (ImportError, ValueError) as exc:
-            raise ConfigError(f"{self.what}: cannot import {name!r}: {exc}") from exc
-        missing = sorted(member for member in protocol_members(self.protocol) if not hasattr(found, member))
+            raise ConfigError(f"{self.setting}: cannot import {name!r}: {exc}") from exc
+        contract = import_class(self.contract)
+        missing = sorted(member for member in protocol_members(contract) if not hasattr(found, member))
         if missing:
-            raise ConfigError(f"{self.what}: {name!r} is not a {self.protocol.__name__}: "
-                              f"it has no {', '.join(missing)}")
+            raise ConfigError(f"{self.setting}: {name!r} is not a {contract.__name__}: it has no {', '.join(missing)}")
         return found
+
+    def create(self, value: str) -> T:
+        """An instance of the part a command-line option names (a name or a dotted path); a
+        WikiskillError of one line listing the names when it names none."""
+        try:
+            name = self.check(value)
+        except ValueError:
+            names = self.names()
+            listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+            hint = did_you_mean(str(value), names)
+            raise WikiskillError(f"unknown {self.what} {value!r}{hint}: use {listed}") from None
+        made: Callable[[], T] = self.load(name)
+        return made()
+
+    def builtin(self, cls: C) -> C:
+        """Mark `cls` as the built-in registered at its dotted path; it takes that name."""
+        path = f"{cls.__module__}:{cls.__qualname__}"
+        names = [name for name, registered in self.builtins.items() if registered == path]
+        if len(names) != 1:
+            raise TypeError(f"{path} is registered as no built-in {self.what}")
+        if self.named_by:
+            setattr(cls, self.named_by, names[0])
+        return cls

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from ..benchmarks import Task
 from ..core.config import GateSettings
 from ..loop.fingerprint import digest
-from ..loop.gate_policies import GATE_POLICIES, infra_problem, left_out
+from ..loop.gate_policies import gate_policy, infra_problem, left_out
 from ..loop.harness import Harness
-from ..protocols import BatchedGatePolicy
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Commit
@@ -113,10 +112,10 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     incumbent = read_outcomes(text).evaluation(meta.incumbent_fingerprint, meta.setup or "", before)
     settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
                             margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
-    policy = GATE_POLICIES.load(settings.policy).from_settings(settings)
-    if not isinstance(policy, BatchedGatePolicy) or meta.pool is None:
+    looks = gate_policy(settings).plan().looks
+    if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
-    verdict = policy.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
     infra = _infra_problems(harness, merge, candidate, incumbent)
     if infra:
         return infra

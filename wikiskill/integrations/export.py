@@ -21,7 +21,7 @@ from pathlib import Path
 from ..knowledge.links import rewrite_links
 from ..knowledge.skills import NAME_PATTERN, skill_problems
 from ..store.workspace import MAIN, Workspace
-from .export_targets import TARGETS, ExportError, ExportTarget, Target
+from .export_targets import AgentSkills, ExportError, ExportTarget
 
 MANIFEST = ".wikiskill-export.json"
 MANIFEST_FORMAT = 1
@@ -44,11 +44,11 @@ class ExportResult:
 
 
 def export_skills(ws: Workspace, dest: Path, ref: str = MAIN,
-                  target: ExportTarget = TARGETS[Target.AGENTS]) -> ExportResult:
+                  target: ExportTarget | None = None) -> ExportResult:
     """Write the skills at `ref` as Agent Skills folders into the folder `target` reads under `dest`
-    (`dest` itself for plain Agent Skills); safe to repeat."""
+    (`dest` itself for plain Agent Skills, the default); safe to repeat."""
     commit = ws.resolve(ref)
-    dest = _checked_destination(ws, target.skills_dir(Path(dest).expanduser().resolve()))
+    dest = _checked_destination(ws, (target or AgentSkills()).skills_dir(Path(dest).expanduser().resolve()))
     skills, skipped = exportable(ws.blobs(commit, "skills"))
     previous = _read_manifest(dest)
     _refuse_foreign_files(dest, skills, previous)

@@ -18,34 +18,21 @@ Nothing is written into a host's folder unless DIR names it (or the folder that 
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
-from ..core.errors import WikiskillError, choice
-
-
-class Target(StrEnum):
-    AGENTS = "agents"
-    CLAUDE = "claude"
-    CODEX = "codex"
-    HARBOR = "harbor"
+from ..contracts.integrations import ExportTarget
+from ..core.errors import WikiskillError
+from ..core.parts import EXPORT_TARGETS
 
 
 class ExportError(WikiskillError):
     """The export directory cannot be used as asked."""
 
 
-class ExportTarget(Protocol):
-    kind: ClassVar[Target]
-
-    def skills_dir(self, dest: Path) -> Path:
-        """The folder the skill folders go into when the user names `dest` (absolute)."""
-        ...
-
-
+@EXPORT_TARGETS.builtin
 class AgentSkills:
-    kind = Target.AGENTS
+    """DIR itself is the skills folder (any Agent Skills reader)."""
 
     def skills_dir(self, dest: Path) -> Path:
         return dest
@@ -54,7 +41,7 @@ class AgentSkills:
 class HostSkillsFolder:
     """A host that reads skills from one folder under a project (or the user's home)."""
 
-    kind: ClassVar[Target]
+    kind: ClassVar[str]
     host: ClassVar[str]
     folder: ClassVar[str]
     """Where the host reads skills, relative to the project or home folder."""
@@ -67,28 +54,31 @@ class HostSkillsFolder:
             if dest.parts[-depth:] == Path(folder).parts:
                 raise ExportError(
                     f"{dest} is a {self.host} skills folder itself: name the project or home folder that holds it "
-                    f"({dest.parents[depth - 1]}) with --target {self.kind.value}, or use --target agents to write "
+                    f"({dest.parents[depth - 1]}) with --target {self.kind}, or use --target agents to write "
                     f"into {dest} directly")
         return dest / self.folder
 
 
+@EXPORT_TARGETS.builtin
 class ClaudeCode(HostSkillsFolder):
-    kind = Target.CLAUDE
+    """Claude Code: DIR/.claude/skills, DIR the project or your home folder."""
+
     host = "Claude Code"
     folder = ".claude/skills"
 
 
+@EXPORT_TARGETS.builtin
 class Codex(HostSkillsFolder):
-    kind = Target.CODEX
+    """Codex: DIR/.agents/skills, DIR the repository or your home folder."""
+
     host = "Codex"
     folder = ".agents/skills"
     other_folders = (".codex/skills",)
 
 
+@EXPORT_TARGETS.builtin
 class HarborSkills:
     """The folder of skill folders that `harbor run --skill DIR` copies into each trial's sandbox."""
-
-    kind = Target.HARBOR
 
     def skills_dir(self, dest: Path) -> Path:
         if (dest / "SKILL.md").is_file():
@@ -97,9 +87,7 @@ class HarborSkills:
         return dest
 
 
-TARGETS: dict[Target, ExportTarget] = {target.kind: target
-                                       for target in (AgentSkills(), ClaudeCode(), Codex(), HarborSkills())}
-
-
 def export_target(name: str) -> ExportTarget:
-    return TARGETS[choice(Target, name, "export target")]
+    """The target `--target` names; a one-line error listing the targets when it names none."""
+    target: ExportTarget = EXPORT_TARGETS.create(name)
+    return target

@@ -26,10 +26,10 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
-from ..core.config import SkillsSettings
-from ..core.errors import ConfigError, WikiskillError, WorkspaceError
+from ..core.config import SkillsMode, SkillsSettings
+from ..core.errors import WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
 from ..knowledge.skills import Skill, load_skills, markdown_section
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills
@@ -39,8 +39,8 @@ from . import lookup
 from .lookup import Hit
 from .watch import ChangeForwarder
 
-Mode = Literal["full", "index", "retrieve"]
-MODES: tuple[Mode, ...] = ("full", "index", "retrieve")
+Mode = SkillsMode | str
+"""A skills mode by member or by its value (`"index"`)."""
 LOAD_SKILL = LOAD_SKILL_TOOL["function"]["name"]
 HISTORY_SECTION = "Evolution History"
 
@@ -91,7 +91,7 @@ class SkillSet:
     def __init__(self, workspace: Workspace, ref: str | None = MAIN, mode: Mode | None = None):
         self.workspace = workspace
         self.ref = ref
-        self.settings = _with_mode(load_config(workspace.root).skills, mode)
+        self.settings = load_config(workspace.root).skills.with_mode(mode)
         self._lock = threading.RLock()
         self._changes: dict[str, dict[str, tuple[SkillChange, ...]]] = {}
         self._snapshot = self._load(*self._current())
@@ -135,7 +135,7 @@ class SkillSet:
 
     def tools(self, mode: Mode | None = None) -> list[dict]:
         """Tool schemas (OpenAI format) the host must offer: `load_skill` in index mode."""
-        if self._mode_settings(mode).mode == "index" and self._snapshot.skills:
+        if self._mode_settings(mode).mode is SkillsMode.INDEX and self._snapshot.skills:
             return [copy.deepcopy(LOAD_SKILL_TOOL)]
         return []
 
@@ -206,7 +206,7 @@ class SkillSet:
         return self._changes[commit]
 
     def _mode_settings(self, mode: Mode | None) -> SkillsSettings:
-        return _with_mode(self.settings, mode)
+        return self.settings.with_mode(mode)
 
 
 class LiveSkills(SkillSet):
@@ -270,14 +270,6 @@ class LiveSkills(SkillSet):
                 self.on_change(self)
             except Exception:  # a host's callback must not kill the observer thread
                 log.exception("wikiskill: on_change callback failed")
-
-
-def _with_mode(settings: SkillsSettings, mode: str | None) -> SkillsSettings:
-    if mode is None:
-        return settings
-    if mode not in MODES:
-        raise ConfigError(f"unknown skills mode {mode!r}: use full, index or retrieve")
-    return settings.model_copy(update={"mode": mode})
 
 
 def _arguments(arguments: str | Mapping[str, object] | None) -> Mapping[str, object]:

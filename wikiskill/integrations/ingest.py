@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contracts.integrations import SessionParser
 from ..core.errors import WikiskillError
 from ..core.redact import Scrubber
 from ..store.rounds import completed_rounds, round_label, round_state
 from ..store.traces import Outcome, Trajectory
 from ..store.trailers import Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
-from .sessions import INGESTED_SPLIT, SessionFormat, read_session
+from .sessions import INGESTED_SPLIT, read_session
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,11 @@ def next_round(ws: Workspace) -> int:
     return number + 1 if round_state(ws, number).started else number
 
 
-def ingest(ws: Workspace, paths: list[Path], session_format: SessionFormat, outcome: Outcome) -> IngestResult:
+def ingest(ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Outcome) -> IngestResult:
     if not paths:
         raise WikiskillError("name at least one transcript file to ingest")
     scrub = Scrubber()
-    sessions = [(path, read_session(path, session_format, outcome, scrub)) for path in paths]
+    sessions = [(path, read_session(path, parser, outcome, scrub)) for path in paths]
     with ws.lock("wikiskill ingest"):
         ws.recover()
         number = next_round(ws)
@@ -67,7 +68,7 @@ def ingest(ws: Workspace, paths: list[Path], session_format: SessionFormat, outc
         if not added:
             return IngestResult(number, None, [], skipped)
         folder = ingested_folder(number)
-        label = f"{len(added)} {session_format.value} session(s), outcome {outcome.value}"
+        label = f"{len(added)} {parser.format} session(s), outcome {outcome.value}"
         body = "\n".join(f"- {t.task_id}: {t.provenance.file if t.provenance else ''}" for t in added.values())
         message = format_message(f"{round_label(number)} ingest: {label}",
                                  Trailers(round=number, step=Step.INGEST, cost_usd=0.0, tokens=0), body)

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from ..benchmarks import SPLITS, Split
 from ..benchmarks.task_folders import DRAFT_MARKER as REVIEW_FILE
+from ..contracts.integrations import SessionParser
 from ..core.errors import WikiskillError
 from ..core.redact import Scrubber
 from ..roles.rubric_drafter import RubricDraft, RubricDrafter
 from ..store.traces import Outcome, Trajectory, Usage
-from .sessions import SessionFormat, read_session
+from .sessions import read_session
 
 SUITE_FILE = "suite.yaml"
 SUITE_YAML = """\
@@ -61,7 +62,7 @@ def existing_ids(out: Path) -> set[str]:
     return {folder.name for split in SPLITS if (out / split).is_dir() for folder in (out / split).iterdir()}
 
 
-def tasks_from_sessions(paths: list[Path], out: Path, session_format: SessionFormat, drafter: RubricDrafter,
+def tasks_from_sessions(paths: list[Path], out: Path, parser: SessionParser, drafter: RubricDrafter,
                         model: str, split: Split = "train") -> SessionTasks:
     """Draft a task folder under `out/split/` for each session file; `model` names the drafter in
     each REVIEW.md."""
@@ -70,7 +71,7 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: SessionFor
     if out.exists() and not out.is_dir():
         raise WikiskillError(f"{out} is a file, not a folder for the task suite")
     scrub = Scrubber()
-    sessions = [(path, read_session(path, session_format, Outcome.UNKNOWN, scrub)) for path in paths]
+    sessions = [(path, read_session(path, parser, Outcome.UNKNOWN, scrub)) for path in paths]
     present = existing_ids(out) if out.is_dir() else set()
     todo: dict[str, tuple[Path, Trajectory]] = {}
     skipped = []
@@ -87,7 +88,7 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: SessionFor
         if result.draft is None:
             raise WikiskillError(f"{path}: no rubric could be drafted ({result.error}); nothing was written")
         drafts[task_id] = result.draft
-    written = [_write(out, split, task_id, path, session, drafts[task_id], session_format, model)
+    written = [_write(out, split, task_id, path, session, drafts[task_id], parser, model)
                for task_id, (path, session) in todo.items()]
     if written and not (out / SUITE_FILE).exists():
         (out / SUITE_FILE).write_text(SUITE_YAML, encoding="utf-8")
@@ -95,7 +96,7 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: SessionFor
 
 
 def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajectory, draft: RubricDraft,
-           session_format: SessionFormat, model: str) -> DraftedTask:
+           parser: SessionParser, model: str) -> DraftedTask:
     """The task folder, written in a hidden folder of `out` (outside every split) and renamed into
     its place, so no split ever holds half a task."""
     parent = out / split
@@ -105,7 +106,7 @@ def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajector
         (staging / "task.md").write_text(first_request(session) + "\n", encoding="utf-8")
         (staging / "rubric.md").write_text("A good result:\n\n" + "".join(f"- {c}\n" for c in draft.criteria),
                                            encoding="utf-8")
-        (staging / REVIEW_FILE).write_text(_review(path, session_format, model, draft), encoding="utf-8")
+        (staging / REVIEW_FILE).write_text(_review(path, parser, model, draft), encoding="utf-8")
         os.chmod(staging, 0o755)
         staging.rename(parent / task_id)
     except BaseException:
@@ -114,10 +115,10 @@ def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajector
     return DraftedTask(task_id, parent / task_id, str(path), len(draft.criteria))
 
 
-def _review(path: Path, session_format: SessionFormat, model: str, draft: RubricDraft) -> str:
+def _review(path: Path, parser: SessionParser, model: str, draft: RubricDraft) -> str:
     return (
         "# Review this draft\n\n"
-        f"Drafted by `wikiskill tasks from-sessions` from {path.name} ({session_format.value}); {model} wrote\n"
+        f"Drafted by `wikiskill tasks from-sessions` from {path.name} ({parser.format}); {model} wrote\n"
         "the rubric from what the session shows the user accepted, and it may be wrong:\n\n"
         f"> {' '.join(draft.accepted.split())}\n\n"
         "wikiskill refuses to load the suite while any task folder holds this file.\n\n"

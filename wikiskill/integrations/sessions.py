@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar, Protocol
 
+from ..contracts.integrations import SessionParser
 from ..core.errors import TranscriptError
+from ..core.parts import SESSION_FORMATS
 from ..core.redact import Scrubber
 from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
 
@@ -25,23 +25,12 @@ QUESTION_CHARS = 500
 """The first user message stands as the task; the whole of it is in the messages."""
 
 
-class SessionFormat(StrEnum):
-    CLAUDE_CODE = "claude-code"
-    OPENAI_MESSAGES = "openai-messages"
-
-
-class SessionParser(Protocol):
-    format: ClassVar[SessionFormat]
-
-    def messages(self, text: str, name: str) -> list[dict]:
-        """The session's messages; raises TranscriptError naming `name` and the line."""
-
-
 def _call(call_id: str, name: str, arguments: object) -> dict:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
+@SESSION_FORMATS.builtin
 class ClaudeCodeParser:
     """Claude Code's session files (`~/.claude/projects/<project>/<session id>.jsonl`): one JSON
     object per line; `user` and `assistant` lines hold an Anthropic message whose content is a
@@ -50,7 +39,6 @@ class ClaudeCodeParser:
     not the agent's own turns and are left out; an assistant reply streamed over several lines
     with one message id becomes one message."""
 
-    format = SessionFormat.CLAUDE_CODE
 
     def messages(self, text: str, name: str) -> list[dict]:
         messages: list[dict] = []
@@ -118,11 +106,11 @@ class ClaudeCodeParser:
         return reply
 
 
+@SESSION_FORMATS.builtin
 class OpenAIMessagesParser:
     """A JSON file holding a list of chat messages, or an object with them under `messages`:
     roles system, user, assistant (with optional `tool_calls`) and tool."""
 
-    format = SessionFormat.OPENAI_MESSAGES
     ROLES = ("system", "developer", "user", "assistant", "tool")
 
     def messages(self, text: str, name: str) -> list[dict]:
@@ -158,8 +146,10 @@ class OpenAIMessagesParser:
         return _call(str(call.get("id", "")), function["name"], function.get("arguments", ""))
 
 
-PARSERS: dict[SessionFormat, SessionParser] = {parser.format: parser
-                                               for parser in (ClaudeCodeParser(), OpenAIMessagesParser())}
+def session_parser(name: str) -> SessionParser:
+    """The parser of the format `--format` names; a one-line error listing the formats when it names none."""
+    parser: SessionParser = SESSION_FORMATS.create(name)
+    return parser
 
 
 def _blocks(content: list, name: str, number: int) -> list[dict]:
@@ -206,20 +196,20 @@ def session_id(path: Path, text: str) -> str:
     return f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:6]}"
 
 
-def read_session(path: Path, session_format: SessionFormat, outcome: Outcome, scrub: Scrubber) -> Trajectory:
+def read_session(path: Path, parser: SessionParser, outcome: Outcome, scrub: Scrubber) -> Trajectory:
     """One transcript file as a trajectory, secrets scrubbed from its text before it is parsed."""
     try:
         text = scrub(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise TranscriptError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
-    messages = PARSERS[session_format].messages(text, str(path))
+    messages = parser.messages(text, str(path))
     users = [m["content"] for m in messages if m["role"] == "user" and m["content"].strip()]
     replies = [m["content"] for m in messages if m["role"] == "assistant" and m["content"].strip()]
     if not users or not any(m["role"] == "assistant" for m in messages):
-        raise TranscriptError(f"{path}: no user and assistant messages: is it a {session_format.value} transcript?")
+        raise TranscriptError(f"{path}: no user and assistant messages: is it a {parser.format} transcript?")
     return Trajectory(
         task_id=session_id(path, text), split=INGESTED_SPLIT, kind=SESSION, question=cut(users[0], QUESTION_CHARS),
         messages=messages,
         prediction=replies[-1] if replies else None, score=outcome.score,
-        provenance=Provenance(format=session_format.value, file=path.name, outcome=outcome),
+        provenance=Provenance(format=parser.format, file=path.name, outcome=outcome),
     )

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from ..core.config import SkillsSettings
+from ..core.config import SkillsMode, SkillsSettings
 from ..core.prompts import render
 from .search import rank, tokens
 from .skills import Skill
@@ -38,12 +38,12 @@ def render_block(shown: list[Skill], settings: SkillsSettings) -> str:
     """The block for skills already chosen by `shown_skills` (so retrieval runs once per task)."""
     if not shown:
         return ""
-    return render("skills_index" if settings.mode == "index" else "skills_full", skills=shown)
+    return render("skills_index" if settings.mode is SkillsMode.INDEX else "skills_full", skills=shown)
 
 
 def shown_skills(skills: list[Skill], settings: SkillsSettings, task: str = "") -> list[Skill]:
     """The skills whose text the block carries up front (all of them, except in `retrieve`)."""
-    if settings.mode == "retrieve":
+    if settings.mode is SkillsMode.RETRIEVE:
         return retrieve(skills, task, settings.top_k, settings.token_budget)
     return skills
 

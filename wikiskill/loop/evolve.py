@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
-from ..store.trailers import Step, Trailers
+from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from .harness import Harness
 from .steps import round_steps
@@ -24,8 +26,8 @@ class EvolveResult:
     """Rounds completed in the workspace, this run's and every earlier one's."""
     target: int
     incumbent: float
-    decisions: list[str]
-    """The decision of each round this run completed, in order."""
+    decisions: list[Decision | None]
+    """Each round's gate decision, in order (None: the round closed without one)."""
     stopped_early: bool
 
 
@@ -47,15 +49,16 @@ def check_human_edits(ws: Workspace, commit_them: bool) -> None:
         Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
 
 
-def refuse_before_loading(ws: Workspace, commit_human_edits: bool) -> None:
-    """Evolve's refusals that come before its benchmark loads: a workspace that another writer
-    holds, and a person's uncommitted edits (unless they are to be committed). What a killed run
-    left unfinished is finished first: files behind main after a kill are wikiskill's own publish,
-    not a person's edits, and no person is asked to clean up after it."""
+@contextmanager
+def holding(ws: Workspace, commit_human_edits: bool) -> Iterator[None]:
+    """The workspace held for one evolve, checked once, before its benchmark loads: no other
+    writer; what a killed run left unfinished finished first (files behind main after a kill are
+    wikiskill's own publish, not a person's edits, and no person is asked to clean up after it);
+    a person's uncommitted edits refused, or committed as a `human` step."""
     with ws.lock("wikiskill evolve"):
         ws.recover()
-        if not commit_human_edits:
-            check_human_edits(ws, commit_them=False)
+        check_human_edits(ws, commit_human_edits)
+        yield
 
 
 def rounds_plan(ws: Workspace, rounds: int) -> str:
@@ -79,7 +82,7 @@ def ensure_baseline(harness: Harness) -> None:
         ws.tag("baseline", first.sha)
 
 
-def run_round(harness: Harness, number: int) -> str:
+def run_round(harness: Harness, number: int) -> Decision | None:
     """Run whatever steps of round `number` are not yet in git, tag it; return its decision."""
     ws = harness.ws
     for step in round_steps():
@@ -93,36 +96,41 @@ def run_round(harness: Harness, number: int) -> str:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
     ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
     ws.pack_objects()
-    return state.gate.meta.decision.value if state.gate and state.gate.meta.decision else "none"
+    return state.gate.meta.decision if state.gate else None
 
 
 def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
-    """Run `rounds` more rounds; a round an interrupted run started is finished first and counts as
-    the first of them. A new round is not started once the incumbent scores 1.0 on every val task."""
+    """Hold the workspace (`holding`) and run the rounds."""
+    with holding(harness.ws, commit_human_edits):
+        return run_rounds(harness, rounds, commit_human_edits)
+
+
+def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
+    """Run `rounds` more rounds in a workspace already held; a round an interrupted run started is
+    finished first and counts as the first of them. A new round is not started once the incumbent
+    scores 1.0 on every val task."""
     ws = harness.ws
-    with ws.lock("wikiskill evolve"):
-        ws.recover()
-        check_human_edits(ws, commit_human_edits)
-        harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
-        done = completed_rounds(ws)
-        target = done + rounds
-        harness.reporter.info(rounds_plan(ws, rounds))
-        ensure_baseline(harness)
-        decisions: list[str] = []
-        stopped_early = False
-        while done < target:
-            check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
-            number = done + 1
-            if not round_state(ws, number).started:
-                if not incumbent_recorded(harness):
-                    record_incumbent(harness, number)
-                main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
-                if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
-                    stopped_early = True
-                    break
-            decisions.append(run_round(harness, number))
-            done = number
-            harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1]}")
-        final = harness.recorded(MAIN)
-        score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
-        return EvolveResult(done, target, score, decisions, stopped_early)
+    harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
+    done = completed_rounds(ws)
+    target = done + rounds
+    harness.reporter.info(rounds_plan(ws, rounds))
+    ensure_baseline(harness)
+    decisions: list[Decision | None] = []
+    stopped_early = False
+    while done < target:
+        check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
+        number = done + 1
+        if not round_state(ws, number).started:
+            if not incumbent_recorded(harness):
+                record_incumbent(harness, number)
+            main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
+            if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
+                stopped_early = True
+                break
+        decisions.append(run_round(harness, number))
+        done = number
+        harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): "
+                              f"{decisions[-1] or 'none'}")
+    final = harness.recorded(MAIN)
+    score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
+    return EvolveResult(done, target, score, decisions, stopped_early)

@@ -42,7 +42,7 @@ from ..benchmarks.base import HasSetupDigest
 from ..benchmarks.harbor import HarborSuite
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
-from ..roles.cli.presets import preset_fingerprint
+from ..roles.coding_agents.presets import preset_fingerprint
 from ..roles.judge import TEMPLATES
 from ..roles.python_agent import runner_code
 
@@ -61,7 +61,8 @@ AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "
               "environments/base.py", "environments/runtime.py", "roles/reference_agent.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
-              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")
+              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/shelf.py",
+              "knowledge/pages.py")
 """The task agent's own modules, relative to the package."""
 
 JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_window")

@@ -1,5 +1,5 @@
 """Gate policies: how much evidence a candidate's validation must show to be merged. Each is a
-class following `protocols.GatePolicy`, found by its name in `GATE_POLICIES`.
+class following `contracts.gate.GatePolicy`, registered by its name in `core.parts.GATE_POLICIES`.
 
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
 
-from ..core.config import GatePolicyName, GateSettings
+from ..contracts.gate import Evidence, GatePolicy, ValidationPlan, Verdict
+from ..core.config import GateSettings
 from ..core.errors import WikiskillError
-from ..core.registry import Registry
-from ..protocols import Evidence, GatePolicy, Verdict
+from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
@@ -70,7 +70,7 @@ def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) ->
     return [decimal(c) - decimal(i) - decimal(less) for _, c, i in pairs]
 
 
-def _evidence(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
+def evidence_of(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
     """The comparison on the tasks scored on both sides: their means, the exact mean gain."""
     pairs = paired(candidate, incumbent)
     gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
@@ -98,37 +98,37 @@ def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
     return False, f"{shown} (needs {needs})"
 
 
-def _verdict(passed: bool, reason: str, evidence: Evidence) -> Verdict:
+def verdict_of(passed: bool, reason: str, evidence: Evidence) -> Verdict:
     return Verdict(Decision.ACCEPTED if passed else Decision.REJECTED, reason, evidence)
 
 
+@GATE_POLICIES.builtin
 class StrictPolicy:
     """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
-
-    name = "strict"
-    confirms = False
 
     @classmethod
     def from_settings(cls, settings: GateSettings) -> StrictPolicy:
         return cls()
 
+    def plan(self) -> ValidationPlan:
+        return ValidationPlan()
+
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
-        evidence = _evidence(self.name, candidate, incumbent)
-        return _verdict(*_strict_reason(evidence, at_least), evidence)
+        evidence = evidence_of(self.name, candidate, incumbent)
+        return verdict_of(*_strict_reason(evidence, at_least), evidence)
 
 
+@GATE_POLICIES.builtin
 class ConfirmPolicy(StrictPolicy):
     """Strict, twice: once on the validation, once more on a fresh evaluation with new seeds."""
 
-    name = "confirm"
-    confirms = True
+    def plan(self) -> ValidationPlan:
+        return ValidationPlan(confirms=True)
 
 
+@GATE_POLICIES.builtin
 class NoRegressionPolicy:
     """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
-
-    name = "no_regression"
-    confirms = False
 
     def __init__(self, max_broken: int):
         self.max_broken = max_broken
@@ -137,16 +137,20 @@ class NoRegressionPolicy:
     def from_settings(cls, settings: GateSettings) -> NoRegressionPolicy:
         return cls(settings.max_broken)
 
+    def plan(self) -> ValidationPlan:
+        return ValidationPlan()
+
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
-        evidence = _evidence(self.name, candidate, incumbent)
+        evidence = evidence_of(self.name, candidate, incumbent)
         passed, reason = _strict_reason(evidence, at_least)
         if passed and len(evidence.broken) > self.max_broken:
             shown = ", ".join(evidence.broken[:5]) + (" …" if len(evidence.broken) > 5 else "")
-            return _verdict(False, f"{reason}, but {len(evidence.broken)} task(s) main solved are lost "
+            return verdict_of(False, f"{reason}, but {len(evidence.broken)} task(s) main solved are lost "
                                    f"(at most {self.max_broken}): {shown}", evidence)
-        return _verdict(passed, reason, evidence)
+        return verdict_of(passed, reason, evidence)
 
 
+@GATE_POLICIES.builtin
 class PairedPolicy:
     """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
     bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
@@ -158,15 +162,15 @@ class PairedPolicy:
     too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
     """
 
-    name = "paired"
-    confirms = False
-
     def __init__(self, confidence: float, margin: float, seed: int = 0):
         self.confidence, self.margin, self.seed = confidence, margin, seed
 
     @classmethod
     def from_settings(cls, settings: GateSettings) -> PairedPolicy:
         return cls(settings.confidence, settings.margin, settings.seed)
+
+    def plan(self) -> ValidationPlan:
+        return ValidationPlan()
 
     @property
     def alpha(self) -> float:
@@ -175,8 +179,8 @@ class PairedPolicy:
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         pairs = paired(candidate, incumbent)
         if at_least:  # removing prompt text needs no evidence of a gain, only of no loss
-            evidence = _evidence(self.name, candidate, incumbent)
-            return _verdict(*_strict_reason(evidence, True), evidence)
+            evidence = evidence_of(self.name, candidate, incumbent)
+            return verdict_of(*_strict_reason(evidence, True), evidence)
         if all(score in (0.0, 1.0) for _, c, i in pairs for score in (c, i)):
             return self._sign_test(candidate, incumbent)
         return self._bootstrap(candidate, incumbent, pairs)
@@ -186,7 +190,7 @@ class PairedPolicy:
         discordant task is a fixed one; "gain at most margin" is "q at most q0"."""
         from scipy.stats import beta, binomtest
 
-        evidence = _evidence(self.name, candidate, incumbent)
+        evidence = evidence_of(self.name, candidate, incumbent)
         fixed, broken = len(evidence.fixed), len(evidence.broken)
         discordant, n = fixed + broken, evidence.n
         q0 = (1 + self.margin * n / discordant) / 2 if discordant else 1.0
@@ -203,14 +207,14 @@ class PairedPolicy:
         excess = [float(d) for d in differences(pairs, less=self.margin)]
         moved = sum(1 for d in excess if d)
         if 0.5 ** moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
-            evidence = _evidence(self.name, candidate, incumbent, confidence=self.confidence)
-            return _verdict(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
+            evidence = evidence_of(self.name, candidate, incumbent, confidence=self.confidence)
+            return verdict_of(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
                                    f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a "
                                    f"gain above it at {self.confidence:g} (a sign-flip test's p cannot go below "
                                    f"{0.5 ** moved:.4f})", evidence)
         low = mean_interval([float(d) for d in differences(pairs)], self.confidence, self.seed, one_sided=True)[0]
         p = self._sign_flip_p(excess)
-        evidence = _evidence(self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence,
+        evidence = evidence_of(self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence,
                              p_value=p)
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: mean difference "
                   f"{evidence.mean_diff:+.4f}, {evidence.interval_text()}, sign-flip p={p:.4f}")
@@ -218,8 +222,8 @@ class PairedPolicy:
 
     def _decide(self, reason: str, evidence: Evidence, low: float, p: float) -> Verdict:
         if low > self.margin and p < self.alpha:
-            return _verdict(True, f"{reason}: above {self.margin:g}", evidence)
-        return _verdict(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})",
+            return verdict_of(True, f"{reason}: above {self.margin:g}", evidence)
+        return verdict_of(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})",
                         evidence)
 
     def _sign_flip_p(self, diffs: list[float]) -> float:
@@ -252,16 +256,7 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
     return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) and not one_sided else math.inf)
 
 
-GATE_POLICIES: Registry[GatePolicy] = Registry("gate.policy", GatePolicy, {
-    GatePolicyName.STRICT: "wikiskill.loop.gate_policies:StrictPolicy",
-    GatePolicyName.PAIRED: "wikiskill.loop.gate_policies:PairedPolicy",
-    GatePolicyName.CONFIRM: "wikiskill.loop.gate_policies:ConfirmPolicy",
-    GatePolicyName.NO_REGRESSION: "wikiskill.loop.gate_policies:NoRegressionPolicy",
-    GatePolicyName.SEQUENTIAL: "wikiskill.loop.sequential:SequentialPolicy",
-})
-"""Each built-in policy's class; any other `gate.policy` is a dotted path to a class of one's own."""
-
-
 def gate_policy(settings: GateSettings) -> GatePolicy:
     """The policy `gate.policy` names, configured by the rest of the `gate` section."""
-    return GATE_POLICIES.load(settings.policy).from_settings(settings)
+    policy: type[GatePolicy] = GATE_POLICIES.load(settings.policy)
+    return policy.from_settings(settings)

@@ -7,15 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
-from ..core.config import Config, ExecutorKind
+from ..contracts.gate import GatePolicy
+from ..contracts.running import AgentRecipe, Executor, Place, Reporter
+from ..core.config import Config
+from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.lint import LINTED
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill, load_skills
 from ..llm.meter import Meter
-from ..protocols import AgentRecipe, Executor, GatePolicy, Place
-from ..roles.wikitool import WikiShelf
 from ..run.executors import open_executor
 from ..run.team import ModelFactory, Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes, skills_id
@@ -27,17 +28,6 @@ from ..store.trailers import Trailers, format_message, role_cached_key, role_key
 from ..store.workspace import MAIN, Commit, Workspace
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
-
-
-class Reporter(Protocol):
-    """Where progress goes: the CLI shows rich progress bars; the library default is silent."""
-
-    def info(self, message: str) -> None: ...
-
-    def tasks(self, description: str, total: int) -> AbstractContextManager[Callable[[Trajectory], None]]: ...
-
-    def preparing(self, done: int, total: int) -> None:
-        """Progress of one-off benchmark preparation (e.g. generating games)."""
 
 
 class QuietReporter:
@@ -112,7 +102,7 @@ class Harness:
         if self._executor is None:
             config = self.config
             if self._model_factory is not None:
-                config = config.model_copy(update={"executor": ExecutorKind.LOCAL, "workers": 1})
+                config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
             self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
         return self._executor
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..contracts.gate import Evidence
 from ..knowledge.wiki import IMPACT
-from ..protocols import Evidence
 from ..store.trailers import Decision
 
 __all__ = ["IMPACT", "ImpactEntry", "append_entry", "effect_lines"]

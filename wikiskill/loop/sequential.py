@@ -29,12 +29,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
+from ..contracts.gate import Look, ValidationPlan, Verdict
 from ..core.config import GateSettings
 from ..core.errors import WikiskillError
-from ..protocols import Look, Verdict
+from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed
-from .gate_policies import PairedPolicy, _evidence, _verdict, differences, paired
+from .gate_policies import PairedPolicy, differences, evidence_of, paired, verdict_of
 
 SPENDING_POWER = 3
 """Alpha spent by the task fraction t: alpha * t^3."""
@@ -127,13 +128,11 @@ def z_at_least(total: Fraction, squares: Fraction, bound: Fraction) -> bool:
     return total >= 0 or total * total <= bound * bound * squares
 
 
+@GATE_POLICIES.builtin
 class SequentialPolicy:
     """`paired`, a batch at a time: accept at an efficacy boundary, reject at a futility one, and
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks
     stays at most 1 - `confidence`."""
-
-    name = "sequential"
-    confirms = False
 
     def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0):
         self.confidence, self.margin, self.batch, self.seed = confidence, margin, batch, seed
@@ -141,6 +140,9 @@ class SequentialPolicy:
     @classmethod
     def from_settings(cls, settings: GateSettings) -> SequentialPolicy:
         return cls(settings.confidence, settings.margin, settings.batch, settings.seed)
+
+    def plan(self) -> ValidationPlan:
+        return ValidationPlan(looks=self)
 
     def counts(self, pool: int) -> tuple[int, ...]:
         return look_counts(pool, self.batch)
@@ -194,11 +196,11 @@ class SequentialPolicy:
             return None
         if look.crossed is Crossed.POOL_END:
             return self._pool_end(candidate, incumbent, look, at_least)
-        evidence = _evidence(self.name, candidate, incumbent, confidence=self.confidence, look=look)
+        evidence = evidence_of(self.name, candidate, incumbent, confidence=self.confidence, look=look)
         reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f} on the first {look.tasks} of {pool} "
                   f"tasks: {len(evidence.fixed)} fixed, {len(evidence.broken)} broken, mean difference "
                   f"{evidence.mean_diff:+.4f}; {look.text()}")
-        return _verdict(look.crossed is Crossed.EFFICACY, reason, evidence)
+        return verdict_of(look.crossed is Crossed.EFFICACY, reason, evidence)
 
     def _pool_end(self, candidate: Evaluation, incumbent: Evaluation, look: Look, at_least: bool) -> Verdict:
         plan = self.design(look.pool)

@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 
 from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
-from ..core.config import SkillsSettings
+from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
 from ..llm.chat import ChatModel, Reply
 from ..store.traces import TraceStep, Trajectory, Usage
-from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME, WikiShelf
+from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME
 
 MAX_SKILL_LOADS = 5
 HISTORY_TURNS = 12
@@ -70,7 +71,7 @@ class LookupTools:
     def __init__(self, skills: list[Skill], settings: SkillsSettings, shelf: WikiShelf | None = None):
         self.skills = skills
         self.shelf = shelf
-        self.tools = ([LOAD_SKILL_TOOL] if settings.mode == "index" and skills else []) + (
+        self.tools = ([LOAD_SKILL_TOOL] if settings.mode is SkillsMode.INDEX and skills else []) + (
             [READ_WIKI_TOOL] if shelf else [])
         self.names = {tool["function"]["name"] for tool in self.tools}
 

@@ -5,39 +5,23 @@ get one retry with the reasons."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from ..contracts.roles import Check, MaintainerResult
+from ..contracts.transcript import Transcript
 from ..core.config import Role
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
 from ..llm.chat import ChatModel
 from ..llm.jsontext import extract_json
-from ..store.traces import Trajectory, Usage
-from .transcript import Transcript
+from ..store.traces import Trajectory
 
 
 def output_schema() -> str:
     """The reply's JSON schema, generated from the model, as the prompt shows it."""
     return json.dumps(MaintainerOutput.model_json_schema(), indent=1)
-
-
-Check = Callable[[MaintainerOutput], list[str]]
-"""The reasons pages of an output would be refused (empty when every page passes)."""
-
-
-@dataclass
-class MaintainerResult:
-    output: MaintainerOutput | None
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    attempts: int = 0
-    retry_reasons: list[str] = field(default_factory=list)
-    """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
-    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.MAINTAINER))
 
 
 def parse_output(text: str | None) -> MaintainerOutput:

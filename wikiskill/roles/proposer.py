@@ -13,12 +13,12 @@ Past `kept_results_tokens`, the results the proposer has already answered are se
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
-from ..core.config import Role
+from ..contracts.roles import Library, ProposerContext, ProposerResult
+from ..contracts.transcript import TranscriptCall
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
@@ -26,22 +26,10 @@ from ..llm.chat import ChatModel, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
-from ..store.traces import Usage
-from .transcript import Transcript, TranscriptCall
 
 RESULT_SUMMARY_CHARS = 200
 INVALID_CALL = "Error: invalid call:"
 """Starts the answer to a call the model got wrong (as opposed to a read that found nothing)."""
-
-
-class Library(Protocol):
-    """Read access for roles: the workspace's train material only."""
-
-    def read(self, path: str) -> tuple[str, bool]:
-        """The file's text and whether it is a trace; raises LookupError with a reason."""
-        ...
-
-    def list(self, path: str) -> list[str]: ...
 
 
 class PathArgument(BaseModel):
@@ -62,16 +50,6 @@ CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what yo
               '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
 
 
-@dataclass
-class ProposerResult:
-    proposal: dict | None
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    reads: list[str] = field(default_factory=list)
-    turns: int = 0
-    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
-
-
 class Proposer:
     def __init__(self, model: ChatModel, library: Library, max_turns: int, min_trace_reads: int,
                  kept_results_tokens: int | None = None):
@@ -86,16 +64,15 @@ class Proposer:
         self._read_ids: dict[str, str] = {}  # call id -> path read
         self._hidden: set[str] = set()  # paths whose every read is stubbed in the prompt sent
 
-    def run(self, context: dict) -> ProposerResult:
-        """`context` fills prompts/proposer_user.j2 (round, scores, index, impact, skills, outcomes)."""
+    def run(self, context: ProposerContext) -> ProposerResult:
         messages = [
             {"role": "system", "content": render(
                 "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns)},
-            {"role": "user", "content": render("proposer_user", **context)},
+            {"role": "user", "content": render("proposer_user", **context.prompt_fields())},
         ]
         result = ProposerResult(proposal=None)
         result.transcript.messages = messages
-        outcomes = sorted(context.get("outcomes", []), key=lambda row: bool(row.get("success")))
+        outcomes = sorted(context.outcomes, key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
         self._read_ids, self._hidden = {}, set()

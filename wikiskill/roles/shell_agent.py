@@ -19,12 +19,12 @@ from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
 from .agent import LookupTools
-from .wikitool import WikiShelf
 
 COMMAND_TIMEOUT_S = 60.0
 OUTPUT_CHARS = 10_000

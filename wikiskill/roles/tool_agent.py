@@ -16,12 +16,12 @@ from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUse
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
 from .agent import LookupTools
-from .wikitool import WikiShelf
 
 
 class ToolUseAgent:

@@ -24,12 +24,12 @@ from pathlib import Path
 
 from ..benchmarks import Task
 from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..contracts.roles import EnvironmentAgent
 from ..core.config import EnvironmentSettings
 from ..core.errors import ConfigError, InfrastructureError
 from ..environments.container import Container, Limits
 from ..environments.images import ImageCache
 from ..environments.runtime import Runtime, open_runtime
-from ..protocols import EnvironmentAgent
 from ..store.traces import FailureKind, Score, Trajectory, cut
 from .scorers import junit_score
 

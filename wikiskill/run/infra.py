@@ -7,8 +7,8 @@ its agent through `Team.agent`, which wraps it in `RetryInfra`."""
 from __future__ import annotations
 
 from ..benchmarks import BenchmarkKind, Task
+from ..contracts.roles import TaskAgent
 from ..core.errors import InfrastructureError
-from ..protocols import TaskAgent
 from ..store.traces import Trajectory, infra_trajectory
 
 ATTEMPTS = 2

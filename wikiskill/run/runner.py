@@ -9,8 +9,8 @@ import asyncio
 from collections.abc import Callable
 
 from ..benchmarks import Task
+from ..contracts.roles import TaskAgent
 from ..llm.meter import Meter
-from ..protocols import TaskAgent
 from ..store.results import ResultCache
 from ..store.traces import Trajectory
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from ..benchmarks import Task
 from ..benchmarks.task_folders import ScorerName, SuiteSettings, TaskFolders
+from ..contracts.roles import Scorer
 from ..core.errors import InfrastructureError
 from ..core.registry import import_object
-from ..protocols import Scorer
 from ..store.traces import Score, Trajectory, cut
 
 SCORE_LINE = re.compile(r"^\s*score:\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*$", re.IGNORECASE)

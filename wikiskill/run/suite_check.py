@@ -9,8 +9,8 @@ import asyncio
 from dataclasses import dataclass
 
 from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..contracts.roles import EnvironmentAgent
 from ..core.errors import InfrastructureError
-from ..protocols import EnvironmentAgent
 from ..roles.reference_agent import NopAgent, OracleAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent
 

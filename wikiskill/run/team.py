@@ -1,6 +1,6 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/cli/`). On a
+names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/coding_agents/`). On a
 workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
 the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`)."""
 
@@ -13,30 +13,38 @@ from typing import TYPE_CHECKING, cast
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..benchmarks.harbor import HarborSuite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
+from ..contracts.roles import (
+    EnvironmentAgent,
+    Library,
+    Scorer,
+    SkillProposer,
+    TaskAgent,
+    WikiMaintainer,
+    WorkdirAgent,
+)
 from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
 from ..core.errors import ConfigError
+from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..protocols import EnvironmentAgent, Scorer, SkillProposer, TaskAgent, WikiMaintainer, WorkdirAgent
 from ..roles.agent import InteractiveAgent, QAAgent
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
-from ..roles.proposer import Library, Proposer
+from ..roles.proposer import Proposer
 from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.reference_agent import NopAgent, OracleAgent
 from ..roles.shell_agent import ShellAgent
 from ..roles.tool_agent import ToolUseAgent
-from ..roles.wikitool import WikiShelf
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
 from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
 
 if TYPE_CHECKING:
-    from ..roles.cli.agent import CliAgent
+    from ..roles.coding_agents.cli_agent import CliAgent
 
 ModelFactory = Callable[[Role], ChatModel]
 AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
@@ -134,8 +142,8 @@ class Team:
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
         if self.config.agent.cli:
-            from ..roles.cli.agent import CliAgent
-            from ..roles.cli.presets import make_preset
+            from ..roles.coding_agents.cli_agent import CliAgent
+            from ..roles.coding_agents.presets import make_preset
 
             return CliAgent(make_preset(self.config.agent), self.benchmark, skills, self.config.agent,
                             self.config.role(Role.AGENT))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..benchmarks import Task
 from ..benchmarks.task_folders import VerifierTimeout
+from ..contracts.roles import Scorer, WorkdirAgent
 from ..core.errors import BudgetExceeded, InfrastructureError
-from ..protocols import Scorer, WorkdirAgent
 from ..store.traces import FailureKind, Trajectory
 from .scorers import ScorerTimeout
 

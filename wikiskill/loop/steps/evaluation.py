@@ -11,7 +11,7 @@ from ...store.rounds import round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN, Commit
 from .indecisive import indecisive, refuse_infra, refuse_infra_incumbent
-from .looks import batched, looks_finished, run_looks
+from .looks import looks_finished, run_looks
 from .summary import of_evaluation
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def incumbent_recorded(harness: Harness) -> bool:
 def _usable(harness: Harness, evaluation: Evaluation) -> bool:
     """A sequential merge records main's evaluation on the tasks its verdict used: enough for
     a batched policy, which extends it batch by batch; the others compare every val task."""
-    return batched(harness) is not None or evaluation.size == len(harness.benchmark.tasks("val"))
+    return harness.policy.plan().looks is not None or evaluation.size == len(harness.benchmark.tasks("val"))
 
 
 class EnsureIncumbent:
@@ -107,26 +107,27 @@ class Validate:
     def done(self, harness: Harness, state: RoundState) -> bool:
         if state.branch is None:
             return True
-        policy = batched(harness)
-        if policy is not None:
-            return looks_finished(harness, state, policy)
+        looks = harness.policy.plan().looks
+        if looks is not None:
+            return looks_finished(harness, state, looks)
         return current_evaluation(harness, state, state.validations) is not None
 
     def run(self, harness: Harness, state: RoundState) -> None:
-        policy = batched(harness)
-        if policy is not None:
-            run_looks(harness, state, policy)
+        looks = harness.policy.plan().looks
+        if looks is not None:
+            run_looks(harness, state, looks)
         else:
             _evaluate_candidate(harness, state, self.kind, 0, "val.jsonl")
 
 
 class Confirm:
-    """Policy `confirm`: a candidate that passed its validation runs val again with fresh seeds."""
+    """A policy whose plan confirms (`confirm`): a candidate that passed its validation runs val
+    again with fresh seeds."""
 
     kind = Step.CONFIRM
 
     def done(self, harness: Harness, state: RoundState) -> bool:
-        if state.branch is None or not harness.policy.confirms:
+        if state.branch is None or not harness.policy.plan().confirms:
             return True
         validated = current_evaluation(harness, state, state.validations)
         retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...contracts.gate import Evidence, Verdict
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
-from ...protocols import Evidence, Verdict
 from ...store.evaluations import Evaluation
 from ...store.rounds import rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
 from .evaluation import current_evaluation, incumbent
-from .looks import batched, current_look, incumbent_at, look_trailers
+from .looks import current_look, incumbent_at, look_trailers
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
@@ -56,9 +56,9 @@ class Gate:
         if validated is None or state.proposal is None:
             raise WorkspaceError(f"{label}: the gate found no current validation on {state.branch}")
         validation, candidate = validated
-        policy = batched(harness)
-        if policy is not None:
-            look = current_look(harness, state, policy)
+        looks = harness.policy.plan().looks
+        if looks is not None:
+            look = current_look(harness, state, looks)
             if look is None or look.meta.crossed is None:
                 raise WorkspaceError(f"{label}: the gate found no finished sequential validation on {state.branch}")
             validation, main_eval = look, incumbent_at(harness, look)
@@ -101,11 +101,11 @@ class Gate:
         harness.reporter.info(f"{label} gate: {verdict.decision.value} {name}")
 
     def _verdict(self, harness: Harness, state: RoundState, candidate, main_eval, at_least: bool) -> Verdict:
-        policy = batched(harness)
-        if policy is not None:  # the looks recorded on the branch, replayed: the same verdict
-            return policy.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
+        plan = harness.policy.plan()
+        if plan.looks is not None:  # the looks recorded on the branch, replayed: the same verdict
+            return plan.looks.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
         verdict = harness.policy.judge(candidate, main_eval, at_least)
-        if verdict.decision != Decision.ACCEPTED or not harness.policy.confirms:
+        if verdict.decision != Decision.ACCEPTED or not plan.confirms:
             return verdict
         confirmed = current_evaluation(harness, state, state.confirmations, harness.config.gate.repeats)
         if confirmed is None:

@@ -1,4 +1,5 @@
-"""Validation in batches, for a policy that may stop early (`gate.policy: sequential`).
+"""Validation in batches, for a policy whose plan has looks that may stop early
+(`gate.policy: sequential`).
 
 Each look runs the next batch of val tasks for the candidate and for main (main's tasks come
 from its recorded evaluation or the result cache where they can), then commits, on the branch,
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ...protocols import BatchedGatePolicy, Look
+from ...contracts.gate import Look, Looks
 from ...store.evaluations import Evaluation, read_outcomes
 from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers
@@ -28,12 +29,7 @@ if TYPE_CHECKING:
 CANDIDATE_FILE = "val.jsonl"
 
 
-def batched(harness: Harness) -> BatchedGatePolicy | None:
-    policy = harness.policy
-    return policy if isinstance(policy, BatchedGatePolicy) else None
-
-
-def current_look(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> Commit | None:
+def current_look(harness: Harness, state: RoundState, policy: Looks) -> Commit | None:
     """The newest look on the branch, if it is of the tip's skills against main's under the
     current setup and design."""
     if state.tip is None:
@@ -63,12 +59,12 @@ def incumbent_at(harness: Harness, look: Commit) -> Evaluation:
     return read_outcomes(text).evaluation(meta.incumbent_fingerprint or "", meta.setup or "", harness.skills_id(MAIN))
 
 
-def looks_finished(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> bool:
+def looks_finished(harness: Harness, state: RoundState, policy: Looks) -> bool:
     look = current_look(harness, state, policy)
     return look is not None and look.meta.crossed is not None
 
 
-def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) -> None:
+def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
     """Look after look until one stops the validation, each committed before the next batch."""
     label = round_label(state.number)
     pool = harness.benchmark.tasks("val")
@@ -108,7 +104,7 @@ def run_looks(harness: Harness, state: RoundState, policy: BatchedGatePolicy) ->
         trailers = Trailers(round=state.number, step=Step.VALIDATE, score=mine.mean, skills_id=mine.skills_id,
                             setup=mine.setup, fingerprint=mine.fingerprint, results=paths[CANDIDATE_FILE],
                             incumbent=main_eval.mean, incumbent_fingerprint=main_eval.fingerprint,
-                            incumbent_results=paths[MAIN_SIDE_FILE], policy=policy.name, **look_trailers(look))
+                            incumbent_results=paths[MAIN_SIDE_FILE], policy=harness.policy.name, **look_trailers(look))
         harness.commit(f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})", trailers,
                        files, branch=state.branch)
         done = n

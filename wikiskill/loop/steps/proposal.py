@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
+from ...contracts.roles import ProposerContext
 from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
@@ -43,15 +44,15 @@ class Propose:
         harness.begin_step()
         results = harness.train_results(number)
         score = incumbent(harness).mean
-        context = {
-            "round": number,
-            "incumbent": score,
-            "train_score": mean_score(results),
-            "index": harness.ws.read_file(MAIN, "wiki/index.md") or "",
-            "impact": harness.ws.read_file(MAIN, IMPACT) or "",
-            "skills": harness.skills_at(MAIN),
-            "outcomes": [_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
-        }
+        context = ProposerContext(
+            round=number,
+            incumbent=score,
+            train_score=mean_score(results),
+            index=harness.ws.read_file(MAIN, "wiki/index.md") or "",
+            impact=harness.ws.read_file(MAIN, IMPACT) or "",
+            skills=harness.skills_at(MAIN),
+            outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
+        )
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
         transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
@@ -113,16 +114,16 @@ class Reapply:
                        branch=state.branch, base=tree, extra_parents=(main,))
 
 
-def _known(harness: Harness, context: dict, system: list[dict]) -> Known:
+def _known(harness: Harness, context: ProposerContext, system: list[dict]) -> Known:
     """What a created skill is checked against before validation: the suite's task ids (train,
     val and ingested), the workspace's and the wiki's own files, and the prompt's fixed text (the
     system prompt, the user prompt without this round's data, the wiki files' headers)."""
-    task_ids = [row["id"] for row in context["outcomes"]] + [task.id for task in harness.benchmark.tasks("val")]
+    task_ids = [row["id"] for row in context.outcomes] + [task.id for task in harness.benchmark.tasks("val")]
     files = [path for path in harness.ws.list_paths(MAIN, "") if "/" not in path]
     wiki = [path for path in harness.ws.list_paths(MAIN, "wiki") if not path.startswith("wiki/patterns/")]
-    empty = {"round": 0, "incumbent": 0.0, "train_score": 0.0, "index": "", "impact": "", "skills": [], "outcomes": []}
     headers = [_HEADER_END.split(harness.ws.read_file(MAIN, path) or "", maxsplit=1)[0] for path in wiki]
-    prompt = [str(message.get("content") or "") for message in system] + [render("proposer_user", **empty), *headers]
+    fixed = render("proposer_user", **ProposerContext().prompt_fields())
+    prompt = [str(message.get("content") or "") for message in system] + [fixed, *headers]
     return Known(reserved_names(task_ids, [*files, *wiki]), prompt)
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import yaml
 
+from ...contracts.roles import Check, MaintainerResult
+from ...contracts.transcript import Transcript
 from ...core.config import Role
 from ...knowledge.pages import PageKind, page_slug
 from ...knowledge.wiki_requests import MaintainerOutput, PageCreate, WikiView
 from ...store.traces import Trajectory, Usage
-from ..maintainer import Check, MaintainerResult
-from ..transcript import Transcript
 from .rules import group_actions, shape_key
 
 CONTEXT_STEPS = 3

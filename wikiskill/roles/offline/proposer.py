@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from ...contracts.roles import Library, ProposerContext, ProposerResult
+from ...contracts.transcript import TranscriptCall
 from ...knowledge.pages import parse_page
 from ...knowledge.skills import Skill, parse_skill
 from ...store.traces import Usage
 from ...store.trailers import Action
-from ..proposer import Library, ProposerResult
-from ..transcript import TranscriptCall
 from .rules import parse_rules, rule_line
 
 SKILL_FOR = {"avoid": "avoid-losing-actions", "prefer": "prefer-scoring-actions"}
@@ -87,7 +87,7 @@ class OfflineProposer:
                                        page.meta.tasks()))
         return found
 
-    def run(self, context: dict) -> ProposerResult:
+    def run(self, context: ProposerContext) -> ProposerResult:
         """Decide by rules, and record the reads and the proposal as the transcript's one turn."""
         result = ProposerResult(proposal=None)
         self._decide(context, result)
@@ -97,12 +97,12 @@ class OfflineProposer:
         result.transcript.outcome = result.proposal
         return result
 
-    def _decide(self, context: dict, result: ProposerResult) -> None:
+    def _decide(self, context: ProposerContext, result: ProposerResult) -> None:
         skills = {}
         for path in self.library.list("skills"):
             if path.endswith("/SKILL.md"):
                 skills[path.split("/")[1]] = self._read(path, result)
-        rejected = _rejected_entries(context["impact"])
+        rejected = _rejected_entries(context.impact)
         covered = {(rule.kind, rule.pattern) for rule in parse_rules(_parsed(skills.values()))}
         patterns = self.candidates(result)
         pool = [c for c in patterns

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...benchmarks import Task
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config
+from ...core.parts import EXECUTORS
 from ...llm.meter import Meter
-from ...protocols import AgentRecipe, Place, Roles
 from ...store.results import ResultCache
 from ...store.traces import Trajectory
 from ..runner import run_tasks
 
 
+@EXECUTORS.builtin
 class LocalLoop:
     """Builds the agent with the command's own team, so a host's model factory (which cannot
     cross processes) works here."""

@@ -16,9 +16,11 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import NoReturn
 
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import OFFLINE_MODEL, Config, Role
 from ...core.lifeline import Lifeline, watch_parent
-from ...protocols import AgentRecipe, Place, Roles
+from ...core.parts import EXECUTORS
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
@@ -36,7 +38,10 @@ class _Worker:
     running: int = field(default=0)
 
 
+@EXECUTORS.builtin
 class ProcessPool(RemoteExecutor):
+    """A pool of `workers` local processes, started once per command, for when one process's CPU is the limit."""
+
     def __init__(self, place: Place, workers: int, preload_litellm: bool):
         self.place, self.size, self.preload_litellm = place, workers, preload_litellm
         self._workers: list[_Worker] = []

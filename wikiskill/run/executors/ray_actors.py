@@ -18,10 +18,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ...contracts.roles import Roles
+from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config, RaySettings
 from ...core.errors import WikiskillError
+from ...core.parts import EXECUTORS
 from ...core.resources import data_dir
-from ...protocols import AgentRecipe, Place, Roles
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
@@ -44,7 +46,10 @@ class _Actor:
         return await self.runtime.run(assignment)
 
 
+@EXECUTORS.builtin
 class RayActors(RemoteExecutor):
+    """`workers` Ray actors, on a local Ray started for the command or the cluster of `ray.address`."""
+
     def __init__(self, place: Place, workers: int, settings: RaySettings):
         self.place, self.size, self.settings = place, workers, settings
         self._actors: list[Any] = []

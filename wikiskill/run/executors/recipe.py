@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...benchmarks import Split, Task
-from ...protocols import AgentRecipe
+from ...contracts.running import AgentRecipe
 from ...store.traces import Trajectory, Usage
 
 

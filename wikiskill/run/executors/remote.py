@@ -7,9 +7,9 @@ from collections import deque
 from collections.abc import Callable
 
 from ...benchmarks import Task
+from ...contracts.running import AgentRecipe
 from ...core.errors import BudgetExceeded, WikiskillError
 from ...llm.meter import Meter
-from ...protocols import AgentRecipe
 from ...store.results import ResultCache
 from ...store.traces import Trajectory
 from .recipe import Assignment, TaskReport

@@ -6,9 +6,10 @@ import tempfile
 from pathlib import Path
 
 from ...benchmarks import Benchmark, Split, Task, load_benchmark
+from ...contracts.roles import TaskAgent
+from ...contracts.running import AgentRecipe, Place
 from ...core.errors import WikiskillError
 from ...llm.meter import Meter
-from ...protocols import AgentRecipe, Place, TaskAgent
 from ..team import Team
 from .recipe import Assignment, TaskReport
 

@@ -17,7 +17,8 @@ import os
 from collections.abc import Sequence
 from typing import ClassVar
 
-from .base import CliRun, CliTranscript, bare_model
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from .reading import root_url
 from .stream_json import SkillTools, parse_stream_json
 
@@ -34,8 +35,10 @@ SETTINGS = {"autoMemoryEnabled": False}
 """The private config dir's `settings.json`."""
 
 
+@CLI_PRESETS.builtin
 class ClaudeCode:
-    name: ClassVar[str] = "claude-code"
+    """Claude Code (`claude -p`), headless with `stream-json` output."""
+
     program: ClassVar[str] = "claude"
     package: ClassVar[str] = "@anthropic-ai/claude-code@2.1.332"
     """The npm package that installs `program`, at the version these presets are tested with."""

@@ -13,29 +13,22 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...core.config import AgentSettings, CliPresetName, Sandbox
+from ...contracts.coding_agent import CliPreset, CliRun
+from ...core.config import AgentSettings, Sandbox
 from ...core.errors import ConfigError
-from ...core.registry import Registry
+from ...core.parts import CLI_PRESETS
 from ...core.resources import data_dir
-from .base import CliPreset, CliRun
-
-PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
-    CliPresetName.QWEN_CODE: "wikiskill.roles.cli.qwen_code:QwenCode",
-    CliPresetName.CLAUDE_CODE: "wikiskill.roles.cli.claude_code:ClaudeCode",
-    CliPresetName.CODEX: "wikiskill.roles.cli.codex:Codex",
-    CliPresetName.GEMINI_CLI: "wikiskill.roles.cli.gemini_cli:GeminiCli",
-    CliPresetName.COMMAND: "wikiskill.roles.cli.command:CommandPreset",
-})
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "reading.py", "isolation.py")
-"""This package's modules that decide what a CLI is shown and how its transcript is read."""
+AGENT_CODE = ("cli_agent.py", "stream_json.py", "reading.py", "isolation.py")
+"""This package's modules that decide what a CLI is shown and how its transcript is read (with
+the preset's contract, `contracts/coding_agent.py`)."""
 
 
 def make_preset(settings: AgentSettings) -> CliPreset:
     """The preset `agent.runner` names, made from the settings; ConfigError in one line if not."""
-    found = PRESETS.load(settings.runner)
+    found: type[CliPreset] = CLI_PRESETS.load(settings.runner)
     make = getattr(found, "from_settings", None)
     return make(settings) if callable(make) else found()
 
@@ -53,7 +46,7 @@ def program_path(preset: CliPreset) -> str:
 
 def npm_packages() -> list[str]:
     """The npm packages of the built-in presets, at their tested versions (what .ci/run installs)."""
-    found = (getattr(PRESETS.load(name), "package", None) for name in PRESETS.builtins)
+    found = (getattr(CLI_PRESETS.load(name), "package", None) for name in CLI_PRESETS.builtins)
     return [package for package in found if package]
 
 
@@ -94,6 +87,7 @@ def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
     module = sys.modules[type(preset).__module__]
     sources = [inspect.getsource(module), (data_dir("prompts") / "agent_cli.j2").read_text(encoding="utf-8")]
     sources += [(Path(__file__).parent / name).read_text(encoding="utf-8") for name in AGENT_CODE]
+    sources.append(inspect.getsource(sys.modules[CliRun.__module__]))
     return {
         "preset": preset.name,
         "arguments": preset.argv(run)[1:],
@@ -107,7 +101,7 @@ def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
 def check_cli(settings: AgentSettings) -> None:
     """Refuse in one line, before any task runs, a CLI runner that cannot start: an unknown preset,
     its executable missing, or bubblewrap missing under `sandbox: bwrap`."""
-    from .sandbox import require_bwrap
+    from .cli_sandbox import require_bwrap
 
     program_path(make_preset(settings))
     if settings.sandbox is Sandbox.BWRAP:

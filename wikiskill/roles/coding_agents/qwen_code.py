@@ -13,7 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
-from .base import CliRun, CliTranscript, bare_model
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from .stream_json import SkillTools, parse_stream_json
 
 SETTINGS = {
@@ -24,8 +25,10 @@ SETTINGS = {
 """The private HOME's `.qwen/settings.json`."""
 
 
+@CLI_PRESETS.builtin
 class QwenCode:
-    name: ClassVar[str] = "qwen-code"
+    """Qwen Code (`qwen`), headless with `stream-json` output."""
+
     program: ClassVar[str] = "qwen"
     package: ClassVar[str] = "@qwen-code/qwen-code@0.24.4"
     """The npm package that installs `program`, at the version these presets are tested with."""

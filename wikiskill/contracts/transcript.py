@@ -3,6 +3,8 @@ did: every message, each turn's parsed tool calls and their results, errors, not
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ..core.config import Role
@@ -36,7 +38,7 @@ class TranscriptTurn(BaseModel):
 class Transcript(BaseModel):
     role: Role
     turns: list[TranscriptTurn] = Field(default_factory=list)
-    messages: list[dict] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
     outcome: object = None
     """The parsed result (a proposal, the maintainer's output), or None."""
     error: str | None = None

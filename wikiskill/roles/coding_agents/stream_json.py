@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import count
 
+from ...contracts.coding_agent import CliTranscript
 from ...store.traces import Usage
-from .base import CliTranscript
 from .reading import events, function_call, note, skills_read
 
 NO_RESULT = "the CLI ended early: its transcript has no result event"

@@ -20,15 +20,18 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript, bare_model
 from .reading import events, function_call, note, root_url, skills_read
 
 SKILL_TOOL = "activate_skill"
 
 
+@CLI_PRESETS.builtin
 class GeminiCli:
-    name: ClassVar[str] = "gemini-cli"
+    """Google's Gemini CLI (`gemini`), headless with `stream-json` output."""
+
     program: ClassVar[str] = "gemini"
     package: ClassVar[str] = "@google/gemini-cli@0.61.0"
     """The npm package that installs `program`, at the version these presets are tested with."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
-from ...store.traces import Usage
+from ..store.traces import Usage
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class CliTranscript:
 
     answer: str | None
     """The final assistant message, or None when the run ended without one."""
-    messages: list[dict] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     """OpenAI-style chat messages: `assistant` (with `content` and `tool_calls` as
     `{"id", "type": "function", "function": {"name", "arguments": <JSON text>}}`) and `tool`
     (with `tool_call_id` and `content`), in order."""

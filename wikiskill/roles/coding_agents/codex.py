@@ -21,8 +21,9 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from ...store.traces import Usage
-from .base import CliRun, CliTranscript, bare_model
 from .reading import events, function_call, note, skills_read
 
 KEY_VARIABLE = "WIKISKILL_CODEX_API_KEY"
@@ -33,8 +34,10 @@ def _toml(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else str(value).lower()
 
 
+@CLI_PRESETS.builtin
 class Codex:
-    name: ClassVar[str] = "codex"
+    """OpenAI's Codex CLI (`codex exec`), with its JSON event stream."""
+
     program: ClassVar[str] = "codex"
     package: ClassVar[str] = "@openai/codex@0.171.0"
     """The npm package that installs `program`, at the version these presets are tested with."""

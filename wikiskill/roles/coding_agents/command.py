@@ -15,17 +15,20 @@ import string
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.config import AgentSettings
 from ...core.errors import ConfigError, did_you_mean
-from .base import CliRun, CliTranscript, bare_model
+from ...core.parts import CLI_PRESETS
 from .reading import SKILL_FILE
 
 PLACEHOLDERS = ("prompt", "workdir", "home", "skills_dir", "model", "bare_model", "api_base", "api_key", "max_turns")
 ANSWER = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 
 
+@CLI_PRESETS.builtin
 class CommandPreset:
-    name: ClassVar[str] = "command"
+    """Any CLI, by the argv template of `agent.command`; its stdout is the transcript."""
+
     program: str = ""
     """The template's first item (set per instance)."""
     skills_folder: ClassVar[str] = ".agents/skills"

@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import cast
 
 from ...benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
+from ...contracts.coding_agent import CliPreset, CliRun, CliTranscript
 from ...core.config import AgentSettings, RoleSettings
 from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
 from ...store.traces import FailureKind, Trajectory
 from ..agent import ending_with, final_answer
-from .base import CliPreset, CliRun, CliTranscript
+from .cli_sandbox import sandboxed
 from .isolation import minimal_environment, task_folder
 from .presets import program_path
 from .process import Finished, run_limited
-from .sandbox import sandboxed
 from .stream_json import NO_RESULT
 
 NO_KEY = "sk-wikiskill-none"

@@ -1,0 +1,157 @@
+"""What a gate policy must do (`GatePolicy`; `Looks` for one that validates in batches), the
+`ValidationPlan` it hands the steps, and the values its verdict carries (`Verdict`, `Evidence`,
+`Look`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import ClassVar, Protocol, runtime_checkable
+
+from ..core.config import GateSettings
+from ..store.evaluations import Evaluation
+from ..store.trailers import Crossed, Decision
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look of a sequential validation: the first `tasks` of a `pool` of validation tasks,
+    taken `batch` at a time, and where the gain's statistic stands against the look's boundaries."""
+
+    number: int
+    looks: int
+    """How many looks the pool allows."""
+    tasks: int
+    pool: int
+    batch: int
+    confidence: float
+    margin: float
+    """The settings (`gate.confidence`, `gate.margin`) the boundaries were built for."""
+    statistic: float
+    """The standardised gain: the sum of the per-task differences (less the margin) over the
+    square root of the sum of their squares."""
+    upper: float
+    """Accept at or above it."""
+    lower: float | None
+    """Reject below it (none at the last look, which gives `paired`'s verdict)."""
+    crossed: Crossed | None = None
+    """What ended the validation here; None: the next batch runs."""
+
+    @property
+    def boundary(self) -> float:
+        """The boundary crossed (the upper one while it continues)."""
+        return self.lower if self.crossed is Crossed.FUTILITY and self.lower is not None else self.upper
+
+    def text(self) -> str:
+        where = f"look {self.number} of {self.looks}, {self.tasks} of {self.pool} tasks"
+        if self.crossed is Crossed.EFFICACY:
+            return f"{where}: z {self.statistic:.3f} >= efficacy bound {self.upper:.3f}"
+        if self.crossed is Crossed.FUTILITY:
+            return f"{where}: z {self.statistic:.3f} < futility bound {self.boundary:.3f}"
+        if self.crossed is Crossed.POOL_END:
+            return f"{where}: pool used up (z {self.statistic:.3f}, final bound {self.upper:.3f})"
+        return f"{where}: z {self.statistic:.3f} inside [{self.lower or 0:.3f}, {self.upper:.3f}), continue"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict rests on; written to the gate commit and the skill-impact entry."""
+
+    policy: str
+    n: int
+    candidate: float
+    incumbent: float
+    gain: Fraction
+    """The exact mean per-task difference, candidate minus incumbent."""
+    fixed: list[str] = field(default_factory=list)
+    """Tasks the candidate solves that the incumbent did not."""
+    broken: list[str] = field(default_factory=list)
+    """Tasks the incumbent solved that the candidate does not."""
+    helped: list[str] = field(default_factory=list)
+    """Tasks the candidate scores higher on (the `fixed` ones among them)."""
+    hurt: list[str] = field(default_factory=list)
+    """Tasks the candidate scores lower on (the `broken` ones among them)."""
+    interval: tuple[float, float] | None = None
+    """One-sided confidence interval of the mean per-task difference (upper end +inf)."""
+    confidence: float | None = None
+    p_value: float | None = None
+    look: Look | None = None
+    """`sequential`: the look that ended the validation and the boundary it crossed."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Tasks left out on both sides because the machinery failed on one, with the reason."""
+
+    @property
+    def mean_diff(self) -> float:
+        return float(self.gain)
+
+    def effect(self) -> str:
+        """What the change did to the val tasks, in the one wording skill-impact.md and PURPOSE.md share."""
+        return (f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
+                f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)")
+
+    def interval_text(self) -> str | None:
+        if self.interval is None:
+            return None
+        return f"[{self.interval[0]:+.4f}, +inf) at {self.confidence:g}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    """`ACCEPTED` or `REJECTED`."""
+    reason: str
+    """One line for the gate commit and `wikiskill show`."""
+    evidence: Evidence
+
+
+@runtime_checkable
+class Looks(Protocol):
+    """Validation in batches that may stop before the val split's end (`sequential`): the
+    validate step runs `batch` more tasks of both candidate and incumbent, records the look, and
+    asks `look` whether to stop, until it does; the gate and `audit` replay the looks recorded."""
+
+    batch: int
+
+    def counts(self, pool: int) -> tuple[int, ...]:
+        """The tasks used at each look of a pool: `batch`, `2 * batch`, ..., `pool`."""
+
+    def look(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool = False) -> Look:
+        """Where the tasks so far (the first of the pool, in its order, at one of its looks)
+        stand; `crossed` says whether the validation stops here. A pure function of the per-task
+        differences and the look, so `audit` recomputes it."""
+
+    def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int,
+                    at_least: bool = False) -> Verdict:
+        """Replay every look on the tasks given, in order: the verdict of the first that stops
+        (the validate step never runs past it); at the pool's end, `paired`'s."""
+
+
+@dataclass(frozen=True)
+class ValidationPlan:
+    """How a policy wants its candidate validated; the steps and `audit` follow it and never ask
+    which policy they hold."""
+
+    looks: Looks | None = None
+    """Batched looks that may stop early; None: one evaluation of every val task."""
+    confirms: bool = False
+    """A candidate that passes is evaluated once more, with fresh seeds, and must pass again."""
+
+
+class GatePolicy(Protocol):
+    """How much evidence a candidate's validation must show to be merged (config `gate.policy`;
+    `loop/gate_policies.py`). Both evaluations cover the same tasks under the same setup and
+    differ in the skills alone."""
+
+    name: ClassVar[str]
+    """Recorded as the gate commit's `policy` trailer."""
+
+    @classmethod
+    def from_settings(cls, settings: GateSettings) -> GatePolicy:
+        """The policy configured by the `gate` section (`confidence`, `margin`, `max_broken`, `seed`)."""
+
+    def plan(self) -> ValidationPlan:
+        """How the candidate is validated: in one look or in batches, and whether it is confirmed."""
+
+    def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
+        """Accept or reject the candidate against the incumbent. `at_least`: a tie passes too
+        (a change that only removes prompt text)."""

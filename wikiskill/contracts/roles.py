@@ -1,0 +1,146 @@
+"""What each role must do (the task agent, the workdir agent and its scorer, the wiki maintainer,
+the skill proposer, the team that builds them) and the values they return (`MaintainerResult`,
+`ProposerResult`) or are given (`Library`, `Check`). Roles in `roles/` import the contract they
+fulfil from here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..benchmarks import Task
+from ..core.config import Role
+from ..environments.base import TaskEnvironment
+from ..knowledge.shelf import WikiShelf
+from ..knowledge.skills import Skill
+from ..knowledge.wiki_requests import MaintainerOutput, WikiView
+from ..store.traces import Score, Trajectory, Usage
+from .transcript import Transcript
+
+Check = Callable[[MaintainerOutput], list[str]]
+"""The reasons pages of an output would be refused (empty when every page passes)."""
+
+
+@dataclass
+class MaintainerResult:
+    output: MaintainerOutput | None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+    retry_reasons: list[str] = field(default_factory=list)
+    """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
+    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.MAINTAINER))
+
+
+@dataclass
+class ProposerResult:
+    proposal: dict[str, Any] | None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    reads: list[str] = field(default_factory=list)
+    turns: int = 0
+    transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
+
+
+@dataclass(frozen=True)
+class ProposerContext:
+    """What the skill proposer is shown of a round; its fields fill prompts/proposer_user.j2."""
+
+    round: int = 0
+    incumbent: float = 0.0
+    """Main's validation score."""
+    train_score: float = 0.0
+    index: str = ""
+    """The wiki's index.md on main."""
+    impact: str = ""
+    """The skill-impact log on main: every earlier decision, so a rejected change is not proposed again."""
+    skills: list[Skill] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    """One row per train (and ingested) trajectory: `id`, `success`, `score`, `prediction`, `expected`."""
+
+    def prompt_fields(self) -> dict[str, object]:
+        """The template's variables, by field name."""
+        return {each.name: getattr(self, each.name) for each in fields(self)}
+
+
+class Library(Protocol):
+    """Read access for roles: the workspace's train material only."""
+
+    def read(self, path: str) -> tuple[str, bool]:
+        """The file's text and whether it is a trace; raises LookupError with a reason."""
+        ...
+
+    def list(self, path: str) -> list[str]: ...
+
+
+class TaskAgent(Protocol):
+    """Plays one task with the skills it was built with (`roles/agent.py`, `roles/tool_agent.py`,
+    `roles/offline/agent.py`)."""
+
+    async def run(self, task: Task) -> Trajectory:
+        """The whole episode as a trajectory with its score. A failure of the task itself (a
+        conversation that cannot fit the context window) is the trajectory's `error`; an
+        exception stops the command (no new task starts)."""
+
+
+class WorkdirAgent(Protocol):
+    """Plays one task of a workdir suite in a working directory made for it (`roles/shell_agent.py`);
+    the caller copies the task's files in, scores the work with the suite's scorer and cleans up."""
+
+    async def play(self, task: Task, workdir: Path) -> Trajectory:
+        """The episode as an unscored trajectory: the final answer as its prediction, the messages,
+        the usage, and the error of a task that failed."""
+
+
+class EnvironmentAgent(Protocol):
+    """Plays one task of a Harbor suite inside the task's environment, its container
+    (`roles/shell_agent.py`, `roles/python_agent.py`, `roles/reference_agent.py`); the caller
+    starts the container, verifies the work after it and removes the container."""
+
+    async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
+        """The episode as an unscored trajectory, its commands run in `environment`."""
+
+
+class Scorer(Protocol):
+    """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
+    `roles/judge.py`: `judge`). It may block (it runs in a thread). An exception is the scorer
+    crashing, an infrastructure failure (the task is retried once, then left out of the score);
+    a `run/scorers.ScorerTimeout` is the task's own timeout failure."""
+
+    def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
+        """The value in [0, 1] with written feedback, from the finished `workdir` and the
+        unscored `trajectory` (its final answer is `prediction`)."""
+
+
+class WikiMaintainer(Protocol):
+    """Turns a round's sampled traces into page edits (`roles/maintainer.py`,
+    `roles/offline/maintainer.py`); it returns them and writes nothing."""
+
+    def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
+            passed: int, total: int, max_chars: int, check: Check = ...) -> MaintainerResult:
+        """The page edits (`MaintainerOutput`) or the error, the usage and the transcript.
+        `wiki` is the part of the wiki it is shown, each trace is cut to `max_chars`, and `check`
+        gives the reasons the caller would refuse an output's pages (worth one retry)."""
+
+
+class SkillProposer(Protocol):
+    """Reads the wiki and traces through its `Library` and proposes one skill change
+    (`roles/proposer.py`, `roles/offline/proposer.py`); the harness validates and applies it."""
+
+    def run(self, context: ProposerContext) -> ProposerResult:
+        """The raw proposal (a dict the proposal model parses) or the error, with the reads, the
+        usage and the transcript."""
+
+
+class Roles(Protocol):
+    """Builds the roles from the config (`run/team.py`)."""
+
+    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
+        """The task agent with `skills`; `seed` (default: the config's) for agents that use one;
+        `shelf`: the wiki it may read (`agent.wiki_access`)."""
+
+    def maintainer(self) -> WikiMaintainer: ...
+
+    def proposer(self, library: Library) -> SkillProposer: ...
