@@ -52,10 +52,12 @@ AGENT_SETTINGS = ("runner", "model", "temperature", "max_tokens", "tool_protocol
 """The task agent's settings (`agent.*`) that decide a score."""
 
 AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "agent_tool_use", "agent_workdir",
+                   "agent_workdir_bash", "agent_workdir_task", "agent_workdir_nudge", "agent_workdir_format",
                    "skills_full", "skills_index", "tools_text")
 """The templates in prompts/ that the task agent renders."""
 
 AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/shell.py", "roles/bubblewrap.py",
+              "roles/bash_block.py", "roles/workdir_listing.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
               "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/pages.py")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
 from ..benchmarks.task_folders import TaskFolders
-from ..core.config import OFFLINE_MODEL, Config, Role
+from ..core.config import OFFLINE_MODEL, Config, Role, ToolProtocol
 from ..core.errors import ConfigError
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -53,7 +53,7 @@ BUILTIN_WORKDIR_AGENT = "shell"
 
 WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
     BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
-        model, skills, config.skills, config.agent.max_steps, shelf),
+        model, skills, config.skills, config.agent.max_steps, shelf, protocol=config.agent.tool_protocol),
 }
 """The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
 
@@ -91,6 +91,9 @@ class Team:
                                   f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI")
             inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
             return WorkdirTaskAgent(inner, self.scorer())
+        if self.config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
+            raise ConfigError(f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
+                              f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto")
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
