@@ -8,7 +8,8 @@ non-blank lines (more than `CODE_SHARE`) are code lines, where a line counts as 
 - is indented by a tab or four spaces and is not a list item (Markdown's indented code);
 - starts like a statement (`def`, `class`, `import`, `return`, `for ...:`, `#include`, ...) or
   an assignment or call (`x = ...`, `total += n`, `print(x)`);
-- is mostly symbols: fewer than half of its visible characters are letters (`}`, `);`, `[1, 2]`).
+- is mostly symbols: it has some, and fewer than half of its visible characters are letters
+  (`}`, `);`, `[1, 2]`; a bare number is no code).
 
 Ordinary prose about code is kept: a sentence that names `has_close_elements()` in backticks,
 a list of pages written, a line with a task id.
@@ -60,5 +61,6 @@ def _looks_like_code(line: str) -> bool:
     if _STATEMENT.match(line) or _ASSIGNMENT_OR_CALL.match(line):
         return True
     visible = [char for char in line if not char.isspace()]
-    return sum(char.isalpha() for char in visible) < len(visible) / 2
+    symbols = any(not char.isalnum() for char in visible)
+    return symbols and sum(char.isalpha() for char in visible) < len(visible) / 2
 

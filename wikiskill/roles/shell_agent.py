@@ -15,6 +15,7 @@ back unscored: whoever made the working directory scores what is in it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,9 +89,10 @@ class ShellAgent:
         system = render("agent_workdir_bash" if self.blocks else "agent_workdir",
                         skills_block=render_block(shown, self.settings), timeout_s=self.timeout_s,
                         sandboxed=self.sandbox and bwrap_path() is not None, finish_marker=FINISH_MARKER)
-        first = render("agent_workdir_task", question=task.question.strip(), listing=render_listing(folder.entries()))
+        listing = render_listing(await asyncio.to_thread(folder.entries))
+        first = render("agent_workdir_task", question=task.question.strip(), listing=listing)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": first.strip()}]
-        episode = _Episode(folder)
+        episode = _Episode(folder, await asyncio.to_thread(folder.state))
         tools = None if self.blocks else [BASH_TOOL, FINISH_TOOL, *self.lookups.tools]
         usage = Usage()
         prediction, error = None, None
@@ -117,7 +119,7 @@ class ShellAgent:
     async def _tool_turn(self, reply: Reply, workdir: Path, episode: _Episode) -> _Turn:
         if not reply.tool_calls:
             text = (reply.content or "").strip()
-            if episode.nudged or episode.changed():
+            if episode.nudged or await episode.changed():
                 return _Turn([], done=True, prediction=text)
             episode.nudged = True
             return _Turn([{"role": "user", "content": render("agent_workdir_nudge").strip()}])
@@ -164,11 +166,11 @@ class _Episode:
     """What one task's turns share: whether the working directory changed since the start, and
     the messages already spent on replies that did not act."""
 
-    def __init__(self, folder: WorkdirSource):
+    def __init__(self, folder: WorkdirSource, start: str):
         self.folder = folder
-        self.start = folder.state()
+        self.start = start
         self.nudged = False
         self.format_errors = 0
 
-    def changed(self) -> bool:
-        return self.folder.state() != self.start
+    async def changed(self) -> bool:
+        return await asyncio.to_thread(self.folder.state) != self.start
