@@ -19,6 +19,7 @@ from conftest import git
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
 from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill.contracts.roles import ProposerContext
+from wikiskill.knowledge.codetext import code_only
 from wikiskill.knowledge.lint import lint_files
 from wikiskill.knowledge.pages import Section, parse_body, parse_page
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
@@ -183,7 +184,8 @@ def test_maintainer_output_writes_only_valid_pages_and_reports_every_refusal(pla
     assert {page_path(slug) for slug in update.derived} <= set(update.changes)
     assert "train-09" not in "".join(update.changes.values())
     requests = [*output.create_patterns, *output.update_patterns]
-    assert len(update.report) + len(update.refused) == len(requests)
+    pages_refused = [reason for reason in update.refused if not reason.startswith("append_log:")]
+    assert len(update.report) + len(pages_refused) == len(requests)
     assert lint_files({**{f"wiki/{p}": t for p, t in ws.read_files(MAIN, "wiki").items()},
                        **{p: t for p, t in update.changes.items() if t is not None}}) == []
     commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
@@ -424,3 +426,49 @@ def test_any_page_text_reads_as_a_page_and_renders_to_one_that_reads_back_the_sa
     again = parse_page("p", page.render())
     assert again.meta == page.meta
     assert again.missing_sections() == page.missing_sections()
+
+
+# -- the maintainer's log section: prose, not code --------------------------------------------------
+
+no_fence = st.text(max_size=80).filter(lambda line: not line.lstrip().startswith(("```", "~~~")))
+code_line = st.one_of(no_fence, st.sampled_from([
+    "def has_close_elements(numbers, threshold):", "    for i in range(len(numbers)):", "return False",
+    "import math", "x = [n * n for n in numbers]", "}", "    pass", "print(result)", "#include <stdio.h>"]))
+fenced = st.builds(lambda lang, lines: "\n".join([f"```{lang}", *lines, "```"]),
+                   st.sampled_from(["", "python", "bash", "js"]), st.lists(code_line, min_size=1, max_size=30))
+word = st.from_regex(r"[a-z]{3,10}", fullmatch=True)
+sentence = st.builds(
+    lambda first, words, span, end: " ".join([first.capitalize(), *words, *([f"`{span}()`"] if span else [])]) + end,
+    word, st.lists(word, min_size=2, max_size=12), st.none() | st.from_regex(r"[a-z_]{3,12}", fullmatch=True),
+    st.sampled_from([".", "", ":", " (train-01)."]))
+prose = st.lists(st.one_of(sentence, sentence.map(lambda s: f"- {s}"), st.just("")), min_size=1, max_size=8).map(
+    "\n".join)
+log_text = st.one_of(text, fenced, prose, st.builds(lambda a, b: f"{a}\n{b}", prose, fenced),
+                     st.integers(1, 3000).map(lambda n: "```\n" * n), st.integers(1, 3000).map(lambda n: "    x\n" * n))
+
+
+@PROPERTY
+@given(st.one_of(sentence, st.just("")), fenced)
+def test_a_fenced_block_with_at_most_a_line_of_prose_is_code_only(line, block):
+    assert code_only(f"{line}\n{block}") and code_only(f"{block}\n{line}")
+
+
+@PROPERTY
+@given(prose)
+def test_sentences_and_lists_that_name_code_in_backticks_are_prose(text):
+    assert not code_only(text)
+
+
+@PROPERTY
+@given(log_text)
+def test_a_code_only_log_section_is_refused_whatever_the_text_and_never_written(planted, log):
+    ws, _ = planted
+    wiki = read_wiki(ws.read_files(MAIN, "wiki"))
+    update = apply_maintainer_output(MaintainerOutput(append_log=log), wiki, 2, ["train-00"], ["train-00"])
+    written = update.changes[LOG].removeprefix(wiki.log.rstrip()).split("## Round 2", 1)[1].strip()
+    refused = [reason for reason in update.refused if reason.startswith("append_log:")]
+    event(f"refused: {bool(refused)}")
+    if code_only(log.strip()[:20_000]):
+        assert refused and "not prose about the round" in refused[0] and written.startswith("(the maintainer's log")
+    else:
+        assert not refused and written == (log.strip()[:20_000].strip() or "(no summary given)")

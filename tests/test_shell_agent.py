@@ -6,6 +6,7 @@ outside the working directory, read the user's home or reach the network."""
 import asyncio
 import os
 import pwd
+import re
 import shutil
 import socket
 import sys
@@ -13,16 +14,24 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 from conftest import needs
+from taskfolders import BUGGY, FIXED, bugfix_suite
+from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, Task
-from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.benchmarks.registry import load_benchmark
+from wikiskill.core.config import Config, LLMSettings, RoleSettings, SkillsSettings, ToolProtocol
+from wikiskill.core.errors import ConfigError
 from wikiskill.environments.bubblewrap import bwrap_path
 from wikiskill.environments.host import run_shell
 from wikiskill.knowledge.skills import Skill
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
-from wikiskill.roles.shell_agent import ShellAgent
+from wikiskill.roles.bash_block import FINISH_MARKER
+from wikiskill.roles.shell_agent import MAX_FORMAT_ERRORS, ShellAgent
+from wikiskill.run.team import Team
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 needs_bwrap = needs("bwrap", package="bubblewrap")
@@ -77,10 +86,39 @@ def test_the_skills_reach_the_system_prompt_and_a_missing_finish_is_the_error(tm
     assert trajectory.error == "no finish after 3 steps" and len(server.requests) == 3
 
 
-def test_a_reply_without_a_tool_call_ends_the_task_with_its_text(tmp_path):
+def test_a_reply_without_a_tool_call_is_told_once_how_to_act_and_a_second_ends_the_task_with_its_text(tmp_path):
     with FakeOpenAIServer(lambda body: "The answer is 42.") as server:
         trajectory = play(agent(server), tmp_path)
     assert trajectory.prediction == "The answer is 42." and trajectory.error is None
+    assert len(server.requests) == 2
+    told = server.requests[1]["messages"][-1]
+    assert told["role"] == "user" and "called no tool" in told["content"] and '"name": "bash"' in told["content"]
+
+
+def test_a_reply_without_a_tool_call_after_the_workdir_changed_ends_the_task_at_once(tmp_path):
+    def script(body: dict) -> Reply | str:
+        if len(body["messages"]) == 2:
+            return Reply(tool_calls=[{"name": "bash", "arguments": {"command": "echo done > result.txt"}}])
+        return "I wrote result.txt."
+
+    with FakeOpenAIServer(script) as server:
+        trajectory = play(agent(server), tmp_path)
+    assert trajectory.prediction == "I wrote result.txt." and len(server.requests) == 2
+    assert (tmp_path / "result.txt").read_text() == "done\n"
+
+
+def test_the_first_prompt_lists_the_workdir_with_sizes_and_the_small_text_files(tmp_path):
+    (tmp_path / "solution.py").write_text("def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "blob.bin").write_bytes(b"\0\1" * 50)
+    (tmp_path / "data" / "big.txt").write_text("x" * 9000)
+    with FakeOpenAIServer(Script()) as server:
+        play(agent(server), tmp_path)
+    first = server.requests[0]["messages"][1]["content"]
+    assert first.startswith(TASK.question)
+    assert "solution.py (39 bytes)" in first and '    """Return a + b."""' in first
+    assert "data/blob.bin (100 bytes)" in first and "data/big.txt (9000 bytes)" in first
+    assert "xxxx" not in first and "\\x00" not in first
 
 
 def test_a_command_past_its_time_limit_is_killed_with_its_children(tmp_path):
@@ -190,3 +228,107 @@ def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_ch
     assert results[0].startswith("exit code 1\n") and "2 failed, 1 passed" in results[0]
     assert results[2].startswith("exit code 0\n") and "3 passed" in results[2]
     assert trajectory.error is None and suite_check(task, workdir) == 1.0
+
+
+def workdir_suite_workspace(tmp_path, base_url: str, **agent_settings: object):
+    """A workspace on a pytest-checked task-folder suite (calc.py's absolute() is wrong), played by
+    the built-in workdir agent on the local server."""
+    suite = bugfix_suite(tmp_path)
+    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
+                            api_base=base_url)
+    if agent_settings:
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config["agent"] = {**config.get("agent", {}), **agent_settings}
+        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    return ws
+
+
+class CodeInTextFirst:
+    """A small model's habit: it first answers with the fixed function in its text; once told to
+    act, it writes the fix with bash and finishes."""
+
+    def __call__(self, body: dict) -> Reply | str:
+        messages = body["messages"]
+        if not any("called no tool" in str(m.get("content")) for m in messages):
+            return f"Here is the corrected function:\n```python\n{FIXED}```"
+        if messages[-1]["role"] == "user" and "called no tool" in messages[-1]["content"]:
+            return Reply(tool_calls=[{"name": "bash", "arguments": {"command": f"cat > calc.py <<'EOF'\n{FIXED}EOF"}}])
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"answer": "absolute() fixed"}}])
+
+
+@pytest.mark.parametrize("text_tools", [False, True])
+def test_a_model_that_first_answers_with_code_in_text_is_told_to_act_and_then_its_fix_passes_the_check(
+        tmp_path, monkeypatch, text_tools):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(CodeInTextFirst(), text_tools=text_tools) as server:
+        ws = workdir_suite_workspace(tmp_path, server.base_url)
+        result = api.evaluate(ws, "val")
+        requests = server.requests
+    runs = result.runs[0]
+    assert [t.score for t in runs] == [1.0, 1.0] and all(t.prediction == "absolute() fixed" for t in runs)
+    first = requests[0]["messages"][1]["content"]
+    assert "calc.py (" in first and BUGGY.strip() in first  # the listing showed the file to fix
+    told = [m for body in requests for m in body["messages"] if "called no tool" in str(m.get("content"))]
+    assert told and all(m["role"] == "user" for m in told)
+    assert len(requests) == 2 * 3  # per task: the code in text, the bash call, the finish
+
+
+class BashBlocks:
+    """mini-swe-agent's protocol: prose without a block first, then one block per reply: read
+    calc.py, write the fix, say the finish marker with a final answer."""
+
+    def __call__(self, body: dict) -> str:
+        replies = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        steps = ["I think absolute() needs an else branch.",
+                 "Two at once:\n```bash\nls\n```\n```bash\ncat calc.py\n```",
+                 "Reading it first.\n```bash\ncat calc.py\n```",
+                 f"Writing the fix.\n```bash\ncat > calc.py <<'EOF'\n{FIXED}EOF\n```",
+                 f"Done.\n```bash\necho {FINISH_MARKER}; echo 'absolute() fixed'\n```"]
+        return steps[replies]
+
+
+def test_the_bash_block_protocol_runs_one_block_per_reply_and_finishes_on_its_marker(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(BashBlocks()) as server:
+        ws = workdir_suite_workspace(tmp_path, server.base_url, tool_protocol="bash_block")
+        result = api.evaluate(ws, "val")
+        requests = server.requests
+    runs = result.runs[0]
+    assert [t.score for t in runs] == [1.0, 1.0] and all(t.prediction == "absolute() fixed" for t in runs)
+    assert len(requests) == 2 * 5 and not any("tools" in body for body in requests)
+    last = max((body["messages"] for body in requests), key=len)
+    assert "one command in one ```bash block" in last[0]["content"] and FINISH_MARKER in last[0]["content"]
+    said = [m["content"] for m in last if m["role"] == "user"][1:]
+    assert said[0].startswith("Your reply had no ```bash block") and said[1].startswith("Your reply had 2 ```bash")
+    assert said[2].startswith("exit code 0\n") and "return x\n" in said[2]
+    assert said[3] == "exit code 0\n(no output)"
+
+
+def test_under_the_bash_block_protocol_replies_without_a_block_end_the_task_after_a_few(tmp_path):
+    settings = RoleSettings(model="openai/fake-model", tool_protocol="bash_block")
+    with FakeOpenAIServer(lambda body: "def absolute(x):\n    return abs(x)") as server:
+        model = LiteLLMModel(settings.model_copy(update={"api_base": server.base_url}),
+                             LLMSettings(retries=0, timeout=20), "agent", Meter())
+        shell = ShellAgent(model, [], SkillsSettings(), 10, protocol=ToolProtocol.BASH_BLOCK)
+        trajectory = play(shell, tmp_path)
+    assert len(server.requests) == MAX_FORMAT_ERRORS and trajectory.error is None
+    assert trajectory.prediction == "def absolute(x):\n    return abs(x)"
+    assert "One more reply without exactly one block ends the task" in server.requests[-1]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(("settings", "says"), [
+    ({"maintainer": {"tool_protocol": "bash_block"}}, "maintainer.tool_protocol: bash_block is the task agent's"),
+    ({"agent": {"tool_protocol": "bash_block"}, "skills": {"mode": "index"}}, "offers no load_skill tool"),
+    ({"agent": {"tool_protocol": "bash_block", "wiki_access": True}}, "so no read_wiki"),
+])
+def test_the_bash_block_protocol_is_refused_where_it_cannot_work(settings, says):
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        Config.model_validate({"benchmark": "example-qa", **settings})
+
+
+def test_the_bash_block_protocol_is_refused_on_a_suite_that_is_not_played_in_a_workdir(tmp_path):
+    config = Config.model_validate({"benchmark": "example-qa", "model": "openai/x",
+                                    "agent": {"tool_protocol": "bash_block"}})
+    team = Team(config, load_benchmark(config), Meter(), tmp_path)
+    with pytest.raises(ConfigError, match="bash_block is for workdir suites"):
+        team.agent([])

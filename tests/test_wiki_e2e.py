@@ -162,3 +162,36 @@ def test_a_page_without_summary_or_evidence_is_written_in_one_attempt_and_the_co
     assert page.meta.summary == "The agent reverses words wrongly." and page.meta.tasks() == [shown]
     assert ("(patterns/reversal-slips.md): "
             "The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text())
+
+
+PASTED_FUNCTION = ("```python\ndef reverse(word: str) -> str:\n    letters = list(word)\n    letters.reverse()\n"
+                   "    return ''.join(letters)\n```")
+
+
+class PastingWorld(ScriptedWorld):
+    """The maintainer's first log section is a function pasted from a trace; told so, it writes
+    a sentence about the round."""
+
+    def __call__(self, body):
+        messages = body["messages"]
+        if not messages[0]["content"].startswith("You are a Wiki Maintainer Agent"):
+            return super().__call__(body)
+        retried = messages[-1]["role"] == "user" and "not prose about the round" in messages[-1]["content"]
+        log = "Reversal tasks failed because words were read whole." if retried else PASTED_FUNCTION
+        return json.dumps({**MAINTAINER_REPLY, "append_log": log}).replace("SHOWN-TASK", re.search(
+            r"^# Trace (\S+)", messages[1]["content"], re.MULTILINE).group(1))
+
+
+def test_a_log_section_that_is_code_is_refused_and_the_retried_prose_is_written(tmp_path):
+    world = PastingWorld()
+    with FakeOpenAIServer(world) as server:
+        evolve_through_cli(CliRunner(), tmp_path / "ws", server.base_url, rounds=1)
+        requests = server.requests
+    ws = tmp_path / "ws"
+    log = (ws / "wiki/log.md").read_text()
+    assert "## Round 1\n\nReversal tasks failed because words were read whole." in log
+    assert "def reverse" not in log and (ws / "wiki/patterns/reversal-slips.md").exists()
+    body = maintain_bodies(ws)[0]
+    assert "Wikiskill-Attempts: 2" in body and "- retried after: append_log: the log section is code" in body
+    maintainer = [r for r in requests if r["messages"][0]["content"].startswith("You are a Wiki Maintainer Agent")]
+    assert len(maintainer) == 2 and "not prose about the round" in maintainer[1]["messages"][-1]["content"]

@@ -37,6 +37,7 @@ class ToolProtocol(StrEnum):
     NATIVE = "native"
     TEXT = "text"
     AUTO = "auto"
+    BASH_BLOCK = "bash_block"
 
 
 class StructuredOutput(StrEnum):
@@ -71,7 +72,10 @@ class RoleSettings(_Section):
     described in the prompt and a call is a JSON object `{"name": ..., "arguments": ...}` in the
     reply, bare, fenced or in a `<tool_call>` block); `auto` sends native tools and switches to
     `text` once the model writes a call as text, answers a turn that needs a call without a
-    native one, or its server rejects tools."""
+    native one, or its server rejects tools; `bash_block` (the task agent on a workdir suite
+    only, mini-swe-agent's protocol) offers no tools: each reply's one ```bash block is the
+    command to run, its output comes back as the next message, and a reply without exactly one
+    block gets a message saying so (docs/agents.md)."""
     response_format: StructuredOutput = StructuredOutput.AUTO
     """JSON replies (the maintainer's): `json_schema` sends the reply's JSON schema as
     `response_format`; `off` never does; `auto` sends it when litellm says the model supports it or
@@ -153,6 +157,9 @@ class AgentSettings(RoleSettings):
         if self.runner == COMMAND_PRESET and not self.command:
             raise ValueError(f"runner: {self.runner} needs `command`, the CLI's argv template "
                              '(e.g. command: [mycli, --model, "{model}", "{prompt}"])')
+        if self.tool_protocol == ToolProtocol.BASH_BLOCK and self.wiki_access:
+            raise ValueError("tool_protocol: bash_block offers no tools, so no read_wiki: set wiki_access: false "
+                             "or another tool_protocol")
         return self
 
     @property
@@ -454,6 +461,19 @@ class Config(_Section):
         if self.workers > 1 and self.executor == LOCAL_EXECUTOR:
             raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
                              "runs one); with executor unset it is processes")
+        return self
+
+    @model_validator(mode="after")
+    def _bash_block_for_the_agent(self) -> Config:
+        """`bash_block` is the workdir agent's protocol: it offers no tools, so no other role and
+        no `load_skill` can use it."""
+        for role in (Role.MAINTAINER, Role.PROPOSER, Role.JUDGE):
+            if getattr(self, role).tool_protocol == ToolProtocol.BASH_BLOCK:
+                raise ValueError(f"{role}.tool_protocol: bash_block is the task agent's protocol "
+                                 "(agent.tool_protocol): use native, text or auto")
+        if self.agent.tool_protocol == ToolProtocol.BASH_BLOCK and self.skills.mode == "index":
+            raise ValueError("agent.tool_protocol: bash_block offers no load_skill tool: set skills.mode to "
+                             "full or retrieve, or another tool_protocol")
         return self
 
     @property

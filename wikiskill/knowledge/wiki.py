@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core.errors import ProposalError
 from ..core.redact import scrub
+from .codetext import code_only
 from .edits import apply_edits, parse_edits
 from .links import rewrite_links
 from .pages import PATTERNS, Evidence, Page, PageMeta, PageStatus, Section, page_path, page_slug, parse_body, read_pages
@@ -29,6 +30,8 @@ INDEX_LINE = re.compile(r"^\s*-\s*\[([^\]]+)\]\(patterns/([^)]+)\.md\)\s*:\s*(.+
 INDEX_HEADER = "# Wiki index\n\nOne line per active pattern page, written by wikiskill from the pages' front matter."
 INACTIVE_HEADER = "## Merged and retired pages"
 LOG_SECTIONS_SHOWN = 2
+CODE_LOG = ("the log section is code copied from a trace, not prose about the round: say in a few sentences "
+            "what this round's traces showed and which pages you wrote or changed (code only in backticks)")
 
 __all__ = ["INDEX", "LOG", "IMPACT", "PATTERNS", "Wiki", "WikiUpdate", "Derivation", "read_wiki", "render_index",
            "apply_maintainer_output", "maintainer_view", "index_entries", "append_section", "page_path"]
@@ -256,6 +259,9 @@ def apply_maintainer_output(output: MaintainerOutput, wiki: Wiki, round_number: 
             update.changes[page_path(slug)] = render_page(page, pages)
     update.changes[INDEX] = render_index(pages)
     log_entry = output.append_log.strip()[:MAX_PAGE_CHARS] or "(no summary given)"
+    if code_only(log_entry):
+        update.refused.append(f"append_log: {CODE_LOG}")
+        log_entry = "(the maintainer's log section was refused: it was code, not prose about the round)"
     update.changes[LOG] = append_section(wiki.log, f"## Round {round_number}", log_entry)
     return update
 

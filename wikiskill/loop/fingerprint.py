@@ -53,10 +53,12 @@ AGENT_SETTINGS = ("runner", "model", "temperature", "max_tokens", "tool_protocol
 """The task agent's settings (`agent.*`) that decide a score."""
 
 AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "agent_tool_use", "agent_workdir",
+                   "agent_workdir_bash", "agent_workdir_task", "agent_workdir_nudge", "agent_workdir_format",
                    "skills_full", "skills_index", "tools_text")
 """The templates in prompts/ that the task agent renders."""
 
-AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "environments/host.py",
+AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/bash_block.py",
+              "roles/workdir_listing.py", "environments/host.py",
               "environments/output.py", "environments/bubblewrap.py", "environments/container.py",
               "environments/base.py", "environments/runtime.py", "roles/reference_agent.py",
               "roles/offline/agent.py", "roles/offline/rules.py",

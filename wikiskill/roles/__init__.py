@@ -1,6 +1,7 @@
 """The roles: the task agent (interactive, QA and tool-use, the user's own Python callable:
 `python_agent`, or a coding-agent CLI run isolated: `coding_agents/`; the workdir agent with its one `bash`
-tool: `shell_agent`, run through `shell` under `bubblewrap`), the wiki maintainer, the skill
+tool: `shell_agent`, its commands run in a task environment (`environments/`), its first prompt's
+`workdir_listing` and the `bash_block` protocol), the wiki maintainer, the skill
 proposer, the `judge` of judged suites, the rubric drafter of `wikiskill tasks from-sessions`
 (`rubric_drafter`), their offline no-LLM counterparts (`offline/`), what they may read
 (`sandbox`, the agent's `read_wiki` tool) and their transcripts (`run/team.py` builds them). Each

@@ -22,7 +22,7 @@ from ..contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
-from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
+from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role, ToolProtocol
 from ..core.errors import ConfigError
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -65,7 +65,7 @@ BUILTIN_WORKDIR_AGENT = "shell"
 
 WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
     BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
-        model, skills, config.skills, config.agent.max_steps, shelf),
+        model, skills, config.skills, config.agent.max_steps, shelf, protocol=config.agent.tool_protocol),
 }
 """The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
 
@@ -111,6 +111,9 @@ class Team:
                                   f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI")
             inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
             return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
+        if self.config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
+            raise ConfigError(f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
+                              f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto")
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
@@ -137,7 +140,8 @@ class Team:
                               "use builtin, a Python runner, oracle or nop")
         if self.offline(Role.AGENT):
             raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
-        return ShellAgent(self._factory(Role.AGENT), skills, self.config.skills, self.config.agent.max_steps, shelf)
+        return ShellAgent(self._factory(Role.AGENT), skills, self.config.skills, self.config.agent.max_steps, shelf,
+                          protocol=self.config.agent.tool_protocol)
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
