@@ -102,6 +102,9 @@ def test_evolve_runs_every_task_in_a_container_its_tests_hidden_until_verificati
     assert "Successfully built" in log.read_text() or "Successfully tagged" in log.read_text()
     agent_results = [m["content"] for body in requests for m in body["messages"] if m["role"] == "tool"]
     assert any("No such file or directory" in text and "/app" in text for text in agent_results)
+    firsts = [body["messages"][1]["content"] for body in requests
+              if body["messages"][0]["content"].startswith("You are a software engineer")]
+    assert firsts and all("README (6 bytes)" in text and "ready" in text for text in firsts)  # listed from inside
     assert not any(MARKER in json.dumps(body) for body in requests)  # the agent's container never held tests/
     train = json.loads((ws / "raw" / "r001" / "train" / "rev-cat.json").read_text())
     assert train["score"] == 0.0 and TRAIN_ONLY in train["feedback"]
