@@ -87,7 +87,8 @@ def test_a_user_executor_named_by_its_dotted_path_runs_the_tasks(tmp_path, user_
 @pytest.mark.parametrize(("setting", "value", "expected"), [
     ("gate.policy", "strikt", "gate.policy: 'strikt' is no gate policy (strict, paired, confirm, no_regression, "
                               "sequential) and no dotted path to a class"),
-    ("executor", "proceses", "executor: 'proceses' is no executor (local, processes, ray) and no dotted path"),
+    ("executor", "proceses", "executor: 'proceses' is no executor (local, processes, ray) and no dotted path to a "
+                             "class (package.module:Class) (did you mean 'processes'?)"),
 ])
 def test_an_unknown_name_fails_in_one_line_when_the_config_is_read(tmp_path, setting, value, expected):
     ws = scripted_workspace(tmp_path / "ws")

@@ -95,9 +95,8 @@ class Registry(Generic[T]):
                 return name
         if DOTTED_PATH.fullmatch(text):
             return text
-        raise ValueError(f"{text!r} is no {self.what}{did_you_mean(text, self.names())} ({', '.join(self.names())}) "
-                         "and no dotted path "
-                         "to a class (package.module:Class)")
+        raise ValueError(f"{text!r} is no {self.what} ({', '.join(self.names())}) and no dotted path to a class "
+                         f"(package.module:Class){did_you_mean(text, self.names())}")
 
     def path(self, name: str) -> str:
         return self.builtins.get(name) or self.plugins().get(name) or name
