@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from inprocess import WorldModel
 from scripted import SPELL, ScriptedWorld, skill_md
-from test_workspace import WorldModel
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import ConfigError

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from conftest import git
 from scripted import ScriptedWorld
-from test_workspace import first_parent_steps
 from wikiskill.cli import app
 from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ProviderUnavailable
@@ -20,6 +19,7 @@ from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
+from workspaces import first_parent_steps
 
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks/example-qa/train.jsonl"
 ROUND_STEPS = [None, None, "baseline", "rollout", "maintain", "gate"]  # init, config, one round

@@ -6,8 +6,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from inprocess import WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
-from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.config import AgentSettings
 from wikiskill.loop import fingerprint

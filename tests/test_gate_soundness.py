@@ -8,12 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import git
+from inprocess import DiesAfter, WorldModel, evolve_scripted, merge_change, scripted_workspace
 from scripted import SPELL, ScriptedWorld, create, skill_md
-from test_resume import DiesAfter
-from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.core.errors import ValidationIndecisive, WikiskillError, WorkspaceError
 from wikiskill.history.rollback import accepted_merges
@@ -25,7 +23,7 @@ from wikiskill.loop.steps.gate import Gate
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
-from workspaces import UNUSED_SERVER
+from workspaces import UNUSED_SERVER, edit_config, gate_of
 
 
 def harness_for(ws: Workspace, world=None) -> Harness:
@@ -55,19 +53,6 @@ def assert_every_merge_is_sound(ws: Workspace) -> None:
     report = api.audit(ws, rerun=True, model_factory=lambda role: model)
     assert report.merges and report.problems == []
     assert report.rerun == len(report.merges)
-
-
-def gate_of(ws: Workspace, number: int):
-    return round_state(ws, number).gate
-
-
-def edit_config(ws: Workspace, **changes) -> None:
-    path = ws.root / "wikiskill.yaml"
-    data = yaml.safe_load(path.read_text())
-    for dotted, value in changes.items():
-        section, key = dotted.split(".")
-        data.setdefault(section, {})[key] = value
-    path.write_text(yaml.safe_dump(data))
 
 
 @pytest.fixture()
@@ -223,24 +208,6 @@ def test_a_round_whose_gate_merged_a_perfect_score_is_finished_before_stopping(t
     assert "round/001" in ws.refs("refs/tags/round/")
     assert api.status(ws).rounds == 1
     assert not ws.refs("refs/heads/skill/")
-
-
-def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> str:
-    """An accepted gate merge of round `round_number` that writes skills/<name>/ with `marker`."""
-    from wikiskill.store.trailers import Trailers, format_message
-
-    branch = f"skill/r{round_number:03d}-{name}"
-    ws.create_branch(branch, MAIN)
-    tip = ws.commit({f"skills/{name}/SKILL.md": skill_md(name, marker),
-                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n"
-                                                  f"- r{round_number:03d} {marker}\n"},
-                    format_message(f"r{round_number} propose", Trailers(round=round_number, step=Step.PROPOSE)),
-                    branch=branch)
-    sha = ws.commit({}, format_message(f"r{round_number} gate: accepted {name}", Trailers(
-        round=round_number, step=Step.GATE, decision=Decision.ACCEPTED, action="patch", skill=name)),
-        base=ws.merged_tree(MAIN, tip), extra_parents=(tip,))
-    ws.delete_branch(branch)
-    return sha
 
 
 @pytest.fixture()

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
+from inprocess import evolve_scripted, scripted_workspace
 from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
-from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill.contracts.roles import ProposerContext
 from wikiskill.knowledge.lint import lint_files
 from wikiskill.knowledge.pages import Section, parse_body, parse_page

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import git
-from test_workspace import evolve_scripted, scripted_workspace
+from inprocess import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError

@@ -8,7 +8,7 @@ import sys
 from typer.testing import CliRunner
 
 from conftest import git
-from test_workspace import evolve_scripted, scripted_workspace
+from inprocess import evolve_scripted, scripted_workspace
 from wikiskill.cli import app
 
 HOLD = """

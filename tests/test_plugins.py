@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_errors import one_error_line, run
+from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
-from test_gate_soundness import edit_config, gate_of
-from test_user_errors import one_error_line, run
-from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from workspaces import UNUSED_SERVER
+from workspaces import UNUSED_SERVER, edit_config, gate_of
 
 PYPROJECT = """
 [build-system]

@@ -6,15 +6,15 @@ import textwrap
 
 import pytest
 
+from cli_errors import one_error_line, run
+from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
-from test_gate_soundness import edit_config, gate_of
-from test_user_errors import one_error_line, run
-from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.core.errors import ConfigError
 from wikiskill.core.parts import REGISTRIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config, gate_of
 
 VETO = '''
 from wikiskill.loop.gate_policies import StrictPolicy

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import installed, needs_chromium
+from inprocess import scripted_workspace
 from scripted import ScriptedWorld, evolve_through_cli
-from test_workspace import scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.history.htmlreport import ReportData, render_report, report_data

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from inprocess import DiesAfter, WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
-from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from wikiskill.cli import app
 from wikiskill.loop.evolve import evolve
-from wikiskill.loop.harness import Harness, QuietReporter
+from wikiskill.loop.harness import Harness
 from wikiskill.store.rounds import round_state
 from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -61,17 +61,6 @@ def test_evolve_resumes_cleanly_after_kill_9(reference, tmp_path, point):
     assert outcome.problems == []
     kills = len(POINTS[point])
     assert all(run.startswith("killed") for run in outcome.runs[:kills]), outcome.runs  # every kill landed
-
-
-class DiesAfter(QuietReporter):
-    """A run killed right after it printed `line` (SystemExit stands in for SIGKILL here)."""
-
-    def __init__(self, line: str):
-        self.line = line
-
-    def info(self, message: str) -> None:
-        if self.line in message:
-            raise SystemExit("killed")
 
 
 def interrupted(ws, rounds: int, line: str) -> None:

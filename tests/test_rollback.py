@@ -10,9 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
+from inprocess import WorldModel, evolve_scripted, merge_change, scripted_workspace
 from scripted import ScriptedWorld, skill_md
-from test_gate_soundness import merge_change
-from test_workspace import WorldModel, evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError

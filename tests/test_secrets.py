@@ -179,7 +179,7 @@ def leaks(text: str, secret: str) -> bool:
 
 
 def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_path, monkeypatch):
-    from test_workspace import scripted_workspace
+    from inprocess import scripted_workspace
     from wikiskill import api
     from wikiskill.store.workspace import MAIN
 
@@ -212,7 +212,7 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
 
 def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_path, monkeypatch):
     """pydantic writes the `"` as `\\"`, so the trace's file never holds the password as typed."""
-    from test_workspace import scripted_workspace
+    from inprocess import scripted_workspace
     from wikiskill.store.traces import Trajectory
     from wikiskill.store.workspace import MAIN
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
+from inprocess import WorldModel, evolve_scripted
 from scripted import ScriptedWorld, reversal_suite
-from test_workspace import WorldModel, evolve_scripted
 from wikiskill import api
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError

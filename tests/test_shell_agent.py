@@ -172,7 +172,7 @@ def test_under_bubblewrap_the_programs_in_the_home_still_run_read_only(tmp_path,
 
 @needs_bwrap
 def test_the_agent_fixes_an_example_suite_bug_under_bubblewrap_and_the_suites_check_passes(tmp_path, monkeypatch):
-    from test_python_bugfix_reference import SOLUTIONS, SUITE, TASK_OF, suite_check
+    from python_bugfix import SOLUTIONS, SUITE, TASK_OF, suite_check
 
     task_dir = SUITE / "train" / "paginate-off-by-one"
     workdir = tmp_path / "work"

@@ -14,9 +14,9 @@ import termios
 
 import pytest
 
+from inprocess import evolve_scripted, scripted_workspace
 from scripted import SPELL, ScriptedWorld, create
 from taskfolders import bugfix_suite, install_runner
-from test_workspace import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import history, running, skills
 

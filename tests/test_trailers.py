@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from test_workspace import evolve_scripted, scripted_workspace
+from inprocess import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import Role

@@ -5,25 +5,11 @@ import logging
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from wikiskill.cli import app
+from cli_errors import one_error_line, run
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 ROW = {"id": "t1", "question": "Reverse 'ab'.", "answer": "ba"}
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, list(args))
-
-
-def one_error_line(result) -> str:
-    assert result.exit_code == 1, result.output
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    errors = result.stderr.strip().splitlines()
-    assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
-    return errors[0]
 
 
 def suite(directory: Path, **splits: str) -> Path:

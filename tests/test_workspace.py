@@ -10,57 +10,15 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
+from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
-from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError
 from wikiskill.core.redact import Scrubber
-from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.store.commits import build_commit
 from wikiskill.store.sync import sync_worktree
-from wikiskill.store.traces import Usage
 from wikiskill.store.workspace import MAIN, Workspace
-from wikiskill.testing.fakeserver import Reply as ServerReply
-from workspaces import UNUSED_SERVER
-
-
-class WorldModel:
-    """A ChatModel that asks a ScriptedWorld directly: the whole loop without HTTP or litellm."""
-
-    def __init__(self, world):
-        self.world = world
-        self.calls = 0
-
-    def complete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
-                 call_required=False) -> Reply:
-        self.calls += 1
-        answer = self.world({"messages": messages, "tools": tools})
-        if isinstance(answer, str):
-            answer = ServerReply(content=answer)
-        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"],
-                          c["arguments"] if isinstance(c["arguments"], dict) else None,
-                          json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
-        return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
-
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
-                        call_required=False) -> Reply:
-        return self.complete(messages, tools)
-
-
-def scripted_workspace(path: Path) -> Workspace:
-    """An example-qa workspace whose roles will be WorldModels (see `evolve_scripted`)."""
-    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER,
-                              concurrency=4)
-
-
-def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):
-    model = WorldModel(world or ScriptedWorld())
-    return api.evolve(ws, rounds, model_factory=lambda role: model, **options)
-
-
-def first_parent_steps(ws: Path) -> list[str | None]:
-    out = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)%x1e", "main")
-    return [record.strip() or None for record in out.split("\x1e")[:-1]]
+from workspaces import first_parent_steps
 
 
 @pytest.fixture()
