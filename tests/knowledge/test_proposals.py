@@ -63,3 +63,14 @@ def test_a_field_added_to_a_proposal_model_is_honoured_and_required_by_the_parse
         prepare_proposal(VALID["create"], SKILLS, 2)
     proposal = prepare_proposal({**VALID["create"], "owner": "ops"}, SKILLS, 2)
     assert isinstance(proposal.request, CreateWithOwner) and proposal.request.owner == "ops"
+
+
+def test_a_retire_proposal_removes_the_whole_skill_folder_and_nothing_else():
+    from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
+
+    files = {"spell/SKILL.md": "s", "spell/PURPOSE.md": "p", "spell/scripts/x.sh": "x", "other/SKILL.md": "o"}
+    proposal = prepare_proposal({"action": "retire", "name": "Spell", "rationale": "overlaps other"}, files, 3)
+    assert proposal.changes == {"skills/spell/SKILL.md": None, "skills/spell/PURPOSE.md": None,
+                                "skills/spell/scripts/x.sh": None}
+    with pytest.raises(InvalidProposal, match="cannot retire 'ghost': no such skill"):
+        prepare_proposal({"action": "retire", "name": "ghost"}, files, 3)
