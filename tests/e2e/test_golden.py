@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import git
 from scripted import USELESS, ScriptedWorld, create
 from wikiskill import api
 from wikiskill.cli import app
@@ -37,10 +38,6 @@ def wikiskill(ws: Path, *args: str) -> str:
     result = CliRunner().invoke(app, ["-C", str(ws), *args], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     return result.output
-
-
-def git(ws: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(ws), *args], check=True, capture_output=True, text=True).stdout
 
 
 def every_commit(ws: Path) -> list:
