@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from conftest import git
 from scripted import SPELL, ScriptedWorld, create
+from transcripts import SESSIONS
 from wikiskill.cli import app
 from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -150,7 +151,6 @@ def test_secret_names_and_case_insensitive_scrubbing(monkeypatch):
 
 PASSWORD = 'hunter"2\\swordfish'  # a `"` and a `\`: inside any JSON text it is always escaped
 SLASHED_KEY = "inv/live/9f8e7d6c5b4a3928"
-SESSIONS = Path(__file__).parents[1] / "sessions"
 
 
 def json_strings(value) -> list[str]:

@@ -2,7 +2,6 @@
 become trajectories in raw/, in one commit, secrets scrubbed, and the next round learns from them."""
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +10,7 @@ from typer.testing import CliRunner
 
 from conftest import git
 from inprocess import evolve_scripted, scripted_workspace
+from transcripts import CLAUDE, LEAKED_KEY, OPENAI
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError
@@ -24,11 +24,6 @@ from wikiskill.store.rounds import round_state
 from wikiskill.store.traces import Outcome, Trajectory
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN, format_message
-
-SESSIONS = Path(__file__).parents[1] / "sessions"
-CLAUDE = SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl"
-OPENAI = SESSIONS / "openai-order-4417.json"
-LEAKED_KEY = "inv-live-9f8e7d6c5b4a39281706"  # what `cat .env` printed in the Claude Code session
 
 
 def claude(outcome=Outcome.FAILURE) -> Trajectory:

@@ -9,15 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from transcripts import CLAUDE, LEAKED_KEY, OPENAI
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.integrations.session_tasks import REVIEW_FILE
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-
-SESSIONS = Path(__file__).parents[1] / "sessions"
-CLAUDE = SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl"
-OPENAI = SESSIONS / "openai-order-4417.json"
-LEAKED_KEY = "inv-live-9f8e7d6c5b4a39281706"  # what `cat .env` printed in the Claude Code session
 
 
 class Drafter:
