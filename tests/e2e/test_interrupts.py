@@ -11,25 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from processes import alive, stat
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from workspaces import hears_ctrl_c, until
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")]
-
-
-def stat(pid: int) -> list[str] | None:
-    """state, ppid, pgrp, session, ... of a process, or None once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return text[text.rindex(")") + 2:].split()
-
-
-def alive(pid: int) -> bool:
-    fields = stat(pid)
-    return fields is not None and fields[0] not in ("Z", "X")  # a zombie has ended, only not yet reaped
 
 
 def descendants(pid: int) -> set[int]:

@@ -14,6 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs
+from processes import alive
 from scripted import SPELL, ScriptedWorld, skill_md
 from taskfolders import bugfix_suite
 from wikiskill import api
@@ -91,14 +92,6 @@ def agent_for(agent_settings: dict, skills: list[str] = ()) -> tuple[CliAgent, l
 
 def play(agent: CliAgent, task) -> Trajectory:
     return asyncio.run(agent.run(task))
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
 
 
 def command_workspace(tmp_path: Path, command: list[str], **agent: object):
