@@ -12,12 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
-from inprocess import evolve_scripted, scripted_workspace
-from scripted import MAINTAINER_REPLY, ScriptedWorld, create, skill_md
+from hostile_input import HOSTILE_NAMES, PROPERTY, edit, json_value, page_text, text
+from inprocess import scripted_workspace
+from scripted import skill_md
 from wikiskill.contracts.roles import ProposerContext
 from wikiskill.knowledge.lint import lint_files
 from wikiskill.knowledge.pages import Section, parse_body, parse_page
@@ -42,32 +43,6 @@ from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import MAIN
 
 CANARIES = ("OUTSIDE-CANARY", "VAL-CANARY", "TEST-CANARY")
-HOSTILE_NAMES = [
-    "../../x", "../../../outside/secret.txt", "/etc/passwd", "/tmp/abs", "C:\\evil", "..", ".", "", " ", "-",
-    "skills/../../x", "wiki/../raw/r001/val.jsonl", "name\n---\nname: evil", "a\0b", ".git/config", "index",
-    "spell-letters", "notadir", "dirlink", "evil", "linked", "trap", "Ünïcödé ñame", "x" * 300, "~/.ssh/id_rsa",
-    "traces/../../raw", "raw/r001/val.jsonl", "raw/r001/train/train-00.json", "traces/train-00", "traces/broken",
-    "traces/val-01", "raw/test/x.json", "wiki/patterns/linked.md", "skills/evil/SKILL.md", "skills/dirlink/x",
-    "wiki/val/x.md", "wiki/index.md", "skills", "wiki", "traces", "file:///etc/passwd", "wiki/index.md\n",
-    "wiki/patterns/",
-]
-FRONT_MATTERS = ["- not\n- a mapping", "name: evil", "[[[[", "a: b\n---\nname: evil",
-                 "!!python/object/apply:os.system [ls]", "evidence: [[1], {a: b}, 3]",
-                 "description: \"x\\n---\\nname: evil\"", "{" * 2000, "created: 2024-01-01"]
-
-text = st.one_of(st.text(max_size=60), st.sampled_from(HOSTILE_NAMES), st.integers(0, 25_000).map(lambda n: "y" * n))
-json_value = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=6)
-page_text = st.one_of(text, st.builds(lambda fm, body: f"---\n{fm}\n---\n{body}", st.sampled_from(FRONT_MATTERS), text))
-edit = st.one_of(json_value, st.fixed_dictionaries(
-    {"op": st.sampled_from(["append", "replace", "insert_after", "delete"]), "content": text},
-    optional={"target": st.sampled_from(["---", "body", "## Instructions", "", "name: spell-letters"]) | text,
-              "file": st.sampled_from(["SKILL.md", "PURPOSE.md", "../../x", "/etc/passwd"]) | json_value}))
-PROPERTY = settings(max_examples=30, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.large_base_example])
 
 
 def git_as_person(root: Path, *args: str) -> str:
@@ -273,23 +248,6 @@ def test_a_proposal_is_applied_whole_inside_its_folder_or_rejected_with_a_reason
     commit_and_check(ws, outside, proposal.changes, re.compile(re.escape(folder) + r"/.+"))
 
 
-@PROPERTY
-@given(st.sampled_from(HOSTILE_NAMES + ["train-00"]), st.text(max_size=200))
-def test_skill_front_matter_cannot_be_injected(name, description):
-    text = skill_md("x", "MARKER").replace(
-        "description: Spell the word letter by letter before answering.",
-        f"description: {json.dumps(description, ensure_ascii=False)}")
-    try:
-        proposal = prepare_proposal({"action": "create", "name": name, "skill_md": text}, {}, 1)
-    except InvalidProposal as rejected:
-        assert rejected.reason.strip()
-        return
-    data, body = split_front_matter(proposal.changes[f"skills/{proposal.name}/SKILL.md"])
-    assert data["name"] == proposal.name and "evil" not in data
-    assert data["description"] == split_front_matter(text)[0]["description"]  # as YAML read it, no more
-    assert "MARKER" in body
-
-
 class TurnsModel:
     """Replies with scripted tool calls, one list per turn, and records what the role sent."""
 
@@ -370,57 +328,3 @@ def test_agent_reply_extraction_never_fails(reply):
     action = extract_action(reply)
     assert answer is None or isinstance(answer, str)
     assert isinstance(action, str) and "\n" not in action
-
-
-# -- whole rounds with hostile roles --------------------------------------------------------------
-
-
-class LoopingWorld(ScriptedWorld):
-    """A proposer that reads forever and never calls finish."""
-
-    def propose(self, messages):
-        from wikiskill.testing.fakeserver import Reply as ServerReply
-
-        return ServerReply(tool_calls=[{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}])
-
-
-ROUNDS = {
-    "garbage maintainer, front matter not a mapping": (
-        ScriptedWorld({1: {**create("spell-letters", "SPELL-OUT-MARKER"), "skill_md": "---\n- a\n---\nbody"}},
-                      maintainer_reply="{ not json"),
-        ["maintain failed", "invalid proposal: SKILL.md: front matter must be a YAML mapping"]),
-    "escaping names are normalised": (
-        ScriptedWorld({1: {**create("../../Spell Letters", "SPELL-OUT-MARKER")}},
-                      maintainer_reply={**MAINTAINER_REPLY, "create_patterns": [
-                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "../../../escape"},
-                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "/"}]}),
-        ["created escape (asked for '../../../escape')",
-         "refused, not written: create '/': page name '/' has no letters or digits",
-         "name '../../Spell Letters' normalised to 'spell-letters'", "ACCEPTED"]),
-    "a proposer that never finishes": (
-        LoopingWorld(), ["invalid proposal: the proposer did not call finish within 20 turns"]),
-}
-
-
-@pytest.mark.parametrize("case", ROUNDS)
-def test_a_round_with_hostile_roles_records_every_rejection(tmp_path, case):
-    world, reasons = ROUNDS[case]
-    ws = scripted_workspace(tmp_path / "ws")
-    result = evolve_scripted(ws, rounds=1, world=world)
-    assert result.rounds_completed == 1
-    history = git(ws.root, "log", "--all", "--format=%B")
-    impact = (ws.root / "wiki/skill-impact.md").read_text()
-    for reason in reasons:
-        assert reason in history or reason in impact, reason
-    assert git(ws.root, "status", "--porcelain") == ""
-    assert not (tmp_path / "escape").exists() and not list(tmp_path.glob("*.md"))
-    assert sorted(p.name for p in (ws.root / "skills").iterdir()) in ([".gitkeep"], [".gitkeep", "spell-letters"])
-
-
-@PROPERTY
-@given(page_text)
-def test_any_page_text_reads_as_a_page_and_renders_to_one_that_reads_back_the_same(raw):
-    page = parse_page("p", raw)
-    again = parse_page("p", page.render())
-    assert again.meta == page.meta
-    assert again.missing_sections() == page.missing_sections()
