@@ -119,7 +119,7 @@ def packages_the_tests_need() -> set[str]:
     mark in tests/, the presets' npm packages where `needs_cli` marks a test, and docker.io for the
     `needs_docker` mark (the marks in test_needs.py's sample files are strings, not calls)."""
     found = set()
-    for source in sorted((ROOT / "tests").glob("*.py")):
+    for source in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
             if name == "needs_docker":

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from wikiskill.cli import app
 from workspaces import UNUSED_SERVER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str):

@@ -15,7 +15,7 @@ from wikiskill.core.config import HarborIds, HarborSettings, SplitSizes
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.store.settings import parse_config
 
-FIXTURES = Path(__file__).parent / "fixtures" / "harbor"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "harbor"
 
 
 def test_a_terminal_bench_2_style_task_parses_every_field_and_keeps_unknown_ones():

@@ -26,7 +26,7 @@ from wikiskill.cli import app
 from wikiskill.core.config import Config
 from wikiskill.core.errors import BenchmarkError
 
-BUGFIX = Path(__file__).resolve().parents[1] / "benchmarks" / "python-bugfix"
+BUGFIX = Path(__file__).resolve().parents[2] / "benchmarks" / "python-bugfix"
 FIXED_FACTORIAL = '''def factorial(n):
     if n < 0:
         raise ValueError("factorial of a negative number")

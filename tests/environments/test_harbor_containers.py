@@ -301,7 +301,7 @@ def test_a_ctrf_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
 
 @needs_docker
 def test_the_terminal_bench_2_style_fixture_runs_unchanged_its_oracle_one_and_nop_zero():
-    fixture = Path(__file__).parent / "fixtures" / "harbor" / "tb2-greeting"
+    fixture = Path(__file__).parents[1] / "fixtures" / "harbor" / "tb2-greeting"
     try:
         (check,) = api.check_suite(fixture)
     finally:
