@@ -3,7 +3,7 @@ agent would (the preset's argv, environment and private HOME; the skills copied 
 folder), with one scripted handler for every CLI: it loads the `demo` skill through whatever the
 CLI offers for that (Claude Code's `Skill` tool, Gemini CLI's `activate_skill`, a Codex shell
 command reading the SKILL.md), then answers 42 only if the skill's body reached the model.
-Used by the fixtures' capture scripts and by tests/test_cli_presets.py."""
+Used by the fixtures' capture scripts and by tests/roles/test_cli_presets.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,11 @@ import signal
 import time
 from pathlib import Path
 
+import yaml
+
+from conftest import git
 from wikiskill import api
+from wikiskill.store.rounds import round_state
 from wikiskill.store.workspace import Workspace, format_message
 
 UNUSED_SERVER = "http://127.0.0.1:9/v1"
@@ -80,3 +84,21 @@ def write(root: Path, path: str, text: str) -> None:
     target = root / path
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
+
+
+def first_parent_steps(ws: Path) -> list[str | None]:
+    out = git(ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)%x1e", "main")
+    return [record.strip() or None for record in out.split("\x1e")[:-1]]
+
+
+def gate_of(ws: Workspace, number: int):
+    return round_state(ws, number).gate
+
+
+def edit_config(ws: Workspace, **changes) -> None:
+    path = ws.root / "wikiskill.yaml"
+    data = yaml.safe_load(path.read_text())
+    for dotted, value in changes.items():
+        section, key = dotted.split(".")
+        data.setdefault(section, {})[key] = value
+    path.write_text(yaml.safe_dump(data))

@@ -1,5 +1,5 @@
 """Write tests/golden/workspace-v1.bundle: a workspace as trailer schema 1 leaves it, which every
-later wikiskill must still read (tests/test_golden.py).
+later wikiskill must still read (tests/e2e/test_golden.py).
 
 It is made through the CLI, in its own processes, against the scripted example-qa world
 (tests/scripted.py) on the local fake server, and holds every kind of commit a default run,

@@ -1,0 +1,118 @@
+"""Harbor task folders are read as they are published: every task.toml field parsed, unknown ones
+kept, a broken folder refused in one line naming the file with nothing written, and the split
+(explicit ids, or seeded and stratified by category) in the evaluation fingerprint."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from harborsuites import harbor_suite, write_harbor_task
+from wikiskill.benchmarks.harbor import HarborSuite, read_task
+from wikiskill.cli import app
+from wikiskill.core.config import HarborIds, HarborSettings, SplitSizes
+from wikiskill.loop.fingerprint import eval_setup
+from wikiskill.store.settings import parse_config
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "harbor"
+
+
+def test_a_terminal_bench_2_style_task_parses_every_field_and_keeps_unknown_ones():
+    task = read_task(FIXTURES / "tb2-greeting")
+    config = task.config
+    assert config.version == "1.0" and config.metadata.category == "file-operations"
+    assert config.metadata.difficulty == "easy" and config.metadata.tags == ["file-operations", "shell"]
+    assert config.agent.timeout_sec == 120.0 and config.verifier.timeout_sec == 60.0
+    environment = config.environment
+    assert (environment.build_timeout_sec, environment.cpus, environment.memory_mb, environment.storage_mb,
+            environment.allow_internet) == (300.0, 1, 512, 1024, False)
+    assert config.metadata.author_name == "wikiskill"
+    assert config.metadata.model_extra == {"expert_time_estimate_min": 1.0}  # kept, and ignored
+    assert task.instruction.startswith("Write the word `hello`") and task.has_dockerfile
+    assert task.solve_script is not None
+
+
+BROKEN = {
+    "malformed task.toml": (lambda folder: (folder / "task.toml").write_text("[agent\ntimeout_sec = 1\n"),
+                            "task.toml: not valid TOML"),
+    "missing instruction.md": (lambda folder: (folder / "instruction.md").unlink(), "instruction.md is missing"),
+    "missing tests/test.sh": (lambda folder: (folder / "tests" / "test.sh").unlink(), "tests/test.sh is missing"),
+    "missing Dockerfile": (lambda folder: (folder / "environment" / "Dockerfile").unlink(),
+                           "environment/Dockerfile is missing (or set [environment] docker_image"),
+    "non-numeric timeout": (lambda folder: (folder / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n'),
+                            "task.toml: agent.timeout_sec: Input should be a valid number"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_task_folder_is_refused_in_one_line_naming_the_file_and_nothing_is_written(tmp_path, case):
+    suite = harbor_suite(tmp_path)
+    break_it, message = BROKEN[case]
+    break_it(suite / "rev-dog")
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
+                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(suite / "rev-dog") in lines[0], result.output
+    assert not (tmp_path / "ws").exists()
+
+
+def test_a_docker_image_stands_in_for_a_dockerfile(tmp_path):
+    folder = write_harbor_task(tmp_path, "prebuilt", "cat", toml='[environment]\ndocker_image = "debian:12"\n')
+    (folder / "environment" / "Dockerfile").unlink()
+    assert read_task(folder).config.environment.docker_image == "debian:12"
+
+
+def test_a_seeded_split_is_stratified_by_category_and_of_the_given_sizes(tmp_path):
+    suite = tmp_path / "suite"
+    for index in range(6):
+        write_harbor_task(suite, f"a-{index}", "cat", category="alpha")
+        write_harbor_task(suite, f"b-{index}", "dog", category="beta")
+    split = HarborSuite(suite, HarborSettings(split_seed=3), SplitSizes(train=4, val=4, test=2))
+    for name, size in {"train": 4, "val": 4, "test": 2}.items():
+        ids = split.split_ids[name]
+        assert len(ids) == size and sum(task_id.startswith("a-") for task_id in ids) == size // 2
+    assert HarborSuite(suite, HarborSettings(split_seed=3), SplitSizes(train=4, val=4, test=2)).split_ids == \
+        split.split_ids
+    assert HarborSuite(suite, HarborSettings(split_seed=4), SplitSizes(train=4, val=4, test=2)).split_ids != \
+        split.split_ids
+    defaults = HarborSuite(suite).counts()
+    assert defaults == {"train": 6, "val": 3, "test": 3}
+
+
+def test_explicit_ids_split_the_suite_and_the_split_enters_the_fingerprint(tmp_path):
+    suite = harbor_suite(tmp_path)
+    config = parse_config(yaml.safe_dump({"benchmark": f"harbor:{suite}", "model": "openai/fake",
+                                          "harbor": {"ids": {"train": ["rev-cat"], "val": ["rev-dog"]}}}))
+    first = HarborSuite(suite, config.harbor, config.splits)
+    assert first.counts() == {"train": 1, "val": 1, "test": 0}
+    other = config.model_copy(update={"harbor": HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"]))})
+    second = HarborSuite(suite, other.harbor, other.splits)
+    assert eval_setup(config, first, "train").id != eval_setup(other, second, "train").id  # same train ids
+    with pytest.raises(Exception, match="harbor.ids.val: no task rev-yak in the suite"):
+        HarborSuite(suite, HarborSettings(ids=HarborIds(val=["rev-yak"])))
+
+
+def test_init_prints_the_split_counts(tmp_path):
+    suite = harbor_suite(tmp_path)
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
+                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 0, result.output
+    assert "Split: 2 train, 1 val, 1 test tasks." in result.output
+
+
+def test_without_docker_a_harbor_suite_is_refused_naming_the_package(tmp_path, monkeypatch):
+    suite = harbor_suite(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
+                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 1 and "docker is not installed (apt-get install docker.io)" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "ws").exists()
+
+
+def test_oracle_and_nop_are_refused_on_a_suite_that_is_not_harbor(tmp_path):
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model",
+                                      "openai/fake", "--agent", "oracle"])
+    assert result.exit_code == 1 and "agent.runner: oracle checks Harbor suites" in result.output
+    assert not (tmp_path / "ws").exists()

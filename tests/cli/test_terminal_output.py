@@ -1,0 +1,107 @@
+"""What the real `wikiskill` process prints, piped and on a narrow terminal: skill names whole,
+help text wrapped by the terminal rather than by the docstrings, an empty skills block said so,
+and a refusal before any progress."""
+
+import fcntl
+import inspect
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+
+import pytest
+
+from inprocess import evolve_scripted, scripted_workspace
+from scripted import SPELL, ScriptedWorld, create
+from taskfolders import bugfix_suite, install_runner
+from wikiskill import api
+from wikiskill.cli import history, running, skills
+
+LONG_NAME = "reverse-upper-case-letters-one-by-one"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+WIKISKILL = [sys.executable, "-m", "wikiskill"]
+
+
+def piped(*args: str, columns: int = 40, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*WIKISKILL, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": str(columns), **env})
+
+
+def in_terminal(*args: str, columns: int = 40) -> tuple[int, str]:
+    """Run wikiskill with a pseudo-terminal `columns` wide as stdin, stdout and stderr."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    process = subprocess.Popen([*WIKISKILL, *args], stdin=follower, stdout=follower, stderr=follower,
+                               env={**env, "TERM": "xterm"}, close_fds=True)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return process.wait(timeout=120), ANSI.sub("", b"".join(chunks).decode("utf-8", "replace"))
+
+
+@pytest.fixture(scope="module")
+def long_named(tmp_path_factory):
+    """A workspace whose one round accepted a skill with a long name."""
+    ws = scripted_workspace(tmp_path_factory.mktemp("long") / "ws")
+    evolve_scripted(ws, 1, ScriptedWorld(proposals={1: create(LONG_NAME, SPELL)}))
+    assert [skill.name for skill in api.load_skills(ws)] == [LONG_NAME]
+    return ws
+
+
+@pytest.mark.parametrize("command", ["log", "skills"])
+def test_skill_names_are_never_cut_piped_or_on_a_narrow_terminal(long_named, command):
+    run = piped("-C", str(long_named.root), command)
+    assert run.returncode == 0, run.stderr
+    assert LONG_NAME in run.stdout and "…" not in run.stdout
+    code, shown = in_terminal("-C", str(long_named.root), command)
+    assert code == 0, shown
+    assert LONG_NAME in shown
+
+
+def test_piped_log_is_one_plain_line_per_round(long_named):
+    lines = piped("-C", str(long_named.root), "log").stdout.splitlines()
+    assert lines[0].split() == ["round", "train", "candidate", "val", "incumbent", "decision", "cost", "$", "tokens"]
+    assert len(lines) == 2 and lines[1].split()[:1] == ["001"] and f"create {LONG_NAME}" in lines[1]
+
+
+@pytest.mark.parametrize("command", [history.report_command, history.show_command, skills.skills,
+                                     running.evolve, running.compare_command])
+def test_help_breaks_lines_at_the_terminal_width_not_mid_sentence(command):
+    name = {"report_command": "report", "show_command": "show", "compare_command": "compare"}.get(
+        command.__name__, command.__name__)
+    run = piped(name, "--help", columns=1000)
+    assert run.returncode == 0, run.stderr
+    for paragraph in inspect.cleandoc(command.__doc__).split("\n\n"):
+        assert " ".join(paragraph.split()) in run.stdout
+
+
+def test_prompt_with_no_skills_says_there_are_none(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    run = piped("-C", str(ws.root), "prompt")
+    assert run.returncode == 0 and run.stdout == ""
+    assert run.stderr.strip() == "no skills at main: the skills block is empty"
+
+
+def test_compare_with_the_builtin_agent_on_task_folders_refuses_before_any_progress(tmp_path, monkeypatch):
+    runner = install_runner(tmp_path, monkeypatch)
+    try:
+        ws = api.init_workspace(tmp_path / "ws", f"tasks:{bugfix_suite(tmp_path)}", model="offline", agent=runner)
+    finally:
+        sys.modules.pop("bugfix_agent", None)
+    code, shown = in_terminal("-C", str(ws.root), "compare", "main", "main", "--agent", "builtin", columns=200)
+    lines = shown.strip().splitlines()
+    assert code == 1 and len(lines) == 1, shown
+    assert lines[0].startswith("error: --agent: no built-in offline agent plays task folders")
+    assert not (ws.state_dir / "results").exists()

@@ -1,0 +1,40 @@
+"""Every error a user can cause is one line on stderr and exit 1, refused before any model call."""
+
+from pathlib import Path
+
+import pytest
+
+from cli_errors import one_error_line, run
+
+
+def test_init_on_a_file_is_refused_in_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine\n")
+    assert "notes.txt is a file, not a folder" in one_error_line(run("init", str(tmp_path / "notes.txt")))
+    assert "Not a directory" in one_error_line(run("init", str(tmp_path / "notes.txt" / "ws")))
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def yaml_with(tmp_path: Path, extra: str, replace: tuple[str, str] = ("", "")) -> Path:
+    assert run("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x").exit_code == 0
+    config = tmp_path / "ws" / "wikiskill.yaml"
+    config.write_text(config.read_text().replace(*replace) + extra)
+    return tmp_path / "ws"
+
+
+@pytest.mark.parametrize("command", [["status"], ["log"], ["skills"], ["prompt"], ["lint"], ["export", "out"],
+                                     ["evolve"], ["eval"]])
+def test_every_command_refuses_a_key_given_twice(tmp_path, command):
+    ws = yaml_with(tmp_path, "agent:\n  model: a\nagent:\n  model: b\n")
+    assert "not valid YAML ('agent' is set twice" in one_error_line(run("-C", str(ws), *command))
+
+
+@pytest.mark.parametrize("command", [["status"], ["log"], ["prompt"], ["evolve"]])
+def test_every_command_refuses_an_unknown_benchmark(tmp_path, command):
+    ws = yaml_with(tmp_path, "", ("example-qa", "nope"))
+    assert "benchmark: unknown benchmark 'nope'" in one_error_line(run("-C", str(ws), *command))
+
+
+def test_every_command_refuses_yaml_that_does_not_parse(tmp_path):
+    ws = yaml_with(tmp_path, "model: [\n")
+    for command in (["status"], ["log"]):
+        assert "not valid YAML" in one_error_line(run("-C", str(ws), *command))

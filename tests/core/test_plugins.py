@@ -1,0 +1,172 @@
+"""A plugin package adds a gate policy, an executor and a coding-agent CLI preset with no edit of
+wikiskill: a real package folder with entry points in the kinds' groups (`wikiskill.gate_policies`,
+`wikiskill.executors`, `wikiskill.cli_presets`), installed by pip into a folder on sys.path; the
+settings then accept the plugins' names, which `wikiskill` lists beside the built-ins."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_errors import one_error_line, run
+from inprocess import evolve_scripted, scripted_workspace
+from scripted import ScriptedWorld
+from wikiskill import api
+from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES
+from wikiskill.store.trailers import Decision
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import UNUSED_SERVER, edit_config, gate_of
+
+PYPROJECT = """
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "acme-parts"
+version = "1.0"
+
+[tool.hatch.build.targets.wheel]
+include = ["acme_parts.py"]
+
+[project.entry-points."wikiskill.gate_policies"]
+veto = "acme_parts:Veto"
+
+[project.entry-points."wikiskill.executors"]
+counting = "acme_parts:Counting"
+
+[project.entry-points."wikiskill.cli_presets"]
+echo-answer = "acme_parts:EchoAnswer"
+"""
+
+MODULE = '''
+"""Three parts of wikiskill, each found by its entry point."""
+import os
+import sys
+
+from wikiskill.contracts.coding_agent import CliTranscript
+from wikiskill.contracts.gate import Verdict
+from wikiskill.loop.gate_policies import StrictPolicy
+from wikiskill.run.executors.local import LocalLoop
+from wikiskill.store.trailers import Decision
+
+RUNS = []
+
+ANSWER = """
+import re, sys
+open(sys.argv[1], "a").write("ran\\\\n")
+word = re.search(r"the word '(\\\\w+)' backwards", sys.argv[2])
+print(f"<answer>{word.group(1)[::-1] if word else 'unknown'}</answer>")
+"""
+
+
+class Veto(StrictPolicy):
+    """Strict's evidence, but nothing passes."""
+
+    name = "veto"
+
+    def judge(self, candidate, incumbent, at_least=False):
+        evidence = super().judge(candidate, incumbent, at_least).evidence
+        return Verdict(Decision.REJECTED, "vetoed by the plugin's policy", evidence)
+
+
+class Counting(LocalLoop):
+    """The local loop, counting the tasks of each run."""
+
+    def run(self, recipe, tasks, *args, **kwargs):
+        RUNS.append(len(tasks))
+        return super().run(recipe, tasks, *args, **kwargs)
+
+
+class EchoAnswer:
+    """A CLI that writes a word backwards when asked to (and answers nothing else), logging each
+    run to $ACME_LOG."""
+
+    name = "echo-answer"
+    program = sys.executable
+    skills_folder = ".agents/skills"
+
+    def argv(self, run):
+        return [self.program, "-c", ANSWER, os.environ["ACME_LOG"], run.prompt]
+
+    def environment(self, run):
+        return {}
+
+    def prepare_home(self, run):
+        pass
+
+    def version_argv(self):
+        return [self.program, "--version"]
+
+    def parse(self, lines, skills):
+        text = "\\n".join(lines).strip()
+        return CliTranscript(answer=text or None, messages=[{"role": "assistant", "content": text}])
+'''
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory) -> Path:
+    """The plugin package built and installed by pip (no index, no build isolation) into a folder."""
+    root = tmp_path_factory.mktemp("plugin")
+    package, site = root / "acme-parts", root / "site"
+    package.mkdir()
+    (package / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
+    (package / "acme_parts.py").write_text(textwrap.dedent(MODULE))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                    "--no-build-isolation", "--target", str(site), str(package)], check=True, capture_output=True)
+    return site
+
+
+@pytest.fixture()
+def installed(plugin_site, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugin_site))
+    yield
+    sys.modules.pop("acme_parts", None)
+
+
+def test_the_plugins_names_are_accepted_and_listed_after_the_built_ins(installed):
+    assert GATE_POLICIES.names()[-1] == "veto" and GATE_POLICIES.check("VETO") == "veto"
+    assert EXECUTORS.names() == [*EXECUTORS.builtins, "counting"]
+    assert "echo-answer" in CLI_PRESETS.names()
+
+
+def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"gate.policy": "veto"})
+    assert "'veto' is no gate policy (strict, paired, confirm, no_regression, sequential)" in one_error_line(
+        run("-C", str(ws.root), "status"))
+
+
+def test_a_plugin_gate_policy_decides_a_real_round(tmp_path, installed):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"gate.policy": "veto"})
+    evolve_scripted(ws, rounds=1)
+    gate = gate_of(ws, 1)
+    # strict accepts this round (val 0.500 -> 0.833); the plugin's policy refuses it
+    assert (gate.meta.decision, gate.meta.policy) == (Decision.REJECTED, "veto")
+    assert "vetoed by the plugin's policy" in gate.subject + ws.body(gate.sha)
+
+
+def test_a_plugin_executor_runs_the_tasks(tmp_path, installed):
+    import acme_parts
+
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        evaluated = api.evaluate(ws, "val", executor="counting")
+    assert acme_parts.RUNS == [evaluated.evaluation.n] and evaluated.evaluation.n >= 6
+
+
+def test_a_plugin_cli_preset_plays_every_task(tmp_path, installed, monkeypatch):
+    log = tmp_path / "runs.log"
+    monkeypatch.setenv("ACME_LOG", str(log))
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
+                            api_base=UNUSED_SERVER)
+    path = ws.root / "wikiskill.yaml"
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "agent": {**data.get("agent", {}), "runner": "echo-answer"}}))
+    evaluation = api.evaluate(ws, "val").evaluation
+    assert len(log.read_text().splitlines()) == evaluation.n >= 6
+    assert 0 < evaluation.mean < 1  # it answers one kind of task only

@@ -1,0 +1,112 @@
+"""`wikiskill report`: one static HTML page of a real evolve run, opened in a real headless
+Chromium (the Debian package; .ci/run installs it; without it that test is skipped, outside CI)
+with the network cut off, whose charts must render; its screenshot is kept under test-artifacts/."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import installed, needs_chromium
+from inprocess import scripted_workspace
+from scripted import ScriptedWorld, evolve_through_cli
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.history.htmlreport import ReportData, render_report, report_data
+from wikiskill.history.status import RoundRow, Status
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHARTS = ("val", "cost", "skills", "wiki")
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory):
+    """Three rounds through the CLI against the scripted server (accepted, rejected, no_action),
+    then the accepted skill rolled back."""
+    ws = tmp_path_factory.mktemp("report") / "ws"
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        evolve_through_cli(CliRunner(), ws, server.base_url, rounds=3)
+    api.rollback(api.open_workspace(ws), "spell-letters")
+    return ws
+
+
+def headless(page: Path, profile: Path, *args: str) -> str:
+    """Run Chromium on `page` with every network request refused, after its scripts ran."""
+    command = [installed(*needs_chromium.args), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+               "--virtual-time-budget=10000", "--window-size=1280,1800", *args, page.as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+def chart(html: str, name: str) -> tuple[list[dict], dict]:
+    """The traces and the layout of chart `name` as plotly was given them in the page."""
+    start = html.index(f'"chart-{name}"')
+    decoder = json.JSONDecoder()
+    traces, end = decoder.raw_decode(html, html.index("[", start))
+    layout, _ = decoder.raw_decode(html, html.index("{", end))
+    return traces, layout
+
+
+def test_the_score_chart_fits_its_axis_to_the_scores_so_small_gains_show():
+    rows = [RoundRow(1, action="create", skill="a", val=0.507, incumbent=0.5, decision="accepted"),
+            RoundRow(2, action="patch", skill="a", val=0.52, incumbent=0.507, decision="accepted")]
+    data = report_data_of(rows)
+    low, high = chart(render_report(data, "t"), "val")[1]["yaxis"]["range"]
+    assert 0.49 <= low < 0.5 and 0.52 < high <= 0.53
+
+
+def test_the_skills_timeline_says_what_each_colour_marks(evolved):
+    traces, _ = chart(render_report(report_data(api.open_workspace(evolved)), "t"), "skills")
+    legend = {trace["name"] for trace in traces}
+    assert {"red: rejected", "green: accepted", "purple: rolled back"} <= legend
+
+
+def report_data_of(rows: list[RoundRow]) -> ReportData:
+    """The report of a history of `rows`, without a workspace."""
+    return ReportData(Status("example-qa", "m", len(rows), rows[-1].val, [], 0, 0, 0.0, 0, {}), rows, [])
+
+
+def test_the_report_reads_rounds_skills_wiki_and_the_latest_validation_from_history(evolved):
+    data = report_data(api.open_workspace(evolved))
+    assert [(row.round, row.action, row.decision) for row in data.rounds] == [
+        (1, "create", "accepted"), (2, "create", "rejected"), (3, "no_action", "no_action"),
+        (3, "rollback", "rolled_back")]
+    assert sum(row.tokens for row in data.rounds) > 0
+    assert [size.round for size in data.wiki] == [1, 2, 3] and data.wiki[0].pages == 1 and data.wiki[0].tokens > 0
+    assert data.validated_round == 2 and data.decision == "rejected"
+    assert len(data.tasks) == 6 and all(task.incumbent is not None for task in data.tasks)
+
+
+@needs_chromium
+def test_the_report_renders_its_charts_offline_in_a_headless_browser(evolved, tmp_path):
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["-C", str(evolved), "report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=", html)  # plotly.js is inlined: nothing to fetch
+
+    dom = headless(out, tmp_path / "profile", "--dump-dom")
+    segments = dict(re.findall(r'id="chart-(\w+)"(.*?)(?=id="chart-|<h2)', dom, re.S))
+    assert sorted(segments) == sorted(CHARTS)
+    for name, segment in segments.items():
+        assert '<svg class="main-svg"' in segment, f"the {name} chart did not render"
+    assert len(re.findall(r'class="point"', dom)) >= 10  # markers and bars were drawn, not empty axes
+    assert "candidate: accepted" in dom and "candidate: rejected" in dom
+    assert "spell-letters" in dom and "useless-hint" in dom and "rollback" in dom
+    assert dom.count("<tr class=") == 6
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot = ARTIFACTS / "report.png"
+    headless(out, tmp_path / "profile", f"--screenshot={screenshot}")
+    assert screenshot.stat().st_size > 20_000
+    print(f"report screenshot: {screenshot}")
+
+
+def test_a_workspace_that_has_not_evolved_gets_a_page_that_says_so(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    page = api.report(ws, tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "0 round(s) completed" in page and "No candidate has been validated yet." in page
