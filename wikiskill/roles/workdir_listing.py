@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
@@ -40,16 +39,6 @@ class Entry:
     """Bytes."""
     text: str | None = None
     """The whole file when it is small UTF-8 text, else None (too large, binary, a link)."""
-
-
-class WorkdirSource(Protocol):
-    """What the workdir agent needs to know about its working directory."""
-
-    async def entries(self) -> list[Entry]: ...
-
-    async def state(self) -> str:
-        """A digest that changes when any file is added, removed or changed."""
-        ...
 
 
 def listing_of(environment: TaskEnvironment) -> WorkdirSource:
@@ -185,3 +174,8 @@ class EnvironmentListing:
             f"find . \\( {_PRUNED} \\) -prune -o -type f -printf '%P %s %T@\\n' | sort | sha256sum",
             COMMAND_TIMEOUT_S, OUTPUT_CHARS)
         return result.output.strip()
+
+
+WorkdirSource = FolderListing | EnvironmentListing
+"""What the workdir agent reads its working directory through: `entries()` to list it, and
+`state()`, a digest that changes when any file is added, removed or changed."""
