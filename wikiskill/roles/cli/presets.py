@@ -29,7 +29,8 @@ PRESETS: Registry[CliPreset] = Registry("agent.runner", CliPreset, {
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "reading.py", "isolation.py")
+AGENT_CODE = ("agent.py", "base.py", "stream_json.py", "reading.py", "isolation.py", "in_container.py",
+              "host_install.py")
 """This package's modules that decide what a CLI is shown and how its transcript is read."""
 
 
