@@ -23,7 +23,7 @@ from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
-LEFT_BEHIND = ("if ls -d /app/.qwen /tmp/wikiskill-cli-* 2>/dev/null; then echo 'FAILED left behind'; "
+LEFT_BEHIND = ("if [ -e /app/.qwen ] || compgen -G '/tmp/wikiskill-cli-*'; then echo 'FAILED left behind'; "
                "echo 0 > /logs/verifier/reward.txt; exit 0; fi")
 """The verifier fails a task whose container still holds the skills or the CLI's private HOME."""
 
@@ -58,7 +58,7 @@ class QwenInContainerWorld(ScriptedWorld):
         if not any("WROTE" in result for result in results):
             word = word_of(re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt, flags=re.DOTALL))
             answer = word[::-1] if any(SPELL in result for result in results) else word
-            command = f"printf %s {answer} > answer.txt && echo WROTE in $(pwd) on $(cat /etc/hostname)"
+            command = f"printf %s {answer} > answer.txt && echo WROTE in $(pwd) under $(cat /proc/1/comm)"
             return Reply(tool_calls=[{"name": "run_shell_command", "arguments": {"command": command}}])
         return "Done: answer.txt is written."
 
@@ -86,6 +86,7 @@ def qwen_workspace(tmp_path: Path, base_url: str, suite: Path, host_network: boo
     return ws
 
 
+@pytest.mark.slow
 @needs_docker
 @needs_qwen
 def test_qwen_code_evolves_inside_each_tasks_container_loading_its_skill_through_its_skill_tool(tmp_path, suite):
@@ -93,6 +94,7 @@ def test_qwen_code_evolves_inside_each_tasks_container_loading_its_skill_through
     with FakeOpenAIServer(world) as server:
         ws = qwen_workspace(tmp_path, server.base_url, suite)
         result = api.evolve(api.open_workspace(ws), 1)
+        skilled_run = api.evaluate(api.open_workspace(ws), "train", ref="main").runs[0]
 
     assert result.rounds_completed == 1 and result.decisions[0] == "accepted" and result.incumbent == 1.0
     baseline = [json.loads(line) for line in (ws / "raw" / "baseline" / "val.jsonl").read_text().splitlines()]
@@ -102,9 +104,10 @@ def test_qwen_code_evolves_inside_each_tasks_container_loading_its_skill_through
     first = json.loads((ws / "raw" / "r001" / "train" / "rev-cat.json").read_text())
     assert first["error"] is None and first["skills_loaded"] == [] and "left behind" not in first["feedback"]
     ran = [m["content"] for m in first["messages"] if m["role"] == "tool"]
-    assert any("WROTE in /app on " in result for result in ran)
-    hostname = ran[0].rsplit(" on ", 1)[1].strip()
-    assert hostname != Path("/etc/hostname").read_text().strip()  # a container's, not this machine's
+    assert [result.strip() for result in ran] == ["WROTE in /app under sleep"]  # pid 1: the container's `sleep`
+    assert [(t.score, t.skills_loaded) for t in skilled_run] == [(1.0, ["spell-letters"])] * 2
+    calls = [call["function"]["name"] for m in skilled_run[0].messages for call in m.get("tool_calls") or []]
+    assert calls == ["skill", "run_shell_command"]
     assert any("/app" in request for request in world.seen)  # Qwen Code was told its working directory
     skilled = [request for request in world.seen if SPELL in request]
     assert skilled and all('"skill"' in request for request in skilled)  # loaded through its own skill tool
@@ -124,3 +127,21 @@ def test_a_cli_against_a_loopback_endpoint_without_the_host_network_is_refused_i
     assert "set environment.host_network: true" in line
     assert subprocess.run(["git", "log", "--all", "--oneline"], cwd=ws, capture_output=True, text=True).stdout == before
     assert not (ws / "raw" / "baseline").exists() and containers_of(ws) == []
+
+
+@needs_docker
+@needs_qwen
+def test_an_image_where_the_mounted_node_cannot_start_is_refused_in_one_line(tmp_path):
+    suite = harbor_suite(tmp_path)
+    broken = "FROM wikiskill/base:bookworm\nWORKDIR /app\nRUN rm -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6*\n"
+    for task in IDS["train"] + IDS["val"]:
+        (suite / task / "environment" / "Dockerfile").write_text(broken)
+    try:
+        ws = qwen_workspace(tmp_path, "http://127.0.0.1:9/v1", suite)
+        result = CliRunner().invoke(app, ["-C", str(ws), "eval", "--split", "val", "--ref", "main"])
+    finally:
+        remove_images([tag_of(suite / "rev-cat")])
+    assert result.exit_code == 1
+    line = result.output.strip().splitlines()[-1]
+    assert "agent.runner: qwen-code cannot start in rev-" in line and "libstdc++.so.6" in line
+    assert "needs a glibc image" in line and containers_of(ws) == []
