@@ -2,8 +2,9 @@
 install mounted read-only, evolved against the scripted server with every task in a container.
 It works in the container's workdir (the file it writes is what the verifier there reads), loads
 the proposed skill through its own `skill` tool, never sees the tests' marker, and the skills
-and its private HOME leave the container before the verifier runs. A loopback endpoint without
-the host's network is refused in one line."""
+and its private HOME leave the container before the verifier runs. A loopback endpoint, or a task
+with no network, without the host's network is refused in one line, and so is an image where the
+mounted node cannot start."""
 
 import json
 import re
@@ -19,7 +20,11 @@ from harborsuites import MARKER, containers_of, harbor_suite, remove_images, wor
 from scripted import SPELL, ScriptedWorld
 from test_harbor_containers import IDS, tag_of
 from wikiskill import api
+from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
+from wikiskill.core.config import EnvironmentSettings
+from wikiskill.core.errors import ConfigError
+from wikiskill.roles.cli.in_container import check_model_network
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
@@ -145,3 +150,22 @@ def test_an_image_where_the_mounted_node_cannot_start_is_refused_in_one_line(tmp
     line = result.output.strip().splitlines()[-1]
     assert "agent.runner: qwen-code cannot start in rev-" in line and "libstdc++.so.6" in line
     assert "needs a glibc image" in line and containers_of(ws) == []
+
+
+@pytest.mark.parametrize("api_base", ["http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1",
+                                      "http://127.0.0.2/v1"])
+def test_every_loopback_endpoint_needs_the_host_network(api_base):
+    with pytest.raises(ConfigError, match="set environment.host_network: true"):
+        check_model_network(EnvironmentSettings(), api_base, "qwen-code")
+    check_model_network(EnvironmentSettings(host_network=True), api_base, "qwen-code")
+
+
+def test_a_remote_endpoint_is_refused_only_for_tasks_with_no_network(tmp_path):
+    suite = HarborSuite(harbor_suite(tmp_path))
+    with pytest.raises(ConfigError, match=r"4 task\(s\) have no network \(allow_internet = false, e.g. rev-cat\)"):
+        check_model_network(EnvironmentSettings(), "https://api.example.com/v1", "codex", suite.by_id.values())
+    for task in suite.by_id.values():
+        toml = task.folder / "task.toml"
+        toml.write_text(toml.read_text().replace("allow_internet = false", "allow_internet = true"))
+    check_model_network(EnvironmentSettings(), "https://api.example.com/v1", "codex",
+                        HarborSuite(suite.directory).by_id.values())

@@ -120,19 +120,19 @@ class ContainerCliAgent:
                 await environment.run(f"rm -rf {shlex.quote(private)} {shlex.quote(created) if created else ''}",
                                       SETUP_TIMEOUT_S, 2000)
         return read_back(task, self.benchmark.spec.kind, run, self.preset, finished, self.settings,
-                         self.install.command[-1])
+                         self.preset.program)
 
     async def _set_up(self, container: Container, task: Task, private: str) -> str | None:
         """Check that the mounted node starts, and copy the skills into the skills folder; the
         outermost folder of it that did not exist (to remove after), or None."""
         skills_dir = shlex.quote(posixpath.join(container.workdir, self.preset.skills_folder))
-        node, home = shlex.quote(self.install.node), shlex.quote(private)
+        node, root = shlex.quote(self.install.node), shlex.quote(private)
         parts = self.preset.skills_folder.split("/")
         folders = " ".join(shlex.quote(posixpath.join(container.workdir, *parts[:n])) for n in range(1, len(parts) + 1))
         script = (f"{node} --version >/dev/null 2>&1 || {{ {node} --version 2>&1 | head -c 300; exit {NO_NODE}; }}\n"
-                  f"mkdir -p {home}/tmp\n"
+                  f"mkdir -p {root}/tmp\n"
                   f"for p in {folders}; do [ -e \"$p\" ] || {{ printf '%s' \"$p\"; break; }}; done\n"
-                  f"mkdir -p {skills_dir} && cp -R {home}/skills/. {skills_dir}/\n")
+                  f"mkdir -p {skills_dir} && cp -R {root}/skills/. {skills_dir}/\n")
         done = await container.run(script, SETUP_TIMEOUT_S, 2000)
         if done.exit_code == NO_NODE:
             said = " ".join(done.output.split()) or "it cannot be run"
