@@ -369,7 +369,8 @@ class EnvironmentSettings(_Section):
     """Run every task's container on the host's network (`--network host`) instead of none (or
     the default network where a task says `allow_internet`). A model server listening on the
     host's loopback (`127.0.0.1`) is reachable from inside a container only this way; the
-    built-in agent calls the model from wikiskill's own process and needs no network inside."""
+    built-in agent calls the model from wikiskill's own process and needs no network inside, a
+    coding-agent CLI calls it from inside (without this, a loopback endpoint is refused)."""
     cache_dir: str | None = None
     """Where image build logs are kept; unset: `.wikiskill/images/` in the workspace."""
 

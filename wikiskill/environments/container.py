@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import InfrastructureError
+from .mounts import Mount
 from .output import OutputBudget, ShellResult
 from .runtime import Runtime
 
@@ -48,6 +49,8 @@ class Limits:
     memory_mb: int | None = None
     network: str = "none"
     """`none`, `host`, or `bridge` (a task that allows the internet)."""
+    mounts: tuple[Mount, ...] = ()
+    """This machine's paths it sees read-only (a coding-agent CLI's install)."""
 
 
 class Container:
@@ -74,6 +77,8 @@ class Container:
             argv += ["--memory", f"{limits.memory_mb}m"]
         if workdir:
             argv += ["-w", workdir]
+        for mount in limits.mounts:
+            argv += mount.argv()
         _hook_interrupt()
         started = await asyncio.to_thread(_run_listed, runtime, name, [*argv, image, "infinity"])
         if started.returncode != 0:

@@ -60,7 +60,7 @@ AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "a
 AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/bash_block.py",
               "roles/workdir_listing.py", "environments/host.py",
               "environments/output.py", "environments/bubblewrap.py", "environments/container.py",
-              "environments/base.py", "environments/runtime.py", "roles/reference_agent.py",
+              "environments/base.py", "environments/runtime.py", "environments/mounts.py", "roles/reference_agent.py",
               "roles/offline/agent.py", "roles/offline/rules.py",
               "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
               "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/shelf.py",

@@ -29,6 +29,7 @@ from ..core.config import EnvironmentSettings
 from ..core.errors import ConfigError, InfrastructureError
 from ..environments.container import Container, Limits
 from ..environments.images import ImageCache
+from ..environments.mounts import Mount, NeedsMounts
 from ..environments.runtime import Runtime, open_runtime
 from ..store.traces import FailureKind, Score, Trajectory, cut
 from .scorers import junit_score
@@ -49,10 +50,10 @@ class ContainerSetup:
     workspace: Path
     settings: EnvironmentSettings
 
-    def limits(self, task: HarborTask) -> Limits:
+    def limits(self, task: HarborTask, mounts: tuple[Mount, ...] = ()) -> Limits:
         environment = task.config.environment
         network = "host" if self.settings.host_network else ("bridge" if environment.allow_internet else "none")
-        return Limits(cpus=environment.cpus, memory_mb=environment.memory_mb, network=network)
+        return Limits(cpus=environment.cpus, memory_mb=environment.memory_mb, network=network, mounts=mounts)
 
     async def image(self, task: HarborTask) -> str:
         environment = task.config.environment
@@ -81,8 +82,9 @@ class HarborTaskAgent:
     async def run(self, task: Task) -> Trajectory:
         harbor = self.suite.task(task)
         image = await self.setup.image(harbor)
+        mounts = self.inner.mounts() if isinstance(self.inner, NeedsMounts) else ()
         container = await Container.start(self.setup.runtime, image, harbor.config.environment.workdir,
-                                          self.setup.limits(harbor), self.setup.workspace)
+                                          self.setup.limits(harbor, mounts), self.setup.workspace)
         try:
             timeout_s = harbor.config.agent.timeout_sec
             try:

@@ -136,8 +136,13 @@ class Team:
             return PythonAgent(load_runner(agent.runner), self.benchmark, skills, self.config.skills,
                                self.config.role(Role.AGENT))
         if agent.cli:
-            raise ConfigError(f"agent.runner: {agent.runner} cannot run inside a Harbor task's container yet: "
-                              "use builtin, a Python runner, oracle or nop")
+            from ..roles.coding_agents.in_container import ContainerCliAgent, check_model_network
+            from ..roles.coding_agents.presets import make_preset
+
+            model = self.config.role(Role.AGENT)
+            suite = cast(HarborSuite, self.benchmark)
+            check_model_network(self.config.environment, model.api_base, agent.runner, suite.by_id.values())
+            return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
         if self.offline(Role.AGENT):
             raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
         return ShellAgent(self._factory(Role.AGENT), skills, self.config.skills, self.config.agent.max_steps, shelf,

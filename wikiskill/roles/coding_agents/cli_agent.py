@@ -90,16 +90,23 @@ class CliAgent:
             env = {**minimal_environment(folder), **self.preset.environment(run)}
             argv = sandboxed([self.program, *self.preset.argv(run)[1:]], folder, self.settings.sandbox, env["PATH"])
             finished = await run_limited(argv, str(folder.workdir), env, self.settings.timeout_s)
-        transcript = self.preset.parse(finished.stdout.splitlines(), names)
-        error = failure(finished, transcript, self.settings, self.program)
-        text = transcript.answer if error is None else None
-        prediction = final_answer(text)
-        if error is None and not prediction and kind is BenchmarkKind.QA:
-            error, prediction = "the CLI gave no answer", None
-        return Trajectory(
-            task_id=task.id, split=task.split, kind=kind, question=task.question,
-            messages=ending_with([{"role": "user", "content": run.prompt}, *transcript.messages], text),
-            prediction=prediction, expected=task.answer, usage=transcript.usage, skills=names,
-            skills_loaded=transcript.skills_loaded, error=error,
-            failure=FailureKind.TIMEOUT if finished.timed_out else None,
-        )
+        return read_back(task, kind, run, self.preset, finished, self.settings, self.program)
+
+
+def read_back(task: Task, kind: BenchmarkKind, run: CliRun, preset: CliPreset, finished: Finished,
+              settings: AgentSettings, program: str) -> Trajectory:
+    """The unscored trajectory of a finished run, from the CLI's streamed transcript."""
+    names = list(run.skills)
+    transcript = preset.parse(finished.stdout.splitlines(), names)
+    error = failure(finished, transcript, settings, program)
+    text = transcript.answer if error is None else None
+    prediction = final_answer(text)
+    if error is None and not prediction and kind is BenchmarkKind.QA:
+        error, prediction = "the CLI gave no answer", None
+    return Trajectory(
+        task_id=task.id, split=task.split, kind=kind, question=task.question,
+        messages=ending_with([{"role": "user", "content": run.prompt}, *transcript.messages], text),
+        prediction=prediction, expected=task.answer, usage=transcript.usage, skills=names,
+        skills_loaded=transcript.skills_loaded, error=error,
+        failure=FailureKind.TIMEOUT if finished.timed_out else None,
+    )

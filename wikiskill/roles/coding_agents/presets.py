@@ -21,7 +21,7 @@ from ...core.resources import data_dir
 
 VERSION_TIMEOUT_S = 60.0
 
-AGENT_CODE = ("cli_agent.py", "stream_json.py", "reading.py", "isolation.py")
+AGENT_CODE = ("cli_agent.py", "stream_json.py", "reading.py", "isolation.py", "in_container.py", "host_install.py")
 """This package's modules that decide what a CLI is shown and how its transcript is read (with
 the preset's contract, `contracts/coding_agent.py`)."""
 
