@@ -12,6 +12,8 @@ from pathlib import Path
 BASE_IMAGE = "wikiskill/base:bookworm"
 WORDS = {"rev-cat": "cat", "rev-dog": "dog", "rev-owl": "owl", "rev-emu": "emu"}
 MARKER = "HIDDEN-TESTS-MARKER"
+IDS = {"train": ["rev-cat", "rev-dog"], "val": ["rev-owl", "rev-emu"]}
+"""The split the tests' wikiskill.yaml gives the four word tasks."""
 
 
 def marker(task_id: str) -> str:
@@ -74,3 +76,10 @@ def remove_images(tags: list[str]) -> None:
     """Remove the images a test built (and only those), and any container of a workspace it made."""
     if tags:
         subprocess.run(["docker", "rmi", "-f", *tags], capture_output=True)
+
+
+def tag_of(task_folder: Path) -> str:
+    """The image tag wikiskill builds for the task folder's environment."""
+    from wikiskill.environments.images import IMAGE_REPOSITORY, environment_digest
+
+    return f"{IMAGE_REPOSITORY}:{environment_digest(task_folder / 'environment')[:12]}"

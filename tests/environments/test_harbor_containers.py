@@ -18,14 +18,23 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs, needs_docker
-from harborsuites import MARKER, containers_of, harbor_suite, image_id, remove_images, word_of, write_harbor_task
+from harborsuites import (
+    IDS,
+    MARKER,
+    containers_of,
+    harbor_suite,
+    image_id,
+    remove_images,
+    tag_of,
+    word_of,
+    write_harbor_task,
+)
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
 from wikiskill.core.config import EnvironmentSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import InfrastructureError
-from wikiskill.environments.images import IMAGE_REPOSITORY, environment_digest
 from wikiskill.roles.python_agent import PythonAgent
 from wikiskill.roles.reference_agent import NopAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
@@ -35,11 +44,6 @@ from workspaces import hears_ctrl_c, until
 
 TRAIN_ONLY = "test_walrus_trainonly_negative"
 VAL_ONLY = "test_zebra_valonly_quux"
-IDS = {"train": ["rev-cat", "rev-dog"], "val": ["rev-owl", "rev-emu"]}
-
-
-def tag_of(task_folder: Path) -> str:
-    return f"{IMAGE_REPOSITORY}:{environment_digest(task_folder / 'environment')[:12]}"
 
 
 class ContainerWorld(ScriptedWorld):

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_harbor_containers import IDS, tag_of
 from typer.testing import CliRunner
 
 from conftest import needs, needs_docker
-from harborsuites import MARKER, containers_of, harbor_suite, remove_images, word_of
+from harborsuites import IDS, MARKER, containers_of, harbor_suite, remove_images, tag_of, word_of
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite

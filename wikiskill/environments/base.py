@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from .mounts import Mount
 from .output import ShellResult
 
 
@@ -32,3 +33,11 @@ class TaskEnvironment(Protocol):
 
     async def close(self) -> None:
         """Remove the environment and whatever still runs in it."""
+
+
+@runtime_checkable
+class NeedsMounts(Protocol):
+    """An agent whose program lives on this machine and must be mounted into each container."""
+
+    def mounts(self) -> tuple[Mount, ...]:
+        """What to mount into every task's container, read-only."""

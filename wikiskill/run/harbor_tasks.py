@@ -27,9 +27,10 @@ from ..benchmarks.harbor import HarborSuite, HarborTask
 from ..contracts.roles import EnvironmentAgent
 from ..core.config import EnvironmentSettings
 from ..core.errors import ConfigError, InfrastructureError
+from ..environments.base import NeedsMounts
 from ..environments.container import Container, Limits
 from ..environments.images import ImageCache
-from ..environments.mounts import Mount, NeedsMounts
+from ..environments.mounts import Mount
 from ..environments.runtime import Runtime, open_runtime
 from ..store.traces import FailureKind, Score, Trajectory, cut
 from .scorers import junit_score

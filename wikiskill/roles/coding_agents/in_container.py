@@ -83,7 +83,7 @@ def check_model_network(environment: EnvironmentSettings, api_base: str | None, 
 
 
 class ContainerCliAgent:
-    """Follows `protocols.EnvironmentAgent` and `environments.mounts.NeedsMounts`."""
+    """Follows `protocols.EnvironmentAgent` and `environments.base.NeedsMounts`."""
 
     def __init__(self, preset: CliPreset, benchmark: Benchmark, skills: Sequence[Skill], settings: AgentSettings,
                  model: RoleSettings):
