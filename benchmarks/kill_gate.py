@@ -127,8 +127,11 @@ def gate_windows(calls: list[str]) -> list[range]:
     for number, tag in enumerate(tags):
         gate = max(index for index in range(tag) if calls[index].startswith("update-ref refs/heads/main "))
         start = max(index for index in range(gate) if PUBLISH.match(calls[index])) + 1
-        end = len(calls) - 1 if number == len(tags) - 1 else next(
-            index for index in range(tag, len(calls)) if calls[index].startswith("gc --auto"))
+        end = (
+            len(calls) - 1
+            if number == len(tags) - 1
+            else next(index for index in range(tag, len(calls)) if calls[index].startswith("gc --auto"))
+        )
         windows.append(range(start, end + 1))
     return windows
 
@@ -144,6 +147,7 @@ def kill_points(calls: list[str], when: tuple[str, ...] = WHEN) -> list[KillPoin
 
 # -- scenarios --------------------------------------------------------------------------------------
 
+
 class PerfectWorld(ScriptedWorld):
     """The scripted world where the spelling skill fixes every reversal: round 1 reaches 1.000."""
 
@@ -157,6 +161,7 @@ SCENARIOS = {"accept-reject": ScriptedWorld, "perfect": PerfectWorld}
 
 
 # -- running ------------------------------------------------------------------------------------------
+
 
 def _forked_cli_on_path(argv: list[str], output: str, path: str) -> None:
     os.environ["PATH"] = path
@@ -178,8 +183,13 @@ class Starter:
             process.start()
             return _ForkedProcess(process)
         with open(f"{output}.out", "wb") as out, open(f"{output}.err", "wb") as err:
-            return subprocess.Popen([*kill_resume.wikiskill_command(), *argv], stdout=out, stderr=err,
-                                    start_new_session=True, env={**os.environ, "PATH": self.shim.path()})
+            return subprocess.Popen(
+                [*kill_resume.wikiskill_command(), *argv],
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                env={**os.environ, "PATH": self.shim.path()},
+            )
 
 
 class ShimForkServer(ForkServer):
@@ -205,9 +215,9 @@ def reference_run(server: FakeOpenAIServer, ws: Path, start: Starter) -> Referen
 
 
 def decisions(ws: Path) -> list[str]:
-    return kill_resume.git(ws, "log", "--first-parent", "--reverse",
-                           "--format=%(trailers:key=Wikiskill-Decision,valueonly)",
-                           "main").split()
+    return kill_resume.git(
+        ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Decision,valueonly)", "main"
+    ).split()
 
 
 def audit_problems(ws: Path, rerun: bool = False) -> list[str]:
@@ -218,8 +228,9 @@ def audit_problems(ws: Path, rerun: bool = False) -> list[str]:
     return problems
 
 
-def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, point: KillPoint, start: Starter,
-                    rerun: bool = False) -> list[str]:
+def kill_and_resume(
+    server: FakeOpenAIServer, ws: Path, reference: Reference, point: KillPoint, start: Starter, rerun: bool = False
+) -> list[str]:
     """Run until the shim kills at `point`, then once more unarmed for the rounds still missing;
     what is wrong afterwards."""
     new_workspace(ws, server.base_url)
@@ -241,8 +252,9 @@ def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, po
     for key, expected in reference.signature.items():
         actual = history[key]
         if actual != expected:
-            problems.append(f"history differs in {key}: expected {kill_resume._short(expected)}, "
-                            f"got {kill_resume._short(actual)}")
+            problems.append(
+                f"history differs in {key}: expected {kill_resume._short(expected)}, got {kill_resume._short(actual)}"
+            )
     return problems + audit_problems(ws, rerun)
 
 
@@ -263,8 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         with FakeOpenAIServer(SCENARIOS[scenario]()) as server:
             reference = reference_run(server, root / scenario / "reference", start)
             points = kill_points(reference.calls, tuple(args.when))
-            print(f"{scenario}: decisions {' '.join(reference.decisions)}, {len(reference.calls)} git calls, "
-                  f"{len(points)} kill points", flush=True)
+            print(
+                f"{scenario}: decisions {' '.join(reference.decisions)}, {len(reference.calls)} git calls, "
+                f"{len(points)} kill points",
+                flush=True,
+            )
             for number, point in enumerate(points, 1):
                 ws = root / scenario / f"point-{number:03d}"
                 problems = kill_and_resume(server, ws, reference, point, start, args.rerun)
@@ -277,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.rmtree(ws, ignore_errors=True)
     if args.keep is None and not failures:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"kill_gate: {total - failures}/{total} kill points resumed cleanly "
-          f"(wall {time.monotonic() - started:.1f} s)")
+    print(
+        f"kill_gate: {total - failures}/{total} kill points resumed cleanly (wall {time.monotonic() - started:.1f} s)"
+    )
     return 1 if failures else 0
 
 

@@ -32,8 +32,9 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 def roll_back(ws: Path) -> tuple[str, ...]:
     """Roll back round 1's skill if it is on main by now (else there is nothing to undo)."""
-    subprocess.run([*kill_resume.wikiskill_command(), "-C", str(ws), "rollback", "spell-letters"],
-                   capture_output=True, text=True)
+    subprocess.run(
+        [*kill_resume.wikiskill_command(), "-C", str(ws), "rollback", "spell-letters"], capture_output=True, text=True
+    )
     return ()
 
 

@@ -94,8 +94,9 @@ def _commits(ws: Path, *rev: str) -> list[tuple]:
         sha, parents, trailer_text = record.strip("\n").split("\x1f")
         trailers = dict(line.split(": ", 1) for line in trailer_text.splitlines() if ": " in line)
         trees = git(ws, "rev-parse", *(f"{sha}:{path}" for path in TREES), check=False).split()
-        rows.append((*(trailers.get(f"Wikiskill-{key}") for key in KEYS), len(parents.split()), *trees,
-                     _raw_files(ws, sha)))
+        rows.append(
+            (*(trailers.get(f"Wikiskill-{key}") for key in KEYS), len(parents.split()), *trees, _raw_files(ws, sha))
+        )
     return rows
 
 
@@ -103,21 +104,25 @@ def signature(ws: Path) -> dict:
     """Everything that must be identical between an interrupted-and-resumed run and the reference."""
     main = git(ws, "rev-list", "--first-parent", "--reverse", "main").split()
     position = {sha: index for index, sha in enumerate(main)}
-    sides = [_commits(ws, f"{sha}^1..{sha}^2") for sha in main
-             if len(git(ws, "rev-parse", f"{sha}^@").split()) == 2]
+    sides = [_commits(ws, f"{sha}^1..{sha}^2") for sha in main if len(git(ws, "rev-parse", f"{sha}^@").split()) == 2]
     tags = {}
     for line in git(ws, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags").splitlines():
         name, sha = line.split()
         tags[name] = position.get(sha, _commits(ws, f"main..{sha}"))
-    return {"main": _commits(ws, "--first-parent", "main"), "sides": sides, "tags": tags,
-            "branches": git(ws, "for-each-ref", "--format=%(refname)", "refs/heads").split()}
+    return {
+        "main": _commits(ws, "--first-parent", "main"),
+        "sides": sides,
+        "tags": tags,
+        "branches": git(ws, "for-each-ref", "--format=%(refname)", "refs/heads").split(),
+    }
 
 
 def consistency_problems(ws: Path) -> list[str]:
     """Problems of a finished workspace."""
     problems = []
-    fsck = subprocess.run(["git", "-C", str(ws), "fsck", "--full", "--no-dangling", "--no-progress"],
-                          capture_output=True, text=True)
+    fsck = subprocess.run(
+        ["git", "-C", str(ws), "fsck", "--full", "--no-dangling", "--no-progress"], capture_output=True, text=True
+    )
     if fsck.returncode != 0 or fsck.stdout.strip():
         problems.append(f"git fsck: {(fsck.stdout + fsck.stderr).strip()[:300]}")
     status = git(ws, "status", "--porcelain", "--untracked-files=all")
@@ -160,6 +165,7 @@ class ResultLines:
 
 # -- watching and killing -----------------------------------------------------------------------
 
+
 class Watcher:
     """Counts what a running evolve does to its workspace, by polling the file system.
 
@@ -191,8 +197,9 @@ class Watcher:
 
     def poll(self) -> None:
         refs = self._read_refs()
-        self.counts["ref"] += sum(1 for name in refs.keys() | self._refs.keys()
-                                  if refs.get(name) != self._refs.get(name))
+        self.counts["ref"] += sum(
+            1 for name in refs.keys() | self._refs.keys() if refs.get(name) != self._refs.get(name)
+        )
         self._refs = refs
         state = self.ws / ".wikiskill"
         marker = (state / "sync.json").exists()
@@ -239,8 +246,9 @@ def rounds_left(ws: Path, total: int = ROUNDS) -> int:
 def start_cli(ws: Path, output: Path, *extra: str):
     """`wikiskill -C ws evolve` as a new process in its own process group."""
     with open(f"{output}.out", "wb") as out, open(f"{output}.err", "wb") as err:
-        return subprocess.Popen([*wikiskill_command(), *evolve_argv(ws, *extra)], stdout=out, stderr=err,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [*wikiskill_command(), *evolve_argv(ws, *extra)], stdout=out, stderr=err, start_new_session=True
+        )
 
 
 class ForkServer:
@@ -321,8 +329,7 @@ def run_evolve(ws: Path, trigger: str | None = None, start=start_cli, extra: tup
 
 
 def new_workspace(path: Path, base_url: str) -> Path:
-    init_workspace(path, benchmark="example-qa", model="openai/fake-model", api_base=base_url,
-                   concurrency=CONCURRENCY)
+    init_workspace(path, benchmark="example-qa", model="openai/fake-model", api_base=base_url, concurrency=CONCURRENCY)
     return path
 
 
@@ -367,8 +374,9 @@ class Outcome:
         return not self.problems
 
 
-def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, triggers: list[str],
-                    start=start_cli) -> Outcome:
+def kill_and_resume(
+    server: FakeOpenAIServer, ws: Path, reference: Reference, triggers: list[str], start=start_cli
+) -> Outcome:
     """Run with each trigger in turn (a kill per run), then re-run until the command exits."""
     before = len(server.requests)
     new_workspace(ws, server.base_url)
@@ -380,8 +388,11 @@ def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, tr
         run = run_evolve(ws, pending.pop(0) if pending else None, start, extra)
         seen = ", ".join(f"{kind} {run.counts[kind]}" for kind in KINDS[1:])
         finished = completed_rounds(ws) == ROUNDS
-        ended = f"exit {run.exit_code}" if run.exit_code is not None else (
-            "killed after its last round's tag" if finished else "killed")
+        ended = (
+            f"exit {run.exit_code}"
+            if run.exit_code is not None
+            else ("killed after its last round's tag" if finished else "killed")
+        )
         runs.append(f"{ended} after {run.seconds:.1f} s ({seen})")
         if run.exit_code is None and not finished:
             extra = ("--rounds", str(rounds_left(ws)))
@@ -394,8 +405,9 @@ def kill_and_resume(server: FakeOpenAIServer, ws: Path, reference: Reference, tr
         problems.append(f"{len(twice)} finished task(s) computed again, e.g. {twice[0]}")
     spent = agent_requests(server, before)
     if spent > reference.agent_requests + CONCURRENCY * len(triggers):
-        problems.append(f"{spent} agent requests, reference {reference.agent_requests} "
-                        f"(+{CONCURRENCY} in flight per kill at most)")
+        problems.append(
+            f"{spent} agent requests, reference {reference.agent_requests} (+{CONCURRENCY} in flight per kill at most)"
+        )
     problems += consistency_problems(ws)
     problems += _differences(reference.signature, signature(ws))
     return Outcome(triggers, runs, problems)
@@ -421,8 +433,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.03, help="seconds the server sleeps per request")
     parser.add_argument("--kills", type=int, default=1, help="kills per point (each on the next re-run)")
     parser.add_argument("--keep", type=Path, default=None, help="keep every workspace under this folder")
-    parser.add_argument("--fork-server", action="store_true",
-                        help="fork runs from a process with litellm already imported (no import per start)")
+    parser.add_argument(
+        "--fork-server",
+        action="store_true",
+        help="fork runs from a process with litellm already imported (no import per start)",
+    )
     args = parser.parse_args(argv)
     start = ForkServer() if args.fork_server else start_cli
     rng = random.Random(args.seed)
@@ -439,8 +454,10 @@ def main(argv: list[str] | None = None) -> int:
             ws = root / f"point-{point:03d}"
             outcome = kill_and_resume(server, ws, reference, triggers, start)
             verdict = "ok" if outcome.clean else "FAILED"
-            print(f"point {point:3d}  kill at {' then '.join(triggers):<28} "
-                  f"runs {len(outcome.runs)}  {verdict}", flush=True)
+            print(
+                f"point {point:3d}  kill at {' then '.join(triggers):<28} runs {len(outcome.runs)}  {verdict}",
+                flush=True,
+            )
             for problem in outcome.problems + ([f"runs: {'; '.join(outcome.runs)}"] if outcome.problems else []):
                 print(f"    {problem}  [{ws}]", flush=True)
             failures += not outcome.clean
@@ -449,8 +466,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep is None and not failures:
         shutil.rmtree(root, ignore_errors=True)
     wall = time.monotonic() - started
-    print(f"kill_resume: {args.points - failures}/{args.points} points resumed cleanly "
-          f"({args.kills} kill(s) each, seed {args.seed}, wall {wall:.1f} s)", flush=True)
+    print(
+        f"kill_resume: {args.points - failures}/{args.points} points resumed cleanly "
+        f"({args.kills} kill(s) each, seed {args.seed}, wall {wall:.1f} s)",
+        flush=True,
+    )
     return 1 if failures else 0
 
 

@@ -33,8 +33,9 @@ from wikiskill.store.workspace import MAIN, Workspace
 
 
 def prepare(path: Path, args: argparse.Namespace) -> Workspace:
-    ws = api.init_workspace(path, benchmark=args.benchmark, model=args.model, api_base=args.api_base,
-                            concurrency=args.concurrency)
+    ws = api.init_workspace(
+        path, benchmark=args.benchmark, model=args.model, api_base=args.api_base, concurrency=args.concurrency
+    )
     config_path = ws.root / "wikiskill.yaml"
     data = yaml.safe_load(config_path.read_text())
     data.setdefault("llm", {})["timeout"] = args.timeout

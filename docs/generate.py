@@ -49,6 +49,7 @@ def cell(text: str) -> str:
 
 # ---- the CLI -------------------------------------------------------------------------------------
 
+
 def _value(value: object) -> str:
     if isinstance(value, enum.Enum):
         value = value.value
@@ -62,8 +63,9 @@ def _value(value: object) -> str:
 def _param_type(param) -> str:
     descriptor = param.type_descriptor
     if descriptor.is_choice:
-        return " \\| ".join(f"`{choice.value if isinstance(choice, enum.Enum) else choice}`"
-                            for choice in descriptor.choices)
+        return " \\| ".join(
+            f"`{choice.value if isinstance(choice, enum.Enum) else choice}`" for choice in descriptor.choices
+        )
     annotation = get_args(descriptor.annotation)[0] if descriptor.is_list else descriptor.annotation
     label = {bool: "flag", int: "integer", float: "number", str: "text", Path: "path"}.get(annotation, "text")
     bounds = (getattr(param, "min", None), getattr(param, "max", None))
@@ -97,15 +99,22 @@ def _usage(path: str, command) -> str:
 
 
 def _command_section(path: str, command) -> list[str]:
-    lines = [f"## `{path}`", "", *[line for p in paragraphs(command.help) for line in (p, "")],
-             f"Usage: `{_usage(path, command)}`", ""]
+    lines = [
+        f"## `{path}`",
+        "",
+        *[line for p in paragraphs(command.help) for line in (p, "")],
+        f"Usage: `{_usage(path, command)}`",
+        "",
+    ]
     params = [p for p in command.params if not getattr(p, "hidden", False)]
     if params:
         lines += ["| argument / option | type | default | description |", "|---|---|---|---|"]
         for param in params:
             default = "(required)" if param.required else _value(param.default)
-            lines.append(f"| {_param_name(param)} | {_param_type(param)} | {default} | "
-                         f"{cell(' '.join(paragraphs(param.help)))} |")
+            lines.append(
+                f"| {_param_name(param)} | {_param_type(param)} | {default} | "
+                f"{cell(' '.join(paragraphs(param.help)))} |"
+            )
         lines.append("")
     return lines
 
@@ -122,23 +131,37 @@ def _commands(group, prefix: str):
 
 def cli_reference() -> str:
     group = get_command(app)
-    lines = [HEADER.format(source="the Typer app in wikiskill/cli/").rstrip(), "", "# CLI reference", "",
-             *[line for p in paragraphs(group.help) for line in (p, "")],
-             f"Usage: `{_usage('wikiskill', group)}`", "",
-             "Global options go before the command (`wikiskill -C ws status`); `wikiskill COMMAND --help` "
-             "prints a command's options in the terminal.", "",
-             "| option | type | default | description |", "|---|---|---|---|"]
+    lines = [
+        HEADER.format(source="the Typer app in wikiskill/cli/").rstrip(),
+        "",
+        "# CLI reference",
+        "",
+        *[line for p in paragraphs(group.help) for line in (p, "")],
+        f"Usage: `{_usage('wikiskill', group)}`",
+        "",
+        "Global options go before the command (`wikiskill -C ws status`); `wikiskill COMMAND --help` "
+        "prints a command's options in the terminal.",
+        "",
+        "| option | type | default | description |",
+        "|---|---|---|---|",
+    ]
     for param in group.params:
-        lines.append(f"| {_param_name(param)} | {_param_type(param)} | {_value(param.default)} | "
-                     f"{cell(' '.join(paragraphs(param.help)))} |")
-    lines += ["", "Commands: " + ", ".join(f"[`{path}`](#{path.replace(' ', '-')})"
-                                           for path, _ in _commands(group, "wikiskill")), ""]
+        lines.append(
+            f"| {_param_name(param)} | {_param_type(param)} | {_value(param.default)} | "
+            f"{cell(' '.join(paragraphs(param.help)))} |"
+        )
+    lines += [
+        "",
+        "Commands: " + ", ".join(f"[`{path}`](#{path.replace(' ', '-')})" for path, _ in _commands(group, "wikiskill")),
+        "",
+    ]
     for path, command in _commands(group, "wikiskill"):
         lines += _command_section(path, command)
     return "\n".join(lines).rstrip() + "\n"
 
 
 # ---- the configuration ---------------------------------------------------------------------------
+
 
 def _section_model(field: FieldInfo) -> type[BaseModel] | None:
     annotation = field.annotation
@@ -152,8 +175,10 @@ def _registry_label(registry: Registry) -> str:
 
 def _type_label(annotation: object, metadata: list | None = None) -> tuple[str, bool]:
     """A setting's type in words, and whether it may be left empty."""
-    registry = next((item for item in [*(metadata or []), *getattr(annotation, "__metadata__", ())]
-                     if isinstance(item, Registry)), None)
+    registry = next(
+        (item for item in [*(metadata or []), *getattr(annotation, "__metadata__", ())] if isinstance(item, Registry)),
+        None,
+    )
     if registry is not None:
         return _registry_label(registry), False
     origin = get_origin(annotation)
@@ -172,8 +197,12 @@ def _type_label(annotation: object, metadata: list | None = None) -> tuple[str, 
 
 def _bounds(field: FieldInfo) -> str:
     signs = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
-    rules = [f"{signs[key]} {getattr(rule, key)}" for rule in field.metadata
-             for key in signs if getattr(rule, key, None) is not None]
+    rules = [
+        f"{signs[key]} {getattr(rule, key)}"
+        for rule in field.metadata
+        for key in signs
+        if getattr(rule, key, None) is not None
+    ]
     return "".join(f" {rule}" for rule in rules[:1]) + "".join(f" and {rule}" for rule in rules[1:])
 
 
@@ -197,8 +226,9 @@ def _setting_rows(model: type[BaseModel], prefix: str) -> list[str]:
             continue
         label, optional = _type_label(field.annotation, field.metadata)
         label += _bounds(field) + (", or empty" if optional else "")
-        rows.append(f"| `{prefix}{name}` | {label} | {_default(field)} | "
-                    f"{cell(' '.join(paragraphs(field.description)))} |")
+        rows.append(
+            f"| `{prefix}{name}` | {label} | {_default(field)} | {cell(' '.join(paragraphs(field.description)))} |"
+        )
     return rows
 
 
@@ -214,32 +244,57 @@ TABLE_HEAD = ["| setting | type | default | description |", "|---|---|---|---|"]
 
 
 def config_reference() -> str:
-    lines = [HEADER.format(source="the models in wikiskill/core/config.py").rstrip(), "",
-             "# Configuration reference", "",
-             *[line for p in paragraphs(Config.__doc__) for line in (p, "")],
-             "Every setting of `wikiskill.yaml`, by its path (`gate.margin` is `margin:` under `gate:`). "
-             "A setting left out takes its default; \"empty\" means unset (`null`). "
-             "[configuration.md](../configuration.md) explains how the file is read.", "",
-             "## Top level", "", *TABLE_HEAD, *_setting_rows(Config, ""), ""]
+    lines = [
+        HEADER.format(source="the models in wikiskill/core/config.py").rstrip(),
+        "",
+        "# Configuration reference",
+        "",
+        *[line for p in paragraphs(Config.__doc__) for line in (p, "")],
+        "Every setting of `wikiskill.yaml`, by its path (`gate.margin` is `margin:` under `gate:`). "
+        'A setting left out takes its default; "empty" means unset (`null`). '
+        "[configuration.md](../configuration.md) explains how the file is read.",
+        "",
+        "## Top level",
+        "",
+        *TABLE_HEAD,
+        *_setting_rows(Config, ""),
+        "",
+    ]
     for path, field, section in _sections(Config):
-        lines += [f"## `{path}`", "", *[line for p in paragraphs(field.description) for line in (p, "")],
-                  *TABLE_HEAD, *_setting_rows(section, f"{path}."), ""]
+        lines += [
+            f"## `{path}`",
+            "",
+            *[line for p in paragraphs(field.description) for line in (p, "")],
+            *TABLE_HEAD,
+            *_setting_rows(section, f"{path}."),
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def parts_reference() -> str:
-    lines = [HEADER.format(source="the registries in wikiskill/core/parts.py").rstrip(), "",
-             "# Replaceable parts", "",
-             "Each kind of part is one registry: a setting or option names a built-in, a plugin (an entry "
-             "point of an installed package in the kind's group) or the dotted path of a class of your own "
-             "(`package.module:Class`), which must follow the kind's contract. "
-             "[architecture.md](../architecture.md#adding-a-part) says how to add one.", ""]
+    lines = [
+        HEADER.format(source="the registries in wikiskill/core/parts.py").rstrip(),
+        "",
+        "# Replaceable parts",
+        "",
+        "Each kind of part is one registry: a setting or option names a built-in, a plugin (an entry "
+        "point of an installed package in the kind's group) or the dotted path of a class of your own "
+        "(`package.module:Class`), which must follow the kind's contract. "
+        "[architecture.md](../architecture.md#adding-a-part) says how to add one.",
+        "",
+    ]
     for registry in REGISTRIES:
         contract = registry.contract.replace(":", ".")
-        lines += [f"## {registry.what[0].upper()}{registry.what[1:]}", "",
-                  f"Picked by `{registry.setting}`; plugins register under the entry-point group "
-                  f"`{registry.group}`; the contract is `{contract}`.", "",
-                  "| name | class | what it does |", "|---|---|---|"]
+        lines += [
+            f"## {registry.what[0].upper()}{registry.what[1:]}",
+            "",
+            f"Picked by `{registry.setting}`; plugins register under the entry-point group "
+            f"`{registry.group}`; the contract is `{contract}`.",
+            "",
+            "| name | class | what it does |",
+            "|---|---|---|",
+        ]
         for name, path in registry.builtins.items():
             summary = (paragraphs(import_class(path).__doc__) or [""])[0]
             lines.append(f"| `{name}` | `{path}` | {cell(summary)} |")
@@ -249,15 +304,20 @@ def parts_reference() -> str:
 
 # ---- writing and checking ------------------------------------------------------------------------
 
+
 def generated() -> dict[Path, str]:
-    return {REFERENCE / "cli.md": cli_reference(), REFERENCE / "config.md": config_reference(),
-            REFERENCE / "parts.md": parts_reference()}
+    return {
+        REFERENCE / "cli.md": cli_reference(),
+        REFERENCE / "config.md": config_reference(),
+        REFERENCE / "parts.md": parts_reference(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 naming each file that differs from the code")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming each file that differs from the code"
+    )
     args = parser.parse_args(argv)
     stale = []
     for path, text in generated().items():
@@ -271,8 +331,9 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
     for path in stale:
-        print(f"{path.relative_to(ROOT)} is stale: run `python docs/generate.py` and commit the result",
-              file=sys.stderr)
+        print(
+            f"{path.relative_to(ROOT)} is stale: run `python docs/generate.py` and commit the result", file=sys.stderr
+        )
     return 1 if stale else 0
 
 

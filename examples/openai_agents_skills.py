@@ -47,8 +47,9 @@ def skills_agent(skills: SkillSet, model: str | Model, mode: Mode = "index") -> 
     def instructions(context: RunContextWrapper[str], agent: Agent[str]) -> str:
         return f"{INSTRUCTIONS}\n\n{skills.render(context.context, mode=mode)}"
 
-    return Agent(name="assistant", instructions=instructions, model=model,
-                 tools=[load_skill] if mode == "index" else [])
+    return Agent(
+        name="assistant", instructions=instructions, model=model, tools=[load_skill] if mode == "index" else []
+    )
 
 
 def chat_model(model: str, base_url: str | None, api_key: str | None) -> str | Model:
@@ -56,8 +57,9 @@ def chat_model(model: str, base_url: str | None, api_key: str | None) -> str | M
     if base_url is None:
         return model
     set_tracing_disabled(True)  # traces are uploaded to OpenAI; a local server has no use for that
-    return OpenAIChatCompletionsModel(model=model, openai_client=AsyncOpenAI(base_url=base_url,
-                                                                             api_key=api_key or "local"))
+    return OpenAIChatCompletionsModel(
+        model=model, openai_client=AsyncOpenAI(base_url=base_url, api_key=api_key or "local")
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,16 +14,25 @@ from __future__ import annotations
 
 import litellm
 
-SYSTEM = ("Answer the user's question. Follow a skill below when it fits the task. Put the final "
-          "answer alone in <answer></answer>.\n\n{skills}")
+SYSTEM = (
+    "Answer the user's question. Follow a skill below when it fits the task. Put the final "
+    "answer alone in <answer></answer>.\n\n{skills}"
+)
 
 
 def solve(run) -> dict:
     """The final answer (wikiskill reads `<answer>` tags when present), the conversation and the usage."""
-    messages = [{"role": "system", "content": SYSTEM.format(skills=run.skills_prompt)},
-                {"role": "user", "content": run.task}]
-    response = litellm.completion(model=run.model, api_base=run.api_base, messages=messages,
-                                  temperature=run.temperature, max_tokens=run.max_tokens)
+    messages = [
+        {"role": "system", "content": SYSTEM.format(skills=run.skills_prompt)},
+        {"role": "user", "content": run.task},
+    ]
+    response = litellm.completion(
+        model=run.model,
+        api_base=run.api_base,
+        messages=messages,
+        temperature=run.temperature,
+        max_tokens=run.max_tokens,
+    )
     answer = response.choices[0].message.content or ""
     usage = response.usage
     return {

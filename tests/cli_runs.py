@@ -16,8 +16,10 @@ from pathlib import Path
 from wikiskill.contracts.coding_agent import CliPreset, CliRun
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
-SKILL = ("---\nname: demo\ndescription: How to answer the demo question; load it before answering.\n---\n"
-         "# Demo\n\nThe answer to the demo question is 42. Reply with <answer>42</answer>.\n")
+SKILL = (
+    "---\nname: demo\ndescription: How to answer the demo question; load it before answering.\n---\n"
+    "# Demo\n\nThe answer to the demo question is 42. Reply with <answer>42</answer>.\n"
+)
 SKILL_BODY = "The answer to the demo question is 42."
 PROMPT = "What is the answer to the demo question? Load the demo skill first."
 MODEL = "openai/fake-model"
@@ -67,22 +69,37 @@ def make_run(preset: CliPreset, base_url: str, tmp: Path, max_turns: int | None 
     skill = work / preset.skills_folder / "demo"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL)
-    return CliRun(prompt=PROMPT, workdir=work, home=home, skills=("demo",), model=MODEL, api_base=base_url,
-                  api_key=KEY, max_turns=max_turns)
+    return CliRun(
+        prompt=PROMPT,
+        workdir=work,
+        home=home,
+        skills=("demo",),
+        model=MODEL,
+        api_base=base_url,
+        api_key=KEY,
+        max_turns=max_turns,
+    )
 
 
-def run_cli(preset: CliPreset, run: CliRun, program: str | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    preset: CliPreset, run: CliRun, program: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run the CLI headless on `run` with only PATH, HOME, TERM and LANG from outside, and the
     preset's variables; stdin is empty."""
     preset.prepare_home(run)
     program = program or shutil.which(preset.program)
     assert program, f"{preset.program} is not on PATH"
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(run.home), "TERM": "dumb", "LANG": "C.UTF-8",
-           **preset.environment(run)}
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(run.home),
+        "TERM": "dumb",
+        "LANG": "C.UTF-8",
+        **preset.environment(run),
+    }
     argv = [program, *preset.argv(run)[1:]]
-    return subprocess.run(argv, cwd=run.workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        argv, cwd=run.workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def capture(preset: CliPreset, program: str, out: Path) -> None:

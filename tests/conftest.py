@@ -43,8 +43,9 @@ def docker_ready() -> str | None:
         return "needs `docker` on PATH: apt-get install docker.io"
     probe = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
     if probe.returncode != 0:
-        return ("needs a running Docker daemon: as root, dockerd --storage-driver=overlay2 --iptables=false "
-                "--bridge=none &")
+        return (
+            "needs a running Docker daemon: as root, dockerd --storage-driver=overlay2 --iptables=false --bridge=none &"
+        )
     return None
 
 
@@ -58,9 +59,12 @@ def installed(*commands: str) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "needs(*commands, package): the test runs a system program, one of "
-                                       "commands on PATH; package is the Debian (or @scoped npm) package "
-                                       "that installs it")
+    config.addinivalue_line(
+        "markers",
+        "needs(*commands, package): the test runs a system program, one of "
+        "commands on PATH; package is the Debian (or @scoped npm) package "
+        "that installs it",
+    )
     config.addinivalue_line("markers", "needs_docker: the test runs containers through a Docker daemon")
 
 
@@ -72,8 +76,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs"):
         package = mark.kwargs.get("package")
         if not mark.args or not package:
-            pytest.fail(f"{item.nodeid}: a `needs` mark names its programs and their package, "
-                        "e.g. needs(\"java\", package=\"openjdk-17-jre-headless\")", pytrace=False)
+            pytest.fail(
+                f"{item.nodeid}: a `needs` mark names its programs and their package, "
+                'e.g. needs("java", package="openjdk-17-jre-headless")',
+                pytrace=False,
+            )
         if installed(*mark.args) is None:
             install = "npm install -g" if package.startswith("@") else "apt-get install"
             reason = f"needs `{mark.args[0]}` on PATH: {install} {package}"

@@ -42,15 +42,39 @@ class DockerRun:
     def build(self, task: Path, **build_args: str) -> str:
         image = f"wikiskill-test/{task.name}:{self.run}"
         extra = [part for name, value in build_args.items() for part in ("--build-arg", f"{name}={value}")]
-        checked("build", "-q", "--network", "none", "--label", f"{LABEL}={self.run}", *extra, "-t", image,
-                str(task / "environment"), timeout=300)
+        checked(
+            "build",
+            "-q",
+            "--network",
+            "none",
+            "--label",
+            f"{LABEL}={self.run}",
+            *extra,
+            "-t",
+            image,
+            str(task / "environment"),
+            timeout=300,
+        )
         self.images.append(image)
         return image
 
     def trial(self, task: Path, image: str, solve: bool) -> Trial:
         """One trial in a fresh container: solve.sh when `solve`, else nothing; then the verifier."""
-        container = checked("run", "-d", "--network", "none", "--label", f"{LABEL}={self.run}", "--cpus", "1",
-                            "--memory", "512m", image, "sleep", "infinity").strip()
+        container = checked(
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--label",
+            f"{LABEL}={self.run}",
+            "--cpus",
+            "1",
+            "--memory",
+            "512m",
+            image,
+            "sleep",
+            "infinity",
+        ).strip()
         try:
             if solve:
                 checked("cp", f"{task / 'solution'}/.", f"{container}:/solution")

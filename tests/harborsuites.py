@@ -20,9 +20,17 @@ def marker(task_id: str) -> str:
     return f"{MARKER}-{task_id}"
 
 
-def write_harbor_task(root: Path, task_id: str, word: str, failing: str = "", category: str = "words",
-                      toml: str | None = None, dockerfile: str | None = None, agent_timeout: float = 120.0,
-                      nonce: str = "") -> Path:
+def write_harbor_task(
+    root: Path,
+    task_id: str,
+    word: str,
+    failing: str = "",
+    category: str = "words",
+    toml: str | None = None,
+    dockerfile: str | None = None,
+    agent_timeout: float = 120.0,
+    nonce: str = "",
+) -> Path:
     """A Terminal-Bench-2-style task folder: reverse `word` into /app/answer.txt; its verifier
     prints `failing` when the answer is wrong and writes reward.txt. `nonce`, a comment in the
     Dockerfile, makes the environment (so the image tag) the caller's own."""
@@ -30,20 +38,28 @@ def write_harbor_task(root: Path, task_id: str, word: str, failing: str = "", ca
     (folder / "environment").mkdir(parents=True)
     (folder / "tests").mkdir()
     (folder / "solution").mkdir()
-    (folder / "task.toml").write_text(toml if toml is not None else (
-        f'version = "1.0"\n\n[metadata]\ncategory = "{category}"\ndifficulty = "easy"\n\n'
-        f'[agent]\ntimeout_sec = {agent_timeout}\n\n[verifier]\ntimeout_sec = 60.0\n\n'
-        '[environment]\nbuild_timeout_sec = 300.0\ncpus = 1\nmemory_mb = 512\nallow_internet = false\n'))
+    (folder / "task.toml").write_text(
+        toml
+        if toml is not None
+        else (
+            f'version = "1.0"\n\n[metadata]\ncategory = "{category}"\ndifficulty = "easy"\n\n'
+            f"[agent]\ntimeout_sec = {agent_timeout}\n\n[verifier]\ntimeout_sec = 60.0\n\n"
+            "[environment]\nbuild_timeout_sec = 300.0\ncpus = 1\nmemory_mb = 512\nallow_internet = false\n"
+        )
+    )
     (folder / "instruction.md").write_text(f"Write the word '{word}' backwards into /app/answer.txt.\n")
     (folder / "environment" / "Dockerfile").write_text(
-        dockerfile if dockerfile is not None else
-        f"# {nonce}\nFROM {BASE_IMAGE}\nWORKDIR /app\nRUN echo ready > /app/README\n")
+        dockerfile
+        if dockerfile is not None
+        else f"# {nonce}\nFROM {BASE_IMAGE}\nWORKDIR /app\nRUN echo ready > /app/README\n"
+    )
     (folder / "tests" / "marker.txt").write_text(marker(task_id) + "\n")
     (folder / "tests" / "test.sh").write_text(
         "#!/bin/bash\nmkdir -p /logs/verifier\n"
-        f"if [ \"$(cat /app/answer.txt 2>/dev/null)\" = \"{word[::-1]}\" ]; then\n"
+        f'if [ "$(cat /app/answer.txt 2>/dev/null)" = "{word[::-1]}" ]; then\n'
         "  echo PASSED; echo 1 > /logs/verifier/reward.txt\n"
-        f"else\n  echo 'FAILED test_reversed {failing}'; echo 0 > /logs/verifier/reward.txt\nfi\n")
+        f"else\n  echo 'FAILED test_reversed {failing}'; echo 0 > /logs/verifier/reward.txt\nfi\n"
+    )
     (folder / "solution" / "solve.sh").write_text(f"#!/bin/bash\nprintf %s {word[::-1]} > /app/answer.txt\n")
     return folder
 
@@ -62,8 +78,12 @@ def word_of(question: str) -> str:
 
 
 def containers_of(workspace: Path) -> list[str]:
-    listed = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=wikiskill.workspace={workspace.resolve()}"],
-                            capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=wikiskill.workspace={workspace.resolve()}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return listed.stdout.split()
 
 

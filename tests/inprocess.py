@@ -22,26 +22,35 @@ class WorldModel:
         self.world = world
         self.calls = 0
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
-                 call_required=False) -> Reply:
+    def complete(
+        self, messages: list[dict], tools: list[dict] | None = None, response_model=None, call_required=False
+    ) -> Reply:
         self.calls += 1
         answer = self.world({"messages": messages, "tools": tools})
         if isinstance(answer, str):
             answer = ServerReply(content=answer)
-        calls = [ToolCall(f"call_{self.calls}_{n}", c["name"],
-                          c["arguments"] if isinstance(c["arguments"], dict) else None,
-                          json.dumps(c["arguments"])) for n, c in enumerate(answer.tool_calls or [])]
+        calls = [
+            ToolCall(
+                f"call_{self.calls}_{n}",
+                c["name"],
+                c["arguments"] if isinstance(c["arguments"], dict) else None,
+                json.dumps(c["arguments"]),
+            )
+            for n, c in enumerate(answer.tool_calls or [])
+        ]
         return Reply(answer.content, calls, Usage(calls=1, prompt_tokens=10, completion_tokens=5))
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, response_model=None,
-                        call_required=False) -> Reply:
+    async def acomplete(
+        self, messages: list[dict], tools: list[dict] | None = None, response_model=None, call_required=False
+    ) -> Reply:
         return self.complete(messages, tools)
 
 
 def scripted_workspace(path: Path) -> Workspace:
     """An example-qa workspace whose roles will be WorldModels (see `evolve_scripted`)."""
-    return api.init_workspace(path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER,
-                              concurrency=4)
+    return api.init_workspace(
+        path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER, concurrency=4
+    )
 
 
 def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):
@@ -66,13 +75,22 @@ def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> st
 
     branch = f"skill/r{round_number:03d}-{name}"
     ws.create_branch(branch, MAIN)
-    tip = ws.commit({f"skills/{name}/SKILL.md": skill_md(name, marker),
-                     f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n"
-                                                  f"- r{round_number:03d} {marker}\n"},
-                    format_message(f"r{round_number} propose", Trailers(round=round_number, step=Step.PROPOSE)),
-                    branch=branch)
-    sha = ws.commit({}, format_message(f"r{round_number} gate: accepted {name}", Trailers(
-        round=round_number, step=Step.GATE, decision=Decision.ACCEPTED, action="patch", skill=name)),
-        base=ws.merged_tree(MAIN, tip), extra_parents=(tip,))
+    tip = ws.commit(
+        {
+            f"skills/{name}/SKILL.md": skill_md(name, marker),
+            f"skills/{name}/PURPOSE.md": f"# {name}\n\n## Evolution History\n- r{round_number:03d} {marker}\n",
+        },
+        format_message(f"r{round_number} propose", Trailers(round=round_number, step=Step.PROPOSE)),
+        branch=branch,
+    )
+    sha = ws.commit(
+        {},
+        format_message(
+            f"r{round_number} gate: accepted {name}",
+            Trailers(round=round_number, step=Step.GATE, decision=Decision.ACCEPTED, action="patch", skill=name),
+        ),
+        base=ws.merged_tree(MAIN, tip),
+        extra_parents=(tip,),
+    )
     ws.delete_branch(branch)
     return sha

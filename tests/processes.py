@@ -10,7 +10,7 @@ def stat(pid: int) -> list[str] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
-    return text[text.rindex(")") + 2:].split()
+    return text[text.rindex(")") + 2 :].split()
 
 
 def alive(pid: int) -> bool:

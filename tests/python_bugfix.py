@@ -19,5 +19,6 @@ SCORER = CommandScorer(FOLDERS.command, FOLDERS.scoring, FOLDERS.directory)
 
 def suite_check(task: Task, workdir: Path) -> float:
     """The suite's own command scorer on `workdir`."""
-    return SCORER.score(task, Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR,
-                                         question=task.question), workdir).value
+    return SCORER.score(
+        task, Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR, question=task.question), workdir
+    ).value

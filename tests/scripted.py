@@ -36,20 +36,27 @@ def create(name: str, marker: str) -> dict:
         "name": name,
         "skill_md": skill_md(name, marker),
         "purpose_md": f"# {name}\n\n## Origin\nReversal slips.\n\n"
-                      "## Patterns Addressed\n- [reversal-slips](../../wiki/patterns/reversal-slips.md)\n\n"
-                      "## Evolution History\n",
+        "## Patterns Addressed\n- [reversal-slips](../../wiki/patterns/reversal-slips.md)\n\n"
+        "## Evolution History\n",
         "rationale": f"reversal tasks fail; {name} should fix them",
     }
 
 
 DEFAULT_PROPOSALS = {1: create("spell-letters", SPELL), 2: create("Useless Hint", USELESS)}
-REVERSAL_PAGE = ("# Reversal slips\n\n## Description\nThe agent reverses words wrongly.\n\n"
-                 "## Root cause\nIt reads the word as a whole.\n\n"
-                 "## Evidence\nSHOWN-TASK: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n")
+REVERSAL_PAGE = (
+    "# Reversal slips\n\n## Description\nThe agent reverses words wrongly.\n\n"
+    "## Root cause\nIt reads the word as a whole.\n\n"
+    "## Evidence\nSHOWN-TASK: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n"
+)
 MAINTAINER_REPLY = {
-    "create_patterns": [{"name": "reversal-slips", "summary": "words reversed wrongly + read as a whole + "
-                                                              "spell letter by letter",
-                         "evidence": ["SHOWN-TASK"], "content": REVERSAL_PAGE}],
+    "create_patterns": [
+        {
+            "name": "reversal-slips",
+            "summary": "words reversed wrongly + read as a whole + spell letter by letter",
+            "evidence": ["SHOWN-TASK"],
+            "content": REVERSAL_PAGE,
+        }
+    ],
     "update_patterns": [],
     "append_log": "Found reversal slips in the sampled failures.",
 }
@@ -64,8 +71,9 @@ def true_answer(question: str) -> str:
 
 
 class ScriptedWorld:
-    def __init__(self, proposals: dict | None = None, maintainer_reply: object = None,
-                 trace_ids: list[str] | None = None):
+    def __init__(
+        self, proposals: dict | None = None, maintainer_reply: object = None, trace_ids: list[str] | None = None
+    ):
         self.proposals = proposals or DEFAULT_PROPOSALS
         self.maintainer_reply = MAINTAINER_REPLY if maintainer_reply is None else maintainer_reply
         self.trace_ids = trace_ids or [f"train-{index:02d}" for index in range(4)]
@@ -106,8 +114,10 @@ def evolve_through_cli(runner, ws, base_url: str, rounds: int) -> None:
     """`wikiskill init` an example-qa workspace on the local server, then `evolve --rounds N`."""
     from wikiskill.cli import app
 
-    for args in (["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", base_url],
-                 ["-C", str(ws), "evolve", "--rounds", str(rounds)]):
+    for args in (
+        ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", base_url],
+        ["-C", str(ws), "evolve", "--rounds", str(rounds)],
+    ):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
 
@@ -122,8 +132,12 @@ def reversal_suite(path, val: int):
     rows = []
     for index in range(val):
         word = "".join(chr(97 + (index * 7 + letter * 3 + index // 26) % 26) for letter in range(5))
-        rows.append({"id": f"val-{index:03d}", "answer": word[::-1],
-                     "question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed "
-                                 "word only."})
+        rows.append(
+            {
+                "id": f"val-{index:03d}",
+                "answer": word[::-1],
+                "question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed word only.",
+            }
+        )
     (path / "val.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path

@@ -15,12 +15,20 @@ FIXED = "def absolute(x):\n    return x if x >= 0 else -x\n"
 
 def checks_of(name: str) -> str:
     """One passing and one failing (until fixed) test, the failing one named `name`."""
-    return ("from calc import absolute\n\n\ndef test_positive_stays():\n    assert absolute(3) == 3\n\n\n"
-            f"def {name}():\n    assert absolute(-4) == 4, 'negative input must come back positive'\n")
+    return (
+        "from calc import absolute\n\n\ndef test_positive_stays():\n    assert absolute(3) == 3\n\n\n"
+        f"def {name}():\n    assert absolute(-4) == 4, 'negative input must come back positive'\n"
+    )
 
 
-def write_task(suite: Path, split: str, task_id: str, prompt: str = "Fix absolute() in calc.py.",
-               files: dict[str, str] | None = None, **extra: str) -> Path:
+def write_task(
+    suite: Path,
+    split: str,
+    task_id: str,
+    prompt: str = "Fix absolute() in calc.py.",
+    files: dict[str, str] | None = None,
+    **extra: str,
+) -> Path:
     """A task folder: task.md, its files/, and any of answer, rubric.md, expectations (keyword
     names, `rubric` for rubric.md)."""
     folder = suite / split / task_id

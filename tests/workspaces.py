@@ -23,28 +23,40 @@ TOPICS = {
 
 def skill_md(name: str, description: str | None = None, when: str | None = None, extra: str = "") -> str:
     default_description, default_when = TOPICS.get(name, (f"Handle {name}.", f"{name} happens"))
-    return (f"---\nname: {name}\ndescription: {description or default_description}\n---\n\n"
-            f"## When to Apply\nWhen {when or default_when}.\n\n## When NOT to Apply\nOtherwise.\n\n"
-            f"## Instructions\n1. Follow the {name} steps carefully.\n{extra}")
+    return (
+        f"---\nname: {name}\ndescription: {description or default_description}\n---\n\n"
+        f"## When to Apply\nWhen {when or default_when}.\n\n## When NOT to Apply\nOtherwise.\n\n"
+        f"## Instructions\n1. Follow the {name} steps carefully.\n{extra}"
+    )
 
 
 def new_workspace(tmp_path: Path) -> Workspace:
     # `offline` plays interactive benchmarks only; no model is ever called in these tests (the
     # closed port stands for a local server, which needs no key)
-    return api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/test-model",
-                              api_base=UNUSED_SERVER)
+    return api.init_workspace(
+        tmp_path / "ws", benchmark="example-qa", model="openai/test-model", api_base=UNUSED_SERVER
+    )
 
 
-def commit_skills(ws: Workspace, names: list[str], round_number: int = 1, step: str = "gate",
-                  decision: str | None = "accepted", branch: str = "main", extra_parents: tuple[str, ...] = (),
-                  base: str | None = None) -> str:
+def commit_skills(
+    ws: Workspace,
+    names: list[str],
+    round_number: int = 1,
+    step: str = "gate",
+    decision: str | None = "accepted",
+    branch: str = "main",
+    extra_parents: tuple[str, ...] = (),
+    base: str | None = None,
+) -> str:
     changes: dict[str, str | None] = {}
     for name in names:
         changes[f"skills/{name}/SKILL.md"] = skill_md(name)
-        changes[f"skills/{name}/PURPOSE.md"] = (f"# {name}\n\n## Evolution History\n"
-                                                f"- r{round_number:03d} created: {name} was needed\n")
-    message = format_message(f"r{round_number} {step}: {', '.join(names)}",
-                             {"Round": round_number, "Step": step, "Decision": decision})
+        changes[f"skills/{name}/PURPOSE.md"] = (
+            f"# {name}\n\n## Evolution History\n- r{round_number:03d} created: {name} was needed\n"
+        )
+    message = format_message(
+        f"r{round_number} {step}: {', '.join(names)}", {"Round": round_number, "Step": step, "Decision": decision}
+    )
     return ws.commit(changes, message, branch=branch, extra_parents=extra_parents, base=base)
 
 
@@ -54,8 +66,10 @@ def merge_skill(ws: Workspace, name: str, round_number: int) -> str:
     ws.create_branch(branch, "main")
     tip = commit_skills(ws, [name], round_number, step="propose", decision=None, branch=branch)
     merged = ws.merged_tree("main", tip)
-    message = format_message(f"r{round_number} gate: accept {name}",
-                             {"Round": round_number, "Step": "gate", "Decision": "accepted", "Skill": name})
+    message = format_message(
+        f"r{round_number} gate: accept {name}",
+        {"Round": round_number, "Step": "gate", "Decision": "accepted", "Skill": name},
+    )
     sha = ws.commit({}, message, base=merged, extra_parents=(tip,))
     ws.delete_branch(branch)
     return sha

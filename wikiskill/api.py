@@ -50,17 +50,51 @@ if TYPE_CHECKING:
     from .run.suite_check import TaskCheck
 
 __all__ = [
-    "Workspace", "init_workspace", "open_workspace", "evolve", "evaluate", "compare", "audit", "status", "round_log",
-    "load_skills", "show_skill", "prompt", "rollback", "skill_set", "export", "lint", "watch", "search", "skill_usage",
-    "show_round", "doctor", "benchmarks", "ingest", "tasks_from_sessions", "report", "serve_mcp", "check_suite",
-    "suite_counts", "base_image", "export_tasks",
+    "Workspace",
+    "init_workspace",
+    "open_workspace",
+    "evolve",
+    "evaluate",
+    "compare",
+    "audit",
+    "status",
+    "round_log",
+    "load_skills",
+    "show_skill",
+    "prompt",
+    "rollback",
+    "skill_set",
+    "export",
+    "lint",
+    "watch",
+    "search",
+    "skill_usage",
+    "show_round",
+    "doctor",
+    "benchmarks",
+    "ingest",
+    "tasks_from_sessions",
+    "report",
+    "serve_mcp",
+    "check_suite",
+    "suite_counts",
+    "base_image",
+    "export_tasks",
 ]
 
 
-def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str = "offline",
-                   api_base: str | None = None, train: int | None = None, val: int | None = None,
-                   test: int | None = None, concurrency: int = 4, agent: str | None = None,
-                   command: Sequence[str] | None = None) -> Workspace:
+def init_workspace(
+    path: Path,
+    benchmark: str = "textworld-cooking",
+    model: str = "offline",
+    api_base: str | None = None,
+    train: int | None = None,
+    val: int | None = None,
+    test: int | None = None,
+    concurrency: int = 4,
+    agent: str | None = None,
+    command: Sequence[str] | None = None,
+) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
     The suite's name is checked here, with what it needs installed, and a `jsonl:DIR` suite's files
@@ -79,18 +113,31 @@ def init_workspace(path: Path, benchmark: str = "textworld-cooking", model: str 
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
     _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
-        raise ConfigError(f"the offline model cannot play {benchmark}; it needs an LLM "
-                          "(pass --model, e.g. --model openai/gpt-4o-mini)")
+        raise ConfigError(
+            f"the offline model cannot play {benchmark}; it needs an LLM "
+            "(pass --model, e.g. --model openai/gpt-4o-mini)"
+        )
     counts = spec.default_splits
-    splits = None if counts is None else {"train": train or counts.train, "val": val or counts.val,
-                                          "test": test or counts.test}
-    text = render("wikiskill.yaml", folder="workspace_template", benchmark=benchmark, model=model,
-                  api_base=api_base, concurrency=concurrency, splits=splits, max_steps=spec.max_steps,
-                  runner=runner, command=json.dumps(list(command), ensure_ascii=False) if command else None,
-                  cli_presets=" | ".join(CLI_PRESETS.names()),
-                  cli=runner is not None and not runner.startswith("python:")
-                  and runner.lower() not in set(ReferenceAgent),
-                  bwrap=shutil.which("bwrap") is not None)
+    splits = (
+        None
+        if counts is None
+        else {"train": train or counts.train, "val": val or counts.val, "test": test or counts.test}
+    )
+    text = render(
+        "wikiskill.yaml",
+        folder="workspace_template",
+        benchmark=benchmark,
+        model=model,
+        api_base=api_base,
+        concurrency=concurrency,
+        splits=splits,
+        max_steps=spec.max_steps,
+        runner=runner,
+        command=json.dumps(list(command), ensure_ascii=False) if command else None,
+        cli_presets=" | ".join(CLI_PRESETS.names()),
+        cli=runner is not None and not runner.startswith("python:") and runner.lower() not in set(ReferenceAgent),
+        bwrap=shutil.which("bwrap") is not None,
+    )
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)
     _check_agent(config)
@@ -105,8 +152,9 @@ def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
     """`--agent command` comes with its argv, and only it takes one."""
     is_command = runner is not None and runner.lower() == COMMAND_PRESET
     if is_command and not command:
-        raise ConfigError("--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', "
-                          "or one --arg per item")
+        raise ConfigError(
+            "--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', or one --arg per item"
+        )
     if command and not is_command:
         raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner or BUILTIN_RUNNER}")
 
@@ -176,14 +224,22 @@ def open_workspace(path: Path | None = None) -> Workspace:
     return ws
 
 
-def _config(ws: Workspace, model: str | None, api_base: str | None, concurrency: int | None,
-            workers: int | None, model_factory: ModelFactory | None, executor: str | None,
-            agent: str | None = None) -> Config:
+def _config(
+    ws: Workspace,
+    model: str | None,
+    api_base: str | None,
+    concurrency: int | None,
+    workers: int | None,
+    model_factory: ModelFactory | None,
+    executor: str | None,
+    agent: str | None = None,
+) -> Config:
     """The workspace's settings with the command's overrides; a missing provider key, or an agent
     runner that cannot be loaded or cannot play the suite, is refused here, before any progress
     bar, lock or file, in one line."""
-    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, concurrency=concurrency,
-                                                 workers=workers, executor=executor, runner=agent)
+    config = load_config(ws.root).with_overrides(
+        model=model, api_base=api_base, concurrency=concurrency, workers=workers, executor=executor, runner=agent
+    )
     check_runner(config, "--agent" if agent else CONFIG_FILE)
     check_judge(config, CONFIG_FILE)
     _check_agent(config)
@@ -204,10 +260,19 @@ def _harness(ws: Workspace, config: Config, console=None, model_factory: ModelFa
     return Harness(ws, config, reporter, model_factory)
 
 
-def evolve(ws: Workspace, rounds: int, model: str | None = None, api_base: str | None = None,
-           concurrency: int | None = None, workers: int | None = None, commit_human_edits: bool = False,
-           console=None, model_factory: ModelFactory | None = None,
-           executor: str | None = None, agent: str | None = None) -> EvolveResult:
+def evolve(
+    ws: Workspace,
+    rounds: int,
+    model: str | None = None,
+    api_base: str | None = None,
+    concurrency: int | None = None,
+    workers: int | None = None,
+    commit_human_edits: bool = False,
+    console=None,
+    model_factory: ModelFactory | None = None,
+    executor: str | None = None,
+    agent: str | None = None,
+) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
     with holding(ws, commit_human_edits), _harness(ws, config, console, model_factory) as harness:
@@ -220,10 +285,19 @@ def _split(split: str) -> Split:
     return split  # type: ignore[return-value]
 
 
-def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = None,
-             api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
-             console=None, model_factory: ModelFactory | None = None,
-             executor: str | None = None, agent: str | None = None) -> Evaluated:
+def evaluate(
+    ws: Workspace,
+    split: str,
+    ref: str = "main",
+    model: str | None = None,
+    api_base: str | None = None,
+    concurrency: int | None = None,
+    workers: int | None = None,
+    console=None,
+    model_factory: ModelFactory | None = None,
+    executor: str | None = None,
+    agent: str | None = None,
+) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. `agent`
     overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
@@ -235,10 +309,20 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", model: str | None = N
         return harness.evaluate(ref, split, f"eval {split}")
 
 
-def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: str | None = None,
-            api_base: str | None = None, concurrency: int | None = None, workers: int | None = None,
-            console=None, model_factory: ModelFactory | None = None,
-            executor: str | None = None, agent: str | None = None) -> Comparison:
+def compare(
+    ws: Workspace,
+    ref_a: str,
+    ref_b: str,
+    split: str = "val",
+    model: str | None = None,
+    api_base: str | None = None,
+    concurrency: int | None = None,
+    workers: int | None = None,
+    console=None,
+    model_factory: ModelFactory | None = None,
+    executor: str | None = None,
+    agent: str | None = None,
+) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun. `agent`
     overrides `agent.runner`."""
@@ -253,8 +337,15 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", model: st
         return _compare(harness, ref_a, ref_b, split)
 
 
-def audit(ws: Workspace, rerun: bool = False, model: str | None = None, api_base: str | None = None,
-          concurrency: int | None = None, console=None, model_factory: ModelFactory | None = None) -> AuditReport:
+def audit(
+    ws: Workspace,
+    rerun: bool = False,
+    model: str | None = None,
+    api_base: str | None = None,
+    concurrency: int | None = None,
+    console=None,
+    model_factory: ModelFactory | None = None,
+) -> AuditReport:
     """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .history.audit import audit as _audit
@@ -294,8 +385,9 @@ def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "m
     return render_skills(load_skills(ws, ref), settings, task)
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None,
-             keep_human_edits: bool = False) -> RollbackResult:
+def rollback(
+    ws: Workspace, skill: str | None = None, round_number: int | None = None, keep_human_edits: bool = False
+) -> RollbackResult:
     """Revert every change of `skill` since its oldest active accepted change, the edits by hand
     included (only the accepted changes with `keep_human_edits`), or the change accepted in
     `round_number`, in one commit."""
@@ -322,8 +414,9 @@ def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents")
     return export_skills(ws, dest, ref, export_target(target))
 
 
-def serve_mcp(ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1",
-              port: int = 8000) -> None:
+def serve_mcp(
+    ws: Workspace, ref: str = "main", transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000
+) -> None:
     """Serve the skills at `ref` to MCP hosts until they disconnect (see wikiskill.integrations.mcp_server); every
     request reads the ref's current tip, so a skill the gate merges is served without a restart."""
     from .core.errors import choice
@@ -341,8 +434,13 @@ def lint(ws: Workspace) -> list[Problem]:
     return lint_workspace(ws.root)
 
 
-def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool = False,
-          stop: threading.Event | None = None, timeout: float | None = None) -> None:
+def watch(
+    ws: Workspace,
+    on_report: Callable[[WatchReport], None],
+    commit: bool = False,
+    stop: threading.Event | None = None,
+    timeout: float | None = None,
+) -> None:
     """Lint every burst of saves under skills/ and wiki/; with `commit`, commit the valid edits."""
     from .integrations.watch import watch as _watch
 
@@ -367,7 +465,6 @@ def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
     return _skill_usage(ws, ref)
 
 
-
 def show_round(ws: Workspace, round_number: int) -> RoundStory:
     """What happened in a round: traces sampled, pages changed, the proposer's reads and proposal
     (or why it was invalid), the per-task validation and the decision, all read from git."""
@@ -383,20 +480,31 @@ def benchmarks() -> list[FamilyListing]:
     return list_families()
 
 
-def base_image(name: str | None = None, runtime: str = "docker", rebuild: bool = False,
-               mirror: str | None = None, packages: tuple[str, ...] = ()) -> BaseImage:
+def base_image(
+    name: str | None = None,
+    runtime: str = "docker",
+    rebuild: bool = False,
+    mirror: str | None = None,
+    packages: tuple[str, ...] = (),
+) -> BaseImage:
     """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
     registry): Debian with python3 and `packages`; an image that already has the name is kept
     unless `rebuild`."""
     from .core.errors import choice
     from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
 
-    return make_base_image(name or DEFAULT_BASE_IMAGE, choice(ContainerRuntime, runtime, "container runtime"),
-                           rebuild, mirror, tuple(packages))
+    return make_base_image(
+        name or DEFAULT_BASE_IMAGE,
+        choice(ContainerRuntime, runtime, "container runtime"),
+        rebuild,
+        mirror,
+        tuple(packages),
+    )
 
 
-def export_tasks(suite: Path | str, out: Path, task_format: str = "harbor",
-                 base_image: str | None = None) -> HarborExport:
+def export_tasks(
+    suite: Path | str, out: Path, task_format: str = "harbor", base_image: str | None = None
+) -> HarborExport:
     """Write the task-folder suite `suite` (a folder, or `tasks:PATH`) in another suite format under
     `out`: `harbor`, one Harbor task folder per task, its Dockerfile FROM `base_image`."""
     from .benchmarks.harbor_export import SuiteFormat, export_harbor
@@ -430,9 +538,16 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome))
 
 
-def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split: str = "train",
-                        model: str | None = None, api_base: str | None = None, workspace: Path | None = None,
-                        model_factory: ModelFactory | None = None) -> SessionTasks:
+def tasks_from_sessions(
+    paths: list[Path],
+    out: Path,
+    session_format: str,
+    split: str = "train",
+    model: str | None = None,
+    api_base: str | None = None,
+    workspace: Path | None = None,
+    model_factory: ModelFactory | None = None,
+) -> SessionTasks:
     """Draft a task folder under `out/split/` from each session transcript: the user's first
     request as task.md, a rubric a model drafts from what the user accepted as rubric.md, and a
     REVIEW.md that keeps the suite from being used until a person has reviewed and deleted it.
@@ -455,11 +570,14 @@ def tasks_from_sessions(paths: list[Path], out: Path, session_format: str, split
 
         missing = missing_key(settings)
         if missing:
-            raise ConfigError(f"the drafting model {settings.model} needs {missing}: set it in the environment, "
-                              "or point --api-base at a local OpenAI-compatible server")
+            raise ConfigError(
+                f"the drafting model {settings.model} needs {missing}: set it in the environment, "
+                "or point --api-base at a local OpenAI-compatible server"
+            )
         chat = LiteLLMModel(settings, llm, role, Meter())
-    return _tasks_from_sessions([Path(path) for path in paths], Path(out), parser,
-                                RubricDrafter(chat), str(settings.model), _split(split))
+    return _tasks_from_sessions(
+        [Path(path) for path in paths], Path(out), parser, RubricDrafter(chat), str(settings.model), _split(split)
+    )
 
 
 def _drafting_settings(workspace: Path | None, model: str | None, api_base: str | None):
@@ -474,8 +592,10 @@ def _drafting_settings(workspace: Path | None, model: str | None, api_base: str 
             raise
         config = None
     if config is None and model is None:
-        raise ConfigError("name the model that drafts the rubrics with --model (and --api-base), or run the "
-                          "command inside a workspace")
+        raise ConfigError(
+            "name the model that drafts the rubrics with --model (and --api-base), or run the "
+            "command inside a workspace"
+        )
     if config is None:
         role, settings, llm = Role.AGENT, RoleSettings(model=model, api_base=api_base), LLMSettings()
     else:

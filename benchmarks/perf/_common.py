@@ -24,8 +24,19 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 @contextmanager
 def fake_server(latency: float, content: str = ANSWER, handler: str | None = None) -> Iterator[str]:
     """`python -m wikiskill.testing.fakeserver` on a free port; yields its base URL."""
-    command = [sys.executable, "-m", "wikiskill.testing.fakeserver", "--port", "0", "--latency", str(latency),
-               "--content", content, "--completion-tokens", "12"]
+    command = [
+        sys.executable,
+        "-m",
+        "wikiskill.testing.fakeserver",
+        "--port",
+        "0",
+        "--latency",
+        str(latency),
+        "--content",
+        content,
+        "--completion-tokens",
+        "12",
+    ]
     if handler:
         command += ["--handler", handler]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
@@ -44,9 +55,16 @@ def qa_suite(directory: Path, sizes: dict[str, int]) -> Path:
     """A jsonl:DIR suite of letter-counting questions whose answer is always 3."""
     directory.mkdir(parents=True, exist_ok=True)
     for split, count in sizes.items():
-        lines = [json.dumps({"id": f"{split}-{i:05d}", "answer": "3",
-                             "question": f"How many letters 'e' are in 'e{'x' * (i % 7)}ee' (#{i})?"})
-                 for i in range(count)]
+        lines = [
+            json.dumps(
+                {
+                    "id": f"{split}-{i:05d}",
+                    "answer": "3",
+                    "question": f"How many letters 'e' are in 'e{'x' * (i % 7)}ee' (#{i})?",
+                }
+            )
+            for i in range(count)
+        ]
         (directory / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return directory
 

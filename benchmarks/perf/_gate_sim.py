@@ -41,12 +41,14 @@ def play(rng: np.random.Generator, chance: np.ndarray, kind: str) -> np.ndarray:
     if kind == "graded":
         return graded
     samples = int(kind.rpartition("x")[2])
-    readings = np.clip(np.round((graded[..., None] + rng.normal(0.0, JUDGE_SD, (*graded.shape, samples))) * 10) / 10,
-                       0.0, 1.0)
+    readings = np.clip(
+        np.round((graded[..., None] + rng.normal(0.0, JUDGE_SD, (*graded.shape, samples))) * 10) / 10, 0.0, 1.0
+    )
     return np.round(readings.mean(axis=-1), 6)
 
 
 # -- verdicts on arrays of trials (rows) ---------------------------------------------------------
+
 
 def strict(candidate: np.ndarray, incumbent: np.ndarray) -> np.ndarray:
     return (candidate.sum(axis=1) - incumbent.sum(axis=1)) > 1e-9
@@ -70,7 +72,7 @@ def paired(candidate: np.ndarray, incumbent: np.ndarray, alpha: float) -> np.nda
     moved = (np.abs(diffs) > 1e-12).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = ttest_1samp(diffs, 0.0, axis=1, alternative="greater").pvalue
-    return (0.5 ** moved < alpha) & (np.nan_to_num(p, nan=1.0) < alpha) & (diffs.mean(axis=1) > 0)
+    return (0.5**moved < alpha) & (np.nan_to_num(p, nan=1.0) < alpha) & (diffs.mean(axis=1) > 0)
 
 
 def sequential(candidate: np.ndarray, incumbent: np.ndarray, alpha: float, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,8 +98,10 @@ def sequential(candidate: np.ndarray, incumbent: np.ndarray, alpha: float, batch
 
 # -- the policy classes themselves, for the agreement check ------------------------------------------
 
-def agreement(kind: str, candidate: np.ndarray, incumbent: np.ndarray, mirrored: np.ndarray, settings: GateSettings,
-              trials: int) -> float:
+
+def agreement(
+    kind: str, candidate: np.ndarray, incumbent: np.ndarray, mirrored: np.ndarray, settings: GateSettings, trials: int
+) -> float:
     """The share of the first `trials` rows on which the policy class gives the mirror's verdict."""
     policy = gate_policy(settings)
     same = 0

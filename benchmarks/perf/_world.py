@@ -14,19 +14,30 @@ import re
 from wikiskill.testing.fakeserver import Reply
 
 MAINTAINER = {
-    "create_patterns": [{"name": "miscounted-letters", "summary": "wrong counts + skimming + "
-                                                                  "count one letter at a time",
-                         "content": "# Miscounted letters\n\n## Description\nSome counts are off.\n\n"
-                         "## Root cause\nThe agent skims.\n\n## Evidence\nSHOWN-TASK answered 4.\n\n"
-                         "## Fix\nCount one letter at a time.\n"}],
+    "create_patterns": [
+        {
+            "name": "miscounted-letters",
+            "summary": "wrong counts + skimming + count one letter at a time",
+            "content": "# Miscounted letters\n\n## Description\nSome counts are off.\n\n"
+            "## Root cause\nThe agent skims.\n\n## Evidence\nSHOWN-TASK answered 4.\n\n"
+            "## Fix\nCount one letter at a time.\n",
+        }
+    ],
     "update_patterns": [],
     "append_log": "Found miscounted letters.",
 }
-SKILL = ("---\nname: count-letters\ndescription: Use when counting letters: count one at a time.\n---\n\n"
-         "## When to Apply\n"
-         "Counting letters.\n\n## When NOT to Apply\nAnything else.\n\n## Instructions\n1. Count slowly.\n")
-PROPOSAL = {"action": "create", "name": "count-letters", "skill_md": SKILL,
-            "purpose_md": "# count-letters\n\n## Origin\nMiscounts.\n", "rationale": "counts are off"}
+SKILL = (
+    "---\nname: count-letters\ndescription: Use when counting letters: count one at a time.\n---\n\n"
+    "## When to Apply\n"
+    "Counting letters.\n\n## When NOT to Apply\nAnything else.\n\n## Instructions\n1. Count slowly.\n"
+)
+PROPOSAL = {
+    "action": "create",
+    "name": "count-letters",
+    "skill_md": SKILL,
+    "purpose_md": "# count-letters\n\n## Origin\nMiscounts.\n",
+    "rationale": "counts are off",
+}
 
 
 def handler(body: dict) -> Reply | str:

@@ -33,8 +33,10 @@ from wikiskill.roles.coding_agents import cli_agent as agent_module
 from wikiskill.roles.coding_agents.cli_agent import CliAgent
 from wikiskill.roles.coding_agents.presets import make_preset
 
-SKILL = ("---\nname: {name}\ndescription: Count letters one by one ({name}).\n---\n\n"
-         "## Instructions\n1. Write the word with one letter per line.\n2. Count the lines holding the letter.\n")
+SKILL = (
+    "---\nname: {name}\ndescription: Count letters one by one ({name}).\n---\n\n"
+    "## Instructions\n1. Write the word with one letter per line.\n2. Count the lines holding the letter.\n"
+)
 
 
 class Timer:
@@ -66,6 +68,7 @@ class Timer:
 
 def bwrap_start() -> float:
     """The median extra seconds of starting `true` under bubblewrap, as the agent wraps a CLI."""
+
     def median(argv: list[str]) -> float:
         times = []
         for _ in range(5):
@@ -75,17 +78,35 @@ def bwrap_start() -> float:
         return statistics.median(times)
 
     true = shutil.which("true")
-    wrapped = [shutil.which("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-               "--unshare-ipc", "--die-with-parent", "--", true]
+    wrapped = [
+        shutil.which("bwrap"),
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--",
+        true,
+    ]
     return max(median(wrapped) - median([true]), 0.0)
 
 
 def run(url: str, model: str, args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="wikiskill-cli-bench-") as scratch:
         suite = qa_suite(Path(scratch) / "suite", {"train": 1, "val": args.tasks, "test": 1})
-        config = Config.model_validate({"benchmark": f"jsonl:{suite}", "model": model, "api_base": url,
-                                        "agent": {"runner": args.preset, "sandbox": args.sandbox,
-                                                  "timeout_s": args.timeout}})
+        config = Config.model_validate(
+            {
+                "benchmark": f"jsonl:{suite}",
+                "model": model,
+                "api_base": url,
+                "agent": {"runner": args.preset, "sandbox": args.sandbox, "timeout_s": args.timeout},
+            }
+        )
         benchmark = load_benchmark(config)
         skills = [parse_skill(SKILL.format(name=f"skill-{index}")) for index in range(args.skills)]
         agent = CliAgent(make_preset(config.agent), benchmark, skills, config.agent, config.role(Role.AGENT))
@@ -98,16 +119,29 @@ def run(url: str, model: str, args: argparse.Namespace) -> None:
             wall = time.perf_counter() - started
             setup, teardown = timer.setup[-1], timer.teardown[-1]
             walls.append(wall)
-            rows.append([task.id, wall, setup * 1000, teardown * 1000, 100 * (setup + teardown) / wall,
-                         trajectory.score, trajectory.error or ""])
+            rows.append(
+                [
+                    task.id,
+                    wall,
+                    setup * 1000,
+                    teardown * 1000,
+                    100 * (setup + teardown) / wall,
+                    trajectory.score,
+                    trajectory.error or "",
+                ]
+            )
     print(table(["task", "wall s", "set-up ms", "tear-down ms", "overhead %", "score", "error"], rows))
     overhead = sum(timer.setup) + sum(timer.teardown)
-    print(f"\nmedian task {statistics.median(walls):.2f} s; isolation (folder set-up + tear-down) "
-          f"{1000 * overhead / len(walls):.1f} ms a task = {100 * overhead / sum(walls):.2f}% of task time")
+    print(
+        f"\nmedian task {statistics.median(walls):.2f} s; isolation (folder set-up + tear-down) "
+        f"{1000 * overhead / len(walls):.1f} ms a task = {100 * overhead / sum(walls):.2f}% of task time"
+    )
     if args.sandbox == "bwrap":
         start = bwrap_start()
-        print(f"bubblewrap start: {1000 * start:.1f} ms a task = {100 * start * len(walls) / sum(walls):.2f}% "
-              "(inside the task's wall time above)")
+        print(
+            f"bubblewrap start: {1000 * start:.1f} ms a task = {100 * start * len(walls) / sum(walls):.2f}% "
+            "(inside the task's wall time above)"
+        )
 
 
 def main() -> None:

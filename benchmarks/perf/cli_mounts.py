@@ -46,9 +46,25 @@ def start_and_remove(mounts: list[str], repeats: int) -> float:
     times = []
     for _ in range(repeats):
         began = time.perf_counter()
-        container = subprocess.run(["docker", "run", "-d", "--network", "none", "--label", LABEL, *mounts,
-                                    "--entrypoint", "sleep", IMAGE, "infinity"],
-                                   capture_output=True, text=True, check=True).stdout.strip()
+        container = subprocess.run(
+            [
+                "docker",
+                "run",
+                "-d",
+                "--network",
+                "none",
+                "--label",
+                LABEL,
+                *mounts,
+                "--entrypoint",
+                "sleep",
+                IMAGE,
+                "infinity",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         subprocess.run(["docker", "exec", container, "true"], check=True)
         subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=True)
         times.append(time.perf_counter() - began)
@@ -58,8 +74,10 @@ def start_and_remove(mounts: list[str], repeats: int) -> float:
 async def cli_runs(url: str, runs: int) -> tuple[float, float]:
     """The median seconds of one Qwen Code task on this machine, and inside a fresh container."""
     settings, model = AgentSettings(runner="qwen-code"), RoleSettings(model="openai/fake", api_base=url)
-    host, inside = CliAgent(QwenCode(), Suite(), [], settings, model), ContainerCliAgent(
-        QwenCode(), Suite(), [], settings, model)
+    host, inside = (
+        CliAgent(QwenCode(), Suite(), [], settings, model),
+        ContainerCliAgent(QwenCode(), Suite(), [], settings, model),
+    )
     runtime = open_runtime(ContainerRuntime.DOCKER)
     host_times, container_times = [], []
     for _ in range(runs):
@@ -68,8 +86,9 @@ async def cli_runs(url: str, runs: int) -> tuple[float, float]:
             assert (await host.play(TASK, Path(workdir))).error is None
             host_times.append(time.perf_counter() - began)
         began = time.perf_counter()
-        container = await Container.start(runtime, IMAGE, "/app", Limits(network="host", mounts=inside.mounts()),
-                                          Path(tempfile.gettempdir()))
+        container = await Container.start(
+            runtime, IMAGE, "/app", Limits(network="host", mounts=inside.mounts()), Path(tempfile.gettempdir())
+        )
         try:
             assert (await inside.play_in(TASK, container)).error is None
         finally:
@@ -86,14 +105,18 @@ def main() -> None:
     mounts = [argument for mount in host_install(QwenCode()).mounts() for argument in mount.argv()]
     bare = start_and_remove([], options.repeats)
     mounted = start_and_remove(mounts, options.repeats)
-    rows = [["container run, exec, rm: no mounts", f"{bare:.3f}"],
-            ["container run, exec, rm: node and npm folder mounted", f"{mounted:.3f}"],
-            ["the mounts' cost", f"{mounted - bare:+.3f}"]]
+    rows = [
+        ["container run, exec, rm: no mounts", f"{bare:.3f}"],
+        ["container run, exec, rm: node and npm folder mounted", f"{mounted:.3f}"],
+        ["the mounts' cost", f"{mounted - bare:+.3f}"],
+    ]
     if options.cli_runs:
         with FakeOpenAIServer(lambda body: "done") as server:
             on_host, in_container = asyncio.run(cli_runs(server.base_url, options.cli_runs))
-        rows += [["Qwen Code task on this machine", f"{on_host:.2f}"],
-                 ["Qwen Code task in a container (with its start and removal)", f"{in_container:.2f}"]]
+        rows += [
+            ["Qwen Code task on this machine", f"{on_host:.2f}"],
+            ["Qwen Code task in a container (with its start and removal)", f"{in_container:.2f}"],
+        ]
     print(table(["per task", "median s"], rows))
 
 

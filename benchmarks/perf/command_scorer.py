@@ -32,15 +32,18 @@ from wikiskill.run.scorers import CommandScorer
 from wikiskill.store.traces import Trajectory
 
 BUGGY = "def absolute(x):\n    return x\n"
-TESTS = ("from calc import absolute\n\n\ndef test_positive():\n    assert absolute(3) == 3\n\n\n"
-         "def test_negative():\n    assert absolute(-4) == 4\n")
+TESTS = (
+    "from calc import absolute\n\n\ndef test_positive():\n    assert absolute(3) == 3\n\n\n"
+    "def test_negative():\n    assert absolute(-4) == 4\n"
+)
 
 
 def write_suite(root: Path, tasks: int, extra_files: int) -> Path:
     suite = root / "suite"
     suite.mkdir()
-    (suite / "suite.yaml").write_text(yaml.safe_dump({"scorer": "command",
-                                                      "command": f"{sys.executable} -m pytest -q -p no:cacheprovider"}))
+    (suite / "suite.yaml").write_text(
+        yaml.safe_dump({"scorer": "command", "command": f"{sys.executable} -m pytest -q -p no:cacheprovider"})
+    )
     filler = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n" for i in range(60))
     for split, count in (("train", tasks), ("val", 1), ("test", 1)):
         for index in range(count):

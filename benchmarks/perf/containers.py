@@ -31,10 +31,14 @@ from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
-TOML = ('[metadata]\ncategory = "perf"\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 60.0\n'
-        '[environment]\ncpus = 1\nmemory_mb = 512\n')
-TEST = ('#!/bin/bash\nif [ "$(cat /app/answer.txt)" = "{answer}" ]; then echo 1; else echo 0; fi '
-        '> /logs/verifier/reward.txt\n')
+TOML = (
+    '[metadata]\ncategory = "perf"\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 60.0\n'
+    "[environment]\ncpus = 1\nmemory_mb = 512\n"
+)
+TEST = (
+    '#!/bin/bash\nif [ "$(cat /app/answer.txt)" = "{answer}" ]; then echo 1; else echo 0; fi '
+    "> /logs/verifier/reward.txt\n"
+)
 
 
 def write_suite(root: Path, tasks: int) -> Path:
@@ -71,8 +75,18 @@ def step_times(runtime: str, image: str, tests: Path, repeats: int) -> dict[str,
 
     with tempfile.TemporaryDirectory() as scratch:
         for index in range(repeats):
-            container = timed("create", "create", "--network", "none", "--label", "wikiskill.perf=1",
-                              "--entrypoint", "sleep", image, "infinity")
+            container = timed(
+                "create",
+                "create",
+                "--network",
+                "none",
+                "--label",
+                "wikiskill.perf=1",
+                "--entrypoint",
+                "sleep",
+                image,
+                "infinity",
+            )
             timed("start", "start", container)
             timed("copy in", "cp", f"{tests}/.", f"{container}:/tmp")
             timed("exec", "exec", container, "true")
@@ -108,13 +122,18 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         suite = HarborSuite(write_suite(Path(scratch) / "suite", options.tasks))
-        setup = open_setup(EnvironmentSettings(runtime=ContainerRuntime(options.runtime)), Path(scratch) / "state",
-                           workspace=Path(scratch))
+        setup = open_setup(
+            EnvironmentSettings(runtime=ContainerRuntime(options.runtime)),
+            Path(scratch) / "state",
+            workspace=Path(scratch),
+        )
         first = next(iter(suite.by_id.values()))
         began = time.perf_counter()
         image = asyncio.run(setup.image(first))
-        print(f"image {image}: ready in {time.perf_counter() - began:.2f} s "
-              f"({'built' if setup.images.built else 'found cached'})")
+        print(
+            f"image {image}: ready in {time.perf_counter() - began:.2f} s "
+            f"({'built' if setup.images.built else 'found cached'})"
+        )
         try:
             steps = step_times(options.runtime, image, first.tests, repeats=5)
             overhead = sum(steps.values())
@@ -124,12 +143,20 @@ def main() -> None:
         finally:
             subprocess.run([options.runtime, "rmi", "-f", image], capture_output=True)
     task = statistics.median(serial)
-    print(table(["step", "median ms"], [[name, 1000 * value] for name, value in steps.items()]
-                + [["all steps", 1000 * overhead]]))
-    print(f"median task (fake server, one at a time): {task:.2f} s (slowest {max(serial):.2f} s); the container "
-          f"steps: {100 * overhead / task:.0f}% of the median")
-    print(f"{options.tasks} tasks: one at a time {serial_wall:.2f} s, {options.parallel} at once "
-          f"{parallel_wall:.2f} s ({serial_wall / parallel_wall:.2f}x)")
+    print(
+        table(
+            ["step", "median ms"],
+            [[name, 1000 * value] for name, value in steps.items()] + [["all steps", 1000 * overhead]],
+        )
+    )
+    print(
+        f"median task (fake server, one at a time): {task:.2f} s (slowest {max(serial):.2f} s); the container "
+        f"steps: {100 * overhead / task:.0f}% of the median"
+    )
+    print(
+        f"{options.tasks} tasks: one at a time {serial_wall:.2f} s, {options.parallel} at once "
+        f"{parallel_wall:.2f} s ({serial_wall / parallel_wall:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ ALPHA = 0.05
 
 # -- policies: every class, one trial at a time ------------------------------------------------------
 
+
 def draw(p: list[float], rng: random.Random, graded: bool) -> dict[str, float]:
     if graded:
         return {f"t{i}": sum(rng.random() < q for _ in range(5)) / 5 for i, q in enumerate(p)}
@@ -74,8 +75,10 @@ def policies_section(trials: int, graded_trials: int, delta: float, sizes: list[
     for graded in (False, True):
         count = graded_trials if graded else trials
         kind = "graded scores (partial credit)" if graded else "pass/fail scores"
-        print(f"\n{kind}: share of candidates merged, {count} trials per cell "
-              f"(A/A = no real change; +{delta:g} = true mean gain of about {delta:g})\n")
+        print(
+            f"\n{kind}: share of candidates merged, {count} trials per cell "
+            f"(A/A = no real change; +{delta:g} = true mean gain of about {delta:g})\n"
+        )
         header = ["policy"] + [f"{label} n={n}" for n in sizes for label in ("A/A", f"+{delta:g}")]
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -87,12 +90,21 @@ def policies_section(trials: int, graded_trials: int, delta: float, sizes: list[
 
 # -- sequential: vectorised ----------------------------------------------------------------------------
 
+
 def sequential_section(trials: int, pool: int, batch: int, checks: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    print(f"\nsequential (pool {pool}, batch {batch}, confidence {1 - ALPHA:g}) against strict on 18 tasks and paired "
-          f"on {pool}: share merged, and tasks per verdict (mean / 90th percentile); {trials} trials per cell\n")
-    header = ["scores", "policy", *[("A/A" if d == 0 else f"+{d:g}") for d in DELTAS], "tasks A/A", "tasks +0.05",
-              "tasks +0.1"]
+    print(
+        f"\nsequential (pool {pool}, batch {batch}, confidence {1 - ALPHA:g}) against strict on 18 tasks and paired "
+        f"on {pool}: share merged, and tasks per verdict (mean / 90th percentile); {trials} trials per cell\n"
+    )
+    header = [
+        "scores",
+        "policy",
+        *[("A/A" if d == 0 else f"+{d:g}") for d in DELTAS],
+        "tasks A/A",
+        "tasks +0.05",
+        "tasks +0.1",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     power, used = {}, {}
@@ -110,20 +122,35 @@ def sequential_section(trials: int, pool: int, batch: int, checks: int, seed: in
             if delta == 0.1:
                 settings = GateSettings(policy="sequential", batch=batch, confidence=1 - ALPHA)
                 agree = agreement(kind, candidate, incumbent, accepted, settings, checks)
-                agree_paired = agreement(kind, candidate, incumbent, paired(candidate, incumbent, ALPHA),
-                                         GateSettings(policy="paired", confidence=1 - ALPHA), checks)
+                agree_paired = agreement(
+                    kind,
+                    candidate,
+                    incumbent,
+                    paired(candidate, incumbent, ALPHA),
+                    GateSettings(policy="paired", confidence=1 - ALPHA),
+                    checks,
+                )
         used.update({(kind, delta): spent.mean() for delta, spent in tasks.items()})
         fixed = {"strict (18)": "18", f"paired ({pool})": str(pool)}
         for name, cells in rows.items():
-            spent = [fixed[name]] * 3 if name in fixed else [
-                f"{tasks[d].mean():.0f} / {np.percentile(tasks[d], 90):.0f}" for d in (0.0, 0.05, 0.1)]
+            spent = (
+                [fixed[name]] * 3
+                if name in fixed
+                else [f"{tasks[d].mean():.0f} / {np.percentile(tasks[d], 90):.0f}" for d in (0.0, 0.05, 0.1)]
+            )
             print("| " + " | ".join([kind, name, *cells, *spent]) + " |")
-        print(f"|   | (classes agree with the mirror on {agree:.0%} of {checks} sequential and {agree_paired:.0%} of "
-              f"{checks} paired verdicts at +0.1) |" + "   |" * (len(header) - 2))
-    print(f"\ntasks fixed-n paired needs for sequential's power ({trials} trials per n; gains sequential merges "
-          "at least 99% of the time left out, where any n past the threshold has that power):\n")
-    print("| scores | gain | sequential's power | fixed-n paired needs | sequential's mean tasks | ratio "
-          "| mean tasks A/A | ratio |")
+        print(
+            f"|   | (classes agree with the mirror on {agree:.0%} of {checks} sequential and {agree_paired:.0%} of "
+            f"{checks} paired verdicts at +0.1) |" + "   |" * (len(header) - 2)
+        )
+    print(
+        f"\ntasks fixed-n paired needs for sequential's power ({trials} trials per n; gains sequential merges "
+        "at least 99% of the time left out, where any n past the threshold has that power):\n"
+    )
+    print(
+        "| scores | gain | sequential's power | fixed-n paired needs | sequential's mean tasks | ratio "
+        "| mean tasks A/A | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for kind in KINDS[:2]:
         for delta in DELTAS[1:]:
@@ -131,8 +158,10 @@ def sequential_section(trials: int, pool: int, batch: int, checks: int, seed: in
                 continue
             needed = fixed_n_for(rng, kind, delta, power[(kind, delta)], trials, pool)
             gain, aa = used[(kind, delta)], used[(kind, 0.0)]
-            print(f"| {kind} | +{delta:g} | {power[(kind, delta)]:.3f} | {needed:.0f} | {gain:.0f} | "
-                  f"{gain / needed:.2f} | {aa:.0f} | {aa / needed:.2f} |")
+            print(
+                f"| {kind} | +{delta:g} | {power[(kind, delta)]:.3f} | {needed:.0f} | {gain:.0f} | "
+                f"{gain / needed:.2f} | {aa:.0f} | {aa / needed:.2f} |"
+            )
 
 
 def fixed_n_for(rng: np.random.Generator, kind: str, delta: float, power: float, trials: int, pool: int) -> float:
@@ -151,27 +180,33 @@ def fixed_n_for(rng: np.random.Generator, kind: str, delta: float, power: float,
 
 # -- judge noise: vectorised -------------------------------------------------------------------------
 
+
 def judge_section(trials: int, pool: int, batch: int, checks: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    print(f"\njudged scores (a judge reading the graded score with noise, sd 0.2 on a 0-10 scale; judge.samples "
-          f"readings averaged per task): share merged, {trials} trials per cell\n")
+    print(
+        f"\njudged scores (a judge reading the graded score with noise, sd 0.2 on a 0-10 scale; judge.samples "
+        f"readings averaged per task): share merged, {trials} trials per cell\n"
+    )
     sizes = (18, pool)
     header = ["judge.samples", "policy", *[f"{label} n={n}" for n in sizes for label in ("A/A", "+0.1")]]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     agree: list[str] = []
     for kind in KINDS[2:]:
-        cells: dict[str, list[str]] = {name: [] for name in ("strict", "confirm", "no_regression", "paired",
-                                                             "sequential")}
+        cells: dict[str, list[str]] = {
+            name: [] for name in ("strict", "confirm", "no_regression", "paired", "sequential")
+        }
         for n in sizes:
             for delta in (0.0, 0.1):
                 p, q = probabilities(rng, trials, n, delta)
                 incumbent, candidate, again = play(rng, p, kind), play(rng, q, kind), play(rng, q, kind)
-                verdicts = {"strict": strict(candidate, incumbent),
-                            "confirm": strict(candidate, incumbent) & strict(again, incumbent),
-                            "no_regression": no_regression(candidate, incumbent),
-                            "paired": paired(candidate, incumbent, ALPHA),
-                            "sequential": sequential(candidate, incumbent, ALPHA, batch)[0]}
+                verdicts = {
+                    "strict": strict(candidate, incumbent),
+                    "confirm": strict(candidate, incumbent) & strict(again, incumbent),
+                    "no_regression": no_regression(candidate, incumbent),
+                    "paired": paired(candidate, incumbent, ALPHA),
+                    "sequential": sequential(candidate, incumbent, ALPHA, batch)[0],
+                }
                 for name, merged in verdicts.items():
                     cells[name].append(f"{merged.mean():.3f}")
                 if n == sizes[0]:  # the mirrors are least exact on few tasks
@@ -181,14 +216,20 @@ def judge_section(trials: int, pool: int, batch: int, checks: int, seed: int) ->
                         agree.append(f"{name} {kind} {'A/A' if delta == 0 else '+0.1'} {share:.0%}")
         for name, row in cells.items():
             print("| " + " | ".join([kind.rpartition("x")[2], name, *row]) + " |")
-    print(f"\nthe classes give the mirror's verdict on {sizes[0]} tasks, on the first {checks} trials: "
-          + ", ".join(agree))
+    print(
+        f"\nthe classes give the mirror's verdict on {sizes[0]} tasks, on the first {checks} trials: "
+        + ", ".join(agree)
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", nargs="+", choices=("policies", "sequential", "judge"),
-                        default=["policies", "sequential", "judge"])
+    parser.add_argument(
+        "--sections",
+        nargs="+",
+        choices=("policies", "sequential", "judge"),
+        default=["policies", "sequential", "judge"],
+    )
     parser.add_argument("--quick", action="store_true", help="a tenth of the trials: a smoke run, not figures")
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--graded-trials", type=int, default=400, help="policies section: bootstrap trials cost more")

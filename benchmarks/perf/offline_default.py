@@ -24,8 +24,12 @@ def run(workdir: Path, cache: Path, rounds: int) -> float:
     env = {**os.environ, "WIKISKILL_CACHE_DIR": str(cache)}
     start = time.perf_counter()
     subprocess.run([*WIKISKILL, "init", str(workdir / "ws")], env=env, check=True, capture_output=True)
-    subprocess.run([*WIKISKILL, "-C", str(workdir / "ws"), "evolve", "--rounds", str(rounds)],
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*WIKISKILL, "-C", str(workdir / "ws"), "evolve", "--rounds", str(rounds)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
@@ -38,8 +42,9 @@ def main() -> None:
         cache = root / "cache"
         cold = run(root / "cold", cache, args.rounds)
         warm = run(root / "warm", cache, args.rounds)
-        log = subprocess.run([*WIKISKILL, "-C", str(root / "warm" / "ws"), "log"],
-                             capture_output=True, text=True).stdout
+        log = subprocess.run(
+            [*WIKISKILL, "-C", str(root / "warm" / "ws"), "log"], capture_output=True, text=True
+        ).stdout
     print(f"cpus: {os.cpu_count()}, load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"init + evolve --rounds {args.rounds}, empty game cache : {cold:7.1f} s")
     print(f"init + evolve --rounds {args.rounds}, games generated  : {warm:7.1f} s")

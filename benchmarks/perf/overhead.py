@@ -74,6 +74,7 @@ class Recorder:
                 return function(*args, **kwargs)
             finally:
                 self.steps[step] = (started, time.perf_counter())
+
         return timed
 
     def in_calls(self, start: float, end: float) -> float:
@@ -87,8 +88,9 @@ class Recorder:
         return busy
 
 
-def median_round(root: Path, url: str, train: int, concurrency: int, recorder: Recorder,
-                 repeats: int) -> list[list[object]]:
+def median_round(
+    root: Path, url: str, train: int, concurrency: int, recorder: Recorder, repeats: int
+) -> list[list[object]]:
     """The rows of the run with the median ROUND overhead share among `repeats` runs."""
     runs = [one_round(root / f"run-{n}", url, train, concurrency, recorder) for n in range(repeats)]
     return sorted(runs, key=_round_share)[repeats // 2]
@@ -102,8 +104,13 @@ def _round_share(rows: list[list[object]]) -> float:
 
 def one_round(root: Path, url: str, train: int, concurrency: int, recorder: Recorder) -> list[list[object]]:
     suite = qa_suite(root / f"suite-{train}", {"train": train, "val": 50, "test": 5})
-    ws = api.init_workspace(root / f"ws-{train}-{concurrency}", benchmark=f"jsonl:{suite}", model=MODEL,
-                            api_base=url, concurrency=concurrency)
+    ws = api.init_workspace(
+        root / f"ws-{train}-{concurrency}",
+        benchmark=f"jsonl:{suite}",
+        model=MODEL,
+        api_base=url,
+        concurrency=concurrency,
+    )
     recorder.calls.clear()
     recorder.steps.clear()
     started = time.perf_counter()
@@ -115,8 +122,9 @@ def one_round(root: Path, url: str, train: int, concurrency: int, recorder: Reco
         wall, model = end - start, recorder.in_calls(start, end)
         rows.append(_row(train, concurrency, step, wall, model))
     round_start = recorder.steps["rollout"][0]
-    rows.append(_row(train, concurrency, "ROUND (rollout..tag)", ended - round_start,
-                     recorder.in_calls(round_start, ended)))
+    rows.append(
+        _row(train, concurrency, "ROUND (rollout..tag)", ended - round_start, recorder.in_calls(round_start, ended))
+    )
     rows.append(_row(train, concurrency, "whole evolve command", ended - started, recorder.in_calls(started, ended)))
     return rows
 

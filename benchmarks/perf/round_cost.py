@@ -43,17 +43,36 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 SPELL = "SPELL-OUT-MARKER"
 TRAIN = [f"train-{index:02d}" for index in range(12)]
-SKILL = ("---\nname: spell-letters\ndescription: Use when a question asks to reverse or count the letters of a "
-         "word.\n---\n\n## When to Apply\nReversing or counting the letters of a word.\n\n## When NOT to Apply\n"
-         f"Questions not about letters.\n\n## Instructions\n1. Write the word one letter per line.\n2. {SPELL}: "
-         "read the lines bottom-up.\n")
-PROPOSALS = {1: {"action": "create", "name": "spell-letters", "skill_md": SKILL,
-                 "rationale": "reversals fail (train-01, train-03); spelling letter by letter fixes them"}}
-PAGE = ("# Reversal slips\n\n## Description\nThe agent reverses words wrongly.\n\n## Root cause\nIt reads the "
-        "word as a whole.\n\n## Evidence\nSHOWN: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n")
-MAINTAINER = {"create_patterns": [{"name": "reversal-slips", "summary": "words reversed wrongly + read as a whole "
-                                   "+ spell letter by letter", "evidence": ["SHOWN"], "content": PAGE}],
-              "update_patterns": [], "append_log": "Found reversal slips."}
+SKILL = (
+    "---\nname: spell-letters\ndescription: Use when a question asks to reverse or count the letters of a "
+    "word.\n---\n\n## When to Apply\nReversing or counting the letters of a word.\n\n## When NOT to Apply\n"
+    f"Questions not about letters.\n\n## Instructions\n1. Write the word one letter per line.\n2. {SPELL}: "
+    "read the lines bottom-up.\n"
+)
+PROPOSALS = {
+    1: {
+        "action": "create",
+        "name": "spell-letters",
+        "skill_md": SKILL,
+        "rationale": "reversals fail (train-01, train-03); spelling letter by letter fixes them",
+    }
+}
+PAGE = (
+    "# Reversal slips\n\n## Description\nThe agent reverses words wrongly.\n\n## Root cause\nIt reads the "
+    "word as a whole.\n\n## Evidence\nSHOWN: answered the word unreversed.\n\n## Fix\nSpell it letter by letter.\n"
+)
+MAINTAINER = {
+    "create_patterns": [
+        {
+            "name": "reversal-slips",
+            "summary": "words reversed wrongly + read as a whole + spell letter by letter",
+            "evidence": ["SHOWN"],
+            "content": PAGE,
+        }
+    ],
+    "update_patterns": [],
+    "append_log": "Found reversal slips.",
+}
 
 
 def text(content: object) -> str:
@@ -118,9 +137,14 @@ def run(root: Path, cache: str, after: bool, rounds: int, kept: int, trace_chars
         prompt = sum(turn["prompt_tokens"] for turn in turns)
         cached = sum(turn.get("cached_tokens", 0) for turn in turns)
         figures["rounds"][number] = {
-            "roles": roles, "decision": f"{log[number].action} {log[number].skill} {log[number].decision}".strip(),
-            "turns": len(turns), "prompt": prompt, "full_price": prompt - cached,
-            "largest": max(turn["prompt_tokens"] for turn in turns), "cost": log[number].cost_usd}
+            "roles": roles,
+            "decision": f"{log[number].action} {log[number].skill} {log[number].decision}".strip(),
+            "turns": len(turns),
+            "prompt": prompt,
+            "full_price": prompt - cached,
+            "largest": max(turn["prompt_tokens"] for turn in turns),
+            "cost": log[number].cost_usd,
+        }
     return figures
 
 
@@ -135,23 +159,52 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run(Path(tmp) / "warm-up", "prefix", False, 1, args.kept, args.trace_chars)  # first-use imports, untimed
         for cache in ("marked", "prefix"):
-            results = {after: run(Path(tmp) / f"{cache}-{after}", cache, after, args.rounds, args.kept,
-                                  args.trace_chars) for after in (False, True)}
+            results = {
+                after: run(Path(tmp) / f"{cache}-{after}", cache, after, args.rounds, args.kept, args.trace_chars)
+                for after in (False, True)
+            }
             for after, figures in results.items():
                 label = f"{cache} {'after' if after else 'before'}"
                 for number, r in figures["rounds"].items():
-                    rows.append([label, number, r["decision"], r["turns"], r["prompt"], r["full_price"], r["largest"],
-                                 f"{r['cost']:.5f}", f"{figures['seconds']:.1f}"])
+                    rows.append(
+                        [
+                            label,
+                            number,
+                            r["decision"],
+                            r["turns"],
+                            r["prompt"],
+                            r["full_price"],
+                            r["largest"],
+                            f"{r['cost']:.5f}",
+                            f"{figures['seconds']:.1f}",
+                        ]
+                    )
                     for role, (tokens, cached) in sorted(r["roles"].items()):
                         roles_rows.append([label, number, role, tokens, cached, f"{cached / tokens:.0%}"])
             for number in results[False]["rounds"]:
                 before, after = results[False]["rounds"][number], results[True]["rounds"][number]
                 change = after["full_price"] / before["full_price"] - 1
                 same = before["decision"] == after["decision"]
-                checks.append(f"{cache} round {number}: proposer's full-price prompt tokens {before['full_price']} -> "
-                              f"{after['full_price']} ({change:+.0%}); same proposal and decision: {same}")
-    print(table(["run", "round", "proposal and decision", "proposer turns", "proposer prompt", "billed in full",
-                 "largest prompt", "round cost $", "run s"], rows))
+                checks.append(
+                    f"{cache} round {number}: proposer's full-price prompt tokens {before['full_price']} -> "
+                    f"{after['full_price']} ({change:+.0%}); same proposal and decision: {same}"
+                )
+    print(
+        table(
+            [
+                "run",
+                "round",
+                "proposal and decision",
+                "proposer turns",
+                "proposer prompt",
+                "billed in full",
+                "largest prompt",
+                "round cost $",
+                "run s",
+            ],
+            rows,
+        )
+    )
     print()
     print(table(["run", "round", "role", "tokens", "cached", "cached share"], roles_rows))
     print()

@@ -60,9 +60,14 @@ def measure(name: str, count: int) -> dict:
             continue
         episodes.append(time.perf_counter() - start)
         scores.append(score)
-    return {"name": name, "kind": bench.spec.kind.value, "tasks": len(made), "setup": setup,
-            "episode": sum(episodes) / len(episodes) if episodes else None,
-            "score": sum(scores) / len(scores) if scores else None}
+    return {
+        "name": name,
+        "kind": bench.spec.kind.value,
+        "tasks": len(made),
+        "setup": setup,
+        "episode": sum(episodes) / len(episodes) if episodes else None,
+        "score": sum(scores) / len(scores) if scores else None,
+    }
 
 
 def main() -> None:
@@ -78,8 +83,12 @@ def main() -> None:
     print(f"{'suite':<48} {'kind':<12} {'tasks':>5} {'setup s/task':>12} {'episode s':>10} {'ref score':>9}")
     for name in names:
         with tempfile.TemporaryDirectory(prefix="wikiskill-suites-") as cache:
-            done = subprocess.run([sys.executable, __file__, "--one", name, "--tasks", str(args.tasks)],
-                                  env={**os.environ, "WIKISKILL_CACHE_DIR": cache}, capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, __file__, "--one", name, "--tasks", str(args.tasks)],
+                env={**os.environ, "WIKISKILL_CACHE_DIR": cache},
+                capture_output=True,
+                text=True,
+            )
         if done.returncode != 0:
             reason = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
             print(f"{name:<48} failed: {reason}")

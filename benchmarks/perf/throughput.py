@@ -39,8 +39,11 @@ from wikiskill.store.results import ResultCache
 class Bench:
     def __init__(self, root: Path, base_url: str, size: int):
         self.root = root
-        self.config = Config(benchmark=f"jsonl:{qa_suite(root / 'suite', {'train': size, 'val': 1, 'test': 1})}",
-                             model=MODEL, api_base=base_url)
+        self.config = Config(
+            benchmark=f"jsonl:{qa_suite(root / 'suite', {'train': size, 'val': 1, 'test': 1})}",
+            model=MODEL,
+            api_base=base_url,
+        )
         self.benchmark = load_benchmark(self.config, root)
         self.all_tasks = self.benchmark.tasks("train")
         self.runs = 0
@@ -81,8 +84,7 @@ class Bench:
     def requests(self, n: int) -> list[list[dict]]:
         """The messages wikiskill's QA agent sends for the first `n` tasks (no skills)."""
         system = render("agent_qa", skills_block=render_skills([], SkillsSettings(), ""))
-        return [[{"role": "system", "content": system}, {"role": "user", "content": t.question}]
-                for t in self.tasks(n)]
+        return [[{"role": "system", "content": system}, {"role": "user", "content": t.question}] for t in self.tasks(n)]
 
     def bare(self, concurrency: int, n: int) -> tuple[float, float]:
         """A bare litellm asyncio loop making the same calls; returns (calls/s, CPU ms per call)."""
@@ -110,14 +112,23 @@ async def _bare_loop(api_base: str, requests: list[list[dict]], concurrency: int
     async def one(messages: list[dict]) -> None:
         async with limit:
             # the same arguments LiteLLMModel sends
-            await litellm.acompletion(model=MODEL, messages=messages, temperature=0.0, api_base=api_base,
-                                      api_key="no-key-needed", timeout=120.0, num_retries=0, max_retries=0)
+            await litellm.acompletion(
+                model=MODEL,
+                messages=messages,
+                temperature=0.0,
+                api_base=api_base,
+                api_key="no-key-needed",
+                timeout=120.0,
+                num_retries=0,
+                max_retries=0,
+            )
 
     await asyncio.gather(*(one(messages) for messages in requests))
 
 
-def _timed_bare_loop(api_base: str, requests: list[list[dict]], concurrency: int,
-                     start_at: float) -> tuple[float, float]:
+def _timed_bare_loop(
+    api_base: str, requests: list[list[dict]], concurrency: int, start_at: float
+) -> tuple[float, float]:
     asyncio.run(_bare_loop(api_base, requests[:2], 1))  # warm: litellm's first call builds its clients
     time.sleep(max(0.0, start_at - time.time()))
     started = time.time()
@@ -155,8 +166,10 @@ def main() -> None:
         root = Path(tmp)
         cpu_ms, saturated = ceiling(root, args.repeats)
         limit = 1000 / cpu_ms
-        print(f"litellm CPU per call: {cpu_ms:.2f} ms -> one event loop's ceiling 1/cpu = {limit:.0f} calls/s "
-              f"(reached at zero latency: {saturated:.0f} calls/s)\n")
+        print(
+            f"litellm CPU per call: {cpu_ms:.2f} ms -> one event loop's ceiling 1/cpu = {limit:.0f} calls/s "
+            f"(reached at zero latency: {saturated:.0f} calls/s)\n"
+        )
         rows, start_ups = [], []
         w = args.workers
         kinds = [("local", 1), ("processes", w), ("ray", w)]
@@ -172,20 +185,55 @@ def main() -> None:
                     n = size(c, args.waves)
                     bare = best(args.repeats, lambda c=c, n=n: bench.bare(c, n)[0])
                     bare_w = best(args.repeats, lambda c=c, n=n: bench.bare_processes(c, n, w))
-                    rates = {kind: best(args.repeats, lambda kind=kind, c=c, n=n: bench.run(executors[kind], c, n))
-                             for kind, _ in kinds}
+                    rates = {
+                        kind: best(args.repeats, lambda kind=kind, c=c, n=n: bench.run(executors[kind], c, n))
+                        for kind, _ in kinds
+                    }
                     local, processes, on_ray = (rates[kind] for kind, _ in kinds)
-                    rows.append([c, n, c / args.latency, round(limit), bare, local, f"{local / bare:.1%}", bare_w,
-                                 processes, f"{processes / bare_w:.1%}", on_ray, f"{on_ray / bare_w:.1%}"])
+                    rows.append(
+                        [
+                            c,
+                            n,
+                            c / args.latency,
+                            round(limit),
+                            bare,
+                            local,
+                            f"{local / bare:.1%}",
+                            bare_w,
+                            processes,
+                            f"{processes / bare_w:.1%}",
+                            on_ray,
+                            f"{on_ray / bare_w:.1%}",
+                        ]
+                    )
                     print(f"C={c} done", flush=True)
             finally:
                 for executor in executors.values():
                     executor.close()
         print()
-        print(table(["C", "tasks", "ideal C/L", "ceiling", "bare litellm", "local", "vs bare",
-                     f"bare x{w} procs", f"processes x{w}", "vs bare", f"ray x{w}", "vs bare"], rows))
-        print(f"\ntasks/s; ceiling = 1 / litellm CPU per call; 'bare x{w} procs' = the bare loop in "
-              f"{w} processes started together after their imports; executors opened once, start-up apart\n")
+        print(
+            table(
+                [
+                    "C",
+                    "tasks",
+                    "ideal C/L",
+                    "ceiling",
+                    "bare litellm",
+                    "local",
+                    "vs bare",
+                    f"bare x{w} procs",
+                    f"processes x{w}",
+                    "vs bare",
+                    f"ray x{w}",
+                    "vs bare",
+                ],
+                rows,
+            )
+        )
+        print(
+            f"\ntasks/s; ceiling = 1 / litellm CPU per call; 'bare x{w} procs' = the bare loop in "
+            f"{w} processes started together after their imports; executors opened once, start-up apart\n"
+        )
         print(table(["executor", "workers", "start-up s"], start_ups))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

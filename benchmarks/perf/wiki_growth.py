@@ -46,8 +46,10 @@ def main() -> None:
         config["maintainer"] = {**(config.get("maintainer") or {}), "wiki_token_budget": args.budget}
         config["wiki"] = {"consolidate_every": 5, "retire_after": args.retire_after}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
-        print(f"{'round':>5} {'shown':>6} {'budget':>6} {'whole wiki':>10} {'active':>6} {'inactive':>8} "
-              f"{'lint':>5} {'seconds':>7}")
+        print(
+            f"{'round':>5} {'shown':>6} {'budget':>6} {'whole wiki':>10} {'active':>6} {'inactive':>8} "
+            f"{'lint':>5} {'seconds':>7}"
+        )
         worst, clean = 0, True
         for number in range(1, args.rounds + 1):
             started = time.perf_counter()
@@ -58,15 +60,20 @@ def main() -> None:
             whole, active, inactive = wiki_tokens(ws)
             problems = api.lint(ws)
             worst, clean = max(worst, shown), clean and not problems
-            print(f"{number:>5} {shown:>6} {args.budget:>6} {whole:>10} {active:>6} {inactive:>8} "
-                  f"{'ok' if not problems else len(problems):>5} {seconds:>7.1f}")
+            print(
+                f"{number:>5} {shown:>6} {args.budget:>6} {whole:>10} {active:>6} {inactive:>8} "
+                f"{'ok' if not problems else len(problems):>5} {seconds:>7.1f}"
+            )
         print()
         for commit in reversed(ws.log(MAIN)):
             if commit.meta.step == Step.CONSOLIDATE:
-                print(f"r{commit.meta.round:03d} consolidate: {commit.meta.merged} merged, "
-                      f"{commit.meta.retired} retired")
-        print(f"\nmost wiki tokens shown to the maintainer: {worst} (budget {args.budget}); "
-              f"lint clean after every round: {clean}")
+                print(
+                    f"r{commit.meta.round:03d} consolidate: {commit.meta.merged} merged, {commit.meta.retired} retired"
+                )
+        print(
+            f"\nmost wiki tokens shown to the maintainer: {worst} (budget {args.budget}); "
+            f"lint clean after every round: {clean}"
+        )
 
 
 if __name__ == "__main__":

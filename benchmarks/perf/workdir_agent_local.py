@@ -36,25 +36,48 @@ from wikiskill.run.scorers import CommandScorer
 FUNCTIONS = {
     "add-two": ("def add(a: int, b: int) -> int:", "Return the sum of a and b.", ["add(2, 3) == 5", "add(-1, 1) == 0"]),
     "is-even": ("def is_even(n: int) -> bool:", "Return True when n is even.", ["is_even(4)", "not is_even(7)"]),
-    "reverse-words": ("def reverse_words(text: str) -> str:", "Return the words of text in reverse order, "
-                      "joined by single spaces.", ["reverse_words('a b c') == 'c b a'", "reverse_words('x') == 'x'"]),
-    "count-vowels": ("def count_vowels(text: str) -> int:", "Return how many of the letters of text are vowels "
-                     "(a, e, i, o, u, either case).", ["count_vowels('Hello') == 2", "count_vowels('xyz') == 0"]),
-    "max-of-list": ("def max_of(numbers: list[int]) -> int:", "Return the largest of numbers (never empty).",
-                    ["max_of([3, 9, 2]) == 9", "max_of([-5]) == -5"]),
-    "fizzbuzz": ("def fizzbuzz(n: int) -> str:", "Return 'Fizz' for multiples of 3, 'Buzz' for multiples of 5, "
-                 "'FizzBuzz' for both, else str(n).", ["fizzbuzz(9) == 'Fizz'", "fizzbuzz(10) == 'Buzz'",
-                                                       "fizzbuzz(15) == 'FizzBuzz'", "fizzbuzz(7) == '7'"]),
-    "palindrome": ("def is_palindrome(text: str) -> bool:", "Return True when text reads the same backwards, "
-                   "ignoring case.", ["is_palindrome('Level')", "not is_palindrome('abc')"]),
-    "square-all": ("def squares(numbers: list[int]) -> list[int]:", "Return the square of each number, in order.",
-                   ["squares([1, 2, 3]) == [1, 4, 9]", "squares([]) == []"]),
-    "factorial": ("def factorial(n: int) -> int:", "Return n! (factorial(0) is 1).",
-                  ["factorial(0) == 1", "factorial(5) == 120"]),
-    "unique-sorted": ("def unique_sorted(items: list[int]) -> list[int]:", "Return the distinct items, sorted "
-                      "ascending.", ["unique_sorted([3, 1, 3, 2]) == [1, 2, 3]", "unique_sorted([]) == []"]),
+    "reverse-words": (
+        "def reverse_words(text: str) -> str:",
+        "Return the words of text in reverse order, joined by single spaces.",
+        ["reverse_words('a b c') == 'c b a'", "reverse_words('x') == 'x'"],
+    ),
+    "count-vowels": (
+        "def count_vowels(text: str) -> int:",
+        "Return how many of the letters of text are vowels (a, e, i, o, u, either case).",
+        ["count_vowels('Hello') == 2", "count_vowels('xyz') == 0"],
+    ),
+    "max-of-list": (
+        "def max_of(numbers: list[int]) -> int:",
+        "Return the largest of numbers (never empty).",
+        ["max_of([3, 9, 2]) == 9", "max_of([-5]) == -5"],
+    ),
+    "fizzbuzz": (
+        "def fizzbuzz(n: int) -> str:",
+        "Return 'Fizz' for multiples of 3, 'Buzz' for multiples of 5, 'FizzBuzz' for both, else str(n).",
+        ["fizzbuzz(9) == 'Fizz'", "fizzbuzz(10) == 'Buzz'", "fizzbuzz(15) == 'FizzBuzz'", "fizzbuzz(7) == '7'"],
+    ),
+    "palindrome": (
+        "def is_palindrome(text: str) -> bool:",
+        "Return True when text reads the same backwards, ignoring case.",
+        ["is_palindrome('Level')", "not is_palindrome('abc')"],
+    ),
+    "square-all": (
+        "def squares(numbers: list[int]) -> list[int]:",
+        "Return the square of each number, in order.",
+        ["squares([1, 2, 3]) == [1, 4, 9]", "squares([]) == []"],
+    ),
+    "factorial": (
+        "def factorial(n: int) -> int:",
+        "Return n! (factorial(0) is 1).",
+        ["factorial(0) == 1", "factorial(5) == 120"],
+    ),
+    "unique-sorted": (
+        "def unique_sorted(items: list[int]) -> list[int]:",
+        "Return the distinct items, sorted ascending.",
+        ["unique_sorted([3, 1, 3, 2]) == [1, 2, 3]", "unique_sorted([]) == []"],
+    ),
 }
-CHECK = '''import json, os, sys
+CHECK = """import json, os, sys
 from pathlib import Path
 tests = json.loads((Path(os.environ["WIKISKILL_SUITE_DIR"]) / "hidden" / (Path(os.environ["WIKISKILL_TASK_DIR"]).name
                     + ".json")).read_text())
@@ -63,7 +86,7 @@ from solution import *  # noqa
 failed = [test for test in tests if not eval(test)]
 print("failed:", failed) if failed else print("all passed")
 sys.exit(1 if failed else 0)
-'''
+"""
 
 
 def write_suite(root: Path, count: int) -> TaskFolders:
@@ -86,8 +109,12 @@ def write_suite(root: Path, count: int) -> TaskFolders:
 
 def changed(before: Path, after: Path) -> bool:
     def files(root: Path) -> dict[str, bytes]:
-        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
-                if p.is_file() and "__pycache__" not in p.parts}
+        return {
+            str(p.relative_to(root)): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
+
     return files(before) != files(after)
 
 
@@ -101,15 +128,31 @@ async def play_one(agent: ShellAgent, scorer: CommandScorer, task, scratch: Path
         (traces / f"{task.id}.txt").write_text(trajectory.render())
     calls = sum(1 for m in trajectory.messages if m.get("role") == "assistant")
     tools = sum(len(m.get("tool_calls") or []) for m in trajectory.messages if m.get("role") == "assistant")
-    tools += sum(1 for m in trajectory.messages[1:] if m.get("role") == "user"  # results of the bash-block protocol
-                 and str(m.get("content") or "").startswith(("exit code", "killed after")))
-    return {"task": task.id, "changed": changed(task.files, workdir), "passed": score.value == 1.0,
-            "replies": calls, "actions": tools, "error": trajectory.error, "seconds": time.monotonic() - started}
+    tools += sum(
+        1
+        for m in trajectory.messages[1:]
+        if m.get("role") == "user"  # results of the bash-block protocol
+        and str(m.get("content") or "").startswith(("exit code", "killed after"))
+    )
+    return {
+        "task": task.id,
+        "changed": changed(task.files, workdir),
+        "passed": score.value == 1.0,
+        "replies": calls,
+        "actions": tools,
+        "error": trajectory.error,
+        "seconds": time.monotonic() - started,
+    }
 
 
 async def run_all(args: argparse.Namespace) -> list[dict]:
-    settings = {"model": args.model, "api_base": args.api_base, "max_tokens": args.max_tokens,
-                "context_window": args.context_window, "tool_protocol": args.protocol}
+    settings = {
+        "model": args.model,
+        "api_base": args.api_base,
+        "max_tokens": args.max_tokens,
+        "context_window": args.context_window,
+        "tool_protocol": args.protocol,
+    }
     model = LiteLLMModel(RoleSettings(**settings), LLMSettings(timeout=args.timeout, retries=1), Role.AGENT, Meter())
     with tempfile.TemporaryDirectory(prefix="workdir-agent-local-") as scratch:
         suite = write_suite(Path(scratch) / "suite", args.tasks)
@@ -146,10 +189,12 @@ def main() -> None:
     started = time.monotonic()
     rows = asyncio.run(run_all(args))
     total = len(rows)
-    print(f"protocol {args.protocol}: changed a file {sum(r['changed'] for r in rows)}/{total}, "
-          f"check passed {sum(r['passed'] for r in rows)}/{total}, "
-          f"actions {sum(r['actions'] for r in rows)}, model replies {sum(r['replies'] for r in rows)}, "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"protocol {args.protocol}: changed a file {sum(r['changed'] for r in rows)}/{total}, "
+        f"check passed {sum(r['passed'] for r in rows)}/{total}, "
+        f"actions {sum(r['actions'] for r in rows)}, model replies {sum(r['replies'] for r in rows)}, "
+        f"{time.monotonic() - started:.0f} s"
+    )
 
 
 if __name__ == "__main__":

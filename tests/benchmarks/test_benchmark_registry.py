@@ -66,6 +66,7 @@ def install_plugin(site: Path, body: str = PLUGIN, target: str = "acme_sums:Sums
 @pytest.fixture
 def fresh_registry():
     """Each test sees the entry points installed for it, and imports its own plugin module."""
+
     def forget():
         registry._entry_points.cache_clear()
         registry.family.cache_clear()
@@ -112,8 +113,9 @@ def test_an_installed_plugin_is_listed_and_its_suite_is_evaluated(plugin_site, t
 def test_the_benchmarks_command_lists_a_plugin_from_another_process(tmp_path, fresh_registry):
     site = install_plugin(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}
-    listing = subprocess.run([sys.executable, "-m", "wikiskill", "benchmarks"], env=env, capture_output=True,
-                             text=True, check=True).stdout
+    listing = subprocess.run(
+        [sys.executable, "-m", "wikiskill", "benchmarks"], env=env, capture_output=True, text=True, check=True
+    ).stdout
     row = next(line for line in listing.splitlines() if line.startswith("sums "))
     assert "qa, train/val/test 3/4/2, needs an LLM" in row and row.rstrip().endswith("ready")
     assert "    sums of two numbers" in listing
@@ -137,8 +139,10 @@ def test_a_plugin_that_is_not_a_family_is_refused(tmp_path, monkeypatch, fresh_r
 
 
 def test_a_suite_whose_requirements_are_missing_says_what_to_install(tmp_path, monkeypatch, fresh_registry):
-    needy = PLUGIN.replace('version="7")', 'version="7", requires=("acme_missing_engine",),\n'
-                           '                         needs="pip install acme-engine")')
+    needy = PLUGIN.replace(
+        'version="7")',
+        'version="7", requires=("acme_missing_engine",),\n                         needs="pip install acme-engine")',
+    )
     site = install_plugin(tmp_path / "site", body=needy)
     monkeypatch.syspath_prepend(str(site))
     with pytest.raises(BenchmarkError, match=r"needs pip install acme-engine \(missing: acme_missing_engine\)"):
@@ -161,13 +165,12 @@ def test_a_relative_jsonl_folder_is_written_absolute_by_init(tmp_path, monkeypat
     data = Path(__file__).resolve().parents[2] / "benchmarks" / "example-qa"
     monkeypatch.chdir(data.parent)
     ws = api.init_workspace(tmp_path / "ws", benchmark="jsonl:example-qa", model="openai/fake")
-    assert f"benchmark: \"jsonl:{data}\"" in (ws.root / "wikiskill.yaml").read_text()
+    assert f'benchmark: "jsonl:{data}"' in (ws.root / "wikiskill.yaml").read_text()
 
 
 def test_the_offline_model_is_refused_for_a_suite_it_cannot_play(plugin_site, tmp_path):
     with pytest.raises(ConfigError, match="offline model cannot play sums"):
         api.init_workspace(tmp_path / "ws", benchmark="sums")
-
 
 
 def test_a_config_naming_a_suite_whose_package_is_missing_is_still_read(tmp_path, monkeypatch, fresh_registry):

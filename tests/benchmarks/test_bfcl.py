@@ -80,8 +80,10 @@ def test_calls_that_are_not_plain_literal_calls_are_refused_without_running():
     bench = suite("base")
     session = bench.open_session(bench.tasks("train")[0])
     name = session.tools[0]["function"]["name"]
-    results = session.execute(0, [FunctionCall("__import__", {"name": "os"}), FunctionCall(name, None),
-                                  FunctionCall(name, {"x) or exit(": 1})])
+    results = session.execute(
+        0,
+        [FunctionCall("__import__", {"name": "os"}), FunctionCall(name, None), FunctionCall(name, {"x) or exit(": 1})],
+    )
     assert results[0].startswith("Error during execution: no function named '__import__'")
     assert results[1] == "Error during execution: the arguments are not a JSON object."
     assert "invalid argument name" in results[2]
@@ -89,16 +91,18 @@ def test_calls_that_are_not_plain_literal_calls_are_refused_without_running():
     session.close()
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
-                           st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=3)
-                                         | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                           max_leaves=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.text(max_size=20),
-       arguments=st.one_of(st.none(), st.dictionaries(st.text(max_size=10), json_values, max_size=4)))
+@given(
+    name=st.text(max_size=20),
+    arguments=st.one_of(st.none(), st.dictionaries(st.text(max_size=10), json_values, max_size=4)),
+)
 def test_any_call_a_model_writes_gets_one_result_and_never_raises(name, arguments):
     bench = suite("base")
     session = bench.open_session(bench.tasks("train")[0])
@@ -125,8 +129,9 @@ class GroundTruthWorld(ScriptedWorld):
 
     def __init__(self, bench: Bfcl):
         super().__init__()
-        self.reference = {task.question: bench.reference_calls(task)
-                          for split in ("train", "test") for task in bench.tasks(split)}
+        self.reference = {
+            task.question: bench.reference_calls(task) for split in ("train", "test") for task in bench.tasks(split)
+        }
         self.reference |= {task.question: [[] for _ in bench.reference_calls(task)] for task in bench.tasks("val")}
 
     def __call__(self, body: dict):
@@ -146,8 +151,16 @@ class GroundTruthWorld(ScriptedWorld):
 @pytest.mark.parametrize("text_tools", [False, True], ids=["native", "text"])
 def test_bfcl_is_initialised_evolved_and_evaluated_against_the_scripted_server(tmp_path, text_tools):
     with FakeOpenAIServer(GroundTruthWorld(suite("base", train=2, val=1, test=1)), text_tools=text_tools) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="bfcl:base", model="openai/fake-model",
-                                api_base=server.base_url, train=2, val=1, test=1, concurrency=1)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark="bfcl:base",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            train=2,
+            val=1,
+            test=1,
+            concurrency=1,
+        )
         config = ws.root / "wikiskill.yaml"
         config.write_text(config.read_text().replace("agent:\n", "agent:\n  context_window: 32768\n"))
         assert load_config(ws.root).agent.context_window == 32768

@@ -25,8 +25,13 @@ def test_a_terminal_bench_2_style_task_parses_every_field_and_keeps_unknown_ones
     assert config.metadata.difficulty == "easy" and config.metadata.tags == ["file-operations", "shell"]
     assert config.agent.timeout_sec == 120.0 and config.verifier.timeout_sec == 60.0
     environment = config.environment
-    assert (environment.build_timeout_sec, environment.cpus, environment.memory_mb, environment.storage_mb,
-            environment.allow_internet) == (300.0, 1, 512, 1024, False)
+    assert (
+        environment.build_timeout_sec,
+        environment.cpus,
+        environment.memory_mb,
+        environment.storage_mb,
+        environment.allow_internet,
+    ) == (300.0, 1, 512, 1024, False)
     assert config.metadata.author_name == "wikiskill"
     assert config.metadata.model_extra == {"expert_time_estimate_min": 1.0}  # kept, and ignored
     assert task.instruction.startswith("Write the word `hello`") and task.has_dockerfile
@@ -34,14 +39,20 @@ def test_a_terminal_bench_2_style_task_parses_every_field_and_keeps_unknown_ones
 
 
 BROKEN = {
-    "malformed task.toml": (lambda folder: (folder / "task.toml").write_text("[agent\ntimeout_sec = 1\n"),
-                            "task.toml: not valid TOML"),
+    "malformed task.toml": (
+        lambda folder: (folder / "task.toml").write_text("[agent\ntimeout_sec = 1\n"),
+        "task.toml: not valid TOML",
+    ),
     "missing instruction.md": (lambda folder: (folder / "instruction.md").unlink(), "instruction.md is missing"),
     "missing tests/test.sh": (lambda folder: (folder / "tests" / "test.sh").unlink(), "tests/test.sh is missing"),
-    "missing Dockerfile": (lambda folder: (folder / "environment" / "Dockerfile").unlink(),
-                           "environment/Dockerfile is missing (or set [environment] docker_image"),
-    "non-numeric timeout": (lambda folder: (folder / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n'),
-                            "task.toml: agent.timeout_sec: Input should be a valid number"),
+    "missing Dockerfile": (
+        lambda folder: (folder / "environment" / "Dockerfile").unlink(),
+        "environment/Dockerfile is missing (or set [environment] docker_image",
+    ),
+    "non-numeric timeout": (
+        lambda folder: (folder / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n'),
+        "task.toml: agent.timeout_sec: Input should be a valid number",
+    ),
 }
 
 
@@ -50,8 +61,19 @@ def test_a_broken_task_folder_is_refused_in_one_line_naming_the_file_and_nothing
     suite = harbor_suite(tmp_path)
     break_it, message = BROKEN[case]
     break_it(suite / "rev-dog")
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
-                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "init",
+            str(tmp_path / "ws"),
+            "--benchmark",
+            f"harbor:{suite}",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+        ],
+    )
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and str(suite / "rev-dog") in lines[0], result.output
@@ -73,18 +95,29 @@ def test_a_seeded_split_is_stratified_by_category_and_of_the_given_sizes(tmp_pat
     for name, size in {"train": 4, "val": 4, "test": 2}.items():
         ids = split.split_ids[name]
         assert len(ids) == size and sum(task_id.startswith("a-") for task_id in ids) == size // 2
-    assert HarborSuite(suite, HarborSettings(split_seed=3), SplitSizes(train=4, val=4, test=2)).split_ids == \
-        split.split_ids
-    assert HarborSuite(suite, HarborSettings(split_seed=4), SplitSizes(train=4, val=4, test=2)).split_ids != \
-        split.split_ids
+    assert (
+        HarborSuite(suite, HarborSettings(split_seed=3), SplitSizes(train=4, val=4, test=2)).split_ids
+        == split.split_ids
+    )
+    assert (
+        HarborSuite(suite, HarborSettings(split_seed=4), SplitSizes(train=4, val=4, test=2)).split_ids
+        != split.split_ids
+    )
     defaults = HarborSuite(suite).counts()
     assert defaults == {"train": 6, "val": 3, "test": 3}
 
 
 def test_explicit_ids_split_the_suite_and_the_split_enters_the_fingerprint(tmp_path):
     suite = harbor_suite(tmp_path)
-    config = parse_config(yaml.safe_dump({"benchmark": f"harbor:{suite}", "model": "openai/fake",
-                                          "harbor": {"ids": {"train": ["rev-cat"], "val": ["rev-dog"]}}}))
+    config = parse_config(
+        yaml.safe_dump(
+            {
+                "benchmark": f"harbor:{suite}",
+                "model": "openai/fake",
+                "harbor": {"ids": {"train": ["rev-cat"], "val": ["rev-dog"]}},
+            }
+        )
+    )
     first = HarborSuite(suite, config.harbor, config.splits)
     assert first.counts() == {"train": 1, "val": 1, "test": 0}
     other = config.model_copy(update={"harbor": HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"]))})
@@ -96,8 +129,19 @@ def test_explicit_ids_split_the_suite_and_the_split_enters_the_fingerprint(tmp_p
 
 def test_init_prints_the_split_counts(tmp_path):
     suite = harbor_suite(tmp_path)
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
-                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "init",
+            str(tmp_path / "ws"),
+            "--benchmark",
+            f"harbor:{suite}",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Split: 2 train, 1 val, 1 test tasks." in result.output
 
@@ -105,14 +149,26 @@ def test_init_prints_the_split_counts(tmp_path):
 def test_without_docker_a_harbor_suite_is_refused_naming_the_package(tmp_path, monkeypatch):
     suite = harbor_suite(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
-                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "init",
+            str(tmp_path / "ws"),
+            "--benchmark",
+            f"harbor:{suite}",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+        ],
+    )
     assert result.exit_code == 1 and "docker is not installed (apt-get install docker.io)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "ws").exists()
 
 
 def test_oracle_and_nop_are_refused_on_a_suite_that_is_not_harbor(tmp_path):
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model",
-                                      "openai/fake", "--agent", "oracle"])
+    result = CliRunner().invoke(
+        app, ["init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/fake", "--agent", "oracle"]
+    )
     assert result.exit_code == 1 and "agent.runner: oracle checks Harbor suites" in result.output
     assert not (tmp_path / "ws").exists()

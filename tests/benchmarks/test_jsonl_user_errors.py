@@ -21,15 +21,23 @@ def suite(directory: Path, **splits: str) -> Path:
     return directory
 
 
-@pytest.mark.parametrize(("val", "expected"), [
-    ('{"id": "v1", "question": "q", "answer": "a"}\n{"id": "v2", "question": \n', "val.jsonl, line 2: not valid JSON"),
-    ('{"id": "v1", "question": "q"}\n', "val.jsonl, line 1: missing 'answer'"),
-    ('{"question": "q", "answer": "a"}\n', "val.jsonl, line 1: missing 'id'"),
-    ('{"id": "v1", "question": "q", "answer": "a"}\n\n{"id": "v1", "question": "r", "answer": "b"}\n',
-     "val.jsonl, line 3: duplicate id 'v1' (first on line 1)"),
-    ("\n", "val.jsonl: no tasks (the split is empty)"),
-    ('["v1", "q", "a"]\n', "val.jsonl, line 1: must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("val", "expected"),
+    [
+        (
+            '{"id": "v1", "question": "q", "answer": "a"}\n{"id": "v2", "question": \n',
+            "val.jsonl, line 2: not valid JSON",
+        ),
+        ('{"id": "v1", "question": "q"}\n', "val.jsonl, line 1: missing 'answer'"),
+        ('{"question": "q", "answer": "a"}\n', "val.jsonl, line 1: missing 'id'"),
+        (
+            '{"id": "v1", "question": "q", "answer": "a"}\n\n{"id": "v1", "question": "r", "answer": "b"}\n',
+            "val.jsonl, line 3: duplicate id 'v1' (first on line 1)",
+        ),
+        ("\n", "val.jsonl: no tasks (the split is empty)"),
+        ('["v1", "q", "a"]\n', "val.jsonl, line 1: must be a JSON object"),
+    ],
+)
 def test_init_refuses_a_broken_jsonl_suite_naming_file_and_line(tmp_path, val, expected):
     folder = suite(tmp_path / "suite", val=val)
     line = one_error_line(run("init", str(tmp_path / "ws"), "--benchmark", f"jsonl:{folder}", "--model", "openai/x"))
@@ -40,8 +48,19 @@ def test_init_refuses_a_broken_jsonl_suite_naming_file_and_line(tmp_path, val, e
 def test_a_suite_broken_after_init_is_refused_before_any_model_call(tmp_path):
     folder = suite(tmp_path / "suite")
     with FakeOpenAIServer(lambda body: "<answer>ba</answer>") as server:
-        assert run("init", str(tmp_path / "ws"), "--benchmark", f"jsonl:{folder}", "--model", "openai/x",
-                   "--api-base", server.base_url).exit_code == 0
+        assert (
+            run(
+                "init",
+                str(tmp_path / "ws"),
+                "--benchmark",
+                f"jsonl:{folder}",
+                "--model",
+                "openai/x",
+                "--api-base",
+                server.base_url,
+            ).exit_code
+            == 0
+        )
         (folder / "train.jsonl").write_text(json.dumps(ROW) + "\n" + json.dumps(ROW) + "\n")
         for command in (["evolve", "--rounds", "1"], ["eval", "--split", "val"]):
             line = one_error_line(run("-C", str(tmp_path / "ws"), *command))

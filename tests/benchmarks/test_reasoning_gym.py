@@ -32,16 +32,19 @@ def suite(datasets=MIXED, train=4, val=3, test=5) -> ReasoningGymQA:
 
 def listing(datasets: list[str], hash_seed: str) -> str:
     """The tasks as another process with another string hash seed makes them."""
-    code = ("import json, sys\n"
-            "from wikiskill.benchmarks.builtin import ReasoningGymFamily\n"
-            "from wikiskill.benchmarks.reasoning_gym_qa import ReasoningGymQA\n"
-            "bench = ReasoningGymQA(sys.argv[1].split(','), ReasoningGymFamily.spec, "
-            "{'train': 4, 'val': 3, 'test': 5})\n"
-            "print(json.dumps([[t.id, t.question, t.answer] for s in ('train', 'val', 'test') "
-            "for t in bench.tasks(s)]))")
+    code = (
+        "import json, sys\n"
+        "from wikiskill.benchmarks.builtin import ReasoningGymFamily\n"
+        "from wikiskill.benchmarks.reasoning_gym_qa import ReasoningGymQA\n"
+        "bench = ReasoningGymQA(sys.argv[1].split(','), ReasoningGymFamily.spec, "
+        "{'train': 4, 'val': 3, 'test': 5})\n"
+        "print(json.dumps([[t.id, t.question, t.answer] for s in ('train', 'val', 'test') "
+        "for t in bench.tasks(s)]))"
+    )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    return subprocess.run([sys.executable, "-c", code, ",".join(datasets)], env=env, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", code, ",".join(datasets)], env=env, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_splits_share_no_question_and_are_dealt_evenly_across_datasets():
@@ -51,8 +54,11 @@ def test_splits_share_no_question_and_are_dealt_evenly_across_datasets():
     questions = [t.question for s in SPLITS for t in tasks[s]]
     assert len(set(questions)) == len(questions)
     assert [t.metadata["dataset"] for t in tasks["test"]] == MIXED + MIXED[:2]  # interleaved, the first take the rest
-    assert [t.id for t in tasks["val"]] == ["basic_arithmetic-val-000", "leg_counting-val-000",
-                                            "letter_counting-val-000"]
+    assert [t.id for t in tasks["val"]] == [
+        "basic_arithmetic-val-000",
+        "leg_counting-val-000",
+        "letter_counting-val-000",
+    ]
     assert all(t.split == s for s in SPLITS for t in tasks[s])
 
 
@@ -101,8 +107,10 @@ def test_any_prediction_scores_between_zero_and_one(prediction):
 
 
 def test_names_are_checked_in_one_line_each():
-    assert registry.canonical_name("reasoning-gym: leg_counting , basic_arithmetic,leg_counting") == \
-        "reasoning-gym:leg_counting,basic_arithmetic"
+    assert (
+        registry.canonical_name("reasoning-gym: leg_counting , basic_arithmetic,leg_counting")
+        == "reasoning-gym:leg_counting,basic_arithmetic"
+    )
     assert spec_of("reasoning-gym:leg_counting").kind is BenchmarkKind.QA
     assert "reasoning-gym-0.1.25" in spec_of("reasoning-gym:leg_counting").version
     with pytest.raises(BenchmarkError, match=f"unknown reasoning-gym dataset .no_such.; .*{re.escape(LIST_NAMES)}"):
@@ -135,8 +143,9 @@ def test_init_evolve_and_eval_against_the_scripted_server(tmp_path):
     bench = suite(["basic_arithmetic", "leg_counting"], train=4, val=2, test=2)
     answers = {t.question: t.answer for s in SPLITS for t in bench.tasks(s)}
     with FakeOpenAIServer(Solver(answers, [t.id for t in bench.tasks("train")])) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=name, model="openai/fake", api_base=server.base_url,
-                                train=4, val=2, test=2)
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark=name, model="openai/fake", api_base=server.base_url, train=4, val=2, test=2
+        )
         evolved = api.evolve(ws, 1)
         result = api.evaluate(ws, "test")
     assert evolved.rounds_completed == 1 and evolved.decisions == ["accepted"] and evolved.incumbent == 1.0

@@ -26,8 +26,9 @@ PAINT = "chemistry-mix-paint-secondary-color"
 
 @pytest.fixture(scope="module")
 def paint():
-    yield ScienceWorld(PAINT, {"train": 1, "val": 1, "test": 1}, spec=ScienceWorldFamily.spec,
-                       name=f"scienceworld:{PAINT}")
+    yield ScienceWorld(
+        PAINT, {"train": 1, "val": 1, "test": 1}, spec=ScienceWorldFamily.spec, name=f"scienceworld:{PAINT}"
+    )
     POOL.close()
 
 
@@ -66,10 +67,16 @@ def test_splits_come_from_scienceworlds_own_variations_and_are_fixed(paint):
 
 @needs_java
 def test_asking_for_more_variations_than_a_split_has_is_refused(paint):
-    greedy = ScienceWorld(PAINT, {"train": 0, "val": 500, "test": 0}, configured=frozenset({"val"}),
-                          spec=ScienceWorldFamily.spec, name=f"scienceworld:{PAINT}")
-    with pytest.raises(BenchmarkError, match=f"ScienceWorld has {len(variations(PAINT)['val'])} "
-                                             "val variations, not 500"):
+    greedy = ScienceWorld(
+        PAINT,
+        {"train": 0, "val": 500, "test": 0},
+        configured=frozenset({"val"}),
+        spec=ScienceWorldFamily.spec,
+        name=f"scienceworld:{PAINT}",
+    )
+    with pytest.raises(
+        BenchmarkError, match=f"ScienceWorld has {len(variations(PAINT)['val'])} val variations, not 500"
+    ):
         greedy.tasks("val")
 
 
@@ -91,8 +98,16 @@ class LookingWorld(ScriptedWorld):
 @needs_java
 def test_scienceworld_is_initialised_evolved_and_evaluated_against_the_scripted_server(tmp_path, paint):
     with FakeOpenAIServer(LookingWorld()) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"scienceworld:{PAINT}", model="openai/fake-model",
-                                api_base=server.base_url, train=1, val=1, test=1, concurrency=1)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"scienceworld:{PAINT}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            train=1,
+            val=1,
+            test=1,
+            concurrency=1,
+        )
         config = ws.root / "wikiskill.yaml"
         config.write_text(config.read_text().replace("max_steps: 100", "max_steps: 2"))
         evolved = api.evolve(ws, 1)

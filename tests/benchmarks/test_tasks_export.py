@@ -27,11 +27,11 @@ from wikiskill.core.config import Config
 from wikiskill.core.errors import BenchmarkError
 
 BUGFIX = Path(__file__).resolve().parents[2] / "benchmarks" / "python-bugfix"
-FIXED_FACTORIAL = '''def factorial(n):
+FIXED_FACTORIAL = """def factorial(n):
     if n < 0:
         raise ValueError("factorial of a negative number")
     return 1 if n == 0 else n * factorial(n - 1)
-'''
+"""
 
 
 def source_tasks() -> dict[str, str]:
@@ -39,8 +39,9 @@ def source_tasks() -> dict[str, str]:
 
 
 def test_python_bugfix_exports_one_harbor_folder_per_task_with_its_split(tmp_path):
-    result = CliRunner().invoke(app, ["tasks", "export", f"tasks:{BUGFIX}", "--format", "harbor",
-                                      "--out", str(tmp_path / "harbor")])
+    result = CliRunner().invoke(
+        app, ["tasks", "export", f"tasks:{BUGFIX}", "--format", "harbor", "--out", str(tmp_path / "harbor")]
+    )
     assert result.exit_code == 0, result.output
     assert "Wrote 20 Harbor task folders" in result.output and "(train 10, val 5, test 5)" in result.output
     exported = tmp_path / "harbor"
@@ -51,10 +52,12 @@ def test_python_bugfix_exports_one_harbor_folder_per_task_with_its_split(tmp_pat
         assert config["metadata"]["wikiskill_split"] == split
         assert config["environment"]["allow_internet"] is False and config["verifier"]["timeout_sec"] == 60.0
         assert (task / "instruction.md").read_text() == (source / "task.md").read_text()
-        assert (task / "environment" / "Dockerfile").read_text() == \
-            "FROM wikiskill/base:bookworm\nWORKDIR /app\nCOPY files/ /app/\n"
-        assert sorted(p.relative_to(task / "environment/files") for p in (task / "environment/files").rglob("*")) == \
-            sorted(p.relative_to(source / "files") for p in (source / "files").rglob("*"))
+        assert (
+            task / "environment" / "Dockerfile"
+        ).read_text() == "FROM wikiskill/base:bookworm\nWORKDIR /app\nCOPY files/ /app/\n"
+        assert sorted(
+            p.relative_to(task / "environment/files") for p in (task / "environment/files").rglob("*")
+        ) == sorted(p.relative_to(source / "files") for p in (source / "files").rglob("*"))
         assert os.access(task / "tests" / "test.sh", os.X_OK)
         assert "python3 -m pytest -q" in (task / "tests" / "test.sh").read_text()
 
@@ -74,11 +77,14 @@ def test_a_suite_not_scored_by_a_command_is_refused_and_nothing_is_written(tmp_p
 def test_an_out_folder_with_files_in_it_is_refused(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("keep me\n")
-    result = CliRunner().invoke(app, ["tasks", "export", str(BUGFIX), "--format", "harbor", "--out",
-                                      str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app, ["tasks", "export", str(BUGFIX), "--format", "harbor", "--out", str(tmp_path / "out")]
+    )
     assert result.exit_code == 1
-    assert result.output.strip() == \
-        f"error: {tmp_path / 'out'} exists and is not an empty folder: name a new one with --out"
+    assert (
+        result.output.strip()
+        == f"error: {tmp_path / 'out'} exists and is not an empty folder: name a new one with --out"
+    )
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["mine.txt"]
 
 
@@ -88,11 +94,13 @@ def pytest_image(run: DockerRun, tmp_path: Path) -> str:
     site = context / "site"
     site.mkdir(parents=True)
     for module in (pytest, _pytest, pluggy, iniconfig, packaging, pygments):
-        shutil.copytree(Path(module.__file__).parent, site / module.__name__,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            Path(module.__file__).parent, site / module.__name__, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(py.__file__, site)
-    (context / "Dockerfile").write_text("FROM wikiskill/base:bookworm\n"
-                                        "COPY site/ /usr/local/lib/python3.11/dist-packages/\n")
+    (context / "Dockerfile").write_text(
+        "FROM wikiskill/base:bookworm\nCOPY site/ /usr/local/lib/python3.11/dist-packages/\n"
+    )
     return run.build(context.parent)
 
 
@@ -123,9 +131,9 @@ def test_a_check_from_the_suite_folder_runs_hidden_and_its_score_line_is_the_rew
         (suite / split / f"t-{split}" / "files" / "input.txt").write_text("hello\n")
     (suite / "suite.yaml").write_text("scorer: command\ncommand: checks/half.sh\n")
     (suite / "checks").mkdir()
-    (suite / "checks" / "half.sh").write_text('#!/bin/sh\ntest -f input.txt && '
-                                              'grep -q Write "$WIKISKILL_TASK_DIR/task.md" && echo "score: 0.5"\n'
-                                              'exit 1\n')
+    (suite / "checks" / "half.sh").write_text(
+        '#!/bin/sh\ntest -f input.txt && grep -q Write "$WIKISKILL_TASK_DIR/task.md" && echo "score: 0.5"\nexit 1\n'
+    )
     (suite / "checks" / "half.sh").chmod(0o755)
     api.export_tasks(suite, tmp_path / "harbor")
     task = tmp_path / "harbor" / "t-val"

@@ -67,20 +67,22 @@ def test_challenge_names_are_checked_and_textworlds_own_names_are_taken():
     assert registry.canonical_name("textworld:Coin_Collector") == "textworld:coin-collector"
     with pytest.raises(BenchmarkError, match="is the benchmark `textworld-cooking`"):
         registry.resolve("textworld:tw-cooking")
-    with pytest.raises(BenchmarkError, match="unknown TextWorld challenge 'maze'; "
-                                             "choose one of: textworld:treasure-hunter"):
+    with pytest.raises(
+        BenchmarkError, match="unknown TextWorld challenge 'maze'; choose one of: textworld:treasure-hunter"
+    ):
         registry.resolve("textworld:maze")
     with pytest.raises(BenchmarkError, match=r"needs an argument: textworld:<challenge>"):
         registry.resolve("textworld")
 
 
 def test_the_offline_model_is_refused_only_where_it_cannot_play(tmp_path):
-    assert [spec_of(f"textworld:{name}").offline_playable for name in ("treasure-hunter", "coin-collector", "simple")] \
-        == [False, True, True]
+    assert [
+        spec_of(f"textworld:{name}").offline_playable for name in ("treasure-hunter", "coin-collector", "simple")
+    ] == [False, True, True]
     with pytest.raises(ConfigError, match="offline model cannot play textworld:treasure-hunter"):
         api.init_workspace(tmp_path / "hunter", benchmark="textworld:treasure-hunter")
     ws = api.init_workspace(tmp_path / "coins", benchmark="textworld:coin-collector", train=2, val=1, test=1)
-    assert "benchmark: \"textworld:coin-collector\"" in (ws.root / "wikiskill.yaml").read_text()
+    assert 'benchmark: "textworld:coin-collector"' in (ws.root / "wikiskill.yaml").read_text()
 
 
 class Walker(ScriptedWorld):
@@ -110,8 +112,14 @@ def test_init_evolve_and_eval_against_the_scripted_server(cache, tmp_path):
     walkthroughs = {task.question: bench.reference_actions(task) for task in tasks}
     assert len(walkthroughs) == len(tasks)  # each game is told apart by its objective
     with FakeOpenAIServer(Walker(walkthroughs, [t.id for t in bench.tasks("train")])) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="textworld:coin-collector", model="openai/fake",
-                                api_base=server.base_url, concurrency=1, **E2E_COUNTS)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark="textworld:coin-collector",
+            model="openai/fake",
+            api_base=server.base_url,
+            concurrency=1,
+            **E2E_COUNTS,
+        )
         config = ws.root / "wikiskill.yaml"  # short episodes keep the proposer's reads within its context
         config.write_text(config.read_text().replace("max_steps: 40", "max_steps: 8"))
         assert load_config(ws.root).agent.max_steps == 8

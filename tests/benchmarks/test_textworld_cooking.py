@@ -88,8 +88,9 @@ def test_evolve_prepares_train_and_val_in_one_batch_of_57_games(tmp_path, monkey
 
     batches = []
     monkeypatch.setenv("WIKISKILL_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(textworld_games, "_generate_all",
-                        lambda challenge, seeds, directory, progress: batches.append(seeds))
+    monkeypatch.setattr(
+        textworld_games, "_generate_all", lambda challenge, seeds, directory, progress: batches.append(seeds)
+    )
     TextWorldCooking().prepare(("val", "train"))
     assert [len(batch) for batch in batches] == [57] and len(set(batches[0])) == 57
 

@@ -31,8 +31,9 @@ def one_error_line(result) -> str:
 
 
 def init_qa(path: Path, *args: str):
-    return run("init", str(path), "--benchmark", "example-qa", "--model", "openai/x", "--api-base", UNUSED_SERVER,
-               *args)
+    return run(
+        "init", str(path), "--benchmark", "example-qa", "--model", "openai/x", "--api-base", UNUSED_SERVER, *args
+    )
 
 
 def program(folder: Path, name: str, script: str) -> None:
@@ -41,16 +42,21 @@ def program(folder: Path, name: str, script: str) -> None:
     (folder / name).chmod(0o755)
 
 
-@pytest.mark.parametrize(("runner", "package"), [
-    ("qwen-code", "@qwen-code/qwen-code"), ("claude-code", "@anthropic-ai/claude-code"),
-    ("codex", "@openai/codex"), ("gemini-cli", "@google/gemini-cli"),
-])
-def test_a_cli_runner_missing_from_path_names_the_npm_package_that_installs_it(tmp_path, monkeypatch, runner,
-                                                                               package):
+@pytest.mark.parametrize(
+    ("runner", "package"),
+    [
+        ("qwen-code", "@qwen-code/qwen-code"),
+        ("claude-code", "@anthropic-ai/claude-code"),
+        ("codex", "@openai/codex"),
+        ("gemini-cli", "@google/gemini-cli"),
+    ],
+)
+def test_a_cli_runner_missing_from_path_names_the_npm_package_that_installs_it(tmp_path, monkeypatch, runner, package):
     bare = tmp_path / "bin"
     bare.mkdir()
-    os.symlink(subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip(),
-               bare / "git")
+    os.symlink(
+        subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip(), bare / "git"
+    )
     monkeypatch.setenv("PATH", str(bare))
     line = one_error_line(init_qa(tmp_path / "ws", "--agent", runner))
     assert "which is not on PATH: install it with `npm install -g " + package + "@" in line
@@ -83,15 +89,22 @@ def test_init_agent_command_takes_the_argv_as_repeated_args(tmp_path, monkeypatc
     assert agent["command"] == ["mycli", "--ask=it's {prompt} &  <now>"]
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["--agent", "command"], "--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', "
-                             "or one --arg per item"),
-    (["--agent", "command", "--command", "mycli {prompt}", "--arg", "mycli"], "either as --command or as --arg"),
-    (["--agent", "command", "--command", "mycli '{prompt}"], "does not split into words: No closing quotation"),
-    (["--agent", "command", "--command", "sh -c {prmpt}"], "{prmpt} in '{prmpt}' is no placeholder "
-                                                           "(did you mean '{prompt}'?)"),
-    (["--command", "mycli {prompt}"], "--command and --arg give the argv of --agent command, not of builtin"),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--agent", "command"],
+            "--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', or one --arg per item",
+        ),
+        (["--agent", "command", "--command", "mycli {prompt}", "--arg", "mycli"], "either as --command or as --arg"),
+        (["--agent", "command", "--command", "mycli '{prompt}"], "does not split into words: No closing quotation"),
+        (
+            ["--agent", "command", "--command", "sh -c {prmpt}"],
+            "{prmpt} in '{prmpt}' is no placeholder (did you mean '{prompt}'?)",
+        ),
+        (["--command", "mycli {prompt}"], "--command and --arg give the argv of --agent command, not of builtin"),
+    ],
+)
 def test_init_refuses_a_command_runner_without_a_usable_argv_and_writes_nothing(tmp_path, args, expected):
     assert expected in one_error_line(init_qa(tmp_path / "ws", *args))
     assert not (tmp_path / "ws").exists()
@@ -105,15 +118,22 @@ def workspace_with(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
     text = config.read_text()
     assert old in text
     config.write_text(text.replace(old, new, 1))
-    return tmp_path / "ws", text[:text.index(old)].count("\n") + 1
+    return tmp_path / "ws", text[: text.index(old)].count("\n") + 1
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("concurrency:", "concurency:", "unknown setting 'concurency' (did you mean 'concurrency'?)"),
-    ("  max_steps:", "  max_step:", "unknown setting 'agent.max_step' (did you mean 'agent.max_steps'?)"),
-    ("proposer:\n", "max_turns: 3\nproposer:\n", "unknown setting 'max_turns' (did you mean 'proposer.max_turns'?)"),
-    ("budget:\n", "zzz: 1\nbudget:\n", "unknown setting 'zzz'; the settings of the top level are benchmark, model"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("concurrency:", "concurency:", "unknown setting 'concurency' (did you mean 'concurrency'?)"),
+        ("  max_steps:", "  max_step:", "unknown setting 'agent.max_step' (did you mean 'agent.max_steps'?)"),
+        (
+            "proposer:\n",
+            "max_turns: 3\nproposer:\n",
+            "unknown setting 'max_turns' (did you mean 'proposer.max_turns'?)",
+        ),
+        ("budget:\n", "zzz: 1\nbudget:\n", "unknown setting 'zzz'; the settings of the top level are benchmark, model"),
+    ],
+)
 def test_an_unknown_setting_names_its_line_and_the_nearest_setting(tmp_path, old, new, expected):
     ws, line = workspace_with(tmp_path, old, new)
     before = (ws / "wikiskill.yaml").read_text()
@@ -126,15 +146,27 @@ def test_an_unknown_setting_names_its_line_and_the_nearest_setting(tmp_path, old
 
 def test_a_bad_value_is_reported_on_the_line_it_is_on(tmp_path):
     ws, line = workspace_with(tmp_path, "concurrency: 4", "concurrency: lots")
-    assert f"wikiskill.yaml, line {line}: concurrency: Input should be a valid integer" in \
-        one_error_line(run("-C", str(ws), "status"))
+    assert f"wikiskill.yaml, line {line}: concurrency: Input should be a valid integer" in one_error_line(
+        run("-C", str(ws), "status")
+    )
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("concurrency: 4", "concurrency: [4", "while parsing a flow sequence: expected ',' or ']', but got ':' on line"),
-    ('model: "openai/x"', 'model: "openai/x', "the quote opened here closes only on line"),
-    ("concurrency: 4", "concurrency: 'four", "while scanning a quoted scalar: found unexpected end of stream on line"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "concurrency: 4",
+            "concurrency: [4",
+            "while parsing a flow sequence: expected ',' or ']', but got ':' on line",
+        ),
+        ('model: "openai/x"', 'model: "openai/x', "the quote opened here closes only on line"),
+        (
+            "concurrency: 4",
+            "concurrency: 'four",
+            "while scanning a quoted scalar: found unexpected end of stream on line",
+        ),
+    ],
+)
 def test_a_construct_left_open_is_reported_on_the_line_it_opens(tmp_path, old, new, expected):
     ws, line = workspace_with(tmp_path, old, new)
     message = one_error_line(run("-C", str(ws), "status"))
@@ -147,8 +179,10 @@ def test_an_unknown_benchmark_suggests_the_nearest_name(tmp_path):
     assert "unknown benchmark 'textworld-cookin' (did you mean 'textworld-cooking'?)" in line
     assert not (tmp_path / "ws").exists()
     ws, line = workspace_with(tmp_path, '"example-qa"', '"exampl-qa"')
-    assert f"wikiskill.yaml, line {line}: benchmark: unknown benchmark 'exampl-qa' (did you mean 'example-qa'?)" \
+    assert (
+        f"wikiskill.yaml, line {line}: benchmark: unknown benchmark 'exampl-qa' (did you mean 'example-qa'?)"
         in one_error_line(run("-C", str(ws), "log"))
+    )
 
 
 def test_an_unknown_command_suggests_the_nearest_name():
@@ -159,6 +193,10 @@ def test_an_unknown_command_suggests_the_nearest_name():
 
 def test_version_prints_the_version_the_package_declares():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    done = subprocess.run([sys.executable, "-m", "wikiskill", "--version"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "wikiskill", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"wikiskill {declared}\n", "")

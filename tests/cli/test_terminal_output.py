@@ -26,8 +26,13 @@ WIKISKILL = [sys.executable, "-m", "wikiskill"]
 
 
 def piped(*args: str, columns: int = 40, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*WIKISKILL, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": str(columns), **env})
+    return subprocess.run(
+        [*WIKISKILL, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": str(columns), **env},
+    )
 
 
 def in_terminal(*args: str, columns: int = 40) -> tuple[int, str]:
@@ -35,8 +40,14 @@ def in_terminal(*args: str, columns: int = 40) -> tuple[int, str]:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
-    process = subprocess.Popen([*WIKISKILL, *args], stdin=follower, stdout=follower, stderr=follower,
-                               env={**env, "TERM": "xterm"}, close_fds=True)
+    process = subprocess.Popen(
+        [*WIKISKILL, *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**env, "TERM": "xterm"},
+        close_fds=True,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -76,11 +87,13 @@ def test_piped_log_is_one_plain_line_per_round(long_named):
     assert len(lines) == 2 and lines[1].split()[:1] == ["001"] and f"create {LONG_NAME}" in lines[1]
 
 
-@pytest.mark.parametrize("command", [history.report_command, history.show_command, skills.skills,
-                                     running.evolve, running.compare_command])
+@pytest.mark.parametrize(
+    "command", [history.report_command, history.show_command, skills.skills, running.evolve, running.compare_command]
+)
 def test_help_breaks_lines_at_the_terminal_width_not_mid_sentence(command):
     name = {"report_command": "report", "show_command": "show", "compare_command": "compare"}.get(
-        command.__name__, command.__name__)
+        command.__name__, command.__name__
+    )
     run = piped(name, "--help", columns=1000)
     assert run.returncode == 0, run.stderr
     for paragraph in inspect.cleandoc(command.__doc__).split("\n\n"):

@@ -21,8 +21,9 @@ def yaml_with(tmp_path: Path, extra: str, replace: tuple[str, str] = ("", "")) -
     return tmp_path / "ws"
 
 
-@pytest.mark.parametrize("command", [["status"], ["log"], ["skills"], ["prompt"], ["lint"], ["export", "out"],
-                                     ["evolve"], ["eval"]])
+@pytest.mark.parametrize(
+    "command", [["status"], ["log"], ["skills"], ["prompt"], ["lint"], ["export", "out"], ["evolve"], ["eval"]]
+)
 def test_every_command_refuses_a_key_given_twice(tmp_path, command):
     ws = yaml_with(tmp_path, "agent:\n  model: a\nagent:\n  model: b\n")
     assert "not valid YAML ('agent' is set twice" in one_error_line(run("-C", str(ws), *command))

@@ -115,8 +115,23 @@ def plugin_site(tmp_path_factory) -> Path:
     package.mkdir()
     (package / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
     (package / "acme_parts.py").write_text(textwrap.dedent(MODULE))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-                    "--no-build-isolation", "--target", str(site), str(package)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(package),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return site
 
 
@@ -137,7 +152,8 @@ def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"gate.policy": "veto"})
     assert "'veto' is no gate policy (strict, paired, confirm, no_regression, sequential)" in one_error_line(
-        run("-C", str(ws.root), "status"))
+        run("-C", str(ws.root), "status")
+    )
 
 
 def test_a_plugin_gate_policy_decides_a_real_round(tmp_path, installed):
@@ -162,8 +178,7 @@ def test_a_plugin_executor_runs_the_tasks(tmp_path, installed):
 def test_a_plugin_cli_preset_plays_every_task(tmp_path, installed, monkeypatch):
     log = tmp_path / "runs.log"
     monkeypatch.setenv("ACME_LOG", str(log))
-    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
-                            api_base=UNUSED_SERVER)
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=UNUSED_SERVER)
     path = ws.root / "wikiskill.yaml"
     data = yaml.safe_load(path.read_text())
     path.write_text(yaml.safe_dump({**data, "agent": {**data.get("agent", {}), "runner": "echo-answer"}}))

@@ -37,15 +37,23 @@ class LeakyWorld(ScriptedWorld):
         super().__init__(
             proposals={1: leak, 2: {**create("useless", "USELESS"), "name": f"Leak {SECRET}"}},
             maintainer_reply={
-                "create_patterns": [{"name": "key-echo", "summary": f"the key {SECRET}", "content":
-                                     f"# Key echo\n## Description\nThe key is {SECRET}.\n## Root cause\nr\n"
-                                     f"## Evidence\nSHOWN-TASK printed {SECRET}.\n## Fix\nf\n"},
-                                    {"name": f"page {SECRET.upper()}", "summary": "named after the key",
-                                     "content": "## Description\nd\n## Root cause\nr\n"
-                                                "## Evidence\nSHOWN-TASK\n## Fix\nf"}],
+                "create_patterns": [
+                    {
+                        "name": "key-echo",
+                        "summary": f"the key {SECRET}",
+                        "content": f"# Key echo\n## Description\nThe key is {SECRET}.\n## Root cause\nr\n"
+                        f"## Evidence\nSHOWN-TASK printed {SECRET}.\n## Fix\nf\n",
+                    },
+                    {
+                        "name": f"page {SECRET.upper()}",
+                        "summary": "named after the key",
+                        "content": "## Description\nd\n## Root cause\nr\n## Evidence\nSHOWN-TASK\n## Fix\nf",
+                    },
+                ],
                 "update_patterns": [],
                 "append_log": f"Saw the key {SECRET.upper()}.",
-            })
+            },
+        )
         self.broken = False
 
     def __call__(self, body):
@@ -65,8 +73,21 @@ def leaked(tmp_path_factory):
     world = LeakyWorld()
     with pytest.MonkeyPatch.context() as env, FakeOpenAIServer(world) as server:
         env.setenv("OPENAI_API_KEY", SECRET)
-        outputs = [runner.invoke(app, ["init", str(root), "--benchmark", "example-qa", "--model",
-                                       "openai/fake-model", "--api-base", server.base_url])]
+        outputs = [
+            runner.invoke(
+                app,
+                [
+                    "init",
+                    str(root),
+                    "--benchmark",
+                    "example-qa",
+                    "--model",
+                    "openai/fake-model",
+                    "--api-base",
+                    server.base_url,
+                ],
+            )
+        ]
         outputs.append(runner.invoke(app, ["-C", str(root), "evolve", "--rounds", "2"]))
         assert outputs[-1].exit_code == 0, outputs[-1].output
         world.broken = True
@@ -77,20 +98,26 @@ def leaked(tmp_path_factory):
 
 
 def files_under(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
-    return {str(path): path.read_bytes() for path in folder.rglob("*")
-            if path.is_file() and not path.is_symlink() and not any(part in skip for part in path.parts)}
+    return {
+        str(path): path.read_bytes()
+        for path in folder.rglob("*")
+        if path.is_file() and not path.is_symlink() and not any(part in skip for part in path.parts)
+    }
 
 
 def test_the_key_is_in_no_git_object_ref_or_working_file(leaked):
     root, _ = leaked
-    objects = subprocess.run(["git", "-C", str(root), "cat-file", "--batch-all-objects", "--batch"],
-                             capture_output=True, check=True).stdout
+    objects = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "--batch-all-objects", "--batch"], capture_output=True, check=True
+    ).stdout
     assert objects.count(b" commit ") >= 10  # "<sha> commit <size>" headers: the dump is real
     assert NEEDLE not in objects.lower()
     assert NEEDLE not in git(root, "log", "--all", "-p").lower().encode()
     assert NEEDLE not in git(root, "for-each-ref").lower().encode()
-    for path, data in {**files_under(root, skip=(".git", ".wikiskill")),
-                       **files_under(root / ".git", ("objects",))}.items():
+    for path, data in {
+        **files_under(root, skip=(".git", ".wikiskill")),
+        **files_under(root / ".git", ("objects",)),
+    }.items():
         assert NEEDLE not in data.lower(), path
 
 
@@ -174,8 +201,9 @@ def leaks(text: str, secret: str) -> bool:
         documents = [json.loads(text)]
     except ValueError:
         documents = [json.loads(line) for line in text.split("\n") if line.strip()]
-    return secret.lower() in text.lower() or any(secret.lower() in string.lower()
-                                                 for document in documents for string in json_strings(document))
+    return secret.lower() in text.lower() or any(
+        secret.lower() in string.lower() for document in documents for string in json_strings(document)
+    )
 
 
 def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_path, monkeypatch):
@@ -186,15 +214,31 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
     monkeypatch.setenv("DB_PASSWORD", PASSWORD)
     monkeypatch.setenv("INVOICE_API_KEY", SLASHED_KEY)
     claude = tmp_path / "claude.jsonl"  # the key written `\/` and `\u0069`, as JSON allows
-    claude.write_text((SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl").read_text()
-                      .replace("inv-live-9f8e7d6c5b4a39281706", "\\u0069nv\\/live\\/9f8e7d6c5b4a3928"))
+    claude.write_text(
+        (SESSIONS / "7c0e4a52-91d3-4b7e-a6f4-2f3c9d8e1b60.jsonl")
+        .read_text()
+        .replace("inv-live-9f8e7d6c5b4a39281706", "\\u0069nv\\/live\\/9f8e7d6c5b4a3928")
+    )
     chat = tmp_path / "chat.json"
-    chat.write_text(json.dumps([
-        {"role": "user", "content": "Connect to the database."},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
-            "name": "connect", "arguments": json.dumps({"password": PASSWORD})}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": f"login failed for password {PASSWORD}"},
-        {"role": "assistant", "content": "The password was refused."}]))
+    chat.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "Connect to the database."},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "connect", "arguments": json.dumps({"password": PASSWORD})},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": f"login failed for password {PASSWORD}"},
+                {"role": "assistant", "content": "The password was refused."},
+            ]
+        )
+    )
     assert SLASHED_KEY not in claude.read_text() and PASSWORD not in chat.read_text()
     ws = scripted_workspace(tmp_path / "ws")
     added = [*api.ingest(ws, [claude], "claude-code").added, *api.ingest(ws, [chat], "openai-messages").added]
@@ -203,8 +247,9 @@ def test_a_session_hiding_secrets_in_json_escapes_is_ingested_without_them(tmp_p
     for text in [*files.values(), *(trajectory.to_json() for trajectory in added)]:
         assert REDACTED in text
         assert not leaks(text, PASSWORD) and not leaks(text, SLASHED_KEY)
-    objects = subprocess.run(["git", "-C", str(ws.root), "cat-file", "--batch-all-objects", "--batch"],
-                             capture_output=True, check=True).stdout.lower()
+    objects = subprocess.run(
+        ["git", "-C", str(ws.root), "cat-file", "--batch-all-objects", "--batch"], capture_output=True, check=True
+    ).stdout.lower()
     for secret in (PASSWORD, SLASHED_KEY):
         for written in {secret, json.dumps(secret)[1:-1], json.dumps(json.dumps(secret))[1:-1]}:
             assert written.lower().encode() not in objects, written
@@ -218,8 +263,9 @@ def test_a_trace_echoing_a_password_with_a_quote_is_committed_without_it(tmp_pat
 
     monkeypatch.setenv("DB_PASSWORD", PASSWORD)
     ws = scripted_workspace(tmp_path / "ws")
-    trace = Trajectory(task_id="t1", split="train", kind="qa", question="What is the password?",
-                       prediction=f"It is {PASSWORD}.")
+    trace = Trajectory(
+        task_id="t1", split="train", kind="qa", question="What is the password?", prediction=f"It is {PASSWORD}."
+    )
     assert PASSWORD not in trace.to_json() and leaks(trace.to_json(), PASSWORD)
     ws.commit({"raw/r001/train/t1.json": trace.to_json()}, "r001 rollout\n")
     committed = git(ws.root, "show", f"{MAIN}:raw/r001/train/t1.json")
@@ -232,26 +278,43 @@ def test_json_is_scrubbed_in_its_decoded_strings_and_left_byte_for_byte_when_it_
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     lines = '{"k": "\\u0073k-test-SECRET123456"}\n{"k": "plain\\n"}\n'
     assert scrub(lines) == f'{{"k": "{REDACTED}"}}\n{{"k": "plain\\n"}}\n'
+
     def tool_call(password: str) -> str:  # JSON held in a JSON string, laid out with an indent
         return json.dumps([{"arguments": json.dumps({"password": password})}], indent=1) + "\n"
 
     assert scrub(tool_call(PASSWORD)) == tool_call(REDACTED)
     assert scrub(json.dumps({PASSWORD: 1})) == json.dumps({REDACTED: 1})
-    for untouched in ['{\n  "a": "line\\nbreak",  "n": NaN}\n', '[link](x) \\ not json', '{"a": "\\u00e9"}',
-                      '{"broken": "\\u0073k-test-SECRET1', '[' * 5000 + "\\"]:
+    for untouched in [
+        '{\n  "a": "line\\nbreak",  "n": NaN}\n',
+        "[link](x) \\ not json",
+        '{"a": "\\u00e9"}',
+        '{"broken": "\\u0073k-test-SECRET1',
+        "[" * 5000 + "\\",
+    ]:
         assert scrub(untouched) == untouched
 
 
-secret_chars = st.text(st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
-                       min_size=MIN_SECRET_CHARS // 2, max_size=8)
-secret_text = st.builds(lambda head, escaped, tail: head + escaped + tail,
-                        secret_chars, st.sampled_from('"\\/é😀中'), secret_chars,
-                        ).filter(lambda text: text == text.strip())
+secret_chars = st.text(
+    st.sampled_from(string.ascii_letters + string.digits + string.punctuation + " é😀中"),
+    min_size=MIN_SECRET_CHARS // 2,
+    max_size=8,
+)
+secret_text = st.builds(
+    lambda head, escaped, tail: head + escaped + tail,
+    secret_chars,
+    st.sampled_from('"\\/é😀中'),
+    secret_chars,
+).filter(lambda text: text == text.strip())
 
 
 @settings(max_examples=80, deadline=None)
-@given(secret=secret_text, before=st.text(max_size=4), depth=st.integers(0, 2), ascii_only=st.booleans(),
-       json_lines=st.booleans())
+@given(
+    secret=secret_text,
+    before=st.text(max_size=4),
+    depth=st.integers(0, 2),
+    ascii_only=st.booleans(),
+    json_lines=st.booleans(),
+)
 def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, before, depth, ascii_only, json_lines):
     """Nested as tool-call arguments are, dumped with or without `ensure_ascii` (the cache's
     json.dumps escapes every non-ASCII character), as a document or a line of JSON Lines."""

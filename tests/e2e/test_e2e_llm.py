@@ -20,8 +20,11 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 
 def agent_prompts(requests: list[dict]) -> list[str]:
-    return [r["messages"][0]["content"] for r in requests
-            if r["messages"][0]["content"].startswith("You are a careful problem solver")]
+    return [
+        r["messages"][0]["content"]
+        for r in requests
+        if r["messages"][0]["content"].startswith("You are a careful problem solver")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def evolved(tmp_path_factory):
         during = server.requests
         result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         assert result.exit_code == 0, result.output
-        after = server.requests[len(during):]
+        after = server.requests[len(during) :]
         yield ws, during, after, runner
 
 
@@ -45,8 +48,10 @@ def trailers(ws: Path, ref: str) -> dict:
 def test_history_shape(evolved):
     ws, *_ = evolved
     subjects = git(ws, "log", "--first-parent", "--reverse", "--format=%s", "main").splitlines()
-    steps = [trailers(ws, sha).get("Wikiskill-Step") for sha in
-             git(ws, "log", "--first-parent", "--reverse", "--format=%H", "main").split()]
+    steps = [
+        trailers(ws, sha).get("Wikiskill-Step")
+        for sha in git(ws, "log", "--first-parent", "--reverse", "--format=%H", "main").split()
+    ]
     assert steps == [None, "baseline", "rollout", "maintain", "gate", "rollout", "maintain", "gate"], subjects
     assert subjects[1] == "baseline: val solved 3/6, score 0.500"  # tasks solved, then the mean score
     merge = git(ws, "rev-list", "--first-parent", "--merges", "main").split()
@@ -79,10 +84,13 @@ def test_skills_on_main_and_in_prompts(evolved):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []
     purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
     assert "- r001 created: reversal tasks fail" in purpose
-    assert ("- r001 create accepted: val 0.833, incumbent 0.500; "
-            "helped 2 val task(s) (2 newly solved), hurt 0 (0 no longer solved)") in purpose
-    assert ("## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md)"
-            ": words reversed" in purpose)
+    assert (
+        "- r001 create accepted: val 0.833, incumbent 0.500; "
+        "helped 2 val task(s) (2 newly solved), hurt 0 (0 no longer solved)"
+    ) in purpose
+    assert (
+        "## Patterns Addressed\n\n- [Reversal slips](../../wiki/patterns/reversal-slips.md): words reversed" in purpose
+    )
     prompts = agent_prompts(during)
     assert not any(SPELL in p for p in prompts[:6])  # baseline val
     assert any(SPELL in p for p in prompts) and any(USELESS in p for p in prompts)  # candidates' validation
@@ -106,11 +114,13 @@ def test_skill_impact_and_wiki(evolved):
 def test_purpose_and_skill_impact_give_one_effect_in_one_wording(evolved):
     ws, *_ = evolved
     impact = (ws / "wiki/skill-impact.md").read_text()
-    entry = impact[impact.index("## r001 · create · spell-letters"):]
+    entry = impact[impact.index("## r001 · create · spell-letters") :]
     effect = re.search(r"^- Effect: (.+)$", entry, re.MULTILINE).group(1)
     purpose = (ws / "skills/spell-letters/PURPOSE.md").read_text()
-    assert re.search(r"^- r001 create accepted: val [\d.]+, incumbent [\d.]+; (.+)$", purpose,
-                     re.MULTILINE).group(1) == effect
+    assert (
+        re.search(r"^- r001 create accepted: val [\d.]+, incumbent [\d.]+; (.+)$", purpose, re.MULTILINE).group(1)
+        == effect
+    )
     assert "Fixed" not in entry and "Broken" not in entry
 
 
@@ -130,8 +140,11 @@ def test_status_and_log_read_git(evolved):
 def test_skill_usage_counts_prompts_and_the_tasks_its_merge_helped(evolved):
     ws, *_ = evolved
     usage = api.skill_usage(Workspace.open(ws))
-    short_reversals = sum(1 for line in (Path(__file__).parents[2] / "benchmarks/example-qa/train.jsonl").open()
-                          if "backwards" in line and len(json.loads(line)["answer"]) <= 6)
+    short_reversals = sum(
+        1
+        for line in (Path(__file__).parents[2] / "benchmarks/example-qa/train.jsonl").open()
+        if "backwards" in line and len(json.loads(line)["answer"]) <= 6
+    )
     assert set(usage) == {"spell-letters"}  # the rejected useless-hint never reached main
     assert usage["spell-letters"].prompts == 12  # every train task of round 2
     assert (usage["spell-letters"].helped, usage["spell-letters"].hurt) == (2 + short_reversals, 0)
@@ -190,8 +203,9 @@ def test_every_score_commit_carries_its_fingerprint(evolved):
     ws, *_ = evolved
     for ref in ("baseline", "round/001"):
         commit = trailers(ws, ref)
-        assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Id",
-                "Wikiskill-Results"} <= set(commit), ref
+        assert {"Wikiskill-Fingerprint", "Wikiskill-Eval-Setup", "Wikiskill-Skills-Id", "Wikiskill-Results"} <= set(
+            commit
+        ), ref
         assert commit["Wikiskill-Results"] in git(ws, "ls-tree", "-r", "--name-only", ref, "raw").split()
 
 

@@ -52,16 +52,21 @@ class FlakyProvider:
             fault = next((f for f in self.faults if f[0] == role and f[1] in last), None)
             if fault:
                 self.faults.remove(fault)
-            reply = fault[2] if fault else next(
-                (ServerReply(status=503) for r, text in self.down if r == role and text in last), None)
+            reply = (
+                fault[2]
+                if fault
+                else next((ServerReply(status=503) for r, text in self.down if r == role and text in last), None)
+            )
             self.log.append((time.monotonic(), role, last, reply.status if reply else 200))
         return reply or self.world(body)
 
 
 def new_workspace(tmp_path, server, retries: int) -> str:
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                      "--api-base", server.base_url])
+    result = CliRunner().invoke(
+        app,
+        ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url],
+    )
     assert result.exit_code == 0, result.output
     with open(ws / "wikiskill.yaml", "a") as config:
         config.write(f"llm:\n  retries: {retries}\n  timeout: 0.5\n")
@@ -103,8 +108,9 @@ def test_a_provider_that_stays_down_stops_cleanly_and_evolve_resumes(tmp_path):
         result = evolve(ws)
         assert result.exit_code == 1
         error = result.output.strip().splitlines()[-1]  # after the progress bars of the finished steps
-        assert (error.startswith("error: agent model openai/fake-model:")
-                and error.endswith("(gave up after 2 attempts)"))
+        assert error.startswith("error: agent model openai/fake-model:") and error.endswith(
+            "(gave up after 2 attempts)"
+        )
         assert "Traceback" not in result.output
         assert git(ws, "status", "--porcelain") == ""
         assert git(ws, "for-each-ref", "refs/heads/skill").strip() == ""
@@ -131,7 +137,7 @@ def test_backoff_grows_with_jitter_and_is_bounded(attempt):
     call = model.call([{"role": "user", "content": "hi"}])
     call.attempt = attempt + 1
     delays = {call.recover(_RateLimited("slow down")) for _ in range(20)}
-    base = 0.5 * 2 ** attempt
+    base = 0.5 * 2**attempt
     assert all(0.5 * base <= delay <= 1.5 * base for delay in delays)
     assert len(delays) > 10  # jittered, so concurrent retries spread out
     call.attempt = 4

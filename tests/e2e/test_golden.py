@@ -20,9 +20,13 @@ from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "workspace-v1.bundle"
-ROUNDS = [(1, "create", "spell-letters", Decision.ACCEPTED), (2, "create", "useless-hint", Decision.REJECTED),
-          (2, "rollback", "spell-letters", Decision.ROLLED_BACK), (3, "create", "spell-letters", Decision.ACCEPTED),
-          (4, "no_action", "", Decision.NO_ACTION)]
+ROUNDS = [
+    (1, "create", "spell-letters", Decision.ACCEPTED),
+    (2, "create", "useless-hint", Decision.REJECTED),
+    (2, "rollback", "spell-letters", Decision.ROLLED_BACK),
+    (3, "create", "spell-letters", Decision.ACCEPTED),
+    (4, "no_action", "", Decision.NO_ACTION),
+]
 """(round, action, skill, decision) of each row `wikiskill log` shows for the golden workspace."""
 
 
@@ -43,8 +47,11 @@ def wikiskill(ws: Path, *args: str) -> str:
 def every_commit(ws: Path) -> list:
     """Each commit reachable from main or a tag, once."""
     workspace = Workspace(ws)
-    commits = {commit.sha: commit for ref in ["main", *workspace.refs("refs/tags/")]
-               for commit in workspace.log(ref, first_parent=False)}
+    commits = {
+        commit.sha: commit
+        for ref in ["main", *workspace.refs("refs/tags/")]
+        for commit in workspace.log(ref, first_parent=False)
+    }
     return list(commits.values())
 
 
@@ -55,16 +62,33 @@ def test_the_golden_bundle_is_small():
 def test_every_commit_of_the_golden_workspace_reads_with_every_step_and_decision_it_wrote(golden):
     commits = every_commit(golden)
     metas = [commit.meta for commit in commits]
-    assert {meta.step for meta in metas} == {None, Step.BASELINE, Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE,
-                                             Step.PROPOSE, Step.VALIDATE, Step.GATE, Step.ROLLBACK, Step.HUMAN,
-                                             Step.INGEST}
-    assert {meta.decision for meta in metas} == {None, Decision.ACCEPTED, Decision.REJECTED, Decision.ROLLED_BACK,
-                                                 Decision.NO_ACTION}
+    assert {meta.step for meta in metas} == {
+        None,
+        Step.BASELINE,
+        Step.ROLLOUT,
+        Step.MAINTAIN,
+        Step.CONSOLIDATE,
+        Step.PROPOSE,
+        Step.VALIDATE,
+        Step.GATE,
+        Step.ROLLBACK,
+        Step.HUMAN,
+        Step.INGEST,
+    }
+    assert {meta.decision for meta in metas} == {
+        None,
+        Decision.ACCEPTED,
+        Decision.REJECTED,
+        Decision.ROLLED_BACK,
+        Decision.NO_ACTION,
+    }
     assert {meta.schema_version for meta in metas} == {1}
     evaluations = [meta for meta in metas if meta.step in (Step.BASELINE, Step.VALIDATE)]
     assert len(evaluations) == 4  # the baseline and three validations
-    assert all(meta.score is not None and meta.fingerprint and meta.setup and meta.skills_id and meta.results
-               for meta in evaluations)
+    assert all(
+        meta.score is not None and meta.fingerprint and meta.setup and meta.skills_id and meta.results
+        for meta in evaluations
+    )
     assert all(commit.trailers.get("Wikiskill-Schema") == "1" for commit in commits if commit.meta.step)
 
 
@@ -75,7 +99,8 @@ def test_status_log_show_and_skills_read_the_golden_workspace(golden):
     assert status.wiki_pages >= 1
     rows = api.round_log(ws)
     assert [(row.round, row.action, row.skill, row.decision) for row in rows] == [
-        (number, action, skill, decision.value) for number, action, skill, decision in ROUNDS]
+        (number, action, skill, decision.value) for number, action, skill, decision in ROUNDS
+    ]
     assert [round(row.val, 3) for row in rows if row.action == "create"] == [0.833, 0.833, 0.833]
     assert [round(row.incumbent, 3) for row in rows if row.action == "create"] == [0.5, 0.833, 0.5]
 
@@ -83,7 +108,12 @@ def test_status_log_show_and_skills_read_the_golden_workspace(golden):
     assert "4 completed" in out and "0.833" in out and "spell-letters" in out
     out = wikiskill(golden, "log")
     assert [line.split()[0] for line in out.splitlines() if line.strip()[:3] in ("001", "002", "003", "004")] == [
-        "001", "002", "002", "003", "004"]
+        "001",
+        "002",
+        "002",
+        "003",
+        "004",
+    ]
     for decision in ("accepted", "rejected", "rolled_back", "no_action"):
         assert decision in out
     assert "decision: accepted (0.833 vs incumbent 0.500)" in wikiskill(golden, "show", "1")
@@ -106,8 +136,10 @@ def test_compare_reads_the_golden_workspaces_evaluations(golden):
 
 
 def test_a_resumed_evolve_adds_a_round_to_the_golden_workspace_and_keeps_its_incumbent(golden):
-    before = {tag: git(golden, "rev-parse", tag).strip() for tag in ("baseline", "round/001", "round/002", "round/003",
-                                                                     "round/004")}
+    before = {
+        tag: git(golden, "rev-parse", tag).strip()
+        for tag in ("baseline", "round/001", "round/002", "round/003", "round/004")
+    }
     old = {commit.sha for commit in every_commit(golden)}
     with FakeOpenAIServer(ScriptedWorld({5: create("useless-hint-again", USELESS)})) as server:
         wikiskill(golden, "evolve", "--rounds", "1", "--api-base", server.base_url)
@@ -120,8 +152,9 @@ def test_a_resumed_evolve_adds_a_round_to_the_golden_workspace_and_keeps_its_inc
     assert (gate.decision, gate.skill, round(gate.incumbent, 3)) == (Decision.REJECTED, "useless-hint-again", 0.833)
     # main's incumbent is the evaluation round 3's merge recorded: re-validated once if, and only
     # if, this version evaluates under another setup (e.g. its task agent's code changed)
-    incumbent = next(commit.meta for commit in workspace.log(MAIN) if commit.meta.round == 3
-                     and commit.meta.step == Step.GATE)
+    incumbent = next(
+        commit.meta for commit in workspace.log(MAIN) if commit.meta.round == 3 and commit.meta.step == Step.GATE
+    )
     validation = workspace.log("rejected/r005-useless-hint-again")[0].meta
     revalidated = [commit.meta for commit in new if commit.meta.step == Step.INCUMBENT]
     assert len(revalidated) == (validation.setup != incumbent.setup)

@@ -15,8 +15,10 @@ from processes import alive, stat
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from workspaces import hears_ctrl_c, until
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc"),
+]
 
 
 def descendants(pid: int) -> set[int]:
@@ -45,22 +47,32 @@ always lands while games are still being made."""
 
 def test_ctrl_c_while_games_are_generated_stops_the_workers_and_leaves_no_partial_file(tmp_path):
     cache = tmp_path / "cache"
-    main = script(tmp_path, """
+    main = script(
+        tmp_path,
+        """
         import sys
 
         from wikiskill.benchmarks.textworld_cooking import ensure_games
 
         if __name__ == "__main__":
             ensure_games(list(range(1000, 1000 + int(sys.argv[1]))))
-    """)
-    run = subprocess.Popen([sys.executable, str(main), str(GAMES)],
-                           env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
-                           start_new_session=True, preexec_fn=hears_ctrl_c, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    """,
+    )
+    run = subprocess.Popen(
+        [sys.executable, str(main), str(GAMES)],
+        env={**os.environ, "WIKISKILL_CACHE_DIR": str(cache)},
+        start_new_session=True,
+        preexec_fn=hears_ctrl_c,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     workers: set[int] = set()
     try:
-        games = until(lambda: next(cache.glob("textworld-cooking/*/"), None) if any(cache.glob("*/*/.tmp-*")) else None,
-                      timeout=120)
+        games = until(
+            lambda: next(cache.glob("textworld-cooking/*/"), None) if any(cache.glob("*/*/.tmp-*")) else None,
+            timeout=120,
+        )
         workers = descendants(run.pid)
         os.killpg(run.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole foreground group
         _, err = run.communicate(timeout=60)
@@ -87,7 +99,9 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
     from wikiskill.core.config import Config
 
     ws_path = tmp_path / "ws"
-    main = script(tmp_path, """
+    main = script(
+        tmp_path,
+        """
         import sys
         from pathlib import Path
 
@@ -96,7 +110,8 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
         if __name__ == "__main__":
             ws = api.open_workspace(Path(sys.argv[1]))
             api.evaluate(ws, "test", executor=sys.argv[2], workers=2, concurrency=6)
-    """)
+    """,
+    )
     world = ScriptedWorld()
     questions = {task.question: task.id for task in load_benchmark(Config(benchmark="example-qa")).tasks("test")}
     asked: list[str] = []
@@ -110,12 +125,19 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
     with FakeOpenAIServer(stalls_on_slow_tasks) as server:
         ws = api.init_workspace(ws_path, "example-qa", "openai/fake-model", server.base_url)
         journals = ws.state_dir / "results"
-        run = subprocess.Popen([sys.executable, str(main), str(ws_path), executor],
-                               env={**os.environ, "OPENAI_API_KEY": "sk-test"}, start_new_session=True)
+        run = subprocess.Popen(
+            [sys.executable, str(main), str(ws_path), executor],
+            env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+            start_new_session=True,
+        )
         workers: set[int] = set()
         try:
-            until(lambda: run.poll() is not None or (set(SLOW) <= set(asked)
-                                                     and finished_lines(journals) == 6 - len(SLOW)), timeout=240)
+            until(
+                lambda: (
+                    run.poll() is not None or (set(SLOW) <= set(asked) and finished_lines(journals) == 6 - len(SLOW))
+                ),
+                timeout=240,
+            )
             assert run.poll() is None, "the command ended before it was killed"
             workers = descendants(run.pid)
             assert workers

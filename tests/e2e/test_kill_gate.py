@@ -73,7 +73,9 @@ def test_a_persons_file_in_raw_is_still_refused_after_a_kill_at_the_gate(runs, t
     start.shim.reset()
     result = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
     assert result.exit_code == 1
-    assert result.output.strip() == ("error: raw/ has uncommitted changes; it is written by wikiskill only "
-                                     "(restore it with `git checkout -- raw && git clean -fd raw`)")
+    assert result.output.strip() == (
+        "error: raw/ has uncommitted changes; it is written by wikiskill only "
+        "(restore it with `git checkout -- raw && git clean -fd raw`)"
+    )
     assert not (ws / ".wikiskill/sync.json").exists()  # the killed run's publish was finished all the same
     assert kill_resume.git(ws, "status", "--porcelain", "--untracked-files=all") == "?? raw/r001/mine.txt\n"

@@ -42,8 +42,9 @@ def verdicts(ws: Path) -> list[tuple[str, ...]]:
     keys = ("Decision", "Tasks", "Look", "Crossed")
     fmt = "%x1f".join(f"%(trailers:key=Wikiskill-{key},valueonly)" for key in keys)
     out = kill_resume.git(ws, "log", "--first-parent", "--reverse", "--grep= gate: ", f"--format={fmt}%x1e", "main")
-    return [tuple(part.strip() for part in record.strip().split("\x1f")) for record in out.split("\x1e")
-            if record.strip()]
+    return [
+        tuple(part.strip() for part in record.strip().split("\x1f")) for record in out.split("\x1e") if record.strip()
+    ]
 
 
 def looks(ws: Path, ref: str) -> list[str]:

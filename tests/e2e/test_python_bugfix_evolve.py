@@ -35,8 +35,11 @@ class BugfixWorld(ScriptedWorld):
     """ScriptedWorld's maintainer and proposer; its task agent fixes the bug only when skilled."""
 
     def __init__(self):
-        self.task_of = {(folder / "task.md").read_text().strip(): folder.name for folder in SUITE.glob("*/*")
-                        if (folder / "task.md").exists()}
+        self.task_of = {
+            (folder / "task.md").read_text().strip(): folder.name
+            for folder in SUITE.glob("*/*")
+            if (folder / "task.md").exists()
+        }
         super().__init__(trace_ids=sorted(path.name for path in (SUITE / "train").iterdir()))
 
     def __call__(self, body: dict) -> Reply | str:
@@ -58,8 +61,19 @@ def test_the_example_bugfix_suite_evolves_a_round_with_the_built_in_workdir_agen
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     ws = tmp_path / "ws"
     with FakeOpenAIServer(BugfixWorld()) as server:
-        init = CliRunner().invoke(app, ["init", str(ws), "--benchmark", f"tasks:{SUITE}", "--model",
-                                        "openai/fake-model", "--api-base", server.base_url])
+        init = CliRunner().invoke(
+            app,
+            [
+                "init",
+                str(ws),
+                "--benchmark",
+                f"tasks:{SUITE}",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+        )
         assert init.exit_code == 0, init.output
         evolve = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
         assert evolve.exit_code == 0, evolve.output

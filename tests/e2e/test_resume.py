@@ -95,9 +95,14 @@ def one_line(text: str) -> str:
 def test_ctrl_c_mid_round_then_evolve_with_another_n_resumes_that_round_as_the_first_of_n(tmp_path):
     with FakeOpenAIServer(ScriptedWorld(), latency=0.02) as server:
         ws = kill_resume.new_workspace(tmp_path / "ws", server.base_url)
-        run = subprocess.Popen([*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "7")],
-                               start_new_session=True, preexec_fn=hears_ctrl_c, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "7")],
+            start_new_session=True,
+            preexec_fn=hears_ctrl_c,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             until(lambda: run.poll() is not None or round_3_started(ws), timeout=240)
             assert run.poll() is None, run.communicate()[1]
@@ -107,8 +112,12 @@ def test_ctrl_c_mid_round_then_evolve_with_another_n_resumes_that_round_as_the_f
             if run.poll() is None:
                 os.killpg(run.pid, signal.SIGKILL)
         assert run.returncode != 0 and kill_resume.completed_rounds(ws) == 2
-        resumed = subprocess.run([*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "2")],
-                                 capture_output=True, text=True, timeout=300)
+        resumed = subprocess.run(
+            [*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "2")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert resumed.returncode == 0, resumed.stderr
     said = one_line(resumed.stdout)
     assert "resuming round 3 (interrupted); it counts as the first of these 2 round(s): r003 to r004" in said
@@ -126,7 +135,10 @@ def test_evolve_with_nothing_left_to_do_says_so_and_why(tmp_path):
         first = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "3"])
         again = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
     assert first.exit_code == 0 and again.exit_code == 0, first.output + again.output
-    assert "Done: 1 of 3 round(s) run; stopped early, as the incumbent now scores 1.0 on every val task" \
-        in one_line(first.output)
-    assert ("Nothing to do: the incumbent already scores 1.0 on every val task, so no round was started "
-            "(1 completed in all)") in one_line(again.output)
+    assert "Done: 1 of 3 round(s) run; stopped early, as the incumbent now scores 1.0 on every val task" in one_line(
+        first.output
+    )
+    assert (
+        "Nothing to do: the incumbent already scores 1.0 on every val task, so no round was started "
+        "(1 completed in all)"
+    ) in one_line(again.output)

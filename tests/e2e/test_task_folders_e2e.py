@@ -32,13 +32,17 @@ def role_of(body: dict) -> str:
     return system.split(".")[0].removeprefix("You are a ").removeprefix("You are an ")
 
 
-def test_a_pytest_scored_suite_evolves_and_only_train_feedback_reaches_the_roles(tmp_path, runner_module,
-                                                                                monkeypatch):
+def test_a_pytest_scored_suite_evolves_and_only_train_feedback_reaches_the_roles(tmp_path, runner_module, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     suite = bugfix_suite(tmp_path, {"fix-a": TRAIN_ONLY, "fix-c": VAL_ONLY})
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                                api_base=server.base_url, agent=runner_module)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{suite}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent=runner_module,
+        )
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["proposer"] = {"min_trace_reads": 2}  # the suite has two train tasks
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
@@ -54,8 +58,9 @@ def test_a_pytest_scored_suite_evolves_and_only_train_feedback_reaches_the_roles
     assert proposer and any(TRAIN_ONLY in text for text in proposer)
     assert maintainer and any(TRAIN_ONLY in text for text in maintainer)
     assert not any(VAL_ONLY in json.dumps(body) for body in requests)
-    history = subprocess.run(["git", "log", "--all", "-p"], cwd=ws.root, capture_output=True, text=True,
-                             check=True).stdout
+    history = subprocess.run(
+        ["git", "log", "--all", "-p"], cwd=ws.root, capture_output=True, text=True, check=True
+    ).stdout
     assert TRAIN_ONLY in history and VAL_ONLY not in history  # no val feedback lands where roles read
     baseline = api.evaluate(ws, "val", ref="baseline")  # though the val check did report it
     assert any(VAL_ONLY in (t.feedback or "") for t in baseline.runs[0])
@@ -90,8 +95,13 @@ def judged_suite(tmp_path):
     (suite / "suite.yaml").write_text("scorer: judge\n")
     for split, task_id in (("train", "t1"), ("test", "t9")):
         write_task(suite, split, task_id, prompt=f"Task {task_id}.", rubric="Be helpful.")
-    write_task(suite, "val", "ticket", prompt="Task ticket: answer the support ticket.",
-               expectations="Greets the user\nNames the fix\nOffers follow-up\n")
+    write_task(
+        suite,
+        "val",
+        "ticket",
+        prompt="Task ticket: answer the support ticket.",
+        expectations="Greets the user\nNames the fix\nOffers follow-up\n",
+    )
     write_task(suite, "val", "essay", prompt="Task essay: write the summary.", rubric="Summarises the file.")
     return suite
 
@@ -100,8 +110,13 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     world = JudgeWorld()
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{judged_suite(tmp_path)}",
-                                model="openai/fake-model", api_base=server.base_url, agent=runner_module)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{judged_suite(tmp_path)}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent=runner_module,
+        )
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["judge"] = {"samples": 3}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
@@ -110,8 +125,9 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
             evaluated = harness.evaluate("main", "val", "judged")
             harness.commit("judged val", Trailers(round=0, step=Step.BASELINE))
 
-    message = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=ws.root, capture_output=True, text=True,
-                             check=True).stdout
+    message = subprocess.run(
+        ["git", "log", "-1", "--format=%B"], cwd=ws.root, capture_output=True, text=True, check=True
+    ).stdout
     assert "Wikiskill-Tokens-Judge: " in message and "Wikiskill-Cost-Judge-USD: " in message  # its own cost line
     assert world.asked == {"ticket: answer the support ticket.": 3, "essay: write the summary.": 3}
     assert evaluated.evaluation.scores == {"ticket": pytest.approx(2 / 3), "essay": pytest.approx(0.5)}

@@ -17,19 +17,26 @@ from wikiskill.store.workspace import MAIN, Workspace
 
 pytestmark = pytest.mark.slow
 
-HARMFUL = ("---\nname: avoid-taking\ndescription: Never take or open anything. Use before every action.\n---\n\n"
-           "## When to Apply\nBefore choosing any action in a text game.\n\n## When NOT to Apply\nNever.\n\n"
-           f"## Instructions\n{rule_line('avoid', 'take *')}\n{rule_line('avoid', 'open *')}\n")
+HARMFUL = (
+    "---\nname: avoid-taking\ndescription: Never take or open anything. Use before every action.\n---\n\n"
+    "## When to Apply\nBefore choosing any action in a text game.\n\n## When NOT to Apply\nNever.\n\n"
+    f"## Instructions\n{rule_line('avoid', 'take *')}\n{rule_line('avoid', 'open *')}\n"
+)
 
 
 def propose_by_hand(ws: Workspace, number: int, name: str, skill_md: str) -> None:
     """Round `number`'s proposal, as the propose step commits one."""
     branch = candidate_branch(number, name)
     ws.create_branch(branch, MAIN)
-    ws.commit({f"skills/{name}/SKILL.md": skill_md},
-              format_message(f"r{number:03d} propose: create {name}",
-                             Trailers(round=number, step=Step.PROPOSE, action=Action.CREATE, skill=name),
-                             "forbid taking and opening"), branch=branch)
+    ws.commit(
+        {f"skills/{name}/SKILL.md": skill_md},
+        format_message(
+            f"r{number:03d} propose: create {name}",
+            Trailers(round=number, step=Step.PROPOSE, action=Action.CREATE, skill=name),
+            "forbid taking and opening",
+        ),
+        branch=branch,
+    )
 
 
 def test_a_clear_loss_on_textworld_stops_for_futility_on_fewer_games_than_a_closer_call(tmp_path: Path):

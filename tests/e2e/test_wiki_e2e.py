@@ -15,13 +15,20 @@ from wikiskill.integrations.host import SkillSet
 from wikiskill.knowledge.pages import Section, parse_page
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
-SECTIONS = ("## Description\n{d}\n\n## Root cause\nRead as a whole.\n\n"
-            "## Evidence\n{task}: answered unreversed.\n\n## Fix\nSpell it.\n")
+SECTIONS = (
+    "## Description\n{d}\n\n## Root cause\nRead as a whole.\n\n"
+    "## Evidence\n{task}: answered unreversed.\n\n## Fix\nSpell it.\n"
+)
 
 
 def page(name: str, task: str, description: str = "Words come back unreversed.", **fields) -> dict:
-    return {"name": name, "summary": f"{name} + cause + fix", "evidence": [task],
-            "content": "# Reversal\n\n" + SECTIONS.format(d=description, task=task), **fields}
+    return {
+        "name": name,
+        "summary": f"{name} + cause + fix",
+        "evidence": [task],
+        "content": "# Reversal\n\n" + SECTIONS.format(d=description, task=task),
+        **fields,
+    }
 
 
 class NamingWorld(ScriptedWorld):
@@ -43,13 +50,28 @@ class NamingWorld(ScriptedWorld):
         replies = {
             1: {"create_patterns": [page("Reversal-Slips.md", shown[0]), junk], "append_log": "r1"},
             2: {"create_patterns": [page("Reversal-Slips.md", shown[0]), junk], "append_log": "r1 again"},
-            3: {"update_patterns": [{"name": "patterns/reversal-slips.md", "evidence": [shown[-1]],
-                                     "add_evidence": f"{shown[-1]}: also unreversed."}],
-                "create_patterns": [page("patterns/long-words.md", shown[0], "See [slips](patterns/reversal-slips.md) "
-                                         "and [the index](../index.md) and [gone](ghost.md).")],
-                "append_log": "r2"},
-            4: {"create_patterns": [page("unseen", "train-99")], "append_log": "r3",
-                "update_patterns": [{"name": "reversal-slips.md", "summary": "slips, summarised again"}]},
+            3: {
+                "update_patterns": [
+                    {
+                        "name": "patterns/reversal-slips.md",
+                        "evidence": [shown[-1]],
+                        "add_evidence": f"{shown[-1]}: also unreversed.",
+                    }
+                ],
+                "create_patterns": [
+                    page(
+                        "patterns/long-words.md",
+                        shown[0],
+                        "See [slips](patterns/reversal-slips.md) and [the index](../index.md) and [gone](ghost.md).",
+                    )
+                ],
+                "append_log": "r2",
+            },
+            4: {
+                "create_patterns": [page("unseen", "train-99")],
+                "append_log": "r3",
+                "update_patterns": [{"name": "reversal-slips.md", "summary": "slips, summarised again"}],
+            },
         }
         replies[5] = replies[4]  # the retry repeats the refused page
         return json.dumps(replies.get(self.maintainer_calls, {"append_log": "nothing new"}))
@@ -62,8 +84,19 @@ def rounds(tmp_path_factory):
     lints = []
     with FakeOpenAIServer(world) as server:
         ws = tmp_path_factory.mktemp("wiki") / "ws"
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url])
+        result = runner.invoke(
+            app,
+            [
+                "init",
+                str(ws),
+                "--benchmark",
+                "example-qa",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+        )
         assert result.exit_code == 0, result.output
         for _ in range(3):
             result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
@@ -156,16 +189,22 @@ def test_a_page_without_summary_or_evidence_is_written_in_one_attempt_and_the_co
     shown = re.search(r"^# Trace (\S+)", maintainer[0]["messages"][1]["content"], re.MULTILINE).group(1)
     body = maintain_bodies(ws)[0]
     assert len(maintainer) == 1 and "Wikiskill-Attempts: 1" in body and "Wikiskill-Refused: 0" in body
-    assert ("- derived for reversal-slips: summary from the Description's first sentence (The agent reverses words "
-            f"wrongly.); evidence from the shown task ids the page cites ({shown})") in body
+    assert (
+        "- derived for reversal-slips: summary from the Description's first sentence (The agent reverses words "
+        f"wrongly.); evidence from the shown task ids the page cites ({shown})"
+    ) in body
     page = parse_page("reversal-slips", (ws / "wiki/patterns/reversal-slips.md").read_text())
     assert page.meta.summary == "The agent reverses words wrongly." and page.meta.tasks() == [shown]
-    assert ("(patterns/reversal-slips.md): "
-            "The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text())
+    assert (
+        "(patterns/reversal-slips.md): "
+        "The agent reverses words wrongly. (1 episode(s)" in (ws / "wiki/index.md").read_text()
+    )
 
 
-PASTED_FUNCTION = ("```python\ndef reverse(word: str) -> str:\n    letters = list(word)\n    letters.reverse()\n"
-                   "    return ''.join(letters)\n```")
+PASTED_FUNCTION = (
+    "```python\ndef reverse(word: str) -> str:\n    letters = list(word)\n    letters.reverse()\n"
+    "    return ''.join(letters)\n```"
+)
 
 
 class PastingWorld(ScriptedWorld):
@@ -178,8 +217,9 @@ class PastingWorld(ScriptedWorld):
             return super().__call__(body)
         retried = messages[-1]["role"] == "user" and "not prose about the round" in messages[-1]["content"]
         log = "Reversal tasks failed because words were read whole." if retried else PASTED_FUNCTION
-        return json.dumps({**MAINTAINER_REPLY, "append_log": log}).replace("SHOWN-TASK", re.search(
-            r"^# Trace (\S+)", messages[1]["content"], re.MULTILINE).group(1))
+        return json.dumps({**MAINTAINER_REPLY, "append_log": log}).replace(
+            "SHOWN-TASK", re.search(r"^# Trace (\S+)", messages[1]["content"], re.MULTILINE).group(1)
+        )
 
 
 def test_a_log_section_that_is_code_is_refused_and_the_retried_prose_is_written(tmp_path):

@@ -42,8 +42,11 @@ def path_with_only(tmp_path, *programs: str) -> str:
 def empty_image(name: str) -> str:
     """An image with no files under `name`; its id."""
     empty = subprocess.run(["tar", "-c", "-T", "/dev/null"], capture_output=True, check=True).stdout
-    return subprocess.run(["docker", "import", "-", name], input=empty, capture_output=True, check=True,
-                          text=False).stdout.decode().strip()
+    return (
+        subprocess.run(["docker", "import", "-", name], input=empty, capture_output=True, check=True, text=False)
+        .stdout.decode()
+        .strip()
+    )
 
 
 def docker_out(*args: str) -> str:
@@ -55,13 +58,15 @@ def test_an_image_that_exists_is_kept_without_debootstrap_or_root(tmp_path, monk
     name = f"wikiskill-test/base:{uuid.uuid4().hex[:12]}"
     empty_image(name)
     try:
-        before = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True,
-                                text=True).stdout
+        before = subprocess.run(
+            ["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True, text=True
+        ).stdout
         monkeypatch.setenv("PATH", path_with_only(tmp_path, "docker"))
         made = api.base_image(name)
         result = base_image("--name", name)
-        after = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True,
-                               text=True).stdout
+        after = subprocess.run(
+            ["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True, text=True
+        ).stdout
     finally:
         subprocess.run(["docker", "rmi", name], capture_output=True)
     assert not made.built
@@ -111,8 +116,9 @@ def test_a_package_that_is_not_a_debian_name_is_refused_before_anything_runs(tmp
     monkeypatch.setenv("PATH", path_with_only(tmp_path))
     result = base_image("--package", "python3-pytest", "--package", "pytest; rm -rf /")
     assert result.exit_code == 1
-    assert result.output.strip() == ("error: 'pytest; rm -rf /' is not a Debian package name (lower-case letters, "
-                                     "digits, '+', '-', '.')")
+    assert result.output.strip() == (
+        "error: 'pytest; rm -rf /' is not a Debian package name (lower-case letters, digits, '+', '-', '.')"
+    )
 
 
 @needs_docker
@@ -129,8 +135,9 @@ def test_a_rebuild_imports_what_debootstrap_made_with_the_packages_asked_for(tmp
         made = api.base_image(name, rebuild=True, packages=("python3-pytest",))
         container = docker_out("create", name)
         try:
-            args = subprocess.run(["docker", "cp", f"{container}:/args.txt", "-"], capture_output=True,
-                                  check=True).stdout
+            args = subprocess.run(
+                ["docker", "cp", f"{container}:/args.txt", "-"], capture_output=True, check=True
+            ).stdout
         finally:
             subprocess.run(["docker", "rm", container], capture_output=True)
         label = docker_out("image", "inspect", "-f", '{{index .Config.Labels "org.wikiskill.base-image"}}', name)

@@ -61,8 +61,7 @@ class ContainerWorld(ScriptedWorld):
         question = body["messages"][1]["content"]
         word = word_of(question)
         answer = word[::-1] if SPELL in system else word
-        steps = ["ls -la /tests 2>&1; cat /tests/marker.txt 2>&1; pwd; ls",
-                 f"printf %s {answer} > answer.txt"]
+        steps = ["ls -la /tests 2>&1; cat /tests/marker.txt 2>&1; pwd; ls", f"printf %s {answer} > answer.txt"]
         done = sum(1 for m in body["messages"] if m["role"] == "assistant")
         if done < len(steps):
             return Reply(tool_calls=[{"name": "bash", "arguments": {"command": steps[done]}}])
@@ -71,8 +70,9 @@ class ContainerWorld(ScriptedWorld):
 
 def harbor_workspace(tmp_path: Path, base_url: str, suite: Path, extra: dict | None = None) -> Path:
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(app, ["init", str(ws), "--benchmark", f"harbor:{suite}", "--model", "openai/fake",
-                                      "--api-base", base_url])
+    result = CliRunner().invoke(
+        app, ["init", str(ws), "--benchmark", f"harbor:{suite}", "--model", "openai/fake", "--api-base", base_url]
+    )
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((ws / "wikiskill.yaml").read_text())
     config.update({"harbor": {"ids": IDS}, "proposer": {"min_trace_reads": 2}, "concurrency": 2, **(extra or {})})
@@ -82,8 +82,9 @@ def harbor_workspace(tmp_path: Path, base_url: str, suite: Path, extra: dict | N
 
 @pytest.fixture()
 def suite(tmp_path):
-    suite = harbor_suite(tmp_path, {"rev-cat": TRAIN_ONLY, "rev-dog": TRAIN_ONLY, "rev-owl": VAL_ONLY,
-                                    "rev-emu": VAL_ONLY})
+    suite = harbor_suite(
+        tmp_path, {"rev-cat": TRAIN_ONLY, "rev-dog": TRAIN_ONLY, "rev-owl": VAL_ONLY, "rev-emu": VAL_ONLY}
+    )
     yield suite
     remove_images([tag_of(suite / "rev-cat")])
 
@@ -106,8 +107,11 @@ def test_evolve_runs_every_task_in_a_container_its_tests_hidden_until_verificati
     assert "Successfully built" in log.read_text() or "Successfully tagged" in log.read_text()
     agent_results = [m["content"] for body in requests for m in body["messages"] if m["role"] == "tool"]
     assert any("No such file or directory" in text and "/app" in text for text in agent_results)
-    firsts = [body["messages"][1]["content"] for body in requests
-              if body["messages"][0]["content"].startswith("You are a software engineer")]
+    firsts = [
+        body["messages"][1]["content"]
+        for body in requests
+        if body["messages"][0]["content"].startswith("You are a software engineer")
+    ]
     assert firsts and all("README (6 bytes)" in text and "ready" in text for text in firsts)  # listed from inside
     assert not any(MARKER in json.dumps(body) for body in requests)  # the agent's container never held tests/
     train = json.loads((ws / "raw" / "r001" / "train" / "rev-cat.json").read_text())
@@ -141,8 +145,9 @@ def test_an_unknown_reward_key_is_refused_in_one_line(tmp_path, suite):
     for task_id in IDS["train"] + IDS["val"]:
         test_sh = suite / task_id / "tests" / "test.sh"
         text = test_sh.read_text().replace("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
-        test_sh.write_text(text.replace("echo 1 >", "echo '{\"passed\": 1}' >")
-                           .replace("echo 0 >", "echo '{\"passed\": 0}' >"))
+        test_sh.write_text(
+            text.replace("echo 1 >", "echo '{\"passed\": 1}' >").replace("echo 0 >", "echo '{\"passed\": 0}' >")
+        )
     with FakeOpenAIServer(ContainerWorld()) as server:
         ws = harbor_workspace(tmp_path, server.base_url, suite, {"harbor": {"ids": IDS, "reward_key": "score"}})
         result = CliRunner().invoke(app, ["-C", str(ws), "eval", "--split", "val", "--ref", "main"])
@@ -156,8 +161,19 @@ def test_an_unknown_reward_key_is_refused_in_one_line(tmp_path, suite):
 def test_a_daemon_that_is_not_running_is_refused_saying_how_to_start_it(tmp_path, monkeypatch):
     suite = harbor_suite(tmp_path)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws"), "--benchmark", f"harbor:{suite}",
-                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "init",
+            str(tmp_path / "ws"),
+            "--benchmark",
+            f"harbor:{suite}",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+        ],
+    )
     assert result.exit_code == 1 and "the docker daemon is not running" in result.output
     assert "sudo systemctl start docker" in result.output and not (tmp_path / "ws").exists()
 
@@ -170,9 +186,13 @@ class SlowAgent:
 
 
 def start_eval(ws: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "wikiskill", "-C", str(ws), "eval", "--split", "val",
-                             "--ref", "main"], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=hears_ctrl_c)
+    return subprocess.Popen(
+        [sys.executable, "-m", "wikiskill", "-C", str(ws), "eval", "--split", "val", "--ref", "main"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=hears_ctrl_c,
+    )
 
 
 @pytest.mark.slow
@@ -187,9 +207,24 @@ def test_after_a_kill_9_the_next_command_removes_the_labelled_container(tmp_path
             process.kill()
             process.wait()
         assert set(left) <= set(containers_of(ws))  # kill -9: nothing ran to remove them
-        other = subprocess.run(["docker", "run", "-d", "--label", f"wikiskill.workspace={tmp_path / 'other'}",
-                                "--label", "wikiskill.pid=999999999", "--entrypoint", "sleep",
-                                "wikiskill/base:bookworm", "infinity"], capture_output=True, text=True, check=True)
+        other = subprocess.run(
+            [
+                "docker",
+                "run",
+                "-d",
+                "--label",
+                f"wikiskill.workspace={tmp_path / 'other'}",
+                "--label",
+                "wikiskill.pid=999999999",
+                "--entrypoint",
+                "sleep",
+                "wikiskill/base:bookworm",
+                "infinity",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     try:
         with FakeOpenAIServer(ContainerWorld()) as server:
             api.evaluate(api.open_workspace(ws), "val", ref="main", api_base=server.base_url)
@@ -250,7 +285,8 @@ def test_a_junit_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
         "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
         "cat > /logs/verifier/junit.xml <<'XML'\n<testsuite><testcase classname='t' name='test_reversed'>"
         "<failure message='expected tac, got nothing'/></testcase><testcase name='test_exists'/></testsuite>\nXML\n"
-        "echo the verifier ran\nexit 1\n")
+        "echo the verifier ran\nexit 1\n"
+    )
     trajectory = play_one(tmp_path, suite, NopAgent())
     assert trajectory.score == 0.0 and trajectory.failure is None
     assert "FAILED t.test_reversed: expected tac, got nothing" in trajectory.feedback
@@ -297,10 +333,17 @@ def test_eval_with_the_oracle_scores_every_task_one_and_with_nop_zero(tmp_path, 
 
 @needs_docker
 def test_a_ctrf_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
-    report = {"results": {"tests": [{"name": "test_reversed", "status": "failed", "message": "got nothing"},
-                                    {"name": "test_exists", "status": "passed"}]}}
+    report = {
+        "results": {
+            "tests": [
+                {"name": "test_reversed", "status": "failed", "message": "got nothing"},
+                {"name": "test_exists", "status": "passed"},
+            ]
+        }
+    }
     (suite / "rev-cat" / "tests" / "test.sh").write_text(
-        f"#!/bin/bash\necho 0 > /logs/verifier/reward.txt\necho '{json.dumps(report)}' > /logs/verifier/ctrf.json\n")
+        f"#!/bin/bash\necho 0 > /logs/verifier/reward.txt\necho '{json.dumps(report)}' > /logs/verifier/ctrf.json\n"
+    )
     trajectory = play_one(tmp_path, suite, NopAgent())
     assert trajectory.score == 0.0 and "FAILED test_reversed: got nothing" in trajectory.feedback
     assert "test_exists" not in trajectory.feedback

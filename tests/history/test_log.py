@@ -24,6 +24,6 @@ def test_log_shows_whole_candidate_names_and_a_manual_rollback_row(tmp_path):
     lines = result.output.splitlines()
     header = next(line for line in lines if "candidate" in line)
     start, end = header.index("candidate"), header.index(" val ")
-    shown = "".join(line[start:end].strip() for line in lines[lines.index(header) + 1:])
+    shown = "".join(line[start:end].strip() for line in lines[lines.index(header) + 1 :])
     assert shown.count(LONG) == 2 and "…" not in result.output
     assert "rolled_back" in result.output

@@ -36,9 +36,20 @@ def evolved(tmp_path_factory):
 
 def headless(page: Path, profile: Path, *args: str) -> str:
     """Run Chromium on `page` with every network request refused, after its scripts ran."""
-    command = [installed(*needs_chromium.args), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-               "--virtual-time-budget=10000", "--window-size=1280,1800", *args, page.as_uri()]
+    command = [
+        installed(*needs_chromium.args),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--proxy-server=127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        "--virtual-time-budget=10000",
+        "--window-size=1280,1800",
+        *args,
+        page.as_uri(),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
 
 
@@ -52,8 +63,10 @@ def chart(html: str, name: str) -> tuple[list[dict], dict]:
 
 
 def test_the_score_chart_fits_its_axis_to_the_scores_so_small_gains_show():
-    rows = [RoundRow(1, action="create", skill="a", val=0.507, incumbent=0.5, decision="accepted"),
-            RoundRow(2, action="patch", skill="a", val=0.52, incumbent=0.507, decision="accepted")]
+    rows = [
+        RoundRow(1, action="create", skill="a", val=0.507, incumbent=0.5, decision="accepted"),
+        RoundRow(2, action="patch", skill="a", val=0.52, incumbent=0.507, decision="accepted"),
+    ]
     data = report_data_of(rows)
     low, high = chart(render_report(data, "t"), "val")[1]["yaxis"]["range"]
     assert 0.49 <= low < 0.5 and 0.52 < high <= 0.53
@@ -73,8 +86,11 @@ def report_data_of(rows: list[RoundRow]) -> ReportData:
 def test_the_report_reads_rounds_skills_wiki_and_the_latest_validation_from_history(evolved):
     data = report_data(api.open_workspace(evolved))
     assert [(row.round, row.action, row.decision) for row in data.rounds] == [
-        (1, "create", "accepted"), (2, "create", "rejected"), (3, "no_action", "no_action"),
-        (3, "rollback", "rolled_back")]
+        (1, "create", "accepted"),
+        (2, "create", "rejected"),
+        (3, "no_action", "no_action"),
+        (3, "rollback", "rolled_back"),
+    ]
     assert sum(row.tokens for row in data.rounds) > 0
     assert [size.round for size in data.wiki] == [1, 2, 3] and data.wiki[0].pages == 1 and data.wiki[0].tokens > 0
     assert data.validated_round == 2 and data.decision == "rejected"

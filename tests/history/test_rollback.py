@@ -98,8 +98,9 @@ def test_keep_human_edits_keeps_a_hand_edit_the_revert_can_be_separated_from(tmp
         api.rollback(ws, "spell-letters", keep_human_edits=True)  # round 2 created the file the edit is in
     result = api.rollback(ws, round_number=3)
     assert result.human_edits == []
-    assert path.read_text() == skill_md("spell-letters", "CREATED").replace("A question asks",
-                                                                            "A question (any language) asks")
+    assert path.read_text() == skill_md("spell-letters", "CREATED").replace(
+        "A question asks", "A question (any language) asks"
+    )
 
 
 def test_every_refusal_of_rollback_names_a_command(evolved):

@@ -42,8 +42,9 @@ def system_prompt(body: dict) -> str:
 
 def test_the_example_script_gives_the_agent_its_skills_and_answers(example, ws, capsys):
     with FakeOpenAIServer(load_then_answer) as server:
-        example.main([str(ws.root), "Add 250 g and 1.2 kg of flour.", "--model", "fake-model",
-                      "--base-url", server.base_url])
+        example.main(
+            [str(ws.root), "Add 250 g and 1.2 kg of flour.", "--model", "fake-model", "--base-url", server.base_url]
+        )
         first, second = server.requests
     assert capsys.readouterr().out.strip() == ANSWER
     assert "<name>convert-units</name>" in system_prompt(first) and "<name>spell-letters</name>" in system_prompt(first)

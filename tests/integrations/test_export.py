@@ -18,8 +18,11 @@ from workspaces import commit_skills, new_workspace, skill_md
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    return {path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mode & 0o777)
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mode & 0o777)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 @pytest.fixture()
@@ -41,9 +44,15 @@ def test_export_writes_valid_agent_skills_folders(ws, tmp_path):
     result = export_skills(ws, out)
     assert result.skills == ["convert-units", "quote-shell-paths", "spell-letters"] and result.skipped == {}
     files = snapshot(out)
-    assert set(files) == {MANIFEST, "convert-units/SKILL.md", "convert-units/PURPOSE.md", "spell-letters/SKILL.md",
-                          "spell-letters/PURPOSE.md", "quote-shell-paths/SKILL.md",
-                          "quote-shell-paths/scripts/check.sh"}
+    assert set(files) == {
+        MANIFEST,
+        "convert-units/SKILL.md",
+        "convert-units/PURPOSE.md",
+        "spell-letters/SKILL.md",
+        "spell-letters/PURPOSE.md",
+        "quote-shell-paths/SKILL.md",
+        "quote-shell-paths/scripts/check.sh",
+    }
     for name in result.skills:
         assert skill_problems((out / name / "SKILL.md").read_text(encoding="utf-8"), name) == []
         assert (out / name / "SKILL.md").read_bytes() == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode()
@@ -53,13 +62,15 @@ def test_export_writes_valid_agent_skills_folders(ws, tmp_path):
 
 def test_an_independent_validator_accepts_the_export(ws, tmp_path):
     import skills_ref  # the Agent Skills reference validator (a test dependency)
+
     out = tmp_path / "out"
     export_skills(ws, out)
     folders = sorted(p for p in out.iterdir() if p.is_dir())
     assert [skills_ref.validate(folder) for folder in folders] == [[], [], []]
     prompt = skills_ref.to_prompt(folders)
-    assert all(f"<name>\n{folder.name}\n</name>" in prompt or f"<name>{folder.name}</name>" in prompt
-               for folder in folders)
+    assert all(
+        f"<name>\n{folder.name}\n</name>" in prompt or f"<name>{folder.name}</name>" in prompt for folder in folders
+    )
 
 
 def test_reexport_is_byte_identical_and_writes_nothing(ws, tmp_path):
@@ -78,17 +89,28 @@ def test_removed_skill_disappears_but_user_files_survive(ws, tmp_path):
     export_skills(ws, out)
     (out / "README.md").write_text("my notes\n", encoding="utf-8")
     (out / "convert-units" / "my-notes.md").write_text("mine\n", encoding="utf-8")
-    ws.commit({"skills/spell-letters/SKILL.md": None, "skills/spell-letters/PURPOSE.md": None,
-               "skills/convert-units/SKILL.md": None, "skills/convert-units/PURPOSE.md": None},
-              format_message("rollback: two skills", {"Step": "rollback", "Round": 2}))
+    ws.commit(
+        {
+            "skills/spell-letters/SKILL.md": None,
+            "skills/spell-letters/PURPOSE.md": None,
+            "skills/convert-units/SKILL.md": None,
+            "skills/convert-units/PURPOSE.md": None,
+        },
+        format_message("rollback: two skills", {"Step": "rollback", "Round": 2}),
+    )
     result = export_skills(ws, out)
     assert not (out / "spell-letters").exists()
-    assert sorted(result.removed) == ["convert-units/PURPOSE.md", "convert-units/SKILL.md",
-                                      "spell-letters/PURPOSE.md", "spell-letters/SKILL.md"]
+    assert sorted(result.removed) == [
+        "convert-units/PURPOSE.md",
+        "convert-units/SKILL.md",
+        "spell-letters/PURPOSE.md",
+        "spell-letters/SKILL.md",
+    ]
     assert (out / "README.md").read_text(encoding="utf-8") == "my notes\n"
     assert [p.name for p in (out / "convert-units").iterdir()] == ["my-notes.md"]  # only the user's file is left
     assert json.loads((out / MANIFEST).read_text(encoding="utf-8"))["skills"] == {
-        "quote-shell-paths": ["SKILL.md", "scripts/check.sh"]}
+        "quote-shell-paths": ["SKILL.md", "scripts/check.sh"]
+    }
 
 
 def test_export_at_a_past_ref(ws, tmp_path):
@@ -124,8 +146,10 @@ def test_a_tampered_manifest_cannot_make_export_delete_outside(ws, tmp_path):
 
 
 def test_a_skill_that_breaks_the_rules_is_skipped(ws, tmp_path):
-    ws.commit({"skills/Bad_Skill/SKILL.md": "---\nname: Bad_Skill\ndescription: x\n---\nbody\n"},
-              format_message("human: bad", {"Step": "human", "Round": 1}))
+    ws.commit(
+        {"skills/Bad_Skill/SKILL.md": "---\nname: Bad_Skill\ndescription: x\n---\nbody\n"},
+        format_message("human: bad", {"Step": "human", "Round": 1}),
+    )
     result = export_skills(ws, tmp_path / "out")
     assert "Bad_Skill" in result.skipped and "lowercase" in result.skipped["Bad_Skill"]
     assert not (tmp_path / "out" / "Bad_Skill").exists()
@@ -143,16 +167,20 @@ def test_cli_export(ws, tmp_path):
 
 
 def test_no_exported_link_leaves_the_export_folder(ws, tmp_path):
-    purpose = ("# spell-letters\n\n## Patterns Addressed\n- [slips](../../wiki/patterns/slips.md): reversal\n"
-               "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and [abs](/etc/x.md)\n"
-               "- `[code](../../wiki/index.md)`\n")
+    purpose = (
+        "# spell-letters\n\n## Patterns Addressed\n- [slips](../../wiki/patterns/slips.md): reversal\n"
+        "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and [abs](/etc/x.md)\n"
+        "- `[code](../../wiki/index.md)`\n"
+    )
     ws.commit({"skills/spell-letters/PURPOSE.md": purpose}, format_message("human: purpose", {"Step": "human"}))
     out = tmp_path / "out"
     export_skills(ws, out)
     exported = (out / "spell-letters/PURPOSE.md").read_text()
-    assert exported == ("# spell-letters\n\n## Patterns Addressed\n- slips: reversal\n"
-                        "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and abs\n"
-                        "- `[code](../../wiki/index.md)`\n")
+    assert exported == (
+        "# spell-letters\n\n## Patterns Addressed\n- slips: reversal\n"
+        "- [sibling](../convert-units/SKILL.md) and [web](https://example.org/x.md) and abs\n"
+        "- `[code](../../wiki/index.md)`\n"
+    )
     for page in out.rglob("*.md"):
         for target in links(page.read_text()):
             if "://" not in target:

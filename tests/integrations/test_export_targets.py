@@ -26,12 +26,14 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
-            if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()
+    }
 
 
-@pytest.mark.parametrize("target, folder", [("agents", "."), ("claude", ".claude/skills"),
-                                            ("codex", ".agents/skills"), ("harbor", ".")])
+@pytest.mark.parametrize(
+    "target, folder", [("agents", "."), ("claude", ".claude/skills"), ("codex", ".agents/skills"), ("harbor", ".")]
+)
 def test_each_target_writes_the_folder_its_host_reads(ws, tmp_path, target, folder):
     project = tmp_path / "project"
     result = api.export(ws, project, target=target)
@@ -40,8 +42,9 @@ def test_each_target_writes_the_folder_its_host_reads(ws, tmp_path, target, fold
     expected = {MANIFEST}
     for name in SKILLS:
         expected |= {f"{name}/SKILL.md", f"{name}/PURPOSE.md"}
-        assert ((skills_dir / name / "SKILL.md").read_bytes()
-                == git(ws.root, "show", f"main:skills/{name}/SKILL.md").encode())
+        assert (skills_dir / name / "SKILL.md").read_bytes() == git(
+            ws.root, "show", f"main:skills/{name}/SKILL.md"
+        ).encode()
         assert skills_ref.validate(skills_dir / name) == []
     assert set(tree(project)) == {f"{folder}/{path}".removeprefix("./") for path in expected}
 
@@ -67,8 +70,9 @@ def test_home_named_as_dir_gets_the_users_skills_folder(ws, tmp_path):
     assert {path.name for path in home.iterdir()} == {".claude"}
 
 
-@pytest.mark.parametrize("target, named", [("claude", ".claude/skills"), ("codex", ".agents/skills"),
-                                           ("codex", ".codex/skills")])
+@pytest.mark.parametrize(
+    "target, named", [("claude", ".claude/skills"), ("codex", ".agents/skills"), ("codex", ".codex/skills")]
+)
 def test_a_host_skills_folder_named_as_dir_is_refused_rather_than_nested(ws, tmp_path, target, named):
     dest = tmp_path / "project" / named
     with pytest.raises(ExportError, match="skills folder itself.*--target agents"):

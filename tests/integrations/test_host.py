@@ -34,8 +34,9 @@ def test_the_prompt_command_in_full_mode_shows_name_and_description_before_each_
     block = api.prompt(ws, mode="full")
     for name, (description, _) in TOPICS.items():
         start = block.index(f'<skill name="{name}">')
-        assert (start < block.index(f"Description: {description}", start)
-                < block.index(f"Follow the {name} steps", start))
+        assert (
+            start < block.index(f"Description: {description}", start) < block.index(f"Follow the {name} steps", start)
+        )
 
 
 def test_index_mode_lists_names_and_answers_load_skill(ws):
@@ -61,8 +62,9 @@ def test_retrieve_mode_picks_the_relevant_skills(ws):
     task = "The API keeps answering 429 too many requests; how long should the client wait?"
     block = skills.render(task)
     assert "Follow the retry-rate-limits steps" in block
-    shown = sorted((block.index(f'<skill name="{name}">'), name)
-                   for name in TOPICS if f'<skill name="{name}">' in block)
+    shown = sorted(
+        (block.index(f'<skill name="{name}">'), name) for name in TOPICS if f'<skill name="{name}">' in block
+    )
     assert len(shown) == 3  # top_k from wikiskill.yaml's defaults
     assert shown[0][1] == "retry-rate-limits"  # best first
     assert block == api.prompt(ws, task=task, mode="retrieve")  # one renderer for agent, CLI and hosts
@@ -72,9 +74,14 @@ def test_retrieve_mode_picks_the_relevant_skills(ws):
 
 def test_past_ref_and_history(ws):
     first = ws.head()
-    ws.commit({"skills/convert-units/SKILL.md": skill_md("convert-units", description="Convert, then add."),
-               "skills/spell-letters/SKILL.md": None, "skills/spell-letters/PURPOSE.md": None},
-              format_message("r2 gate: patch convert-units", {"Round": 2, "Step": "gate", "Decision": "accepted"}))
+    ws.commit(
+        {
+            "skills/convert-units/SKILL.md": skill_md("convert-units", description="Convert, then add."),
+            "skills/spell-letters/SKILL.md": None,
+            "skills/spell-letters/PURPOSE.md": None,
+        },
+        format_message("r2 gate: patch convert-units", {"Round": 2, "Step": "gate", "Decision": "accepted"}),
+    )
     merge = merge_skill(ws, "new-skill", 3)
 
     now, then = SkillSet.open(ws.root), SkillSet.open(ws.root, ref=first)
@@ -88,8 +95,10 @@ def test_past_ref_and_history(ws):
     convert = info["convert-units"]
     assert convert.files == ("PURPOSE.md", "SKILL.md")
     assert convert.evolution == ("r001 created: convert-units was needed",)
-    assert ([(c.round, c.step, c.decision) for c in convert.changes]
-            == [(2, "gate", "accepted"), (1, "gate", "accepted")])
+    assert [(c.round, c.step, c.decision) for c in convert.changes] == [
+        (2, "gate", "accepted"),
+        (1, "gate", "accepted"),
+    ]
     # an accepted proposal shows as its gate merge on main, with the decision
     assert [(c.sha, c.round, c.step, c.decision) for c in info["new-skill"].changes] == [(merge, 3, "gate", "accepted")]
     assert [c.round for c in {s.name: s for s in then.list()}["convert-units"].changes] == [1]
@@ -100,8 +109,9 @@ def test_past_ref_and_history(ws):
 def test_live_view_sees_a_real_merge_without_reloading_needlessly(ws):
     changed = []
     with SkillSet.open(ws.root).live(on_change=lambda skills: changed.append(skills.names())) as live:
-        wiki_only = ws.commit({"wiki/log.md": "# Log\n\nround 2\n"},
-                              format_message("r2 maintain: wiki", {"Round": 2, "Step": "maintain"}))
+        wiki_only = ws.commit(
+            {"wiki/log.md": "# Log\n\nround 2\n"}, format_message("r2 maintain: wiki", {"Round": 2, "Step": "maintain"})
+        )
         until(lambda: live.commit == wiki_only)
         assert changed == []  # the skills tree did not change: nothing was re-read
 

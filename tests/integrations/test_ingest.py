@@ -38,12 +38,16 @@ def test_a_claude_code_session_keeps_the_agents_turns_tool_calls_and_results():
     first = trajectory.messages[1]  # thinking, text and a tool call streamed over three lines: one reply
     assert "(thinking) Floats round 10.005 down" in first["content"]
     assert "Let me run the failing test first." in first["content"]
-    assert (json.loads(first["tool_calls"][0]["function"]["arguments"])["command"]
-            == "pytest tests/test_invoice.py -x -q")
+    assert (
+        json.loads(first["tool_calls"][0]["function"]["arguments"])["command"] == "pytest tests/test_invoice.py -x -q"
+    )
     assert trajectory.messages[2]["tool_call_id"] == first["tool_calls"][0]["id"]
     assert trajectory.messages[2]["content"].startswith("(error) F")
-    assert ([c["function"]["name"] for m in trajectory.messages for c in m.get("tool_calls", [])]
-            == ["Bash", "Bash", "Edit"])
+    assert [c["function"]["name"] for m in trajectory.messages for c in m.get("tool_calls", [])] == [
+        "Bash",
+        "Bash",
+        "Edit",
+    ]
     text = trajectory.render()
     assert "subagent notes" not in text and "analyzing your codebase" not in text  # sidechain and meta lines
     assert "-> Edit(" in text and "outcome: failure" in text
@@ -57,10 +61,19 @@ def test_an_openai_messages_file_is_read_as_a_list_or_under_messages(tmp_path, w
     path = tmp_path / "chat.json"
     path.write_text(json.dumps({"messages": messages} if wrapped else messages))
     trajectory = read_session(path, session_parser("openai-messages"), Outcome.SUCCESS, Scrubber())
-    assert [m["role"] for m in trajectory.messages] == ["system", "user", "assistant", "tool", "assistant", "user",
-                                                        "assistant"]
-    assert trajectory.messages[2]["tool_calls"][0]["function"] == {"name": "lookup_order",
-                                                                   "arguments": '{"order_id": "4417"}'}
+    assert [m["role"] for m in trajectory.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert trajectory.messages[2]["tool_calls"][0]["function"] == {
+        "name": "lookup_order",
+        "arguments": '{"order_id": "4417"}',
+    }
     assert trajectory.messages[4]["content"] == "It shows as delivered by DHL, so there is nothing more to do."
     assert trajectory.success and trajectory.question.startswith("Where is order 4417?")
 
@@ -88,8 +101,9 @@ def test_a_malformed_file_is_one_line_naming_it_and_its_line_and_nothing_is_comm
     lines = CLAUDE.read_text().splitlines()
     broken.write_text("\n".join(lines[:4] + ['{"type": "assistant", "message": {"role": "assist'] + lines[4:]))
     before = ws.head(MAIN)
-    result = CliRunner().invoke(app, ["-C", str(ws.root), "ingest", str(CLAUDE), str(broken),
-                                      "--format", "claude-code"])
+    result = CliRunner().invoke(
+        app, ["-C", str(ws.root), "ingest", str(CLAUDE), str(broken), "--format", "claude-code"]
+    )
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1
     output = result.output.strip()
@@ -97,14 +111,19 @@ def test_a_malformed_file_is_one_line_naming_it_and_its_line_and_nothing_is_comm
     assert "Traceback" not in result.output and ws.head(MAIN) == before
 
 
-@pytest.mark.parametrize("content, expected", [
-    ('{"role": "user"}', "expected a list of messages"),
-    ('[{"role": "robot", "content": "hi"}]', "message 1: needs a role"),
-    ('[{"role": "user", "content": "hi"},\n {"role": "assistant", "tool_calls": [{"id": "c"}]}]',
-     "message 2: a tool call needs function.name"),
-    ('[{"role": "user", "content": "hi"},\n\n  oops]', ":3: not valid JSON"),
-    ('[{"role": "assistant", "content": "hello"}]', "no user and assistant messages"),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('{"role": "user"}', "expected a list of messages"),
+        ('[{"role": "robot", "content": "hi"}]', "message 1: needs a role"),
+        (
+            '[{"role": "user", "content": "hi"},\n {"role": "assistant", "tool_calls": [{"id": "c"}]}]',
+            "message 2: a tool call needs function.name",
+        ),
+        ('[{"role": "user", "content": "hi"},\n\n  oops]', ":3: not valid JSON"),
+        ('[{"role": "assistant", "content": "hello"}]', "no user and assistant messages"),
+    ],
+)
 def test_malformed_openai_messages_are_refused_with_where(tmp_path, content, expected):
     path = tmp_path / "chat.json"
     path.write_text(content)
@@ -140,8 +159,10 @@ def test_the_next_round_maintainer_and_proposer_learn_from_ingested_sessions(tmp
     assert session.task_id in page  # the scripted maintainer cites the first trace it was shown
     assert "INVOICE" not in ws.read_file(MAIN, "raw/r001/train/outcomes.jsonl")  # train stays train
     assert "-> Edit(" in Sandbox(ws, MAIN).read(f"traces/{session.task_id}")[0]
-    proposer = json.loads(ws.read_file("rejected/r001-spell-letters", "raw/r001/proposer.json")
-                          or ws.read_file(MAIN, "raw/r001/proposer.json"))
+    proposer = json.loads(
+        ws.read_file("rejected/r001-spell-letters", "raw/r001/proposer.json")
+        or ws.read_file(MAIN, "raw/r001/proposer.json")
+    )
     assert f"| {session.task_id} | fail (0.00) |" in json.dumps(proposer)
     assert [row.round for row in round_rows(ws)] == [1] and round_story(ws, 1).train_score is not None
 
@@ -152,11 +173,20 @@ def test_the_next_round_maintainer_and_proposer_learn_from_ingested_sessions(tmp
     assert later.added[0].task_id in round_state(ws, 2).maintain.meta.sampled
 
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                               st.sampled_from(["type", "message", "role", "content", "text", "name", "isMeta",
-                                                "tool_use_id", "id", "input"]), inner, max_size=4),
-                           max_leaves=12)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["type", "message", "role", "content", "text", "name", "isMeta", "tool_use_id", "id", "input"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -174,8 +204,14 @@ def test_any_file_is_a_trajectory_or_one_transcript_error(tmp_path, lines):
 def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(tmp_path):
     pasted = "Here is the log:\n" + "ERROR disk full\n" * 400
     path = tmp_path / "long.json"
-    path.write_text(json.dumps([{"role": "user", "content": pasted},
-                                {"role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot."}]}]))
+    path.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": pasted},
+                {"role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot."}]},
+            ]
+        )
+    )
     trajectory = read_session(path, session_parser("openai-messages"), Outcome.FAILURE, Scrubber())
     assert len(trajectory.question) <= 500 and trajectory.question.startswith("Here is the log:")
     assert trajectory.messages[0]["content"] == pasted
@@ -184,7 +220,8 @@ def test_a_long_first_message_is_cut_as_the_task_and_kept_whole_in_the_messages(
 
 def test_sessions_go_to_the_first_round_that_has_not_started(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    ws.commit({"raw/r001/train/outcomes.jsonl": ""},
-              format_message("r001 rollout: train", {"Round": 1, "Step": "rollout"}))
+    ws.commit(
+        {"raw/r001/train/outcomes.jsonl": ""}, format_message("r001 rollout: train", {"Round": 1, "Step": "rollout"})
+    )
     assert round_state(ws, 1).started  # interrupted after its rollout: resumed, it keeps the experience it began with
     assert api.ingest(ws, [CLAUDE], "claude-code").round == 2

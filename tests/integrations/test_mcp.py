@@ -65,9 +65,10 @@ def test_a_connected_client_sees_skills_the_gate_merges_and_retires_without_a_re
             assert hits["result"][0]["path"] == "skills/quote-shell-paths/SKILL.md"
             assert await text(session, "skills_prompt", {"mode": "full"}) == api.prompt(ws, mode="full")
 
-            ws.commit({"skills/spell-letters/SKILL.md": None, "skills/spell-letters/PURPOSE.md": None},
-                      format_message("r3 gate: retire spell-letters", {"Round": 3, "Step": "gate",
-                                                                        "Decision": "accepted"}))
+            ws.commit(
+                {"skills/spell-letters/SKILL.md": None, "skills/spell-letters/PURPOSE.md": None},
+                format_message("r3 gate: retire spell-letters", {"Round": 3, "Step": "gate", "Decision": "accepted"}),
+            )
             assert await names(session) == ["convert-units", "quote-shell-paths"]
             gone = await session.call_tool("load_skill", {"name": "spell-letters"})
             assert gone.is_error and "no skill named 'spell-letters'" in gone.content[0].text
@@ -85,8 +86,9 @@ def test_the_server_reads_the_ref_it_was_given(ws):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             assert await names(session) == ["check-leap-years", "convert-units", "spell-letters"]
-            retrieved = await text(session, "skills_prompt", {"task": "a date falls on February 29",
-                                                              "mode": "retrieve"})
+            retrieved = await text(
+                session, "skills_prompt", {"task": "a date falls on February 29", "mode": "retrieve"}
+            )
             assert 'name="check-leap-years"' in retrieved
 
     asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
@@ -100,8 +102,9 @@ def free_port() -> int:
 
 def test_http_transport_serves_the_same_tools(ws):
     port = free_port()
-    server = subprocess.Popen(wikiskill_mcp(ws, "--transport", "http", "--port", str(port)),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        wikiskill_mcp(ws, "--transport", "http", "--port", str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
     async def scenario():
         url = f"http://127.0.0.1:{port}/mcp"
@@ -125,10 +128,13 @@ def test_http_transport_serves_the_same_tools(ws):
         server.wait(timeout=TIMEOUT)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--transport", "carrier-pigeon"], "unknown transport 'carrier-pigeon': use stdio or http"),
-    (["--ref", "no-such-branch"], "no-such-branch"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--transport", "carrier-pigeon"], "unknown transport 'carrier-pigeon': use stdio or http"),
+        (["--ref", "no-such-branch"], "no-such-branch"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors(ws, args, message):
     result = CliRunner().invoke(app, ["-C", str(ws.root), "mcp", *args])
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output

@@ -27,8 +27,12 @@ class Drafter:
             return self.replies.pop(0)
         session = body["messages"][1]["content"]
         last_user = session.rpartition("## user\n")[2].splitlines()[0]
-        return json.dumps({"accepted": f"The user ended with: {last_user}",
-                           "criteria": ["The result does what the request asks.", f"It respects: {last_user}"]})
+        return json.dumps(
+            {
+                "accepted": f"The user ended with: {last_user}",
+                "criteria": ["The result does what the request asks.", f"It respects: {last_user}"],
+            }
+        )
 
 
 def draft(args: list[str], cwd: Path, monkeypatch) -> object:
@@ -36,25 +40,57 @@ def draft(args: list[str], cwd: Path, monkeypatch) -> object:
     return CliRunner().invoke(app, ["tasks", "from-sessions", *args])
 
 
-def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_and_a_review_marker(tmp_path,
-                                                                                                   monkeypatch):
+def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_and_a_review_marker(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("INVOICE_API_KEY", LEAKED_KEY)
     out = tmp_path / "suite"
     with FakeOpenAIServer(Drafter()) as server:
-        claude = draft([str(CLAUDE), "--out", str(out), "--format", "claude-code", "--model", "openai/fake-model",
-                        "--api-base", server.base_url], tmp_path, monkeypatch)
-        openai = draft([str(OPENAI), "--out", str(out), "--format", "openai-messages", "--split", "val",
-                        "--model", "openai/fake-model", "--api-base", server.base_url], tmp_path, monkeypatch)
+        claude = draft(
+            [
+                str(CLAUDE),
+                "--out",
+                str(out),
+                "--format",
+                "claude-code",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+            tmp_path,
+            monkeypatch,
+        )
+        openai = draft(
+            [
+                str(OPENAI),
+                "--out",
+                str(out),
+                "--format",
+                "openai-messages",
+                "--split",
+                "val",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+            tmp_path,
+            monkeypatch,
+        )
     assert claude.exit_code == 0, claude.output
     assert openai.exit_code == 0, openai.output
     invoice = next((out / "train").iterdir())
     order = next((out / "val").iterdir())
-    assert (invoice / "task.md").read_text() == ("The invoice total test fails on CI with 10.005 rounding. "
-                                                 "Please fix it and run the tests.\n")
+    assert (invoice / "task.md").read_text() == (
+        "The invoice total test fails on CI with 10.005 rounding. Please fix it and run the tests.\n"
+    )
     assert (order / "task.md").read_text() == "Where is order 4417? The customer says it never arrived.\n"
-    assert (order / "rubric.md").read_text() == ("A good result:\n\n- The result does what the request asks.\n"
-                                                 "- It respects: But the customer has no parcel. Open a carrier "
-                                                 "claim.\n")
+    assert (order / "rubric.md").read_text() == (
+        "A good result:\n\n- The result does what the request asks.\n"
+        "- It respects: But the customer has no parcel. Open a carrier "
+        "claim.\n"
+    )
     review = (order / REVIEW_FILE).read_text()
     assert "openai-order-4417.json" in review and "openai/fake-model" in review
     assert "> The user ended with: But the customer has no parcel." in review
@@ -71,8 +107,16 @@ def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_an
 def test_a_session_drafted_before_is_skipped_without_a_model_call(tmp_path, monkeypatch):
     out = tmp_path / "suite"
     with FakeOpenAIServer(Drafter()) as server:
-        flags = ["--out", str(out), "--format", "claude-code", "--model", "openai/fake-model",
-                 "--api-base", server.base_url]
+        flags = [
+            "--out",
+            str(out),
+            "--format",
+            "claude-code",
+            "--model",
+            "openai/fake-model",
+            "--api-base",
+            server.base_url,
+        ]
         first = draft([str(CLAUDE), *flags], tmp_path, monkeypatch)
         (next((out / "train").iterdir()) / REVIEW_FILE).unlink()  # reviewed
         again = draft([str(CLAUDE), *flags], tmp_path, monkeypatch)
@@ -83,17 +127,19 @@ def test_a_session_drafted_before_is_skipped_without_a_model_call(tmp_path, monk
 
 def test_inside_a_workspace_its_judge_else_its_agent_drafts_unless_the_command_names_a_model(tmp_path, monkeypatch):
     with FakeOpenAIServer(Drafter()) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/workspace-model",
-                                api_base=server.base_url)
-        inside = draft([str(OPENAI), "--out", str(tmp_path / "a"), "--format", "openai-messages"], ws.root,
-                       monkeypatch)
-        named = draft([str(OPENAI), "--out", str(tmp_path / "b"), "--format", "openai-messages", "--model",
-                       "openai/named-model"], ws.root, monkeypatch)
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark="example-qa", model="openai/workspace-model", api_base=server.base_url
+        )
+        inside = draft([str(OPENAI), "--out", str(tmp_path / "a"), "--format", "openai-messages"], ws.root, monkeypatch)
+        named = draft(
+            [str(OPENAI), "--out", str(tmp_path / "b"), "--format", "openai-messages", "--model", "openai/named-model"],
+            ws.root,
+            monkeypatch,
+        )
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["judge"] = {"model": "openai/judge-model"}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
-        judged = draft([str(OPENAI), "--out", str(tmp_path / "c"), "--format", "openai-messages"], ws.root,
-                       monkeypatch)
+        judged = draft([str(OPENAI), "--out", str(tmp_path / "c"), "--format", "openai-messages"], ws.root, monkeypatch)
     assert inside.exit_code == 0, inside.output
     assert named.exit_code == 0, named.output
     assert judged.exit_code == 0, judged.output
@@ -113,18 +159,35 @@ def only_assistant(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("make", "expected"), [
-    (broken_claude, ":5: not a JSON line ("),
-    (only_assistant, "no user and assistant messages"),
-    (lambda tmp_path: tmp_path / "absent.jsonl", "cannot read it"),
-])
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (broken_claude, ":5: not a JSON line ("),
+        (only_assistant, "no user and assistant messages"),
+        (lambda tmp_path: tmp_path / "absent.jsonl", "cannot read it"),
+    ],
+)
 def test_a_bad_session_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, make, expected):
     bad = make(tmp_path)
     out = tmp_path / "suite"
     good, session_format = (OPENAI, "openai-messages") if bad.suffix == ".json" else (CLAUDE, "claude-code")
     with FakeOpenAIServer(Drafter()) as server:
-        result = draft([str(good), str(bad), "--out", str(out), "--format", session_format, "--model",
-                        "openai/fake-model", "--api-base", server.base_url], tmp_path, monkeypatch)
+        result = draft(
+            [
+                str(good),
+                str(bad),
+                "--out",
+                str(out),
+                "--format",
+                session_format,
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+            tmp_path,
+            monkeypatch,
+        )
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1 and expected in result.output
     assert result.output.startswith("error: ") and not out.exists() and not server.requests
@@ -136,8 +199,22 @@ def test_a_rubric_that_cannot_be_drafted_after_one_retry_writes_nothing(tmp_path
     other.write_text(OPENAI.read_text().replace("order 4417", "order 5521"))
     good = json.dumps({"accepted": "ok", "criteria": ["fine"]})
     with FakeOpenAIServer(Drafter([good, "no JSON here", '{"accepted": "x", "criteria": []}'])) as server:
-        result = draft([str(OPENAI), str(other), "--out", str(out), "--format", "openai-messages", "--model",
-                        "openai/fake-model", "--api-base", server.base_url], tmp_path, monkeypatch)
+        result = draft(
+            [
+                str(OPENAI),
+                str(other),
+                "--out",
+                str(out),
+                "--format",
+                "openai-messages",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+            tmp_path,
+            monkeypatch,
+        )
     assert result.exit_code == 1 and not out.exists()
     assert len(result.output.strip().splitlines()) == 1
     assert "no rubric could be drafted" in result.output and "criteria" in result.output
@@ -145,13 +222,13 @@ def test_a_rubric_that_cannot_be_drafted_after_one_retry_writes_nothing(tmp_path
 
 
 def test_outside_a_workspace_the_drafting_model_must_be_named(tmp_path, monkeypatch):
-    result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], tmp_path,
-                   monkeypatch)
+    result = draft(
+        [str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], tmp_path, monkeypatch
+    )
     assert result.exit_code == 1 and "--model" in result.output and not (tmp_path / "suite").exists()
 
 
 def test_the_offline_model_cannot_draft_a_rubric(tmp_path, monkeypatch):
     ws = api.init_workspace(tmp_path / "ws")  # textworld-cooking, played by the offline model
-    result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], ws.root,
-                   monkeypatch)
+    result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], ws.root, monkeypatch)
     assert result.exit_code == 1 and "offline model" in result.output and not (tmp_path / "suite").exists()

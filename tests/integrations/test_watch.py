@@ -32,8 +32,9 @@ class Watcher:
     def __init__(self, ws: Workspace, commit: bool = False):
         self.reports: list[WatchReport] = []
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=watch, args=(ws, self.reports.append),
-                                       kwargs={"commit": commit, "stop": self.stop, "timeout": 20})
+        self.thread = threading.Thread(
+            target=watch, args=(ws, self.reports.append), kwargs={"commit": commit, "stop": self.stop, "timeout": 20}
+        )
         self.thread.start()
         first = until(lambda: self.reports and self.reports[0])  # watching from now on
         assert first.changed == []
@@ -61,8 +62,12 @@ def test_a_saved_problem_is_reported_and_its_fix_too(ws, watcher):
     saved_by_a_person(ws.root, "skills/spell-letters/SKILL.md", skill_md("spell-letters", extra=BAD_LINK))
     report = until(lambda: next((r for r in watcher.reports if r.problems), None))
     assert "skills/spell-letters/SKILL.md" in report.changed
-    assert report.problems == [Problem("skills/spell-letters/SKILL.md", "broken link '../../wiki/patterns/missing.md': "
-                                                                        "wiki/patterns/missing.md does not exist")]
+    assert report.problems == [
+        Problem(
+            "skills/spell-letters/SKILL.md",
+            "broken link '../../wiki/patterns/missing.md': wiki/patterns/missing.md does not exist",
+        )
+    ]
     assert report.committed is None  # without commit, nothing is committed
 
     seen = len(watcher.reports)
@@ -75,6 +80,7 @@ def test_a_saved_problem_is_reported_and_its_fix_too(ws, watcher):
 def test_with_commit_valid_edits_become_a_human_step_and_invalid_ones_stay(ws):
     running = Watcher(ws, commit=True)
     try:
+
         def person_edits() -> None:
             write(ws.root, "skills/new-skill/SKILL.md", skill_md("new-skill"))
             write(ws.root, "skills/broken-skill/SKILL.md", skill_md("broken-skill", extra=BAD_LINK))
@@ -104,8 +110,9 @@ def test_commit_waits_for_the_lock_holder(ws):
 
 def test_units_go_in_together_when_they_need_each_other(ws):
     # a skill links to a page created in the same burst, and the index lists the page
-    write(ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\n"
-                                                      "Fixes [p](../../wiki/patterns/reversal.md).\n")
+    write(
+        ws.root, "skills/spell-letters/PURPOSE.md", "# spell-letters\n\nFixes [p](../../wiki/patterns/reversal.md).\n"
+    )
     write(ws.root, "wiki/patterns/reversal.md", "# reversal\n")
     write(ws.root, "wiki/index.md", "# Wiki index\n\n- [reversal](patterns/reversal.md): reversing fails\n")
     report = check(ws, [], commit=True)
@@ -121,8 +128,10 @@ def test_units_go_in_together_when_they_need_each_other(ws):
 
 
 def test_a_problem_already_on_main_does_not_block_other_edits(ws):
-    ws.commit({"wiki/index.md": "- [ghost](patterns/ghost.md): a page the maintainer never wrote\n"},
-              format_message("r1 maintain", {"Round": 1, "Step": "maintain"}))
+    ws.commit(
+        {"wiki/index.md": "- [ghost](patterns/ghost.md): a page the maintainer never wrote\n"},
+        format_message("r1 maintain", {"Round": 1, "Step": "maintain"}),
+    )
     write(ws.root, "wiki/log.md", "# Log\n\nA note by hand.\n")
     report = check(ws, [], commit=True)
     assert report.committed_paths == ["wiki/log.md"]
@@ -152,8 +161,9 @@ def test_watch_returns_by_itself_once_its_timeout_passes(ws):
 
 def test_cli_watch_reports_a_save_and_stops_cleanly_on_ctrl_c(ws):
     command = [sys.executable, "-u", "-c", "from wikiskill.cli import app; app()", "-C", str(ws.root), "watch"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               preexec_fn=hears_ctrl_c)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=hears_ctrl_c
+    )
     try:
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)

@@ -18,7 +18,8 @@ from wikiskill.knowledge.skills import split_front_matter
 def test_skill_front_matter_cannot_be_injected(name, description):
     text = skill_md("x", "MARKER").replace(
         "description: Spell the word letter by letter before answering.",
-        f"description: {json.dumps(description, ensure_ascii=False)}")
+        f"description: {json.dumps(description, ensure_ascii=False)}",
+    )
     try:
         proposal = prepare_proposal({"action": "create", "name": name, "skill_md": text}, {}, 1)
     except InvalidProposal as rejected:

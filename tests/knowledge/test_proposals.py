@@ -20,11 +20,23 @@ from wikiskill.roles.proposer import TOOLS
 
 SKILLS = {"spell-letters/SKILL.md": skill_md("spell-letters", "MARKER"), "spell-letters/PURPOSE.md": "# p\n"}
 VALID = {
-    "create": {"action": "create", "name": "new-skill", "description": "Spell words.", "when_to_apply": "reversals",
-               "when_not_to_apply": "others", "instructions": "1. Spell.", "rationale": "t1 failed",
-               "skill_md": "", "purpose_md": "# new-skill\n"},
-    "patch": {"action": "patch", "name": "spell-letters", "edits": [{"op": "append", "content": "- more"}],
-              "rationale": "t1 failed"},
+    "create": {
+        "action": "create",
+        "name": "new-skill",
+        "description": "Spell words.",
+        "when_to_apply": "reversals",
+        "when_not_to_apply": "others",
+        "instructions": "1. Spell.",
+        "rationale": "t1 failed",
+        "skill_md": "",
+        "purpose_md": "# new-skill\n",
+    },
+    "patch": {
+        "action": "patch",
+        "name": "spell-letters",
+        "edits": [{"op": "append", "content": "- more"}],
+        "rationale": "t1 failed",
+    },
     "retire": {"action": "retire", "name": "spell-letters", "rationale": "unused"},
     "no_action": {"action": "no_action", "rationale": "nothing helps"},
 }
@@ -70,7 +82,10 @@ def test_a_retire_proposal_removes_the_whole_skill_folder_and_nothing_else():
 
     files = {"spell/SKILL.md": "s", "spell/PURPOSE.md": "p", "spell/scripts/x.sh": "x", "other/SKILL.md": "o"}
     proposal = prepare_proposal({"action": "retire", "name": "Spell", "rationale": "overlaps other"}, files, 3)
-    assert proposal.changes == {"skills/spell/SKILL.md": None, "skills/spell/PURPOSE.md": None,
-                                "skills/spell/scripts/x.sh": None}
+    assert proposal.changes == {
+        "skills/spell/SKILL.md": None,
+        "skills/spell/PURPOSE.md": None,
+        "skills/spell/scripts/x.sh": None,
+    }
     with pytest.raises(InvalidProposal, match="cannot retire 'ghost': no such skill"):
         prepare_proposal({"action": "retire", "name": "ghost"}, files, 3)

@@ -5,16 +5,21 @@ import pytest
 from wikiskill.core.errors import ProposalError
 from wikiskill.knowledge.skills import normalize_name, parse_skill, skill_problems, with_front_matter
 
-GOOD = ("---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
-        "## When NOT to Apply\nProgressing.\n\n## Instructions\n1. Stop.\n")
+GOOD = (
+    "---\nname: break-loop\ndescription: Leave a loop.\n---\n\n## When to Apply\nLooping.\n\n"
+    "## When NOT to Apply\nProgressing.\n\n## Instructions\n1. Stop.\n"
+)
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("Break_Repetition Loop", "break-repetition-loop"),
-    ("  --Go  North!!--", "go-north"),
-    ("a" * 80, "a" * 64),
-    ("../../etc/passwd", "etc-passwd"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("Break_Repetition Loop", "break-repetition-loop"),
+        ("  --Go  North!!--", "go-north"),
+        ("a" * 80, "a" * 64),
+        ("../../etc/passwd", "etc-passwd"),
+    ],
+)
 def test_names_are_normalised(raw, expected):
     assert normalize_name(raw) == expected
 
@@ -32,11 +37,13 @@ def test_skill_rules():
     assert skill_problems(GOOD.replace("description: Leave a loop.", "description: ''"), "break-loop")
     assert skill_problems(GOOD.replace("description: Leave a loop.", "description: " + "x" * 1025), "break-loop")
     assert "metadata must map strings to strings" in skill_problems(
-        GOOD.replace("---\n\n", "metadata:\n  round: 3\n---\n\n", 1), "break-loop")
+        GOOD.replace("---\n\n", "metadata:\n  round: 3\n---\n\n", 1), "break-loop"
+    )
     assert skill_problems("no front matter", "x") == ["SKILL.md must start with YAML front matter between '---' lines"]
     assert skill_problems("---\n- a list\n---\nbody", "x") == ["front matter must be a YAML mapping"]
-    assert ("missing sections: Instructions"
-            in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0])
+    assert (
+        "missing sections: Instructions" in skill_problems(GOOD.replace("## Instructions", "## Steps"), "break-loop")[0]
+    )
 
 
 def test_front_matter_is_rewritten_with_string_metadata():

@@ -52,8 +52,9 @@ def test_measurement_follows_the_modes(bench):
 
 
 def test_the_script_prints_a_table(bench):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "5", "30"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "5", "30"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("System prompt of the interactive task agent, in ")

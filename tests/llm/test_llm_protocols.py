@@ -33,8 +33,11 @@ def test_a_native_call_stays_native_in_auto():
     with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL])) as server:
         chat = model(server)
         reply = chat.complete(MESSAGES, TOOLS)
-        chat.complete(MESSAGES + [reply.message(), {"role": "tool", "tool_call_id": reply.tool_calls[0].id,
-                                                    "content": "wiki/index.md"}], TOOLS)
+        chat.complete(
+            MESSAGES
+            + [reply.message(), {"role": "tool", "tool_call_id": reply.tool_calls[0].id, "content": "wiki/index.md"}],
+            TOOLS,
+        )
     assert [c.name for c in reply.tool_calls] == ["list_files"] and reply.tool_calls[0].arguments == {"path": "wiki"}
     assert chat.protocol == ToolProtocol.AUTO
     assert all("tools" in body for body in server.requests)
@@ -45,8 +48,11 @@ def test_auto_switches_to_text_once_the_model_writes_its_call_as_text():
     with FakeOpenAIServer(lambda body: Reply(tool_calls=[CALL]), text_tools=True) as server:
         chat = model(server)
         first = chat.complete(MESSAGES, TOOLS)
-        second = chat.complete(MESSAGES + [first.message(), {"role": "tool", "tool_call_id": first.tool_calls[0].id,
-                                                             "content": "wiki/index.md"}], TOOLS)
+        second = chat.complete(
+            MESSAGES
+            + [first.message(), {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "wiki/index.md"}],
+            TOOLS,
+        )
     assert first.tool_calls[0].name == "list_files" and first.tool_calls[0].arguments == {"path": "wiki"}
     assert any("the text tool protocol from now on" in note for note in first.notes)
     assert chat.protocol == ToolProtocol.TEXT and second.tool_calls[0].name == "list_files"
@@ -120,6 +126,7 @@ def test_calls_in_flight_on_one_model_settle_on_the_same_form_when_the_server_re
     """The tasks of an eval share one model. Two calls sent at once in `auto`, both refused for the
     same part, both settle on the form without it and get their replies; neither fails because the
     other settled first, and every later request is in the settled form."""
+
     def handler(body):
         if refused in body:
             return Reply(status=400, content=f"{refused} is not supported", delay=0.5)  # both are in flight
@@ -128,14 +135,19 @@ def test_calls_in_flight_on_one_model_settle_on_the_same_form_when_the_server_re
     async def two_tasks(chat):
         if refused == "tools":
             return await asyncio.gather(chat.acomplete(MESSAGES, TOOLS), chat.acomplete(MESSAGES, TOOLS))
-        return await asyncio.gather(chat.acomplete(MESSAGES, response_model=MaintainerOutput),
-                                    chat.acomplete(MESSAGES, response_model=MaintainerOutput))
+        return await asyncio.gather(
+            chat.acomplete(MESSAGES, response_model=MaintainerOutput),
+            chat.acomplete(MESSAGES, response_model=MaintainerOutput),
+        )
 
     with FakeOpenAIServer(handler, text_tools=refused == "tools") as server:
         chat = model(server, retries=0)
         replies = asyncio.run(two_tasks(chat))
-        later = chat.complete(MESSAGES, TOOLS) if refused == "tools" else chat.complete(
-            MESSAGES, response_model=MaintainerOutput)
+        later = (
+            chat.complete(MESSAGES, TOOLS)
+            if refused == "tools"
+            else chat.complete(MESSAGES, response_model=MaintainerOutput)
+        )
     assert [refused in body for body in server.requests] == [True, True, False, False, False]
     if refused == "tools":
         assert chat.protocol == ToolProtocol.TEXT
@@ -155,9 +167,16 @@ def test_response_format_off_is_never_sent():
 def test_a_long_conversation_is_fitted_into_the_context_window():
     history = list(MESSAGES)
     for number in range(6):
-        history += [{"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{number}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"c{number}", "content": f"trace {number} " + "x" * 6000}]
+        history += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{number}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{number}", "content": f"trace {number} " + "x" * 6000},
+        ]
     with FakeOpenAIServer(lambda body: "done") as server:
         reply = model(server, context_window=4096).complete(history, TOOLS)
     sent = server.requests[0]
@@ -173,10 +192,14 @@ def test_a_long_conversation_is_fitted_into_the_context_window():
 
 def test_a_system_prompt_that_cannot_fit_is_named_in_one_line():
     with FakeOpenAIServer(lambda body: "done") as server:
-        with pytest.raises(ContextOverflow, match=r"proposer.s request does not fit its context window: "
-                                                  r"system prompt \d+ tokens \+ tools 0 tokens"):
-            model(server, context_window=1024).complete([{"role": "system", "content": "rule " * 3000},
-                                                         {"role": "user", "content": "go"}])
+        with pytest.raises(
+            ContextOverflow,
+            match=r"proposer.s request does not fit its context window: "
+            r"system prompt \d+ tokens \+ tools 0 tokens",
+        ):
+            model(server, context_window=1024).complete(
+                [{"role": "system", "content": "rule " * 3000}, {"role": "user", "content": "go"}]
+            )
     assert server.requests == []
 
 
@@ -216,12 +239,15 @@ def test_a_provider_that_stays_down_raises_provider_unavailable(no_backoff):
     assert len(server.requests) == 3
 
 
-@pytest.mark.parametrize(("status", "message", "advice"), [
-    (401, "Incorrect API key provided", "OPENAI_API_KEY"),
-    (403, "not allowed", "may not use this model"),
-    (404, "The model `nope` does not exist", "`proposer.model`"),
-    (400, "unknown field frobnicate", "frobnicate"),
-])
+@pytest.mark.parametrize(
+    ("status", "message", "advice"),
+    [
+        (401, "Incorrect API key provided", "OPENAI_API_KEY"),
+        (403, "not allowed", "may not use this model"),
+        (404, "The model `nope` does not exist", "`proposer.model`"),
+        (400, "unknown field frobnicate", "frobnicate"),
+    ],
+)
 def test_errors_retrying_cannot_fix_fail_at_once_with_what_to_fix(status, message, advice, no_backoff):
     with FakeOpenAIServer(lambda body: Reply(status=status, content=message)) as server:
         with pytest.raises(ModelError) as info:
@@ -240,9 +266,10 @@ def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
         return Reply(content="ok", prompt_tokens=prompt, completion_tokens=1)
 
     def conversation(*sizes: int) -> list[dict]:
-        return [{"role": "system", "content": "You help."},
-                *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size}
-                  for n, size in enumerate(sizes))]
+        return [
+            {"role": "system", "content": "You help."},
+            *({"role": "user" if n % 2 == 0 else "assistant", "content": "x" * size} for n, size in enumerate(sizes)),
+        ]
 
     huge = conversation(*[1500] * 8, 1500)  # about 3,400 tokens: fits the window, not the time
     with FakeOpenAIServer(slow) as server:

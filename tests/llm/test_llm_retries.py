@@ -38,8 +38,14 @@ def sleeps(monkeypatch) -> list[float]:
     return recorded
 
 
-def model(server: FakeOpenAIServer, retries: int = 3, meter: Meter | None = None, cache: ResponseCache | None = None,
-          role: str = "maintainer", name: str = "openai/fake-model") -> LiteLLMModel:
+def model(
+    server: FakeOpenAIServer,
+    retries: int = 3,
+    meter: Meter | None = None,
+    cache: ResponseCache | None = None,
+    role: str = "maintainer",
+    name: str = "openai/fake-model",
+) -> LiteLLMModel:
     settings = RoleSettings(model=name, api_base=server.base_url)
     return LiteLLMModel(settings, LLMSettings(retries=retries, timeout=10), role, meter or Meter(), cache)
 

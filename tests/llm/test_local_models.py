@@ -94,8 +94,9 @@ def test_show_explains_the_round(text_round):
 def test_show_says_why_a_proposal_was_invalid(tmp_path):
     broken = {1: {"action": "create", "name": "no-body", "rationale": "forgot the skill"}}
     with FakeOpenAIServer(ScriptedWorld(proposals=broken), text_tools=True) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
-                                api_base=server.base_url)
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=server.base_url
+        )
         api.evolve(ws, 1)
     story = api.show_round(ws, 1)
     assert story.decision == "invalid" and "`skill_md` must be a non-empty string" in story.reason
@@ -118,8 +119,9 @@ def test_doctor_reports_the_tool_protocol_each_server_speaks(text_round, text_to
 
 def test_doctor_reports_an_unreachable_server_and_exits_1(text_round):
     ws, _, runner = text_round
-    result = runner.invoke(app, ["-C", str(ws), "doctor", "--api-base", "http://127.0.0.1:9/v1"],
-                           env={"COLUMNS": "200"})
+    result = runner.invoke(
+        app, ["-C", str(ws), "doctor", "--api-base", "http://127.0.0.1:9/v1"], env={"COLUMNS": "200"}
+    )
     assert result.exit_code == 1 and "agent: " in result.output
 
 
@@ -129,12 +131,20 @@ def test_a_missing_key_is_one_line_before_any_network_call_or_write(tmp_path):
     before = sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if ".git/" not in str(p))
     head = git(ws, "rev-parse", "HEAD")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    script = ("import sys\nfrom wikiskill.cli import app\n"
-              "try:\n    app(sys.argv[1:])\nexcept SystemExit as exit:\n"
-              "    print('litellm imported' if 'litellm' in sys.modules else 'no litellm', exit.code)\n")
+    script = (
+        "import sys\nfrom wikiskill.cli import app\n"
+        "try:\n    app(sys.argv[1:])\nexcept SystemExit as exit:\n"
+        "    print('litellm imported' if 'litellm' in sys.modules else 'no litellm', exit.code)\n"
+    )
     for command in (["evolve", "--rounds", "1"], ["eval"]):
-        done = subprocess.run([sys.executable, "-c", script, "-C", str(ws), *command], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", script, "-C", str(ws), *command],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.stdout.strip() == "no litellm 1"
         assert done.stderr.count("\n") == 1 and "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
     assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if ".git/" not in str(p)) == before

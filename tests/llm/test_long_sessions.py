@@ -27,15 +27,21 @@ from wikiskill.testing.fakeserver import Reply as ServerReply
 
 UNKNOWN_MODEL = "openai/fake-model"
 OMITTED = re.compile(re.escape(OMITTED_TURNS).replace(re.escape("{count}"), r"(\d+)"))
-READ_TOOL = {"type": "function", "function": {
-    "name": "read_file", "description": "Read a workspace file.",
-    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
+READ_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "Read a workspace file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+}
 
 
 def omitted(messages: list[dict]) -> int:
     """How many tool turns the omission lines of a request say were dropped."""
-    return sum(int(count) for m in messages if isinstance(m.get("content"), str)
-               for count in OMITTED.findall(m["content"]))
+    return sum(
+        int(count) for m in messages if isinstance(m.get("content"), str) for count in OMITTED.findall(m["content"])
+    )
 
 
 def assert_calls_and_results_pair(messages: list[dict]) -> None:
@@ -60,14 +66,25 @@ def test_two_hundred_tool_turns_fit_the_default_window_with_the_oldest_dropped_w
         ids = [f"call-{number}", f"call-{number}-again"][:calls]
         read = {"name": "read_file", "arguments": json.dumps({"path": f"wiki/page-{number}.md"})}
         results = [f"page {number}: " + "words " * 150, "the same page again"][:calls]
-        turns.append({"role": "assistant", "content": None,
-                      "tool_calls": [{"id": call_id, "type": "function", "function": read} for call_id in ids]})
-        turns += [{"role": "tool", "tool_call_id": call_id, "content": result}
-                  for call_id, result in zip(ids, results, strict=True)]
+        turns.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": read} for call_id in ids],
+            }
+        )
+        turns += [
+            {"role": "tool", "tool_call_id": call_id, "content": result}
+            for call_id, result in zip(ids, results, strict=True)
+        ]
     conversation = [system, task, *turns]
     with FakeOpenAIServer(lambda body: "page 7", context_window=DEFAULT_CONTEXT_WINDOW) as server:
-        chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, tool_protocol=protocol),
-                            LLMSettings(), "proposer", Meter())
+        chat = LiteLLMModel(
+            RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, tool_protocol=protocol),
+            LLMSettings(),
+            "proposer",
+            Meter(),
+        )
         reply = chat.complete(conversation, [READ_TOOL])
     assert chat.context_window == DEFAULT_CONTEXT_WINDOW
     assert reply.content == "page 7" and server.overflows == [] and len(server.requests) == 1
@@ -104,8 +121,14 @@ class LongReader(ScriptedWorld):
 def long_suite(folder, train: int):
     folder.mkdir()
     for split, count in (("train", train), ("val", 2), ("test", 1)):
-        rows = [{"id": f"{split[0]}{n:02d}", "question": f"Task {n}: " + "Answer with the word right. " * 50,
-                 "answer": "right"} for n in range(count)]
+        rows = [
+            {
+                "id": f"{split[0]}{n:02d}",
+                "question": f"Task {n}: " + "Answer with the word right. " * 50,
+                "answer": "right",
+            }
+            for n in range(count)
+        ]
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return folder
 
@@ -113,8 +136,9 @@ def long_suite(folder, train: int):
 def test_a_proposer_that_reads_sixty_traces_reaches_a_proposal_in_the_default_window(tmp_path):
     suite = long_suite(tmp_path / "suite", train=64)
     with FakeOpenAIServer(LongReader(), context_window=DEFAULT_CONTEXT_WINDOW) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"jsonl:{suite}", model=UNKNOWN_MODEL,
-                                api_base=server.base_url, concurrency=4)
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark=f"jsonl:{suite}", model=UNKNOWN_MODEL, api_base=server.base_url, concurrency=4
+        )
         config = ws.root / "wikiskill.yaml"
         text = config.read_text()
         assert "  max_turns: 20\n" in text
@@ -151,8 +175,16 @@ def bfcl_eval(tmp_path, config_lines: str = "") -> tuple[FakeOpenAIServer, str, 
     command's output and the result rows."""
     bench = Bfcl(("base",), {"train": 1, "val": 4, "test": 1}, spec=BfclFamily.spec, name="bfcl")
     with FakeOpenAIServer(GroundTruthCaller(bench), context_window=DEFAULT_CONTEXT_WINDOW) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="bfcl:base", model=UNKNOWN_MODEL,
-                                api_base=server.base_url, train=1, val=4, test=1, concurrency=2)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark="bfcl:base",
+            model=UNKNOWN_MODEL,
+            api_base=server.base_url,
+            train=1,
+            val=4,
+            test=1,
+            concurrency=2,
+        )
         config = ws.root / "wikiskill.yaml"
         text = config.read_text()
         assert "\nagent:\n" in text
@@ -169,7 +201,8 @@ def bfcl_eval(tmp_path, config_lines: str = "") -> tuple[FakeOpenAIServer, str, 
 def test_a_bfcl_eval_in_the_default_window_scores_every_task(tmp_path):
     server, output, rows = bfcl_eval(tmp_path)
     assert {task_id: (row["score"], row["error"]) for task_id, row in rows.items()} == {
-        task_id: (1.0, None) for task_id in rows}
+        task_id: (1.0, None) for task_id in rows
+    }
     assert server.overflows == [] and any(omitted(body["messages"]) for body in server.requests)
     # multi_turn_base_15's 35 functions alone outgrow 8192 tokens less the default 2048 for the reply
     assert {body.get("max_tokens") for body in server.requests} == {2048, 512}
@@ -180,13 +213,17 @@ def test_bfcl_tasks_that_cannot_fit_fail_alone_with_the_sizes_in_their_rows(tmp_
     server, output, rows = bfcl_eval(tmp_path, "  max_tokens: 2048\n")
     failed = {task_id: row["error"] for task_id, row in rows.items() if row["error"]}
     assert {task_id: row["score"] for task_id, row in rows.items()} == {
-        task_id: 0.0 if task_id in failed else 1.0 for task_id in rows}
+        task_id: 0.0 if task_id in failed else 1.0 for task_id in rows
+    }
     assert sorted(failed) == ["multi_turn_base_15", "multi_turn_base_181"] and server.overflows == []
     for task_id, error in failed.items():
-        assert re.fullmatch(r"the agent's request does not fit its context window: system prompt \d+ tokens "
-                            r"\+ tools \d{4} tokens \+ \d+ message\(s\) \d+ tokens kept \(the task and the latest "
-                            r"turn.*\) > 6144 prompt tokens \(a context window of 8192 less 2048 kept for the reply\): "
-                            r".*", error)
+        assert re.fullmatch(
+            r"the agent's request does not fit its context window: system prompt \d+ tokens "
+            r"\+ tools \d{4} tokens \+ \d+ message\(s\) \d+ tokens kept \(the task and the latest "
+            r"turn.*\) > 6144 prompt tokens \(a context window of 8192 less 2048 kept for the reply\): "
+            r".*",
+            error,
+        )
         assert f"{task_id}: {error}" in output
     assert "mean score 0.500 (2/4 solved)" in output
 
@@ -195,12 +232,21 @@ def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_
     conversation = [{"role": "system", "content": "You summarise."}, {"role": "user", "content": "# Task\nSummarise."}]
     for number in range(40):
         read = {"name": "read_file", "arguments": json.dumps({"path": f"p{number}"})}
-        conversation += [{"role": "assistant", "content": None,
-                          "tool_calls": [{"id": f"call-{number}", "type": "function", "function": read}]},
-                         {"role": "tool", "tool_call_id": f"call-{number}", "content": "words " * 150}]
+        conversation += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": f"call-{number}", "type": "function", "function": read}],
+            },
+            {"role": "tool", "tool_call_id": f"call-{number}", "content": "words " * 150},
+        ]
     with FakeOpenAIServer(lambda body: "short", context_window=DEFAULT_CONTEXT_WINDOW) as server:
-        chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384,
-                                         max_tokens=1000), LLMSettings(), "proposer", Meter())
+        chat = LiteLLMModel(
+            RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384, max_tokens=1000),
+            LLMSettings(),
+            "proposer",
+            Meter(),
+        )
         reply = chat.complete(conversation, [READ_TOOL])
     refused = server.overflows
     assert reply.content == "short" and len(refused) == len(server.requests) - 1 >= 1
@@ -211,14 +257,20 @@ def test_a_server_with_a_smaller_window_than_configured_refuses_and_the_request_
 def test_a_server_that_refuses_even_the_shrunk_request_fails_with_the_sizes_it_was_sent():
     conversation = [{"role": "system", "content": "rule " * 2000}, {"role": "user", "content": "go"}]
     with FakeOpenAIServer(lambda body: "never", context_window=1024) as server:
-        chat = LiteLLMModel(RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384),
-                            LLMSettings(), "maintainer", Meter())
+        chat = LiteLLMModel(
+            RoleSettings(model=UNKNOWN_MODEL, api_base=server.base_url, context_window=16384),
+            LLMSettings(),
+            "maintainer",
+            Meter(),
+        )
         with pytest.raises(ContextOverflow) as failure:
             chat.complete(conversation)
     assert len(server.overflows) == len(server.requests) == 3
-    assert re.search(r"still too long after shrinking it 2 times, to system prompt \d{4} tokens \+ tools 0 tokens "
-                     r"\+ 1 message\(s\) \d+ tokens of a 16384-token window: set `maintainer.context_window`",
-                     str(failure.value))
+    assert re.search(
+        r"still too long after shrinking it 2 times, to system prompt \d{4} tokens \+ tools 0 tokens "
+        r"\+ 1 message\(s\) \d+ tokens of a 16384-token window: set `maintainer.context_window`",
+        str(failure.value),
+    )
 
 
 def test_a_section_cut_twice_says_how_many_characters_were_cut_in_all():

@@ -24,11 +24,18 @@ PATH = {"type": "object", "properties": {"path": {"type": "string"}}}
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": PATH}}]
 
 
-def model(server: FakeOpenAIServer, name: str = "openai/fake-model", meter: Meter | None = None,
-          breakpoints: CacheBreakpoints = CacheBreakpoints.AUTO) -> LiteLLMModel:
-    return LiteLLMModel(RoleSettings(model=name, api_base=server.base_url),
-                        LLMSettings(retries=0, timeout=10, cache_breakpoints=breakpoints), Role.PROPOSER,
-                        meter or Meter())
+def model(
+    server: FakeOpenAIServer,
+    name: str = "openai/fake-model",
+    meter: Meter | None = None,
+    breakpoints: CacheBreakpoints = CacheBreakpoints.AUTO,
+) -> LiteLLMModel:
+    return LiteLLMModel(
+        RoleSettings(model=name, api_base=server.base_url),
+        LLMSettings(retries=0, timeout=10, cache_breakpoints=breakpoints),
+        Role.PROPOSER,
+        meter or Meter(),
+    )
 
 
 def turns(count: int) -> list[list[dict]]:
@@ -44,8 +51,11 @@ def turns(count: int) -> list[list[dict]]:
 def price(usage) -> float:
     info = litellm.get_model_info(PRICED)
     uncached = usage.prompt_tokens - usage.cached_tokens
-    return (uncached * info["input_cost_per_token"] + usage.cached_tokens * info["cache_read_input_token_cost"]
-            + usage.completion_tokens * info["output_cost_per_token"])
+    return (
+        uncached * info["input_cost_per_token"]
+        + usage.cached_tokens * info["cache_read_input_token_cost"]
+        + usage.completion_tokens * info["output_cost_per_token"]
+    )
 
 
 def test_cached_prompt_tokens_are_read_counted_per_role_and_priced_at_the_cache_read_price():
@@ -64,8 +74,9 @@ def test_cached_prompt_tokens_are_read_counted_per_role_and_priced_at_the_cache_
 def test_the_fake_server_reports_the_tokens_of_the_longest_prefix_it_has_seen(stream):
     def cached(messages: list[dict]) -> int:
         kwargs = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
-        response = litellm.completion(model="openai/fake-model", api_base=server.base_url, api_key="x",
-                                      messages=messages, **kwargs)
+        response = litellm.completion(
+            model="openai/fake-model", api_base=server.base_url, api_key="x", messages=messages, **kwargs
+        )
         if stream:
             response = litellm.stream_chunk_builder(list(response), messages=messages)
         return response.usage.prompt_tokens_details.cached_tokens
@@ -112,7 +123,8 @@ def test_cached_tokens_per_role_are_a_trailer_that_reads_back():
     message = format_message("r1 propose", trailers)
     assert "Wikiskill-Cached-Proposer: 1200" in message.splitlines()
     assert Trailers.parse({"Wikiskill-Cached-Proposer": "1200", "Wikiskill-Tokens-Proposer": "3000"}).role_cached == {
-        "proposer": 1200}
+        "proposer": 1200
+    }
 
 
 def test_a_round_records_cached_tokens_per_role_and_status_and_the_report_show_them(tmp_path):
@@ -129,5 +141,5 @@ def test_a_round_records_cached_tokens_per_role_and_status_and_the_report_show_t
     output = CliRunner().invoke(app, ["-C", str(ws), "status"]).output
     assert f"proposer    ${proposer.cost_usd:.4f}, {proposer.tokens} tokens ({proposer.cached_tokens} cached)" in output
     html = render_report(report_data(workspace), "ws")
-    roles = html[html.index('<table id="roles">'):]
-    assert "<td>proposer</td>" in roles and f"<td class=\"score\">{proposer.cached_tokens}</td>" in roles
+    roles = html[html.index('<table id="roles">') :]
+    assert "<td>proposer</td>" in roles and f'<td class="score">{proposer.cached_tokens}</td>' in roles

@@ -28,7 +28,9 @@ CONTEXT = ProposerContext(round=1, incumbent=0.5, train_score=0.5)
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 arguments = st.dictionaries(st.text(max_size=10), json_value, max_size=4)
 WRAPPERS = [
     "{call}",
@@ -49,8 +51,9 @@ def test_a_call_is_found_however_it_is_wrapped(name, args, wrapper):
 
 
 @PROPERTY
-@given(text=st.text(max_size=300) | st.sampled_from(
-    ["{" * 5000, '{"name": "finish", "arguments": ' * 300, "```json\n{"]))
+@given(
+    text=st.text(max_size=300) | st.sampled_from(["{" * 5000, '{"name": "finish", "arguments": ' * 300, "```json\n{"])
+)
 def test_hostile_text_never_raises(text):
     for call in parse_text_calls(text, NAMES):
         assert isinstance(call.name, str) and (call.arguments is None or isinstance(call.arguments, dict))
@@ -81,11 +84,19 @@ def test_the_tools_description_shows_each_schema_from_its_model():
 
 
 def test_the_text_conversation_turns_calls_and_results_into_plain_turns():
-    messages = [{"role": "system", "content": "Be useful."}, {"role": "user", "content": "Go."},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x"}'}}]},
-                {"role": "tool", "tool_call_id": "c1", "content": "text of x"},
-                {"role": "user", "content": "Now finish."}]
+    messages = [
+        {"role": "system", "content": "Be useful."},
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "text of x"},
+        {"role": "user", "content": "Now finish."},
+    ]
     shown = as_text_conversation(messages, TOOLS)
     assert [m["role"] for m in shown] == ["system", "user", "assistant", "user"]
     assert shown[0]["content"].startswith("Be useful.\n\n# Tools")
@@ -106,12 +117,15 @@ class Library:
 
 def test_the_proposer_corrects_a_reply_without_a_call_and_takes_a_bare_proposal_as_finish():
     proposal = {"action": "no_action", "rationale": "nothing to fix"}
-    replies = ["Let me think about the failures.",
-               '{"name": "read_file", "arguments": {"path": "traces/t1"}}',
-               f"My proposal:\n```json\n{json.dumps(proposal)}\n```"]
+    replies = [
+        "Let me think about the failures.",
+        '{"name": "read_file", "arguments": {"path": "traces/t1"}}',
+        f"My proposal:\n```json\n{json.dumps(proposal)}\n```",
+    ]
     with FakeOpenAIServer(lambda body: replies.pop(0)) as server:
-        model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(),
-                             "proposer", Meter())
+        model = LiteLLMModel(
+            RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(), "proposer", Meter()
+        )
         result = Proposer(model, Library(), max_turns=5, min_trace_reads=1).run(CONTEXT)
     assert result.proposal == proposal and result.turns == 3 and result.reads == ["traces/t1"]
     turns = result.transcript.turns
@@ -136,8 +150,10 @@ def test_the_proposer_reports_a_context_overflow_as_its_error():
 @given(sizes=st.lists(st.integers(0, 20_000), min_size=1, max_size=8), limit=st.integers(1500, 12_000))
 def test_fitting_keeps_the_system_prompt_and_stays_under_the_limit(sizes, limit):
     messages = [{"role": "system", "content": "rules " * 50}, {"role": "user", "content": "# task\n" + "q" * 3000}]
-    messages += [{"role": "tool" if n % 2 else "user", "tool_call_id": "c", "content": f"# part {n}\n" + "z" * size}
-                 for n, size in enumerate(sizes)]
+    messages += [
+        {"role": "tool" if n % 2 else "user", "tool_call_id": "c", "content": f"# part {n}\n" + "z" * size}
+        for n, size in enumerate(sizes)
+    ]
     try:
         fitted = fit_messages(messages, limit)
     except ContextOverflow:
@@ -155,7 +171,7 @@ class Follower:
 
     def complete(self, messages, tools=None, response_model=None, call_required=False):
         self.turn += 1
-        told = re.search(r'Next, call read_file with (\{.*?\})', str(messages[-1].get("content")))
+        told = re.search(r"Next, call read_file with (\{.*?\})", str(messages[-1].get("content")))
         if told:
             call = ToolCall(f"c{self.turn}", "read_file", json.loads(told.group(1)), told.group(1))
         else:
@@ -164,8 +180,10 @@ class Follower:
 
 
 def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_are_read():
-    outcomes = [{"id": task, "success": success, "score": float(success), "prediction": "x", "expected": "y"}
-                for task, success in (("t1", True), ("t2", False), ("t3", False))]
+    outcomes = [
+        {"id": task, "success": success, "score": float(success), "prediction": "x", "expected": "y"}
+        for task, success in (("t1", True), ("t2", False), ("t3", False))
+    ]
     result = Proposer(Follower(), Library(), max_turns=10, min_trace_reads=2).run(replace(CONTEXT, outcomes=outcomes))
     assert result.reads == ["traces/t2", "traces/t3"] and result.proposal == {"action": "no_action"}
     assert result.turns == 4  # finish (refused), read, read (its result says what to read next), finish
@@ -175,9 +193,15 @@ def test_the_proposer_names_the_next_trace_to_read_failures_first_until_enough_a
 
 
 def test_a_created_skill_can_be_given_as_its_parts_which_weak_models_manage():
-    parts = {"action": "create", "name": "Spell Letters", "description": "Spell a word\nbefore reversing it.",
-             "when_to_apply": "A task asks to reverse a word.", "when_not_to_apply": "Other tasks.",
-             "instructions": "1. Write one letter per line.\n2. Read them bottom-up.", "rationale": "train-01 failed"}
+    parts = {
+        "action": "create",
+        "name": "Spell Letters",
+        "description": "Spell a word\nbefore reversing it.",
+        "when_to_apply": "A task asks to reverse a word.",
+        "when_not_to_apply": "Other tasks.",
+        "instructions": "1. Write one letter per line.\n2. Read them bottom-up.",
+        "rationale": "train-01 failed",
+    }
     proposal = prepare_proposal(parts, {}, 1)
     text = proposal.changes["skills/spell-letters/SKILL.md"]
     assert skill_problems(text, "spell-letters") == []
@@ -205,10 +229,13 @@ class Reader:
         return Reply(None, [ToolCall("c", "read_file", {"path": "traces/t2"}, '{"path": "traces/t2"}')])
 
 
-@pytest.mark.parametrize(("max_turns", "offered"), [
-    (10, [["read_file", "list_files", "finish"]] * 2 + [["finish"]]),  # a repeated call, enough traces read
-    (2, [["read_file", "list_files", "finish"], ["finish"]]),  # the last turn
-])
+@pytest.mark.parametrize(
+    ("max_turns", "offered"),
+    [
+        (10, [["read_file", "list_files", "finish"]] * 2 + [["finish"]]),  # a repeated call, enough traces read
+        (2, [["read_file", "list_files", "finish"], ["finish"]]),  # the last turn
+    ],
+)
 def test_only_finish_is_offered_after_a_repeated_call_or_on_the_last_turn(max_turns, offered):
     model = Reader()
     result = Proposer(model, Library(), max_turns=max_turns, min_trace_reads=1).run(CONTEXT)
@@ -218,7 +245,7 @@ def test_only_finish_is_offered_after_a_repeated_call_or_on_the_last_turn(max_tu
 def test_a_page_read_again_is_answered_with_the_next_step():
     class PageReader:
         def complete(self, messages, tools=None, response_model=None, call_required=False):
-            told = re.search(r'Next, call read_file with (\{.*?\})', str(messages[-1].get("content")))
+            told = re.search(r"Next, call read_file with (\{.*?\})", str(messages[-1].get("content")))
             path = json.loads(told.group(1))["path"] if told else "wiki/index.md"
             return Reply(None, [ToolCall("c", "read_file", {"path": path}, json.dumps({"path": path}))])
 

@@ -15,8 +15,11 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "benchmarks" / "example-qa"
 
 
 def agent_questions(requests: list[dict]) -> list[str]:
-    return [r["messages"][-1]["content"] for r in requests
-            if r["messages"][0]["content"].startswith("You are a careful problem solver")]
+    return [
+        r["messages"][-1]["content"]
+        for r in requests
+        if r["messages"][0]["content"].startswith("You are a careful problem solver")
+    ]
 
 
 def set_max_calls(ws: Path, value: str) -> None:
@@ -31,8 +34,21 @@ def test_budget_stops_between_tasks_and_evolve_resumes(tmp_path):
     runner = CliRunner()
     ws = tmp_path / "ws"
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url, "--concurrency", "1"])
+        result = runner.invoke(
+            app,
+            [
+                "init",
+                str(ws),
+                "--benchmark",
+                "example-qa",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+                "--concurrency",
+                "1",
+            ],
+        )
         assert result.exit_code == 0, result.output
         set_max_calls(ws, "8")  # baseline val takes 6, then 2 of the 12 rollout tasks
         result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
@@ -52,6 +68,7 @@ def test_budget_stops_between_tasks_and_evolve_resumes(tmp_path):
     train = {json.loads(line)["question"] for line in (EXAMPLE / "train.jsonl").read_text().splitlines()}
     rollout = [question for question in asked if question in train]
     assert len(rollout) == len(set(rollout)) == len(train) == 12  # each train task asked once over both runs
-    rollout_commit = git(ws, "log", "-1", "--format=%(trailers:key=Wikiskill-Tokens-Agent,valueonly)",
-                         "--grep", "rollout", "main").strip()
+    rollout_commit = git(
+        ws, "log", "-1", "--format=%(trailers:key=Wikiskill-Tokens-Agent,valueonly)", "--grep", "rollout", "main"
+    ).strip()
     assert int(rollout_commit) > 0  # per-role usage trailers

@@ -16,13 +16,18 @@ OTHER = "OTHER-MARKER"
 
 def agent_prompts(requests: list[dict]) -> list[tuple[str, str]]:
     """(system prompt, question) of every task-agent request."""
-    return [(r["messages"][0]["content"], r["messages"][-1]["content"]) for r in requests
-            if r["messages"][0]["content"].startswith("You are a careful problem solver")]
+    return [
+        (r["messages"][0]["content"], r["messages"][-1]["content"])
+        for r in requests
+        if r["messages"][0]["content"].startswith("You are a careful problem solver")
+    ]
 
 
 def init(runner: CliRunner, ws: Path, server: FakeOpenAIServer) -> None:
-    result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                 "--api-base", server.base_url])
+    result = runner.invoke(
+        app,
+        ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url],
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -37,7 +42,7 @@ def test_rejected_rounds_never_revalidate_the_incumbent(tmp_path):
         evolved = agent_prompts(server.requests)
         result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "val"])
         assert result.exit_code == 0, result.output
-        after = agent_prompts(server.requests)[len(evolved):]
+        after = agent_prompts(server.requests)[len(evolved) :]
     decisions = git(ws, "log", "--format=%(trailers:key=Wikiskill-Decision,valueonly)", "main").split()
     assert decisions == ["rejected", "rejected"]
     plain = [question for system, question in evolved if USELESS not in system and OTHER not in system]

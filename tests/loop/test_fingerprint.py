@@ -25,8 +25,13 @@ from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN
 
 AGENT_SETTING_CHANGES = {
-    "model": "openai/other-model", "temperature": 0.7, "max_tokens": 64, "tool_protocol": "text",
-    "context_window": 4096, "max_steps": 6, "wiki_access": True,
+    "model": "openai/other-model",
+    "temperature": 0.7,
+    "max_tokens": 64,
+    "tool_protocol": "text",
+    "context_window": 4096,
+    "max_steps": 6,
+    "wiki_access": True,
     "runner": "python:json:dumps",  # any importable callable: the fingerprint digests its module's source
 }
 """A different value for each agent setting in the fingerprint."""
@@ -39,8 +44,17 @@ AGENT_SETTINGS_LEFT_OUT = {
     "sandbox": "bwrap",
 }
 """A different value for each agent setting left out of the fingerprint, and why."""
-NOT_AGENT_TEMPLATES = {"maintainer_system", "maintainer_user", "maintainer_retry", "proposer_system", "proposer_user",
-                       "report.html", "rubric_drafter_system", "rubric_drafter_user", "agent_cli"}
+NOT_AGENT_TEMPLATES = {
+    "maintainer_system",
+    "maintainer_user",
+    "maintainer_retry",
+    "proposer_system",
+    "proposer_user",
+    "report.html",
+    "rubric_drafter_system",
+    "rubric_drafter_user",
+    "agent_cli",
+}
 """Templates only the maintainer, the proposer, the report and the rubric drafter render, and the
 CLI runners' prompt (in the CLI's own digest, `roles/coding_agents/presets.py`)."""
 NOT_AGENT_CODE = {
@@ -89,10 +103,17 @@ def test_a_setting_that_decides_the_score_changes_the_fingerprint(ws, change):
     assert setup_id(ws, **change) != setup_id(ws)
 
 
-@pytest.mark.parametrize("change", [
-    {"api_base": "http://127.0.0.1:9/v1"}, {"llm.timeout": 5.0}, {"llm.retries": 0}, {"concurrency": 16},
-    {"maintainer.model": "openai/other-model"}, {"proposer.max_turns": 3},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"api_base": "http://127.0.0.1:9/v1"},
+        {"llm.timeout": 5.0},
+        {"llm.retries": 0},
+        {"concurrency": 16},
+        {"maintainer.model": "openai/other-model"},
+        {"proposer.max_turns": 3},
+    ],
+)
 def test_how_a_score_is_obtained_leaves_the_fingerprint_alone(ws, change):
     assert setup_id(ws, **change) == setup_id(ws)
 
@@ -134,8 +155,10 @@ def test_every_template_is_either_the_task_agents_or_another_roles():
 
 
 def agent_modules() -> dict[str, ast.Module]:
-    return {path.removesuffix(".py").replace("/", "."): ast.parse((fingerprint.PACKAGE / path).read_text())
-            for path in AGENT_CODE}
+    return {
+        path.removesuffix(".py").replace("/", "."): ast.parse((fingerprint.PACKAGE / path).read_text())
+        for path in AGENT_CODE
+    }
 
 
 def template_names(node: ast.expr) -> set[str]:
@@ -169,15 +192,19 @@ def test_every_module_the_task_agents_code_imports_is_in_the_fingerprint_or_left
         package = name.rpartition(".")[0].split(".") if "." in name else []
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level:
-                base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 imported = ".".join([*base, *(node.module or "").split(".")]).strip(".")
                 assert imported in modules or imported in NOT_AGENT_CODE, f"{name} imports {imported}"
 
 
 def test_the_task_agent_never_asks_for_a_json_reply_so_its_response_format_is_left_out():
     """`response_format` is sent only for `response_model` or `call_required` calls (see llm/call.py)."""
-    calls = [node for tree in agent_modules().values() for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("complete", "acomplete")]
+    calls = [
+        node
+        for tree in agent_modules().values()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("complete", "acomplete")
+    ]
     assert calls and all(len(call.args) <= 2 and not call.keywords for call in calls)
 
 
@@ -217,7 +244,8 @@ def test_editing_any_module_of_the_task_agent_changes_the_setup(ws, tmp_path, mo
 
 
 def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_and_carries_on(
-        ws, tmp_path, monkeypatch):
+    ws, tmp_path, monkeypatch
+):
     evolve_scripted(ws, rounds=1)
     old = [c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE]
     with agent_code_edited(tmp_path, monkeypatch, "roles/agent.py"):
@@ -247,7 +275,9 @@ def test_a_round_validated_by_older_agent_code_is_validated_again_before_its_gat
     state = round_state(ws, 2)
     revalidated = next(c.meta for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT and c.meta.round == 2)
     assert revalidated.setup != stale.setup
-    assert (state.gate.meta.decision, state.gate.meta.incumbent_fingerprint) == (Decision.REJECTED,
-                                                                                 revalidated.fingerprint)
+    assert (state.gate.meta.decision, state.gate.meta.incumbent_fingerprint) == (
+        Decision.REJECTED,
+        revalidated.fingerprint,
+    )
     validations = [c.meta for c in ws.log(rejected_tag(branch)) if c.meta.step == Step.VALIDATE]
     assert [meta.setup for meta in validations] == [revalidated.setup, stale.setup]  # newest first

@@ -65,8 +65,12 @@ scores = st.lists(st.floats(0, 1, allow_subnormal=False), min_size=1, max_size=1
 @given(scores, st.randoms(use_true_random=False))
 def test_no_policy_accepts_the_incumbents_scores_in_another_order_but_a_retire_may_pass_on_them(values, random):
     shuffled, incumbent = evaluation(random.sample(values, len(values))), evaluation(values)
-    for policy in (StrictPolicy(), NoRegressionPolicy(len(values)), PairedPolicy(0.95, 0.0),
-                   gate_policy(GateSettings(policy="confirm"))):
+    for policy in (
+        StrictPolicy(),
+        NoRegressionPolicy(len(values)),
+        PairedPolicy(0.95, 0.0),
+        gate_policy(GateSettings(policy="confirm")),
+    ):
         assert policy.judge(shuffled, incumbent).decision == Decision.REJECTED
         assert policy.judge(shuffled, incumbent, at_least=True).decision == Decision.ACCEPTED
 
@@ -110,7 +114,7 @@ def test_paired_answers_a_handful_of_graded_tasks_with_a_rejection_that_says_why
     verdict = PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * n), evaluation([0.4] * n))
     assert verdict.decision == Decision.REJECTED
     assert f"{n} of {n} task(s) differ from a gain of 0: too few to show a gain above it at 0.95" in verdict.reason
-    assert f"p cannot go below {0.5 ** n:.4f}" in verdict.reason
+    assert f"p cannot go below {0.5**n:.4f}" in verdict.reason
     assert PairedPolicy(0.95, 0.0).judge(evaluation([0.9] * 5), evaluation([0.4] * 5)).decision == Decision.ACCEPTED
 
 
@@ -127,8 +131,9 @@ def test_paired_margin_bounds_the_interval_on_pass_fail_scores_as_on_graded_ones
 
 @pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
 def test_an_evaluation_refuses_a_score_that_is_not_a_finite_number(score):
-    outcomes = "".join(json.dumps({"id": task, "score": value}) + "\n"
-                       for task, value in (("val-00", 1.0), ("val-01", score)))
+    outcomes = "".join(
+        json.dumps({"id": task, "score": value}) + "\n" for task, value in (("val-00", 1.0), ("val-01", score))
+    )
     with pytest.raises(WikiskillError, match=r"^1 task\(s\) scored no finite number \(val-01: (nan|inf|-inf)\)"):
         Evaluation("fp", "setup", "t", read_scores(outcomes))
 
@@ -165,8 +170,9 @@ def test_paired_margin_demands_a_gain_above_it():
 
 def test_paired_bootstrap_on_graded_scores_reports_a_one_sided_interval():
     incumbent = evaluation([0.2, 0.4, 0.5, 0.3, 0.1, 0.6, 0.4, 0.2, 0.5, 0.3])
-    better = evaluation([s + 0.2 for s in incumbent.scores.values()][:5]
-                        + [s + 0.25 for s in incumbent.scores.values()][5:])
+    better = evaluation(
+        [s + 0.2 for s in incumbent.scores.values()][:5] + [s + 0.25 for s in incumbent.scores.values()][5:]
+    )
     verdict = PairedPolicy(0.95, 0.0, seed=1).judge(better, incumbent)
     assert verdict.decision == Decision.ACCEPTED
     low, high = verdict.evidence.interval
@@ -204,15 +210,31 @@ def test_a_constant_difference_has_a_point_interval():
 
 def test_impact_entry_holds_the_decision_and_its_evidence():
     verdict = PairedPolicy(0.95, 0.0).judge(evaluation([1, 0, 1]), evaluation([0, 0, 1]))
-    entry = ImpactEntry(3, "patch", "break-loop", verdict.decision, verdict.reason, "loops cost steps",
-                        "tag rejected/r003-break-loop (abc)", 0.667, 0.333, verdict.evidence,
-                        "+- Avoid `go *`.\n").render()
+    entry = ImpactEntry(
+        3,
+        "patch",
+        "break-loop",
+        verdict.decision,
+        verdict.reason,
+        "loops cost steps",
+        "tag rejected/r003-break-loop (abc)",
+        0.667,
+        0.333,
+        verdict.evidence,
+        "+- Avoid `go *`.\n",
+    ).render()
     assert entry.startswith("## r003 · patch · break-loop · REJECTED")
-    for part in ("- Candidate score: 0.667", "- Incumbent score: 0.333", "- Rationale: loops cost steps",
-                 "- Policy: paired (n = 3 tasks", "- p-value: 0.5000",
-                 "- Effect: helped 1 val task(s) (1 newly solved), hurt 0 (0 no longer solved)",
-                 "- Helped: task-00 (newly solved)",
-                 "tag rejected/r003-break-loop", "```diff\n+- Avoid `go *`.\n```"):
+    for part in (
+        "- Candidate score: 0.667",
+        "- Incumbent score: 0.333",
+        "- Rationale: loops cost steps",
+        "- Policy: paired (n = 3 tasks",
+        "- p-value: 0.5000",
+        "- Effect: helped 1 val task(s) (1 newly solved), hurt 0 (0 no longer solved)",
+        "- Helped: task-00 (newly solved)",
+        "tag rejected/r003-break-loop",
+        "```diff\n+- Avoid `go *`.\n```",
+    ):
         assert part in entry
 
 

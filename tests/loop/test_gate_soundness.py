@@ -73,8 +73,13 @@ def test_a_candidate_validated_before_a_rollback_is_revalidated_on_main_as_it_is
     evolve_scripted(ws, rounds=1)
     gate = gate_of(ws, 2).meta
     assert (gate.decision, gate.incumbent, gate.score) == (Decision.REJECTED, 0.5, 0.5)  # not "0.833 > 0.500"
-    steps = git(ws.root, "log", "--first-parent", "--format=%(trailers:key=Wikiskill-Step,valueonly)",
-                "rejected/r002-useless-hint").split()
+    steps = git(
+        ws.root,
+        "log",
+        "--first-parent",
+        "--format=%(trailers:key=Wikiskill-Step,valueonly)",
+        "rejected/r002-useless-hint",
+    ).split()
     assert steps[:3] == ["validate", "reapply", "validate"]
     assert not (ws.root / "skills/useless-hint").exists()
     assert_every_merge_is_sound(ws)
@@ -102,7 +107,8 @@ def round_one_base(tmp_path_factory) -> Workspace:
 @pytest.mark.parametrize("intervention", [roll_back, hand_edit])
 @pytest.mark.parametrize("stop_after", range(len(round_steps())))
 def test_a_run_stopped_after_any_step_then_changed_by_hand_resumes_to_sound_merges(
-        round_one_base, tmp_path, stop_after, intervention):
+    round_one_base, tmp_path, stop_after, intervention
+):
     shutil.copytree(round_one_base.root, tmp_path / "ws")
     ws = Workspace(tmp_path / "ws")
     run_until(ws, 2, last=type(round_steps()[stop_after]), occurrence=stop_after)
@@ -162,8 +168,7 @@ def test_each_step_of_a_round_publishes_its_commit_under_its_kind(after_round_on
     assert published == [Step.ROLLOUT, Step.MAINTAIN, Step.INCUMBENT, Step.PROPOSE, Step.VALIDATE, Step.GATE]
 
 
-def test_a_revalidation_an_older_wikiskill_recorded_as_baseline_is_still_mains_incumbent(after_round_one,
-                                                                                         monkeypatch):
+def test_a_revalidation_an_older_wikiskill_recorded_as_baseline_is_still_mains_incumbent(after_round_one, monkeypatch):
     ws = after_round_one
     edit_config(ws, **{"skills.mode": "index"})
     with monkeypatch.context() as older:
@@ -175,8 +180,11 @@ def test_a_revalidation_an_older_wikiskill_recorded_as_baseline_is_still_mains_i
     assert not [c for c in ws.log(MAIN) if c.meta.step == Step.INCUMBENT]  # found, not evaluated again
     assert gate_of(ws, 3).meta.incumbent == pytest.approx(0.5)
     assert api.status(ws).incumbent == pytest.approx(0.5)
-    assert [(row.round, row.decision) for row in api.round_log(ws)] == [(1, "accepted"), (2, "rejected"),
-                                                                        (3, "no_action")]
+    assert [(row.round, row.decision) for row in api.round_log(ws)] == [
+        (1, "accepted"),
+        (2, "rejected"),
+        (3, "no_action"),
+    ]
     assert api.show_round(ws, 3).incumbent == pytest.approx(0.5)
 
 
@@ -327,8 +335,10 @@ def test_audit_flags_a_merge_whose_commit_claims_more_than_its_evidence(after_ro
     flagged = runner.invoke(app, ["-C", str(ws.root), "audit"])
     assert flagged.exit_code == 1
     assert "round 2 (spell-letters" in flagged.output
-    assert ("are not the merged ones" in flagged.output
-            and "claims val 0.900, its results file gives 0.833" in flagged.output)
+    assert (
+        "are not the merged ones" in flagged.output
+        and "claims val 0.900, its results file gives 0.833" in flagged.output
+    )
 
 
 def test_a_retire_is_merged_at_an_equal_score_and_a_harmful_one_is_not(after_round_one):
@@ -372,27 +382,38 @@ def graded_workspace(tmp_path: Path, monkeypatch, scorer: str, val_ids: list[str
     rows = [line for line in (EXAMPLE_QA / "val.jsonl").read_text().splitlines() if json.loads(line)["id"] in val_ids]
     (suite / "val.jsonl").write_text("\n".join(rows) + "\n")
     (suite / "suite.json").write_text(json.dumps({"scorer": f"{module}:score"}))
-    return api.init_workspace(tmp_path / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted",
-                              api_base=UNUSED_SERVER, concurrency=4)
+    return api.init_workspace(
+        tmp_path / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted", api_base=UNUSED_SERVER, concurrency=4
+    )
 
 
 def test_a_paired_gate_on_one_graded_validation_task_rejects_and_says_one_task_cannot_show_a_gain(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     ws = graded_workspace(tmp_path, monkeypatch, LETTERS_IN_PLACE, ["val-01"])  # reverse 'tattoo'
     edit_config(ws, **{"gate.policy": "paired"})
     evolve_scripted(ws, rounds=1)
     gate = gate_of(ws, 1)
     assert (gate.meta.decision, gate.meta.tasks) == (Decision.REJECTED, 1)
     assert (gate.meta.incumbent, gate.meta.score) == (pytest.approx(2 / 6), 1.0)  # 'tattoo' has 2 letters in place
-    assert ("1 of 1 task(s) differ from a gain of 0: too few to show a gain above it at 0.95 "
-            "(a sign-flip test's p cannot go below 0.5000)") in ws.body(gate.sha)
+    assert (
+        "1 of 1 task(s) differ from a gain of 0: too few to show a gain above it at 0.95 "
+        "(a sign-flip test's p cannot go below 0.5000)"
+    ) in ws.body(gate.sha)
 
 
 def test_a_score_that_is_not_a_number_stops_the_evaluation_in_one_line_and_a_fixed_scorer_resumes(
-        tmp_path, monkeypatch):
-    ws = graded_workspace(tmp_path, monkeypatch, "BROKEN = True\n\n" + LETTERS_IN_PLACE.replace(
-        "    prediction = ", "    if BROKEN and answer == 'oottat':\n        return float('nan')\n    prediction = "),
-                          ["val-00", "val-01"])
+    tmp_path, monkeypatch
+):
+    ws = graded_workspace(
+        tmp_path,
+        monkeypatch,
+        "BROKEN = True\n\n"
+        + LETTERS_IN_PLACE.replace(
+            "    prediction = ", "    if BROKEN and answer == 'oottat':\n        return float('nan')\n    prediction = "
+        ),
+        ["val-00", "val-01"],
+    )
     head = ws.head()
     with pytest.raises(WikiskillError, match=r"^1 task\(s\) scored no finite number \(val-01: nan\)"):
         evolve_scripted(ws, rounds=1)

@@ -19,19 +19,34 @@ class LoopingWorld(ScriptedWorld):
 
 ROUNDS = {
     "garbage maintainer, front matter not a mapping": (
-        ScriptedWorld({1: {**create("spell-letters", "SPELL-OUT-MARKER"), "skill_md": "---\n- a\n---\nbody"}},
-                      maintainer_reply="{ not json"),
-        ["maintain failed", "invalid proposal: SKILL.md: front matter must be a YAML mapping"]),
+        ScriptedWorld(
+            {1: {**create("spell-letters", "SPELL-OUT-MARKER"), "skill_md": "---\n- a\n---\nbody"}},
+            maintainer_reply="{ not json",
+        ),
+        ["maintain failed", "invalid proposal: SKILL.md: front matter must be a YAML mapping"],
+    ),
     "escaping names are normalised": (
-        ScriptedWorld({1: {**create("../../Spell Letters", "SPELL-OUT-MARKER")}},
-                      maintainer_reply={**MAINTAINER_REPLY, "create_patterns": [
-                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "../../../escape"},
-                          {**MAINTAINER_REPLY["create_patterns"][0], "name": "/"}]}),
-        ["created escape (asked for '../../../escape')",
-         "refused, not written: create '/': page name '/' has no letters or digits",
-         "name '../../Spell Letters' normalised to 'spell-letters'", "ACCEPTED"]),
+        ScriptedWorld(
+            {1: {**create("../../Spell Letters", "SPELL-OUT-MARKER")}},
+            maintainer_reply={
+                **MAINTAINER_REPLY,
+                "create_patterns": [
+                    {**MAINTAINER_REPLY["create_patterns"][0], "name": "../../../escape"},
+                    {**MAINTAINER_REPLY["create_patterns"][0], "name": "/"},
+                ],
+            },
+        ),
+        [
+            "created escape (asked for '../../../escape')",
+            "refused, not written: create '/': page name '/' has no letters or digits",
+            "name '../../Spell Letters' normalised to 'spell-letters'",
+            "ACCEPTED",
+        ],
+    ),
     "a proposer that never finishes": (
-        LoopingWorld(), ["invalid proposal: the proposer did not call finish within 20 turns"]),
+        LoopingWorld(),
+        ["invalid proposal: the proposer did not call finish within 20 turns"],
+    ),
 }
 
 

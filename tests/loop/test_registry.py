@@ -44,7 +44,7 @@ class NoJudge:
         return cls()
 '''
 
-COUNTING = '''
+COUNTING = """
 from wikiskill.run.executors.local import LocalLoop
 
 RUNS = []
@@ -54,7 +54,7 @@ class Counting(LocalLoop):
     def run(self, recipe, tasks, *args, **kwargs):
         RUNS.append(len(tasks))
         return super().run(recipe, tasks, *args, **kwargs)
-'''
+"""
 
 
 @pytest.fixture()
@@ -84,12 +84,23 @@ def test_a_user_executor_named_by_its_dotted_path_runs_the_tasks(tmp_path, user_
     assert myexecutors.RUNS == [evaluated.evaluation.n] and evaluated.evaluation.n >= 6
 
 
-@pytest.mark.parametrize(("setting", "value", "expected"), [
-    ("gate.policy", "strikt", "gate.policy: 'strikt' is no gate policy (strict, paired, confirm, no_regression, "
-                              "sequential) and no dotted path to a class"),
-    ("executor", "proceses", "executor: 'proceses' is no executor (local, processes, ray) and no dotted path to a "
-                             "class (package.module:Class) (did you mean 'processes'?)"),
-])
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        (
+            "gate.policy",
+            "strikt",
+            "gate.policy: 'strikt' is no gate policy (strict, paired, confirm, no_regression, "
+            "sequential) and no dotted path to a class",
+        ),
+        (
+            "executor",
+            "proceses",
+            "executor: 'proceses' is no executor (local, processes, ray) and no dotted path to a "
+            "class (package.module:Class) (did you mean 'processes'?)",
+        ),
+    ],
+)
 def test_an_unknown_name_fails_in_one_line_when_the_config_is_read(tmp_path, setting, value, expected):
     ws = scripted_workspace(tmp_path / "ws")
     if "." in setting:
@@ -99,11 +110,14 @@ def test_an_unknown_name_fails_in_one_line_when_the_config_is_read(tmp_path, set
     assert expected in one_error_line(run("-C", str(ws.root), "status"))
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("nosuchmodule:Veto", "gate.policy: cannot import 'nosuchmodule:Veto': No module named 'nosuchmodule'"),
-    ("mygates:Nope", "gate.policy: cannot import 'mygates:Nope': module 'mygates' has no class 'Nope'"),
-    ("mygates:NoJudge", "gate.policy: 'mygates:NoJudge' is not a GatePolicy: it has no judge"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("nosuchmodule:Veto", "gate.policy: cannot import 'nosuchmodule:Veto': No module named 'nosuchmodule'"),
+        ("mygates:Nope", "gate.policy: cannot import 'mygates:Nope': module 'mygates' has no class 'Nope'"),
+        ("mygates:NoJudge", "gate.policy: 'mygates:NoJudge' is not a GatePolicy: it has no judge"),
+    ],
+)
 def test_a_dotted_path_that_does_not_load_a_policy_fails_naming_it(tmp_path, user_modules, value, expected):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"gate.policy": value})

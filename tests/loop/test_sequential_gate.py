@@ -29,8 +29,10 @@ from workspaces import UNUSED_SERVER
 
 def pair(candidate: list[float], incumbent: list[float]) -> tuple[Evaluation, Evaluation]:
     ids = [f"task-{i:03d}" for i in range(len(candidate))]
-    return (Evaluation("fp-c", "setup", "c", dict(zip(ids, candidate, strict=True))),
-            Evaluation("fp-i", "setup", "i", dict(zip(ids, incumbent, strict=True))))
+    return (
+        Evaluation("fp-c", "setup", "c", dict(zip(ids, candidate, strict=True))),
+        Evaluation("fp-i", "setup", "i", dict(zip(ids, incumbent, strict=True))),
+    )
 
 
 POLICY = SequentialPolicy(confidence=0.95, margin=0.0, batch=10)
@@ -109,7 +111,10 @@ def test_a_pool_of_one_batch_is_exactly_paired():
     verdict = POLICY.judge_looks(candidate, incumbent, pool=8)
     paired = PairedPolicy(0.95, 0.0).judge(candidate, incumbent)
     assert (verdict.decision, verdict.evidence.p_value, verdict.evidence.look.looks) == (
-        paired.decision, paired.evidence.p_value, 1)
+        paired.decision,
+        paired.evidence.p_value,
+        1,
+    )
     assert verdict.evidence.confidence == 0.95 and "paired at" not in verdict.reason
 
 
@@ -146,9 +151,20 @@ def test_a_verdict_depends_on_the_tasks_order_only_through_its_looks():
 
 
 def test_sequential_trailers_read_back_as_written():
-    trailers = Trailers(round=3, policy="sequential", tasks=30, look=3, pool=200, batch=10, confidence=0.95,
-                        margin=0.0, statistic=2.5, boundary=2.448, crossed=Crossed.EFFICACY,
-                        incumbent_results="raw/r003/val-main.jsonl")
+    trailers = Trailers(
+        round=3,
+        policy="sequential",
+        tasks=30,
+        look=3,
+        pool=200,
+        batch=10,
+        confidence=0.95,
+        margin=0.0,
+        statistic=2.5,
+        boundary=2.448,
+        crossed=Crossed.EFFICACY,
+        incumbent_results="raw/r003/val-main.jsonl",
+    )
     lines = format_message("s", trailers).split("\n\n")[-1].strip().splitlines()
     parsed = Trailers.parse(dict(line.split(": ", 1) for line in lines))
     assert parsed == trailers
@@ -156,11 +172,13 @@ def test_sequential_trailers_read_back_as_written():
 
 # -- a real loop -----------------------------------------------------------------------------------
 
+
 def sequential_workspace(root: Path) -> Workspace:
     """A pool of 40 val reversals in batches of 5."""
     suite = reversal_suite(root / "suite", 40)
-    ws = api.init_workspace(root / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted",
-                            api_base=UNUSED_SERVER, concurrency=4)
+    ws = api.init_workspace(
+        root / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted", api_base=UNUSED_SERVER, concurrency=4
+    )
     set_gate(ws, policy="sequential", batch=5)
     return ws
 
@@ -182,7 +200,12 @@ def evolved(tmp_path_factory):
 def test_a_clear_gain_stops_at_its_third_look_and_a_useless_change_at_its_fifth(evolved):
     first, second = round_state(evolved, 1).gate.meta, round_state(evolved, 2).gate.meta
     assert (first.decision, first.tasks, first.look, first.pool, first.crossed) == (
-        Decision.ACCEPTED, 15, 3, 40, Crossed.EFFICACY)
+        Decision.ACCEPTED,
+        15,
+        3,
+        40,
+        Crossed.EFFICACY,
+    )
     assert (second.decision, second.tasks, second.look, second.crossed) == (Decision.REJECTED, 25, 5, Crossed.FUTILITY)
     assert first.statistic == pytest.approx(math.sqrt(15), abs=1e-6) and first.boundary < first.statistic
     assert first.incumbent_results == "raw/r001/val-main.jsonl"
@@ -208,11 +231,17 @@ def test_audit_replays_a_sequential_verdict_and_flags_one_its_results_do_not_giv
     # a merge on main claiming round 1's verdict came one look earlier, on main's skills as they are
     incumbent = digest([merge.meta.setup, skills_id(evolved, MAIN)])
     claims = merge.meta.model_copy(update={"look": 2, "tasks": 10, "round": 3, "incumbent_fingerprint": incumbent})
-    evolved.commit({}, format_message("r3 gate: accepted spell-letters", claims),
-                   base=evolved.tree_id(merge.sha, ""), extra_parents=(merge.parents[1],))
+    evolved.commit(
+        {},
+        format_message("r3 gate: accepted spell-letters", claims),
+        base=evolved.tree_id(merge.sha, ""),
+        extra_parents=(merge.parents[1],),
+    )
     problems = api.audit(evolved).problems
-    assert problems == ["round 3 (spell-letters, " + evolved.head(MAIN)[:10] + "): claims accepted at look 2 on "
-                        "10 tasks; its committed results give accepted at look 3 on 15 tasks"]
+    assert problems == [
+        "round 3 (spell-letters, " + evolved.head(MAIN)[:10] + "): claims accepted at look 2 on "
+        "10 tasks; its committed results give accepted at look 3 on 15 tasks"
+    ]
 
 
 def test_after_a_sequential_merge_another_policy_and_compare_evaluate_main_on_every_val_task(tmp_path):

@@ -66,8 +66,9 @@ def imports(known: dict[str, Path]) -> list[Import]:
                     source = ".".join(base + ([node.module] if node.module else []))
                 else:
                     source = node.module or ""
-                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
-                           for alias in node.names]
+                targets = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names
+                ]
             else:
                 continue
             for target in targets:
@@ -132,8 +133,10 @@ def misplaced_protocols(package: Path, places: list[str]) -> list[str]:
     misplaced = []
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package).as_posix()
-        if any(relative == place or relative.startswith(place) for place in places if place.endswith("/")
-               ) or relative in places:
+        if (
+            any(relative == place or relative.startswith(place) for place in places if place.endswith("/"))
+            or relative in places
+        ):
             continue
         misplaced += [f"{relative}: {name}" for name in protocols_defined(path)]
     return misplaced
@@ -169,8 +172,10 @@ def test_no_module_imports_a_layer_above_its_own():
         mine, theirs = layer_of(found.importer, table), layer_of(found.target, table)
         if mine is not None and theirs is not None and theirs > mine:
             where = known[found.importer].relative_to(ROOT)
-            upward.append(f"{where}:{found.line} imports {found.target} "
-                          f"({'/'.join(table[mine])} is below {'/'.join(table[theirs])})")
+            upward.append(
+                f"{where}:{found.line} imports {found.target} "
+                f"({'/'.join(table[mine])} is below {'/'.join(table[theirs])})"
+            )
     assert not upward, "imports running up the layers of docs/architecture.md:\n" + "\n".join(upward)
 
 
@@ -180,7 +185,8 @@ def test_no_modules_import_each_other_in_a_circle():
         edges.setdefault(found.importer, set()).add(found.target)
     found = circles(edges)
     assert not found, "modules that import each other, directly or through others:\n" + "\n".join(
-        " <-> ".join(group) for group in found)
+        " <-> ".join(group) for group in found
+    )
 
 
 def test_every_protocol_is_defined_where_the_architecture_document_allows():
@@ -194,10 +200,12 @@ def test_the_protocol_finder_finds_a_protocol_planted_in_a_role(tmp_path):
     package = tmp_path / "wikiskill"
     (package / "roles").mkdir(parents=True)
     (package / "roles" / "agent.py").write_text(
-        "import typing\nclass Runs(typing.Protocol): ...\nclass Plain: ...\n", encoding="utf-8")
+        "import typing\nclass Runs(typing.Protocol): ...\nclass Plain: ...\n", encoding="utf-8"
+    )
     (package / "contracts").mkdir()
     (package / "contracts" / "roles.py").write_text(
-        "from typing import Protocol\nclass TaskAgent(Protocol): ...\n", encoding="utf-8")
+        "from typing import Protocol\nclass TaskAgent(Protocol): ...\n", encoding="utf-8"
+    )
     assert misplaced_protocols(package, ["contracts/"]) == ["roles/agent.py: Runs"]
 
 
@@ -211,11 +219,20 @@ def test_only_the_llm_backend_imports_litellm_and_only_inside_a_function():
     importers, eager = set(), []
     for module, path in modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        in_functions = {id(node) for function in ast.walk(tree)
-                        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
+        in_functions = {
+            id(node)
+            for function in ast.walk(tree)
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in ast.walk(function)
+        }
         for node in ast.walk(tree):
-            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             if any(name == "litellm" or name.startswith("litellm.") for name in names):
                 importers.add(module)
                 if id(node) not in in_functions:
@@ -239,8 +256,13 @@ def built_in_names_restated(package: Path, registries) -> list[str]:
                     values = {}
                     for statement in node.body:
                         value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
-                        targets = (statement.targets if isinstance(statement, ast.Assign)
-                                   else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+                        targets = (
+                            statement.targets
+                            if isinstance(statement, ast.Assign)
+                            else [statement.target]
+                            if isinstance(statement, ast.AnnAssign)
+                            else []
+                        )
                         if isinstance(value, ast.Constant) and value.value in names:
                             values[value.value] = [getattr(target, "id", None) for target in targets]
                     named = [name for name, targets in values.items() if registry.named_by in targets]
@@ -267,7 +289,11 @@ def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
     (package / "core").mkdir(parents=True)
     (package / "core" / "config.py").write_text(
         "class GatePolicyName(StrEnum):\n    STRICT = 'strict'\n    PAIRED = 'paired'\n\n\n"
-        "class Step(StrEnum):\n    CONFIRM = 'confirm'\n\n\nclass Mine:\n    name = 'sequential'\n", encoding="utf-8")
+        "class Step(StrEnum):\n    CONFIRM = 'confirm'\n\n\nclass Mine:\n    name = 'sequential'\n",
+        encoding="utf-8",
+    )
     (package / "core" / "parts.py").write_text("TABLE = {'strict': 1, 'paired': 2}\n", encoding="utf-8")
     assert built_in_names_restated(package, [GATE_POLICIES]) == [
-        "core/config.py:1: GatePolicyName names ['paired', 'strict']", "core/config.py:10: Mine names ['sequential']"]
+        "core/config.py:1: GatePolicyName names ['paired', 'strict']",
+        "core/config.py:10: Mine names ['sequential']",
+    ]

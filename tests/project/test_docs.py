@@ -19,13 +19,17 @@ def generator():
 
 def run_generate(docs: Path, *args: str, columns: str = "80") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": columns}
-    return subprocess.run([sys.executable, str(docs / "generate.py"), *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(docs / "generate.py"), *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_committed_references_are_what_the_code_generates():
-    stale = [str(path.relative_to(ROOT)) for path, text in generator().generated().items()
-             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    stale = [
+        str(path.relative_to(ROOT))
+        for path, text in generator().generated().items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
     assert stale == [], "run `python docs/generate.py` and commit docs/reference/"
 
 
@@ -42,7 +46,8 @@ def test_check_names_the_stale_reference_writes_nothing_and_a_run_brings_it_back
 
     assert run_generate(tmp_path / "docs").returncode == 0
     assert config_md.read_text(encoding="utf-8") == (ROOT / "docs" / "reference" / "config.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
 
 
 def test_the_references_do_not_depend_on_the_terminal_width(tmp_path):

@@ -13,8 +13,11 @@ DATA = ("fixtures", "golden", "sessions")
 
 
 def collected_modules() -> list[Path]:
-    return sorted(path for path in TESTS.rglob("test_*.py")
-                  if path.relative_to(TESTS).parts[0] not in DATA and "__pycache__" not in path.parts)
+    return sorted(
+        path
+        for path in TESTS.rglob("test_*.py")
+        if path.relative_to(TESTS).parts[0] not in DATA and "__pycache__" not in path.parts
+    )
 
 
 def mirrors_the_package(folder: Path) -> bool:
@@ -24,8 +27,10 @@ def mirrors_the_package(folder: Path) -> bool:
 
 def test_every_test_file_sits_in_a_folder_that_names_a_package_of_wikiskill():
     misplaced = [str(path.relative_to(ROOT)) for path in collected_modules() if not mirrors_the_package(path.parent)]
-    assert misplaced == [], ("move each into tests/<package>/ for the part of wikiskill/ it tests "
-                             f"(or tests/e2e/, tests/project/): {misplaced}")
+    assert misplaced == [], (
+        "move each into tests/<package>/ for the part of wikiskill/ it tests "
+        f"(or tests/e2e/, tests/project/): {misplaced}"
+    )
 
 
 def test_no_two_test_files_share_a_name():

@@ -13,7 +13,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 REASON = "needs `wikiskill-no-such-program` on PATH: apt-get install wikiskill-no-such-package"
-NEEDY = '''
+NEEDY = """
 import pytest
 
 
@@ -26,15 +26,15 @@ def test_runs_a_missing_program():
 def test_runs_a_program_found_under_its_second_name():
     import shutil
     assert shutil.which("sh")
-'''
-UNPACKAGED = '''
+"""
+UNPACKAGED = """
 import pytest
 
 
 @pytest.mark.needs("sh")
 def test_names_no_package():
     pass
-'''
+"""
 
 
 def run_pytest(folder: Path, ci: str | None, source: str = NEEDY) -> subprocess.CompletedProcess:
@@ -43,8 +43,14 @@ def run_pytest(folder: Path, ci: str | None, source: str = NEEDY) -> subprocess.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
     if ci is not None:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-rsE",
-                           "test_needy.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-rsE", "test_needy.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("ci", [None, "false"], ids=["unset", "false"])

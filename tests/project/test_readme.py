@@ -74,8 +74,12 @@ def test_every_command_argument_and_option_has_help_text():
     found = list(commands(group))
     assert len(found) >= 20
     assert [path for path, command in found if not (command.help or "").strip()] == []
-    undocumented = [f"{path} {param.name}" for path, command in [("wikiskill", group), *found]
-                    for param in command.params if not (param.help or "").strip()]
+    undocumented = [
+        f"{path} {param.name}"
+        for path, command in [("wikiskill", group), *found]
+        for param in command.params
+        if not (param.help or "").strip()
+    ]
     assert undocumented == []
 
 
@@ -90,8 +94,10 @@ def test_the_readme_links_every_page_of_docs():
 
 
 def test_ci_runs_the_readme_test_command():
-    test_command = ('python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
-                    '.venv/bin/pip install --no-deps bfcl-eval==2026.3.23 && .venv/bin/python -m pytest')
+    test_command = (
+        'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
+        ".venv/bin/pip install --no-deps bfcl-eval==2026.3.23 && .venv/bin/python -m pytest"
+    )
     assert test_command in README
     ci = (ROOT / ".ci" / "run").read_text()
     assert '.venv/bin/pip install -q -e ".[test]"' in ci
@@ -109,7 +115,7 @@ def test_the_quickstart_workspace_does_not_show_as_untracked_in_the_clone():
 def test_the_concepts_page_names_every_field_of_a_val_jsonl_line():
     concepts = (DOCS / "concepts.md").read_text(encoding="utf-8")
     line = Trajectory(task_id="t", split="val", kind="qa", question="q").outcome()
-    described = concepts[concepts.index("raw/rNNN/val.jsonl"):concepts.index("wiki/index.md")]
+    described = concepts[concepts.index("raw/rNNN/val.jsonl") : concepts.index("wiki/index.md")]
     assert [key for key in line if key not in described] == []
     assert "scores only" not in concepts
 
@@ -130,15 +136,18 @@ def packages_the_tests_need() -> set[str]:
             if called == "needs_cli":
                 found |= set(npm_packages())
             elif called == "needs":
-                found |= {keyword.value.value for keyword in node.keywords
-                          if keyword.arg == "package" and isinstance(keyword.value, ast.Constant)}
+                found |= {
+                    keyword.value.value
+                    for keyword in node.keywords
+                    if keyword.arg == "package" and isinstance(keyword.value, ast.Constant)
+                }
     return found
 
 
 def test_the_readme_names_the_package_of_every_program_the_tests_run():
     needed = packages_the_tests_need()
     assert {"bubblewrap", "chromium", "openjdk-17-jre-headless", "docker.io", *npm_packages()} <= needed
-    note = README[README.index("Install and run the tests"):README.index("Then look at what happened")]
+    note = README[README.index("Install and run the tests") : README.index("Then look at what happened")]
     assert sorted(package for package in needed if f"`{package}`" not in note) == []
     agents = (DOCS / "agents.md").read_text(encoding="utf-8")
     assert [package for package in npm_packages() if f"npm install -g {package}" not in agents] == []

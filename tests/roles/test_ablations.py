@@ -27,8 +27,10 @@ class WikiReadingWorld(ScriptedWorld):
 def workspace(tmp_path, server, **settings):
     ws = tmp_path / "ws"
     runner = CliRunner()
-    result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                 "--api-base", server.base_url])
+    result = runner.invoke(
+        app,
+        ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url],
+    )
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((ws / "wikiskill.yaml").read_text())
     for section, values in settings.items():
@@ -56,8 +58,12 @@ def test_with_wiki_access_the_agent_reads_pages_of_main_through_a_tool(tmp_path)
         result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "2"])
         assert result.exit_code == 0, result.output
         requests = server.requests
-    answers = [m["content"] for r in requests for m in r["messages"] if m["role"] == "tool"
-               and not r["messages"][0]["content"].startswith("You are a Skill Proposer Agent")]
+    answers = [
+        m["content"]
+        for r in requests
+        for m in r["messages"]
+        if m["role"] == "tool" and not r["messages"][0]["content"].startswith("You are a Skill Proposer Agent")
+    ]
     assert any(answer.startswith("No wiki page named 'patterns/Reversal-Slips.md'") for answer in answers)  # round 1
     assert any("## Root cause" in answer and "slug: reversal-slips" in answer for answer in answers)  # round 2
     assert all(r.get("tools") for r in requests if r["messages"][0]["content"].startswith("You are a careful"))

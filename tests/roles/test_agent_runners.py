@@ -74,8 +74,14 @@ def read_log(log) -> list[dict]:
 
 
 def workspace(tmp_path, runner: str):
-    return api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/scripted",
-                              api_base=UNUSED_SERVER, concurrency=4, agent=runner)
+    return api.init_workspace(
+        tmp_path / "ws",
+        benchmark="example-qa",
+        model="openai/scripted",
+        api_base=UNUSED_SERVER,
+        concurrency=4,
+        agent=runner,
+    )
 
 
 def world_factory():
@@ -104,9 +110,12 @@ def test_a_python_runner_is_evolved_end_to_end(tmp_path, agents):
     assert any("backwards" in e["task"] for e in entries)
     traces = [json.loads(p.read_text()) for p in (ws.root / "raw").rglob("*.json") if "train-" in p.name]
     reversals = [t for t in traces if "backwards" in t["question"]]
-    assert reversals and all(t["messages"][0] == {"role": "user", "content": t["question"]}
-                             and t["messages"][-1]["content"] == f"Thinking. <answer>{t['prediction']}</answer>"
-                             and t["usage"]["prompt_tokens"] == 7 for t in reversals)
+    assert reversals and all(
+        t["messages"][0] == {"role": "user", "content": t["question"]}
+        and t["messages"][-1]["content"] == f"Thinking. <answer>{t['prediction']}</answer>"
+        and t["usage"]["prompt_tokens"] == 7
+        for t in reversals
+    )
     counts = [t for t in traces if "backwards" not in t["question"]]  # a bare string: the answer itself
     assert counts and all(t["messages"] == [{"role": "assistant", "content": t["prediction"]}] for t in counts)
 
@@ -123,13 +132,15 @@ def test_eval_with_another_runner_is_another_fingerprint(tmp_path, agents):
     assert api.evaluate(ws, "val", model_factory=factory, agent=first).evaluation.fingerprint == own.fingerprint
 
     (tmp_path / "agents" / "first_agent.py").write_text(
-        (tmp_path / "agents" / "first_agent.py").read_text() + "\n# edited\n")
+        (tmp_path / "agents" / "first_agent.py").read_text() + "\n# edited\n"
+    )
     assert api.evaluate(ws, "val", model_factory=factory).evaluation.fingerprint != own.fingerprint
 
 
 def test_a_failing_callable_fails_that_task_alone(tmp_path, agents):
-    runner, _ = agents("flaky_agent", 'if "backwards" in run.task:\n    raise ValueError("cannot\\n reverse")\n'
-                                      + ANSWER)
+    runner, _ = agents(
+        "flaky_agent", 'if "backwards" in run.task:\n    raise ValueError("cannot\\n reverse")\n' + ANSWER
+    )
     ws = workspace(tmp_path, runner)
     evaluated = api.evaluate(ws, "val", model_factory=world_factory())
     errors = {t.task_id: t.error for t in evaluated.runs[0]}
@@ -140,11 +151,14 @@ def test_a_failing_callable_fails_that_task_alone(tmp_path, agents):
     assert any(evaluated.evaluation.scores[task] == 1 for task in errors if task not in failed)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("python:no_such_module_xyz:solve", "cannot load python:no_such_module_xyz:solve"),
-    ("python:json:no_such_function", "has no 'no_such_function'"),
-    ("python:not a module", "is no agent runner"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("python:no_such_module_xyz:solve", "cannot load python:no_such_module_xyz:solve"),
+        ("python:json:no_such_function", "has no 'no_such_function'"),
+        ("python:not a module", "is no agent runner"),
+    ],
+)
 def test_a_bad_python_spec_fails_in_one_line(tmp_path, agents, spec, message):
     runner, _ = agents("good_agent")
     ws = workspace(tmp_path, runner)
@@ -183,11 +197,18 @@ def test_the_example_runner_answers_through_litellm_with_the_skills_in_its_promp
     monkeypatch.syspath_prepend(str(EXAMPLES))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
-                                api_base=server.base_url, agent="python:python_runner:solve")
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark="example-qa",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent="python:python_runner:solve",
+        )
         bare = api.evaluate(ws, "val").evaluation
-        ws.commit({"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
-                  format_message("r1 gate: spell-letters", {"Round": 1, "Step": "gate", "Decision": "accepted"}))
+        ws.commit(
+            {"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
+            format_message("r1 gate: spell-letters", {"Round": 1, "Step": "gate", "Decision": "accepted"}),
+        )
         skilled = api.evaluate(ws, "val").evaluation
     sys.modules.pop("python_runner", None)
     assert bare.mean == pytest.approx(0.5) and skilled.mean == pytest.approx(5 / 6)

@@ -82,8 +82,9 @@ def read_log(log: Path) -> list[dict]:
 
 def agent_for(agent_settings: dict, skills: list[str] = ()) -> tuple[CliAgent, list]:
     """A CliAgent on example-qa with `skills` (the SPELL skill for `spell-letters`), and val's tasks."""
-    config = Config.model_validate({"benchmark": "example-qa", "model": "openai/fake-model",
-                                    "api_base": UNUSED_SERVER, "agent": agent_settings})
+    config = Config.model_validate(
+        {"benchmark": "example-qa", "model": "openai/fake-model", "api_base": UNUSED_SERVER, "agent": agent_settings}
+    )
     benchmark = load_benchmark(config)
     parsed = [parse_skill(skill_md(name, SPELL if name == "spell-letters" else "NOTHING")) for name in skills]
     agent = CliAgent(make_preset(config.agent), benchmark, parsed, config.agent, config.role(Role.AGENT))
@@ -96,8 +97,7 @@ def play(agent: CliAgent, task) -> Trajectory:
 
 def command_workspace(tmp_path: Path, command: list[str], **agent: object):
     """An example-qa workspace whose agent is the `command` preset with `command`."""
-    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
-                            api_base=UNUSED_SERVER)
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=UNUSED_SERVER)
     path = ws.root / "wikiskill.yaml"
     data = yaml.safe_load(path.read_text())
     data["agent"] = {**data.get("agent", {}), "runner": "command", "command": command, **agent}
@@ -107,16 +107,21 @@ def command_workspace(tmp_path: Path, command: list[str], **agent: object):
 
 # --- the stream-json parser, on the real transcript -------------------------------------------
 
+
 def test_the_qwen_code_transcript_reads_into_messages_usage_and_the_skill_it_loaded():
     transcript = QwenCode().parse(FIXTURE.read_text().splitlines(), ["demo", "other"])
     assert transcript.error is None
     assert transcript.answer == "The skill says the answer is 42. <answer>42</answer>"
     first, tool, last = transcript.messages
     assert first["role"] == "assistant" and first["content"] == "I will load the demo skill."
-    assert first["tool_calls"] == [{"id": "call_1", "type": "function",
-                                    "function": {"name": "skill", "arguments": '{"skill": "demo"}'}}]
-    assert tool == {"role": "tool", "tool_call_id": "call_1",
-                    "content": "How to answer the demo question; load it before answering."}
+    assert first["tool_calls"] == [
+        {"id": "call_1", "type": "function", "function": {"name": "skill", "arguments": '{"skill": "demo"}'}}
+    ]
+    assert tool == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "How to answer the demo question; load it before answering.",
+    }
     assert last == {"role": "assistant", "content": transcript.answer}
     assert transcript.skills_loaded == ["demo"]
     usage = transcript.usage
@@ -128,23 +133,42 @@ def test_a_transcript_cut_short_or_failed_is_an_error_with_its_reason():
     cut = QwenCode().parse(lines[:-1], ["demo"])
     assert cut.answer is None and cut.error == NO_RESULT
     assert cut.skills_loaded == ["demo"] and cut.usage.prompt_tokens == 9151 + 9221
-    failed = json.loads(lines[-1]) | {"subtype": "error_during_execution", "is_error": True,
-                                      "error": {"message": "[API Error: 400\n bad request]"}}
+    failed = json.loads(lines[-1]) | {
+        "subtype": "error_during_execution",
+        "is_error": True,
+        "error": {"message": "[API Error: 400\n bad request]"},
+    }
     broken = QwenCode().parse([*lines[:-1], "not json at all", json.dumps(failed)], ["demo"])
     assert broken.answer is None and broken.error == "[API Error: 400 bad request]"
 
 
 def test_a_skill_read_by_its_path_counts_as_loaded_and_only_copied_skills_count():
-    event = {"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "a", "name": "read_file",
-         "input": {"absolute_path": "/tmp/x/work/.qwen/skills/spell-letters/SKILL.md"}},
-        {"type": "tool_use", "id": "b", "name": "skill", "input": {"skill": "bundled-one"}},
-        {"type": "tool_use", "id": "c", "name": "run_shell_command", "input": {"command": "cat other/SKILL.md"}}]}}
+    event = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "a",
+                    "name": "read_file",
+                    "input": {"absolute_path": "/tmp/x/work/.qwen/skills/spell-letters/SKILL.md"},
+                },
+                {"type": "tool_use", "id": "b", "name": "skill", "input": {"skill": "bundled-one"}},
+                {
+                    "type": "tool_use",
+                    "id": "c",
+                    "name": "run_shell_command",
+                    "input": {"command": "cat other/SKILL.md"},
+                },
+            ]
+        },
+    }
     transcript = QwenCode().parse([json.dumps(event)], ["spell-letters", "other"])
     assert transcript.skills_loaded == ["spell-letters", "other"]
 
 
 # --- the command preset, a real process -------------------------------------------------------
+
 
 def test_a_command_cli_answers_in_its_own_folder_and_home_with_a_minimal_environment(tmp_path, fake_cli, monkeypatch):
     command, log, _ = fake_cli
@@ -242,8 +266,9 @@ IDLE = "#!/bin/sh\necho '<answer>nothing to do</answer>'\n"
 
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs("bwrap", package="bubblewrap"))])
 def test_a_cli_works_in_a_task_folders_workdir_and_the_suites_check_scores_what_it_left(tmp_path, sandbox):
-    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{bugfix_suite(tmp_path)}", model="openai/fake-model",
-                            api_base=UNUSED_SERVER)
+    ws = api.init_workspace(
+        tmp_path / "ws", benchmark=f"tasks:{bugfix_suite(tmp_path)}", model="openai/fake-model", api_base=UNUSED_SERVER
+    )
     scores = {}
     for name, script in (("fixer", FIXER), ("idle", IDLE)):
         cli = tmp_path / name
@@ -258,6 +283,7 @@ def test_a_cli_works_in_a_task_folders_workdir_and_the_suites_check_scores_what_
 
 
 # --- fingerprint and refusals ------------------------------------------------------------------
+
 
 def test_the_fingerprint_differs_by_runner_arguments_and_cli_version(tmp_path):
     cli = tmp_path / "versioned"
@@ -284,18 +310,22 @@ def test_the_fingerprint_differs_by_runner_arguments_and_cli_version(tmp_path):
 def test_a_cli_runner_is_refused_for_an_interactive_suite_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match="task folders only; textworld-cooking is an interactive suite"):
         api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", agent="qwen-code")
-    result = CliRunner().invoke(app, ["init", str(tmp_path / "cli"), "--benchmark", "textworld-cooking",
-                                      "--agent", "command"])
+    result = CliRunner().invoke(
+        app, ["init", str(tmp_path / "cli"), "--benchmark", "textworld-cooking", "--agent", "command"]
+    )
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1, result.output
     assert not (tmp_path / "ws").exists() and not (tmp_path / "cli").exists()
 
 
-@pytest.mark.parametrize("runner, agent, message", [
-    ("command", {"command": ["no-such-cli-xyz", "{prompt}"]}, "runs `no-such-cli-xyz`, which is not on PATH"),
-    ("command", {"command": ["sh", "{nonsense}"]}, "{nonsense} in '{nonsense}' is no placeholder"),
-    ("command", {}, "runner: command needs `command`"),
-    ("mypkg_missing.presets:Mine", {}, "cannot import 'mypkg_missing.presets:Mine'"),
-])
+@pytest.mark.parametrize(
+    "runner, agent, message",
+    [
+        ("command", {"command": ["no-such-cli-xyz", "{prompt}"]}, "runs `no-such-cli-xyz`, which is not on PATH"),
+        ("command", {"command": ["sh", "{nonsense}"]}, "{nonsense} in '{nonsense}' is no placeholder"),
+        ("command", {}, "runner: command needs `command`"),
+        ("mypkg_missing.presets:Mine", {}, "cannot import 'mypkg_missing.presets:Mine'"),
+    ],
+)
 def test_a_cli_runner_that_cannot_start_is_refused_in_one_line(tmp_path, runner, agent, message):
     ws = command_workspace(tmp_path, ["sh", "{prompt}"])
     path = ws.root / "wikiskill.yaml"
@@ -310,8 +340,9 @@ def test_a_cli_runner_that_cannot_start_is_refused_in_one_line(tmp_path, runner,
 def test_skills_shows_how_often_a_cli_loaded_each_skill(tmp_path, fake_cli):
     command, _, _ = fake_cli
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/fake-model",
-                                api_base=server.base_url, concurrency=4)
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=server.base_url, concurrency=4
+        )
         path = ws.root / "wikiskill.yaml"
         data = yaml.safe_load(path.read_text())
         data["agent"] = {**data["agent"], "runner": "command", "command": command}

@@ -27,8 +27,10 @@ from wikiskill.roles.coding_agents.in_container import check_model_network
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 needs_qwen = needs("qwen", package="@qwen-code/qwen-code@0.24.4")
-LEFT_BEHIND = ("if [ -e /app/.qwen ] || compgen -G '/tmp/wikiskill-cli-*'; then echo 'FAILED left behind'; "
-               "echo 0 > /logs/verifier/reward.txt; exit 0; fi")
+LEFT_BEHIND = (
+    "if [ -e /app/.qwen ] || compgen -G '/tmp/wikiskill-cli-*'; then echo 'FAILED left behind'; "
+    "echo 0 > /logs/verifier/reward.txt; exit 0; fi"
+)
 """The verifier fails a task whose container still holds the skills or the CLI's private HOME."""
 
 
@@ -57,8 +59,9 @@ class QwenInContainerWorld(ScriptedWorld):
         prompt = "\n".join(text(m) for m in messages if m["role"] == "user")
         results = [text(m) for m in messages if m["role"] == "tool"]
         if not results and "spell-letters" in prompt:
-            return Reply(content="Loading the skill.",
-                         tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}])
+            return Reply(
+                content="Loading the skill.", tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}]
+            )
         if not any("WROTE" in result for result in results):
             word = word_of(re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt, flags=re.DOTALL))
             answer = word[::-1] if any(SPELL in result for result in results) else word
@@ -72,20 +75,40 @@ def suite(tmp_path):
     suite = harbor_suite(tmp_path)
     for task in IDS["train"] + IDS["val"]:
         test_sh = suite / task / "tests" / "test.sh"
-        test_sh.write_text(test_sh.read_text().replace("mkdir -p /logs/verifier\n",
-                                                       f"mkdir -p /logs/verifier\n{LEFT_BEHIND}\n"))
+        test_sh.write_text(
+            test_sh.read_text().replace("mkdir -p /logs/verifier\n", f"mkdir -p /logs/verifier\n{LEFT_BEHIND}\n")
+        )
     yield suite
     remove_images([tag_of(suite / "rev-cat")])
 
 
 def qwen_workspace(tmp_path: Path, base_url: str, suite: Path, host_network: bool = True) -> Path:
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(app, ["init", str(ws), "--benchmark", f"harbor:{suite}", "--model", "openai/fake",
-                                      "--api-base", base_url, "--agent", "qwen-code"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "init",
+            str(ws),
+            "--benchmark",
+            f"harbor:{suite}",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            base_url,
+            "--agent",
+            "qwen-code",
+        ],
+    )
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((ws / "wikiskill.yaml").read_text())
-    config.update({"harbor": {"ids": IDS}, "proposer": {"min_trace_reads": 2}, "concurrency": 2,
-                   "environment": {"host_network": host_network}})
+    config.update(
+        {
+            "harbor": {"ids": IDS},
+            "proposer": {"min_trace_reads": 2},
+            "concurrency": 2,
+            "environment": {"host_network": host_network},
+        }
+    )
     (ws / "wikiskill.yaml").write_text(yaml.safe_dump(config))
     return ws
 
@@ -151,8 +174,9 @@ def test_an_image_where_the_mounted_node_cannot_start_is_refused_in_one_line(tmp
     assert "needs a glibc image" in line and containers_of(ws) == []
 
 
-@pytest.mark.parametrize("api_base", ["http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1",
-                                      "http://127.0.0.2/v1"])
+@pytest.mark.parametrize(
+    "api_base", ["http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1", "http://127.0.0.2/v1"]
+)
 def test_every_loopback_endpoint_needs_the_host_network(api_base):
     with pytest.raises(ConfigError, match="set environment.host_network: true"):
         check_model_network(EnvironmentSettings(), api_base, "qwen-code")
@@ -166,5 +190,6 @@ def test_a_remote_endpoint_is_refused_only_for_tasks_with_no_network(tmp_path):
     for task in suite.by_id.values():
         toml = task.folder / "task.toml"
         toml.write_text(toml.read_text().replace("allow_internet = false", "allow_internet = true"))
-    check_model_network(EnvironmentSettings(), "https://api.example.com/v1", "codex",
-                        HarborSuite(suite.directory).by_id.values())
+    check_model_network(
+        EnvironmentSettings(), "https://api.example.com/v1", "codex", HarborSuite(suite.directory).by_id.values()
+    )

@@ -86,39 +86,79 @@ def test_an_empty_transcript_is_a_failed_run(name):
 
 
 def test_claude_codes_error_result_is_the_runs_error():
-    error = {"type": "result", "subtype": "success", "is_error": True, "result": "API Error: 400 probe",
-             "num_turns": 1, "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
-    turns = {"type": "result", "subtype": "error_max_turns", "is_error": True, "result": None,
-             "errors": ["Reached maximum number of turns (2)"], "num_turns": 3}
+    error = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "API Error: 400 probe",
+        "num_turns": 1,
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    turns = {
+        "type": "result",
+        "subtype": "error_max_turns",
+        "is_error": True,
+        "result": None,
+        "errors": ["Reached maximum number of turns (2)"],
+        "num_turns": 3,
+    }
     assert parse("claude-code", [json.dumps(error)]).error == "API Error: 400 probe"
     assert parse("claude-code", [json.dumps(turns)]).error == "Reached maximum number of turns (2)"
 
 
 def test_claude_code_reading_a_skill_file_counts_as_loading_it():
-    read = {"type": "assistant", "message": {"id": "m1", "content": [
-        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/.claude/skills/demo/SKILL.md"}},
-        {"type": "tool_use", "id": "t2", "name": "Skill", "input": {"skill": "elsewhere"}}]}}
+    read = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Read",
+                    "input": {"file_path": "/w/.claude/skills/demo/SKILL.md"},
+                },
+                {"type": "tool_use", "id": "t2", "name": "Skill", "input": {"skill": "elsewhere"}},
+            ],
+        },
+    }
     assert parse("claude-code", [json.dumps(read)]).skills_loaded == ["demo"]
 
 
 def test_codex_fails_on_a_failed_turn_but_not_on_a_retried_error():
-    retried = [{"type": "error", "message": "Reconnecting... 1/5"},
-               {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "done"}},
-               {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}}]
+    retried = [
+        {"type": "error", "message": "Reconnecting... 1/5"},
+        {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "done"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}},
+    ]
     transcript = parse("codex", [json.dumps(event) for event in retried])
     assert (transcript.answer, transcript.error, transcript.usage.tokens) == ("done", None, 7)
-    failed = [{"type": "turn.started"}, {"type": "error", "message": "stream disconnected"},
-              {"type": "turn.failed", "error": {"message": "{\"error\":{\"message\":\"probe\"}}"}}]
+    failed = [
+        {"type": "turn.started"},
+        {"type": "error", "message": "stream disconnected"},
+        {"type": "turn.failed", "error": {"message": '{"error":{"message":"probe"}}'}},
+    ]
     transcript = parse("codex", [json.dumps(event) for event in failed])
     assert transcript.answer is None and transcript.error == '{"error":{"message":"probe"}}'
 
 
 def test_gemini_clis_error_result_and_failed_tool_are_read():
-    events = [{"type": "tool_use", "tool_name": "read_file", "tool_id": "r1",
-               "parameters": {"file_path": ".gemini/skills/demo/SKILL.md"}},
-              {"type": "tool_result", "tool_id": "r1", "status": "error", "error": {"message": "no such file"}},
-              {"type": "result", "status": "error", "error": {"type": "unknown", "message": "[API Error: 400]"},
-               "stats": {"input_tokens": 3, "output_tokens": 0}}]
+    events = [
+        {
+            "type": "tool_use",
+            "tool_name": "read_file",
+            "tool_id": "r1",
+            "parameters": {"file_path": ".gemini/skills/demo/SKILL.md"},
+        },
+        {"type": "tool_result", "tool_id": "r1", "status": "error", "error": {"message": "no such file"}},
+        {
+            "type": "result",
+            "status": "error",
+            "error": {"type": "unknown", "message": "[API Error: 400]"},
+            "stats": {"input_tokens": 3, "output_tokens": 0},
+        },
+    ]
     transcript = parse("gemini-cli", [json.dumps(event) for event in events])
     assert transcript.error == "[API Error: 400]" and transcript.answer is None
     assert transcript.messages[1]["content"] == "[tool error] no such file"
@@ -149,8 +189,10 @@ def test_the_environment_carries_the_endpoint_and_nothing_of_the_users(name, tmp
     assert KEY in env.values()
     for value in env.values():
         assert not value.startswith("/") or Path(value).is_relative_to(run.home)
-    expected = {"claude-code": ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
-                "gemini-cli": ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9")}.get(name)
+    expected = {
+        "claude-code": ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        "gemini-cli": ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+    }.get(name)
     if expected:
         assert env[expected[0]] == expected[1]
 
@@ -204,7 +246,8 @@ def plant_user_skills() -> None:
     for folder in (".claude/skills", ".agents/skills", ".codex/skills", ".gemini/skills"):
         (home / folder / "planted").mkdir(parents=True, exist_ok=True)
         (home / folder / "planted/SKILL.md").write_text(
-            "---\nname: planted\ndescription: PLANTED-USER-SKILL must never be seen.\n---\nNo.\n")
+            "---\nname: planted\ndescription: PLANTED-USER-SKILL must never be seen.\n---\nNo.\n"
+        )
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=PACKAGES[name]) for name in CASES])
@@ -225,10 +268,13 @@ def test_the_real_cli_loads_the_skill_through_its_preset_and_answers(name, tmp_p
     assert "load it before answering" in json.dumps(requests[0])  # the copied skill was listed to the model
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    pytest.param("claude-code", "Reached maximum number of turns (2)", marks=PACKAGES["claude-code"]),
-    pytest.param("gemini-cli", "Reached max session turns", marks=PACKAGES["gemini-cli"]),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("claude-code", "Reached maximum number of turns (2)", marks=PACKAGES["claude-code"]),
+        pytest.param("gemini-cli", "Reached max session turns", marks=PACKAGES["gemini-cli"]),
+    ],
+)
 def test_the_real_cli_stops_at_the_turn_limit_as_a_failed_run(name, reason, tmp_path):
     preset = CASES[name][0]()
     with FakeOpenAIServer(skill_forever) as server:

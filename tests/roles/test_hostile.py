@@ -64,8 +64,9 @@ def planted(tmp_path_factory):
         "skills/notadir": "a file where a skill folder would go\n",
         "wiki/patterns/trap.md": "---\n- not\n- a mapping\n---\nbody\n",
         "wiki/patterns/odd.md": "---\nevidence: [[1], {a: b}, 3, x]\ncreated: 2024-01-01\n---\nbody\n",
-        "raw/r001/train/train-00.json": Trajectory(task_id="train-00", split="train", kind="qa",
-                                                   question="TRAIN-TEXT?", prediction="a").to_json(),
+        "raw/r001/train/train-00.json": Trajectory(
+            task_id="train-00", split="train", kind="qa", question="TRAIN-TEXT?", prediction="a"
+        ).to_json(),
         "raw/r001/train/broken.json": "{not json",
         "raw/r001/val.jsonl": '{"id": "val-01", "note": "VAL-CANARY"}\n',
         "raw/baseline/val.jsonl": '{"id": "val-01", "note": "VAL-CANARY"}\n',
@@ -106,24 +107,40 @@ SECTIONED = "# T\n\n## Description\nd\n\n## Root cause\nr\n\n## Evidence\ntrain-
 maintainer_json = st.fixed_dictionaries(
     {"append_log": text},
     optional={
-        "create_patterns": st.lists(st.fixed_dictionaries(
-            {"name": text, "content": page_text | st.just(SECTIONED)},
-            optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]))}),
-            max_size=3),
-        "update_patterns": st.lists(st.fixed_dictionaries(
-            {"name": st.sampled_from(["trap", "odd", "linked", "linked.md", "../patterns/trap.md"]) | text,
-             "edits": st.lists(edit, max_size=3)},
-            optional={"add_evidence": text, "evidence": st.lists(st.sampled_from(["train-00", "train-09"]))}),
-            max_size=3),
+        "create_patterns": st.lists(
+            st.fixed_dictionaries(
+                {"name": text, "content": page_text | st.just(SECTIONED)},
+                optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]))},
+            ),
+            max_size=3,
+        ),
+        "update_patterns": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "name": st.sampled_from(["trap", "odd", "linked", "linked.md", "../patterns/trap.md"]) | text,
+                    "edits": st.lists(edit, max_size=3),
+                },
+                optional={"add_evidence": text, "evidence": st.lists(st.sampled_from(["train-00", "train-09"]))},
+            ),
+            max_size=3,
+        ),
         "extra": json_value,
-    })
+    },
+)
 reply_text = st.one_of(
-    st.text(max_size=200), json_value.map(json.dumps), maintainer_json.map(json.dumps),
+    st.text(max_size=200),
+    json_value.map(json.dumps),
+    maintainer_json.map(json.dumps),
     maintainer_json.map(lambda d: json.dumps(d)[: len(json.dumps(d)) // 2]),
-    st.builds(lambda n, ws: json.dumps({"update_index": 1, "append_log": None, "create_patterns": "x"}) * n,
-              st.integers(1, 3), st.none()),
-    st.integers(1, 5000).map(lambda n: "[" * n), st.integers(1, 3000).map(lambda n: '{"a":' * n),
-    maintainer_json.map(lambda d: f"Here you go:\n```json\n{json.dumps(d)}\n```\nDone."))
+    st.builds(
+        lambda n, ws: json.dumps({"update_index": 1, "append_log": None, "create_patterns": "x"}) * n,
+        st.integers(1, 3),
+        st.none(),
+    ),
+    st.integers(1, 5000).map(lambda n: "[" * n),
+    st.integers(1, 3000).map(lambda n: '{"a":' * n),
+    maintainer_json.map(lambda d: f"Here you go:\n```json\n{json.dumps(d)}\n```\nDone."),
+)
 
 
 @PROPERTY
@@ -150,8 +167,9 @@ def test_maintainer_output_writes_only_valid_pages_and_reports_every_refusal(pla
             slug = path.removeprefix("wiki/patterns/").removesuffix(".md")
             page = parse_page(slug, content)
             assert page.missing_sections() == [] and page.meta.evidence
-            assert {e.task for e in page.meta.evidence} - {e.task for e in wiki.pages.get(slug, page).meta.evidence} \
-                <= {"train-00", "train-01"}
+            assert {e.task for e in page.meta.evidence} - {
+                e.task for e in wiki.pages.get(slug, page).meta.evidence
+            } <= {"train-00", "train-01"}
             assert NAME_PATTERN.fullmatch(slug)
             assert page.meta.summary or slug in wiki.pages  # a new page has one, given or derived
             derived = update.derived.get(slug, Derivation())
@@ -161,8 +179,15 @@ def test_maintainer_output_writes_only_valid_pages_and_reports_every_refusal(pla
     requests = [*output.create_patterns, *output.update_patterns]
     pages_refused = [reason for reason in update.refused if not reason.startswith("append_log:")]
     assert len(update.report) + len(pages_refused) == len(requests)
-    assert lint_files({**{f"wiki/{p}": t for p, t in ws.read_files(MAIN, "wiki").items()},
-                       **{p: t for p, t in update.changes.items() if t is not None}}) == []
+    assert (
+        lint_files(
+            {
+                **{f"wiki/{p}": t for p, t in ws.read_files(MAIN, "wiki").items()},
+                **{p: t for p, t in update.changes.items() if t is not None},
+            }
+        )
+        == []
+    )
     commit_and_check(ws, outside, update.changes, re.compile(r"wiki/.+"))
 
 
@@ -171,10 +196,14 @@ def sectioned(description: str, cites: str) -> str:
 
 
 derivable_create = st.fixed_dictionaries(
-    {"name": st.from_regex(r"new-[a-z]{1,8}", fullmatch=True),
-     "content": st.builds(sectioned, text,
-                          st.sampled_from(["train-00", "train-00 and train-01", "train-09", "nobody"]))},
-    optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]), max_size=2)})
+    {
+        "name": st.from_regex(r"new-[a-z]{1,8}", fullmatch=True),
+        "content": st.builds(
+            sectioned, text, st.sampled_from(["train-00", "train-00 and train-01", "train-09", "nobody"])
+        ),
+    },
+    optional={"summary": text, "evidence": st.lists(st.sampled_from(["train-00", "train-01", "train-09"]), max_size=2)},
+)
 
 
 @PROPERTY
@@ -182,8 +211,13 @@ derivable_create = st.fixed_dictionaries(
 def test_a_page_missing_a_derivable_field_is_written_with_it_derived_and_reported(planted, creates):
     ws, outside = planted
     output = MaintainerOutput(create_patterns=creates, append_log="log")
-    update = apply_maintainer_output(output, read_wiki(ws.read_files(MAIN, "wiki")), 2, ["train-00", "train-01"],
-                                     ["train-00", "train-01", "train-09"])
+    update = apply_maintainer_output(
+        output,
+        read_wiki(ws.read_files(MAIN, "wiki")),
+        2,
+        ["train-00", "train-01"],
+        ["train-00", "train-01", "train-09"],
+    )
     for request in output.create_patterns:
         derived = update.derived.get(request.name, Derivation())
         if page_path(request.name) not in update.changes:
@@ -207,23 +241,46 @@ def test_a_page_missing_a_derivable_field_is_written_with_it_derived_and_reporte
 # -- the proposer and its proposals ------------------------------------------------------------------
 
 plausible_name = st.from_regex(r"[A-Za-z0-9 _.-]{1,30}", fullmatch=True) | st.sampled_from(HOSTILE_NAMES)
-plausible_edit = st.fixed_dictionaries({
-    "op": st.sampled_from(["append", "replace", "insert_after"]), "content": page_text,
-    "target": st.sampled_from(["## Instructions", "---", "MARKER", "name: spell-letters", "description:"]) | text,
-    "file": st.sampled_from(["SKILL.md", "PURPOSE.md"])})
+plausible_edit = st.fixed_dictionaries(
+    {
+        "op": st.sampled_from(["append", "replace", "insert_after"]),
+        "content": page_text,
+        "target": st.sampled_from(["## Instructions", "---", "MARKER", "name: spell-letters", "description:"]) | text,
+        "file": st.sampled_from(["SKILL.md", "PURPOSE.md"]),
+    }
+)
 proposal_json = st.one_of(
     json_value,
-    st.fixed_dictionaries({"action": st.sampled_from(["create", "patch", "no_action", "delete"]) | json_value},
-                          optional={"name": text | json_value, "skill_md": page_text | json_value,
-                                    "purpose_md": text | json_value, "edits": st.lists(edit, max_size=3) | json_value,
-                                    "rationale": text | json_value}),
-    st.fixed_dictionaries({"action": st.just("create"), "name": plausible_name | text,
-                           "skill_md": st.builds(skill_md, plausible_name | text, text) | page_text},
-                          optional={"purpose_md": text, "rationale": text}),
-    st.fixed_dictionaries({"action": st.just("patch"), "edits": st.lists(plausible_edit | edit, min_size=1, max_size=3),
-                           "name": st.sampled_from(["spell-letters", "Spell Letters", "../../spell-letters", "evil",
-                                                    "notadir", "dirlink"]) | text},
-                          optional={"rationale": text}))
+    st.fixed_dictionaries(
+        {"action": st.sampled_from(["create", "patch", "no_action", "delete"]) | json_value},
+        optional={
+            "name": text | json_value,
+            "skill_md": page_text | json_value,
+            "purpose_md": text | json_value,
+            "edits": st.lists(edit, max_size=3) | json_value,
+            "rationale": text | json_value,
+        },
+    ),
+    st.fixed_dictionaries(
+        {
+            "action": st.just("create"),
+            "name": plausible_name | text,
+            "skill_md": st.builds(skill_md, plausible_name | text, text) | page_text,
+        },
+        optional={"purpose_md": text, "rationale": text},
+    ),
+    st.fixed_dictionaries(
+        {
+            "action": st.just("patch"),
+            "edits": st.lists(plausible_edit | edit, min_size=1, max_size=3),
+            "name": st.sampled_from(
+                ["spell-letters", "Spell Letters", "../../spell-letters", "evil", "notadir", "dirlink"]
+            )
+            | text,
+        },
+        optional={"rationale": text},
+    ),
+)
 
 
 @settings(PROPERTY, max_examples=60)
@@ -262,18 +319,28 @@ class TurnsModel:
         if not self.turns:
             return Reply("I am done.")
         calls = self.turns.pop(0)
-        return Reply(None, [ToolCall(f"c{n}", str(call["name"]), call["arguments"], json.dumps(call["arguments"]))
-                            for n, call in enumerate(calls)])
+        return Reply(
+            None,
+            [
+                ToolCall(f"c{n}", str(call["name"]), call["arguments"], json.dumps(call["arguments"]))
+                for n, call in enumerate(calls)
+            ],
+        )
 
     async def acomplete(self, messages, tools=None, response_model=None, call_required=False) -> Reply:
         return self.complete(messages, tools)
 
 
-tool_call = st.fixed_dictionaries({
-    "name": st.sampled_from(["read_file", "list_files", "finish", "rm", ""]),
-    "arguments": st.one_of(json_value, st.fixed_dictionaries({"path": st.sampled_from(HOSTILE_NAMES) | json_value}),
-                           st.fixed_dictionaries({"proposal": proposal_json | json_value.map(json.dumps)})),
-})
+tool_call = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["read_file", "list_files", "finish", "rm", ""]),
+        "arguments": st.one_of(
+            json_value,
+            st.fixed_dictionaries({"path": st.sampled_from(HOSTILE_NAMES) | json_value}),
+            st.fixed_dictionaries({"proposal": proposal_json | json_value.map(json.dumps)}),
+        ),
+    }
+)
 
 
 @PROPERTY
@@ -294,12 +361,21 @@ def test_the_sandbox_refuses_escapes_symlinks_and_val_material(planted):
     ws, _ = planted
     sandbox = Sandbox(ws, MAIN)
     refused = {
-        "../../outside/secret.txt": "`..`", "/etc/passwd": "absolute", "wiki/../raw/r001/val.jsonl": "`..`",
-        "raw/r001/val.jsonl": "validation and test", "raw/baseline/val.jsonl": "validation and test",
-        "wiki/val/x.md": "validation and test", "raw/test/x.json": "validation and test",
-        "wiki/patterns/linked.md": "symbolic link", "skills/evil/SKILL.md": "symbolic link",
-        "skills/dirlink/secret.txt": "no file", "traces/broken": "unreadable", "traces/val-01": "no train trace",
-        "wiki/index.md\0": "control characters", ".git/config": "not readable", "wikiskill.yaml": "not readable",
+        "../../outside/secret.txt": "`..`",
+        "/etc/passwd": "absolute",
+        "wiki/../raw/r001/val.jsonl": "`..`",
+        "raw/r001/val.jsonl": "validation and test",
+        "raw/baseline/val.jsonl": "validation and test",
+        "wiki/val/x.md": "validation and test",
+        "raw/test/x.json": "validation and test",
+        "wiki/patterns/linked.md": "symbolic link",
+        "skills/evil/SKILL.md": "symbolic link",
+        "skills/dirlink/secret.txt": "no file",
+        "traces/broken": "unreadable",
+        "traces/val-01": "no train trace",
+        "wiki/index.md\0": "control characters",
+        ".git/config": "not readable",
+        "wikiskill.yaml": "not readable",
     }
     for path, reason in refused.items():
         with pytest.raises(LookupError, match=reason):
@@ -316,11 +392,14 @@ def test_the_sandbox_refuses_escapes_symlinks_and_val_material(planted):
 # -- the task agent -------------------------------------------------------------------------------
 
 agent_reply = st.one_of(
-    st.none(), st.text(max_size=300),
-    st.lists(st.sampled_from(["<answer>", "</answer>", "<action>", "</action>", "<ANSWER>",
-                              "x", "\n", " ", "go north"]),
-             max_size=300).map("".join),
-    st.integers(0, 20_000).map(lambda n: "<answer>" + "z" * n))
+    st.none(),
+    st.text(max_size=300),
+    st.lists(
+        st.sampled_from(["<answer>", "</answer>", "<action>", "</action>", "<ANSWER>", "x", "\n", " ", "go north"]),
+        max_size=300,
+    ).map("".join),
+    st.integers(0, 20_000).map(lambda n: "<answer>" + "z" * n),
+)
 
 
 @PROPERTY
@@ -335,20 +414,46 @@ def test_agent_reply_extraction_never_fails(reply):
 # -- the maintainer's log section: prose, not code --------------------------------------------------
 
 no_fence = st.text(max_size=80).filter(lambda line: not line.lstrip().startswith(("```", "~~~")))
-code_line = st.one_of(no_fence, st.sampled_from([
-    "def has_close_elements(numbers, threshold):", "    for i in range(len(numbers)):", "return False",
-    "import math", "x = [n * n for n in numbers]", "}", "    pass", "print(result)", "#include <stdio.h>"]))
-fenced = st.builds(lambda lang, lines: "\n".join([f"```{lang}", *lines, "```"]),
-                   st.sampled_from(["", "python", "bash", "js"]), st.lists(code_line, min_size=1, max_size=30))
+code_line = st.one_of(
+    no_fence,
+    st.sampled_from(
+        [
+            "def has_close_elements(numbers, threshold):",
+            "    for i in range(len(numbers)):",
+            "return False",
+            "import math",
+            "x = [n * n for n in numbers]",
+            "}",
+            "    pass",
+            "print(result)",
+            "#include <stdio.h>",
+        ]
+    ),
+)
+fenced = st.builds(
+    lambda lang, lines: "\n".join([f"```{lang}", *lines, "```"]),
+    st.sampled_from(["", "python", "bash", "js"]),
+    st.lists(code_line, min_size=1, max_size=30),
+)
 word = st.from_regex(r"[a-z]{3,10}", fullmatch=True)
 sentence = st.builds(
     lambda first, words, span, end: " ".join([first.capitalize(), *words, *([f"`{span}()`"] if span else [])]) + end,
-    word, st.lists(word, min_size=2, max_size=12), st.none() | st.from_regex(r"[a-z_]{3,12}", fullmatch=True),
-    st.sampled_from([".", "", ":", " (train-01)."]))
+    word,
+    st.lists(word, min_size=2, max_size=12),
+    st.none() | st.from_regex(r"[a-z_]{3,12}", fullmatch=True),
+    st.sampled_from([".", "", ":", " (train-01)."]),
+)
 prose = st.lists(st.one_of(sentence, sentence.map(lambda s: f"- {s}"), st.just("")), min_size=1, max_size=8).map(
-    "\n".join)
-log_text = st.one_of(text, fenced, prose, st.builds(lambda a, b: f"{a}\n{b}", prose, fenced),
-                     st.integers(1, 3000).map(lambda n: "```\n" * n), st.integers(1, 3000).map(lambda n: "    x\n" * n))
+    "\n".join
+)
+log_text = st.one_of(
+    text,
+    fenced,
+    prose,
+    st.builds(lambda a, b: f"{a}\n{b}", prose, fenced),
+    st.integers(1, 3000).map(lambda n: "```\n" * n),
+    st.integers(1, 3000).map(lambda n: "    x\n" * n),
+)
 
 
 @PROPERTY

@@ -11,8 +11,10 @@ from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.agent import InteractiveAgent, extract_action
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
-SKILL = parse_skill("---\nname: cook-carefully\ndescription: Cook each ingredient once.\n---\n\n"
-                    "## When to Apply\nCooking.\n\n## When NOT to Apply\nNever.\n\n## Instructions\nCOOK-ONCE-MARKER\n")
+SKILL = parse_skill(
+    "---\nname: cook-carefully\ndescription: Cook each ingredient once.\n---\n\n"
+    "## When to Apply\nCooking.\n\n## When NOT to Apply\nNever.\n\n## Instructions\nCOOK-ONCE-MARKER\n"
+)
 
 
 class Player:
@@ -31,8 +33,9 @@ def test_interactive_agent_plays_a_real_game_through_litellm():
     task = bench.tasks("train")[0]
     moves = walkthrough(task)
     with FakeOpenAIServer(Player(moves)) as server:
-        model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(retries=0),
-                             "agent", Meter())
+        model = LiteLLMModel(
+            RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(retries=0), "agent", Meter()
+        )
         agent = InteractiveAgent(model, bench, [SKILL], SkillsSettings(), max_steps=len(moves) + 5)
         trajectory = asyncio.run(agent.run(task))
         requests = server.requests

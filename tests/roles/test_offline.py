@@ -41,13 +41,23 @@ def baseline_traces(bench):
 
 
 def skill(name: str, *lines: str):
-    return parse_skill(f"---\nname: {name}\ndescription: d\n---\n\n## When to Apply\nx\n\n## When NOT to Apply\ny\n\n"
-                       "## Instructions\n" + "\n".join(lines) + "\n")
+    return parse_skill(
+        f"---\nname: {name}\ndescription: d\n---\n\n## When to Apply\nx\n\n## When NOT to Apply\ny\n\n"
+        "## Instructions\n" + "\n".join(lines) + "\n"
+    )
 
 
 def test_rules_round_trip_and_generalize():
-    rules = parse_rules([skill("s", rule_line("avoid", "eat *", ["eat meal"]), rule_line("prefer", "take * from *"),
-                               "- Prose that is not a rule.")])
+    rules = parse_rules(
+        [
+            skill(
+                "s",
+                rule_line("avoid", "eat *", ["eat meal"]),
+                rule_line("prefer", "take * from *"),
+                "- Prose that is not a rule.",
+            )
+        ]
+    )
     assert rules == [Rule("avoid", "eat *", ("eat meal",), "s"), Rule("prefer", "take * from *", (), "s")]
     assert rules[0].matches("eat red apple") and not rules[0].matches("eat meal")
     assert generalize(["take red tuna from fridge", "take carrot from counter"], tasks=2) == "take * from *"
@@ -89,8 +99,9 @@ def test_maintainer_mines_pages_that_pass_the_page_model_deterministically(basel
     first = OfflineMaintainer().run(1, view, sampled, 0.1, 0, TRAIN, 15000)
     second = OfflineMaintainer().run(1, view, sampled, 0.1, 0, TRAIN, 15000)
     assert first.output == second.output and first.output.create_patterns
-    update = apply_maintainer_output(first.output, wiki, 1, [t.task_id for t in sampled],
-                                     [t.task_id for t in baseline_traces])
+    update = apply_maintainer_output(
+        first.output, wiki, 1, [t.task_id for t in sampled], [t.task_id for t in baseline_traces]
+    )
     assert update.refused == []
     assert update.report == [f"created {p.name}" for p in first.output.create_patterns]
     for finding in mine(sampled):
@@ -123,8 +134,10 @@ class Library:
 
 
 def page(rule, pattern, evidence):
-    return (f"---\nfinding: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\n"
-            f"evidence: {evidence}\n---\n# p\n")
+    return (
+        f"---\nfinding: {'loss' if rule == 'avoid' else 'gain'}\nrule: {rule}\npattern: {pattern}\n"
+        f"evidence: {evidence}\n---\n# p\n"
+    )
 
 
 def test_proposer_picks_strongest_uncovered_unrejected_pattern():
@@ -134,8 +147,9 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
         "wiki/patterns/prefer-take-x.md": page("prefer", "take *", ["a", "b", "c", "d"]),
     }
     traces = ["a", "b", "c", "d", "e"]
-    rejected = ("\n## r001 · create · prefer-scoring-actions · REJECTED\n\n"
-                "+- Prefer `take *` whenever it is available.\n")
+    rejected = (
+        "\n## r001 · create · prefer-scoring-actions · REJECTED\n\n+- Prefer `take *` whenever it is available.\n"
+    )
     library = Library(files, traces)
     result = OfflineProposer(library, 4).run(ProposerContext(impact="# Skill impact\n" + rejected))
     proposal = result.proposal
@@ -181,8 +195,9 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
         assert result.exit_code == 0, result.output
         lint = runner.invoke(app, ["-C", str(ws), "lint"])
         assert (lint.exit_code, lint.output) == (0, "no problems\n")
-    steps = git(ws, "log", "--first-parent", "--reverse",
-                "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
+    steps = git(
+        ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main"
+    ).split()
     assert steps[:4] == ["baseline", "rollout", "maintain", "gate"]
     assert steps.count("gate") == 2 and steps.count("rollout") == 2
     assert steps[steps.index("maintain", 4) + 1] == "consolidate"  # round 2, between maintain and propose
@@ -194,4 +209,3 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
     assert lint_workspace(ws) == []  # pages, index, skills and every link they hold
     trace = next(ws.glob("raw/r001/train/*.json")).read_text()
     assert '"kind": "interactive"' in trace and '"observation"' in trace
-

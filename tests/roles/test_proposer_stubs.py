@@ -34,18 +34,24 @@ class Library:
 
 def reader(paths: list[str]):
     """A proposer model that reads `paths` one a turn, then finishes."""
+
     def handler(body: dict) -> Reply:
         turn = sum(1 for message in body["messages"] if message["role"] == "assistant")
         if turn < len(paths):
             return Reply(tool_calls=[{"name": "read_file", "arguments": {"path": paths[turn]}}])
         return Reply(tool_calls=[{"name": "finish", "arguments": {"proposal": PROPOSAL}}])
+
     return handler
 
 
 def propose(paths: list[str], kept: int | None, meter: Meter | None = None, prompt_cache: str = "off"):
     with FakeOpenAIServer(reader(paths), prompt_cache=prompt_cache) as server:
-        model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url, context_window=128_000),
-                             LLMSettings(retries=0), "proposer", meter or Meter())
+        model = LiteLLMModel(
+            RoleSettings(model="openai/fake-model", api_base=server.base_url, context_window=128_000),
+            LLMSettings(retries=0),
+            "proposer",
+            meter or Meter(),
+        )
         result = Proposer(model, Library(), max_turns=20, min_trace_reads=1, kept_results_tokens=kept).run(CONTEXT)
     return result, server.requests
 
@@ -72,12 +78,17 @@ def test_stubs_come_in_blocks_so_the_prefix_sent_changes_only_once_a_block():
     stubbed, grown = Meter(), Meter()
     _, sent = propose(TWELVE, kept=3000, meter=stubbed, prompt_cache="prefix")
     propose(TWELVE, kept=None, meter=grown, prompt_cache="prefix")
-    rewritten = [turn for turn, (before, after) in enumerate(zip(sent, sent[1:], strict=False), 1)
-                 if after["messages"][:len(before["messages"])] != before["messages"]]
+    rewritten = [
+        turn
+        for turn, (before, after) in enumerate(zip(sent, sent[1:], strict=False), 1)
+        if after["messages"][: len(before["messages"])] != before["messages"]
+    ]
     assert 1 <= len(rewritten) <= 4  # 12 reads of ~1250 tokens past a 3000-token budget: a block every 3 turns
     assert len({json.dumps([request["tools"], request["messages"][:2]]) for request in sent}) == 1  # never rewritten
-    uncached = {name: meter.total.prompt_tokens - meter.total.cached_tokens
-                for name, meter in (("stubbed", stubbed), ("grown", grown))}
+    uncached = {
+        name: meter.total.prompt_tokens - meter.total.cached_tokens
+        for name, meter in (("stubbed", stubbed), ("grown", grown))
+    }
     assert stubbed.total.prompt_tokens < 0.5 * grown.total.prompt_tokens
     assert stubbed.total.cached_tokens > 0.5 * stubbed.total.prompt_tokens  # the cache still reads most of each prompt
     assert uncached["stubbed"] < 1.5 * uncached["grown"]
@@ -103,10 +114,15 @@ def test_a_result_still_shown_read_again_is_refused_as_before():
 def test_stubbing_never_changes_the_conversation_and_never_hides_the_newest_results(budget):
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     for turn in range(6):
-        call = {"id": f"c{turn}", "type": "function",
-                "function": {"name": "read_file", "arguments": json.dumps({"path": f"p{turn}"})}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"c{turn}", "content": "x" * 3000}]
+        call = {
+            "id": f"c{turn}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": json.dumps({"path": f"p{turn}"})},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{turn}", "content": "x" * 3000},
+        ]
     copy = json.loads(json.dumps(messages))
     view, ids = stub_used_results(messages, budget)
     assert messages == copy and view[-1] == messages[-1] and "c5" not in ids

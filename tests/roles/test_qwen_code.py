@@ -32,10 +32,14 @@ from 1/3 to 2/3, so the round after the merge still runs."""
 
 def question(kind: str, word: str, letter: str | None) -> dict:
     if kind == "count":
-        return {"question": f"How many times does the letter '{letter}' occur in the word '{word}'? "
-                            "Answer with a number.", "answer": str(word.count(letter))}
-    return {"question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed word only.",
-            "answer": word[::-1]}
+        return {
+            "question": f"How many times does the letter '{letter}' occur in the word '{word}'? Answer with a number.",
+            "answer": str(word.count(letter)),
+        }
+    return {
+        "question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed word only.",
+        "answer": word[::-1],
+    }
 
 
 def tiny_suite(folder: Path) -> str:
@@ -67,8 +71,9 @@ class QwenCodeWorld(ScriptedWorld):
     def __call__(self, body: dict) -> Reply | str:
         messages = body["messages"]
         system = text(messages[0]) if messages[0]["role"] == "system" else ""
-        if system.startswith(("You are a Wiki Maintainer Agent", "You are a Skill Proposer Agent",
-                              "You are a careful problem solver")):  # wikiskill's roles and built-in agent
+        if system.startswith(
+            ("You are a Wiki Maintainer Agent", "You are a Skill Proposer Agent", "You are a careful problem solver")
+        ):  # wikiskill's roles and built-in agent
             return super().__call__(body)
         if not system.startswith("You are Qwen Code"):
             return "Nothing to do."  # a side request of the CLI's own
@@ -76,11 +81,14 @@ class QwenCodeWorld(ScriptedWorld):
         self.seen.append(json.dumps(body))
         results = [text(m) for m in messages if m["role"] == "tool"]
         if not results and "spell-letters" in prompt:
-            return Reply(content="Let me load the skill first.",
-                         tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}])
+            return Reply(
+                content="Let me load the skill first.",
+                tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}],
+            )
         loaded = any(SPELL in result for result in results)
-        return self.answer(SPELL if loaded else "", re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt,
-                                                           flags=re.DOTALL))
+        return self.answer(
+            SPELL if loaded else "", re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt, flags=re.DOTALL)
+        )
 
 
 @pytest.fixture()
@@ -88,16 +96,23 @@ def planted():
     """A skill in the test's real HOME, where Qwen Code looks for the user's own skills."""
     folder = Path(os.environ["HOME"]) / ".qwen" / "skills" / "planted"
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: planted\ndescription: PLANTED-USER-SKILL, never to be seen.\n"
-                                     "---\nPLANTED-USER-SKILL body.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: planted\ndescription: PLANTED-USER-SKILL, never to be seen.\n---\nPLANTED-USER-SKILL body.\n"
+    )
     return folder
 
 
 def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation(tmp_path, planted):
     world = QwenCodeWorld(proposals={1: create("spell-letters", SPELL)})
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
-                                api_base=server.base_url, concurrency=4, agent="qwen-code")
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=tiny_suite(tmp_path / "suite"),
+            model="openai/fake-model",
+            api_base=server.base_url,
+            concurrency=4,
+            agent="qwen-code",
+        )
         result = api.evolve(ws, 2)
 
     assert result.rounds_completed == 2 and result.incumbent == pytest.approx(2 / 3)
@@ -124,11 +139,18 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
 def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path):
     world = QwenCodeWorld()
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
-                                api_base=server.base_url, concurrency=4)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=tiny_suite(tmp_path / "suite"),
+            model="openai/fake-model",
+            api_base=server.base_url,
+            concurrency=4,
+        )
         before = ws.resolve("main")
-        ws.commit({"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
-                  format_message("r1 gate: spell-letters", {"Round": 1, "Step": "gate", "Decision": "accepted"}))
+        ws.commit(
+            {"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
+            format_message("r1 gate: spell-letters", {"Round": 1, "Step": "gate", "Decision": "accepted"}),
+        )
         builtin = api.evaluate(ws, "val").evaluation
         assert not world.seen  # the built-in agent never ran Qwen Code
         result = CliRunner().invoke(app, ["-C", str(ws.root), "eval", "--split", "val", "--agent", "qwen-code"])
@@ -145,13 +167,23 @@ def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path)
 @needs("bwrap", package="bubblewrap")
 def test_qwen_code_answers_under_bubblewrap(tmp_path):
     with FakeOpenAIServer(QwenCodeWorld()) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=tiny_suite(tmp_path / "suite"), model="openai/fake-model",
-                                api_base=server.base_url, concurrency=4, agent="qwen-code")
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=tiny_suite(tmp_path / "suite"),
+            model="openai/fake-model",
+            api_base=server.base_url,
+            concurrency=4,
+            agent="qwen-code",
+        )
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["agent"]["sandbox"] = "bwrap"
-        ws.commit({"wikiskill.yaml": yaml.safe_dump(config),
-                   "skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
-                  format_message("sandboxed, with a skill", {"Step": "human"}))
+        ws.commit(
+            {
+                "wikiskill.yaml": yaml.safe_dump(config),
+                "skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL),
+            },
+            format_message("sandboxed, with a skill", {"Step": "human"}),
+        )
         evaluated = api.evaluate(ws, "val")
     trajectories = evaluated.runs[0]
     assert [t.error for t in trajectories] == [None, None, None]

@@ -53,8 +53,12 @@ class Script:
 
 
 def agent(server: FakeOpenAIServer, max_steps: int = 10, skills: list[Skill] | None = None, **options) -> ShellAgent:
-    model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url),
-                         LLMSettings(retries=0, timeout=20), "agent", Meter())
+    model = LiteLLMModel(
+        RoleSettings(model="openai/fake-model", api_base=server.base_url),
+        LLMSettings(retries=0, timeout=20),
+        "agent",
+        Meter(),
+    )
     return ShellAgent(model, skills or [], SkillsSettings(), max_steps, **options)
 
 
@@ -65,8 +69,9 @@ def play(shell: ShellAgent, workdir: Path, task: Task = TASK):
 @pytest.mark.parametrize("text_tools", [False, True])
 def test_a_scripted_model_reads_and_edits_a_file_with_bash_and_finishes(tmp_path, text_tools):
     (tmp_path / "greet.py").write_text("def greet(name):\n    return 'Goodbye, ' + name\n")
-    script = Script("cat greet.py", "sed -i s/Goodbye/Hello/ greet.py",
-                    "python3 -c 'import greet; print(greet.greet(\"Ann\"))'")
+    script = Script(
+        "cat greet.py", "sed -i s/Goodbye/Hello/ greet.py", "python3 -c 'import greet; print(greet.greet(\"Ann\"))'"
+    )
     with FakeOpenAIServer(script, text_tools=text_tools) as server:
         trajectory = play(agent(server), tmp_path)
     assert (tmp_path / "greet.py").read_text() == "def greet(name):\n    return 'Hello, ' + name\n"
@@ -77,8 +82,9 @@ def test_a_scripted_model_reads_and_edits_a_file_with_bash_and_finishes(tmp_path
 
 
 def test_the_skills_reach_the_system_prompt_and_a_missing_finish_is_the_error(tmp_path):
-    skill = Skill(name="run-tests-first", description="Run the tests before editing.", body="SKILL-BODY-MARKER",
-                  text="")
+    skill = Skill(
+        name="run-tests-first", description="Run the tests before editing.", body="SKILL-BODY-MARKER", text=""
+    )
     with FakeOpenAIServer(Script("true", "true", "true", "true")) as server:
         trajectory = play(agent(server, max_steps=3, skills=[skill]), tmp_path)
     assert "SKILL-BODY-MARKER" in server.requests[0]["messages"][0]["content"]
@@ -108,7 +114,7 @@ def test_a_reply_without_a_tool_call_after_the_workdir_changed_ends_the_task_at_
 
 
 def test_the_first_prompt_lists_the_workdir_with_sizes_and_the_small_text_files(tmp_path):
-    (tmp_path / "solution.py").write_text("def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n")
+    (tmp_path / "solution.py").write_text('def add(a, b):\n    """Return a + b."""\n')
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "blob.bin").write_bytes(b"\0\1" * 50)
     (tmp_path / "data" / "big.txt").write_text("x" * 9000)
@@ -124,8 +130,9 @@ def test_the_first_prompt_lists_the_workdir_with_sizes_and_the_small_text_files(
 def test_a_command_past_its_time_limit_is_killed_with_its_children(tmp_path):
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
-    result = asyncio.run(run_shell(f"sleep 30 & echo $! > {pidfile}; wait", tmp_path, timeout_s=1,
-                                   output_chars=1000, sandbox=False))
+    result = asyncio.run(
+        run_shell(f"sleep 30 & echo $! > {pidfile}; wait", tmp_path, timeout_s=1, output_chars=1000, sandbox=False)
+    )
     assert result.timed_out and result.exit_code is None and time.monotonic() - started < 10
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 5
@@ -137,8 +144,11 @@ def test_a_command_past_its_time_limit_is_killed_with_its_children(tmp_path):
 
 def test_what_a_command_leaves_running_in_the_background_ends_with_it(tmp_path):
     pidfile = tmp_path / "child.pid"
-    result = asyncio.run(run_shell(f"sleep 30 > /dev/null 2>&1 & echo $! > {pidfile}", tmp_path, timeout_s=20,
-                                   output_chars=1000, sandbox=False))
+    result = asyncio.run(
+        run_shell(
+            f"sleep 30 > /dev/null 2>&1 & echo $! > {pidfile}", tmp_path, timeout_s=20, output_chars=1000, sandbox=False
+        )
+    )
     assert result.exit_code == 0 and not result.timed_out
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 5
@@ -157,8 +167,9 @@ def _alive(pid: int) -> bool:
 
 
 def test_long_output_keeps_its_head_and_tail_and_says_how_much_was_cut(tmp_path):
-    result = asyncio.run(run_shell("echo FIRST; seq 1 100000; echo LAST", tmp_path, timeout_s=20,
-                                   output_chars=1000, sandbox=False))
+    result = asyncio.run(
+        run_shell("echo FIRST; seq 1 100000; echo LAST", tmp_path, timeout_s=20, output_chars=1000, sandbox=False)
+    )
     assert result.exit_code == 0 and len(result.output) < 1200
     assert result.output.startswith("FIRST\n1\n2\n") and result.output.rstrip().endswith("100000\nLAST")
     cut = len("FIRST\n") + sum(len(f"{n}\n") for n in range(1, 100001)) + len("LAST\n") - 1000
@@ -180,9 +191,11 @@ def test_under_bubblewrap_a_command_cannot_write_outside_the_workdir_nor_read_ho
     monkeypatch.setenv("HOME", str(home))
     listener = socket.create_server(("127.0.0.1", 0))  # reachable from this host's network only
     port = listener.getsockname()[1]
-    commands = [f"cat {home}/planted-secret 2>/dev/null; echo files: $(ls -A {home})",
-                f"echo escaped > {outside}/written; echo kept > inside",
-                f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2)'"]
+    commands = [
+        f"cat {home}/planted-secret 2>/dev/null; echo files: $(ls -A {home})",
+        f"echo escaped > {outside}/written; echo kept > inside",
+        f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2)'",
+    ]
     with listener:
         results = [asyncio.run(run_shell(command, workdir, timeout_s=20, output_chars=10_000)) for command in commands]
     assert bwrap_path() is not None
@@ -202,8 +215,9 @@ def test_under_bubblewrap_the_programs_in_the_home_still_run_read_only(tmp_path,
     tool.chmod(0o755)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    result = asyncio.run(run_shell(f"hello-tool; cat ~/planted-secret; touch {home}/bin/new", workdir,
-                                   timeout_s=20, output_chars=10_000))
+    result = asyncio.run(
+        run_shell(f"hello-tool; cat ~/planted-secret; touch {home}/bin/new", workdir, timeout_s=20, output_chars=10_000)
+    )
     assert result.output.startswith("hello from the home\n") and "HOME-SECRET" not in result.output
     assert "Read-only file system" in result.output and not (home / "bin" / "new").exists()
 
@@ -234,8 +248,7 @@ def workdir_suite_workspace(tmp_path, base_url: str, **agent_settings: object):
     """A workspace on a pytest-checked task-folder suite (calc.py's absolute() is wrong), played by
     the built-in workdir agent on the local server."""
     suite = bugfix_suite(tmp_path)
-    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                            api_base=base_url)
+    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model", api_base=base_url)
     if agent_settings:
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["agent"] = {**config.get("agent", {}), **agent_settings}
@@ -258,7 +271,8 @@ class CodeInTextFirst:
 
 @pytest.mark.parametrize("text_tools", [False, True])
 def test_a_model_that_first_answers_with_code_in_text_is_told_to_act_and_then_its_fix_passes_the_check(
-        tmp_path, monkeypatch, text_tools):
+    tmp_path, monkeypatch, text_tools
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(CodeInTextFirst(), text_tools=text_tools) as server:
         ws = workdir_suite_workspace(tmp_path, server.base_url)
@@ -279,11 +293,13 @@ class BashBlocks:
 
     def __call__(self, body: dict) -> str:
         replies = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        steps = ["I think absolute() needs an else branch.",
-                 "Two at once:\n```bash\nls\n```\n```bash\ncat calc.py\n```",
-                 "Reading it first.\n```bash\ncat calc.py\n```",
-                 f"Writing the fix.\n```bash\ncat > calc.py <<'EOF'\n{FIXED}EOF\n```",
-                 f"Done.\n```bash\necho {FINISH_MARKER}; echo 'absolute() fixed'\n```"]
+        steps = [
+            "I think absolute() needs an else branch.",
+            "Two at once:\n```bash\nls\n```\n```bash\ncat calc.py\n```",
+            "Reading it first.\n```bash\ncat calc.py\n```",
+            f"Writing the fix.\n```bash\ncat > calc.py <<'EOF'\n{FIXED}EOF\n```",
+            f"Done.\n```bash\necho {FINISH_MARKER}; echo 'absolute() fixed'\n```",
+        ]
         return steps[replies]
 
 
@@ -307,8 +323,12 @@ def test_the_bash_block_protocol_runs_one_block_per_reply_and_finishes_on_its_ma
 def test_under_the_bash_block_protocol_replies_without_a_block_end_the_task_after_a_few(tmp_path):
     settings = RoleSettings(model="openai/fake-model", tool_protocol="bash_block")
     with FakeOpenAIServer(lambda body: "def absolute(x):\n    return abs(x)") as server:
-        model = LiteLLMModel(settings.model_copy(update={"api_base": server.base_url}),
-                             LLMSettings(retries=0, timeout=20), "agent", Meter())
+        model = LiteLLMModel(
+            settings.model_copy(update={"api_base": server.base_url}),
+            LLMSettings(retries=0, timeout=20),
+            "agent",
+            Meter(),
+        )
         shell = ShellAgent(model, [], SkillsSettings(), 10, protocol=ToolProtocol.BASH_BLOCK)
         trajectory = play(shell, tmp_path)
     assert len(server.requests) == MAX_FORMAT_ERRORS and trajectory.error is None
@@ -316,19 +336,23 @@ def test_under_the_bash_block_protocol_replies_without_a_block_end_the_task_afte
     assert "One more reply without exactly one block ends the task" in server.requests[-1]["messages"][-1]["content"]
 
 
-@pytest.mark.parametrize(("settings", "says"), [
-    ({"maintainer": {"tool_protocol": "bash_block"}}, "maintainer.tool_protocol: bash_block is the task agent's"),
-    ({"agent": {"tool_protocol": "bash_block"}, "skills": {"mode": "index"}}, "offers no load_skill tool"),
-    ({"agent": {"tool_protocol": "bash_block", "wiki_access": True}}, "so no read_wiki"),
-])
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"maintainer": {"tool_protocol": "bash_block"}}, "maintainer.tool_protocol: bash_block is the task agent's"),
+        ({"agent": {"tool_protocol": "bash_block"}, "skills": {"mode": "index"}}, "offers no load_skill tool"),
+        ({"agent": {"tool_protocol": "bash_block", "wiki_access": True}}, "so no read_wiki"),
+    ],
+)
 def test_the_bash_block_protocol_is_refused_where_it_cannot_work(settings, says):
     with pytest.raises(ValidationError, match=re.escape(says)):
         Config.model_validate({"benchmark": "example-qa", **settings})
 
 
 def test_the_bash_block_protocol_is_refused_on_a_suite_that_is_not_played_in_a_workdir(tmp_path):
-    config = Config.model_validate({"benchmark": "example-qa", "model": "openai/x",
-                                    "agent": {"tool_protocol": "bash_block"}})
+    config = Config.model_validate(
+        {"benchmark": "example-qa", "model": "openai/x", "agent": {"tool_protocol": "bash_block"}}
+    )
     team = Team(config, load_benchmark(config), Meter(), tmp_path)
     with pytest.raises(ConfigError, match="bash_block is for workdir suites"):
         team.agent([])

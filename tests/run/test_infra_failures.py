@@ -107,19 +107,33 @@ def role_of(body: dict) -> str:
 
 
 def test_crashed_checks_are_retried_once_recorded_as_infra_and_left_out_of_the_gate(tmp_path, runner_module):
-    suite = infra_suite(tmp_path, {"train": ["fix-a", "fix-b", "crash-t"],
-                                   "val": ["fix-c", "fix-d", "crash-v", "nointerp-v"], "test": ["fix-e"]})
+    suite = infra_suite(
+        tmp_path,
+        {"train": ["fix-a", "fix-b", "crash-t"], "val": ["fix-c", "fix-d", "crash-v", "nointerp-v"], "test": ["fix-e"]},
+    )
     set_modes(tmp_path, crash_t="raise", crash_v="raise", nointerp_v="nointerp")
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                                api_base=server.base_url, agent=runner_module)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{suite}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent=runner_module,
+        )
         configure(ws, max_infra_share=0.5)
         result = api.evolve(ws, 1)
         requests = server.requests
 
     # baseline and validation: each crashed task ran twice per evaluation, every other task once
-    assert runs(tmp_path) == {"fix-a": 1, "fix-b": 1, "crash-t": 2, "fix-c": 2, "fix-d": 2, "crash-v": 4,
-                              "nointerp-v": 4}
+    assert runs(tmp_path) == {
+        "fix-a": 1,
+        "fix-b": 1,
+        "crash-t": 2,
+        "fix-c": 2,
+        "fix-d": 2,
+        "crash-v": 4,
+        "nointerp-v": 4,
+    }
     for path in ("raw/baseline/val.jsonl", "raw/r001/val.jsonl"):
         val = rows(ws, "main", path)
         assert val["crash-v"]["failure"] == "infra" and val["crash-v"]["score"] is None
@@ -138,7 +152,8 @@ def test_crashed_checks_are_retried_once_recorded_as_infra_and_left_out_of_the_g
     assert [problem.split(": ", 1)[1] for problem in api.audit(ws).problems] == [
         "accepted although 2 of 4 tasks failed as infrastructure, more than gate.max_infra_share 0.1 (first crash-v: "
         f"candidate: {rows(ws, 'main', 'raw/r001/val.jsonl')['crash-v']['error']}; main: "
-        f"{rows(ws, 'main', 'raw/baseline/val.jsonl')['crash-v']['error']})"]
+        f"{rows(ws, 'main', 'raw/baseline/val.jsonl')['crash-v']['error']})"
+    ]
     configure(ws, max_infra_share=0.5)
     shown = CliRunner().invoke(app, ["-C", str(ws.root), "show", "1"], env={"COLUMNS": "200"})
     assert shown.exit_code == 0 and "left out as infra: 2 (crash-v:" in shown.output
@@ -158,24 +173,38 @@ SEQUENTIAL = {"policy": "sequential", "batch": 2}
 """Looks of two val tasks in their order: crash-v and fix-c, then fix-d and hard-v."""
 
 
-@pytest.mark.parametrize(("gate", "share", "retried"), [
-    ({}, "1 of 4", {"crash-v": 1}),  # the other tasks' results come from the cache
-    (SEQUENTIAL, "1 of 2", {"crash-v": 1, "fix-d": 1, "hard-v": 1}),  # stopped at look 1; look 2 is new
-], ids=["strict", "sequential"])
-def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_retries_it(tmp_path, runner_module,
-                                                                                         gate, share, retried):
-    suite = infra_suite(tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "hard-v", "crash-v"],
-                                   "test": ["fix-e"]})
+@pytest.mark.parametrize(
+    ("gate", "share", "retried"),
+    [
+        ({}, "1 of 4", {"crash-v": 1}),  # the other tasks' results come from the cache
+        (SEQUENTIAL, "1 of 2", {"crash-v": 1, "fix-d": 1, "hard-v": 1}),  # stopped at look 1; look 2 is new
+    ],
+    ids=["strict", "sequential"],
+)
+def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_retries_it(
+    tmp_path, runner_module, gate, share, retried
+):
+    suite = infra_suite(
+        tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "hard-v", "crash-v"], "test": ["fix-e"]}
+    )
     set_modes(tmp_path, hard_v="fail")  # no skill solves it: main stays below 1.0 and round 2 runs
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                                api_base=server.base_url, agent=runner_module)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{suite}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent=runner_module,
+        )
         configure(ws, **gate)
         api.evolve(ws, 1)  # round 1 proposes spell-letters (strict merges it); round 2 a useless skill
         before = runs(tmp_path)
         set_modes(tmp_path, hard_v="fail", crash_v="raise")
-        with pytest.raises(ValidationIndecisive, match=fr"{share} tasks failed as infrastructure, more than "
-                                                       r"gate.max_infra_share 0.1"):
+        with pytest.raises(
+            ValidationIndecisive,
+            match=rf"{share} tasks failed as infrastructure, more than "
+            r"gate.max_infra_share 0.1",
+        ):
             api.evolve(ws, 1)
         during = runs(tmp_path)
         branch = next(name for name in ws.refs("refs/heads/") if name.startswith("skill/r002-"))
@@ -196,17 +225,27 @@ def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_r
 
 def evaluate_suite(tmp_path: Path, name: str, **settings: object) -> tuple[dict, object]:
     """api.evaluate of val on a fresh workspace; the trajectories by task id."""
-    suite = infra_suite(tmp_path / name, {"train": ["fine-t"], "val": ["fine-v", "slow-v", "agent-v"],
-                                          "test": ["fine-e"]}, timeout=1, **settings)
+    suite = infra_suite(
+        tmp_path / name,
+        {"train": ["fine-t"], "val": ["fine-v", "slow-v", "agent-v"], "test": ["fine-e"]},
+        timeout=1,
+        **settings,
+    )
     set_modes(tmp_path / name, fine_v="pass", slow_v="sleep", agent_v="agentcode")
-    ws = api.init_workspace(tmp_path / name / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                            api_base="http://127.0.0.1:9/v1", agent="python:bugfix_agent:solve")
+    ws = api.init_workspace(
+        tmp_path / name / "ws",
+        benchmark=f"tasks:{suite}",
+        model="openai/fake-model",
+        api_base="http://127.0.0.1:9/v1",
+        agent="python:bugfix_agent:solve",
+    )
     evaluated = api.evaluate(ws, "val")
     return {t.task_id: t for t in evaluated.runs[0]}, evaluated.evaluation
 
 
 def test_a_check_past_its_timeout_is_the_tasks_timeout_failure_and_the_agents_exception_its_failure(
-        tmp_path, runner_module):
+    tmp_path, runner_module
+):
     trajectories, evaluation = evaluate_suite(tmp_path, "task")
     slow, agent = trajectories["slow-v"], trajectories["agent-v"]
     assert slow.failure == "timeout" and slow.score == 0.0 and "ran past its timeout of 1 s" in slow.error
@@ -227,13 +266,19 @@ def test_a_python_scorer_that_raises_is_an_infrastructure_failure(tmp_path, monk
     (tmp_path / "raising_scorer.py").write_text(
         "from pathlib import Path\n\n\ndef score(task, trajectory, workdir):\n"
         f"    with open({str(tmp_path / 'runs.log')!r}, 'a') as log:\n        log.write(task.id + '\\n')\n"
-        "    raise RuntimeError('the scoring service is down')\n")
+        "    raise RuntimeError('the scoring service is down')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     suite = infra_suite(tmp_path, {"train": ["fine-t"], "val": ["fine-v"], "test": ["fine-e"]})
     (suite / "suite.yaml").write_text("scorer: python:raising_scorer:score\n")
     try:
-        ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                                api_base="http://127.0.0.1:9/v1", agent=runner_module)
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{suite}",
+            model="openai/fake-model",
+            api_base="http://127.0.0.1:9/v1",
+            agent=runner_module,
+        )
         trajectory = api.evaluate(ws, "val").runs[0][0]
     finally:
         sys.modules.pop("raising_scorer", None)
@@ -246,16 +291,25 @@ def test_a_python_scorer_that_raises_is_an_infrastructure_failure(tmp_path, monk
 def test_infra_tasks_are_retried_once_and_never_cached_in_every_executor(tmp_path, runner_module, executor):
     suite = infra_suite(tmp_path, {"train": ["fine-t"], "val": ["fine-v", "crash-v"], "test": ["fine-e"]})
     set_modes(tmp_path, fine_v="pass", crash_v="raise")
-    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model",
-                            api_base="http://127.0.0.1:9/v1", agent=runner_module)
+    ws = api.init_workspace(
+        tmp_path / "ws",
+        benchmark=f"tasks:{suite}",
+        model="openai/fake-model",
+        api_base="http://127.0.0.1:9/v1",
+        agent=runner_module,
+    )
     first = api.evaluate(ws, "val", executor=executor).evaluation
     assert first.scores == {"fine-v": 1.0} and "the check crashed: KeyError" in first.infra["crash-v"]
     set_modes(tmp_path, fine_v="pass")
     again = api.evaluate(ws, "val", executor=executor).evaluation
     assert again.scores == {"fine-v": 1.0, "crash-v": 0.0} and not again.infra
     assert runs(tmp_path) == {"fine-v": 1, "crash-v": 3}
-    assert subprocess.run(["git", "-C", str(ws.root), "status", "--porcelain"], capture_output=True, text=True,
-                          check=True).stdout == ""
+    assert (
+        subprocess.run(
+            ["git", "-C", str(ws.root), "status", "--porcelain"], capture_output=True, text=True, check=True
+        ).stdout
+        == ""
+    )
 
 
 def an_evaluation(scores: dict[str, float], infra: dict[str, str], order: list[str]) -> Evaluation:
@@ -270,7 +324,7 @@ def test_every_policy_leaves_a_task_infra_on_either_side_out_of_both(policy):
     main = an_evaluation({"t00": 1.0, **{task: 0.0 for task in scored}}, {"t01": "no reward"}, order)
     verdict = gate_policy(GateSettings(policy=policy, batch=5)).judge(candidate, main)
     evidence = verdict.evidence
-    assert verdict.decision == Decision.ACCEPTED and evidence.fixed == scored[:evidence.n]
+    assert verdict.decision == Decision.ACCEPTED and evidence.fixed == scored[: evidence.n]
     if policy == "sequential":  # accepted at its second look: the first 10 tasks, 8 of them compared
         assert (evidence.look.number, evidence.look.tasks, evidence.n) == (2, 10, 8)
     else:
@@ -279,5 +333,6 @@ def test_every_policy_leaves_a_task_infra_on_either_side_out_of_both(policy):
     assert (evidence.candidate, evidence.incumbent) == (1.0, 0.0)  # the means of the compared tasks
     assert infra_problem(GateSettings(), candidate, main) == (
         "2 of 12 tasks failed as infrastructure, more than gate.max_infra_share 0.1 (first t00: candidate: the "
-        "check crashed)")
+        "check crashed)"
+    )
     assert infra_problem(GateSettings(max_infra_share=0.2), candidate, main) is None

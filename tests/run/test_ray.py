@@ -54,8 +54,10 @@ def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, l
             ws = api.init_workspace(tmp_path / executor.value, "example-qa", "openai/fake-model", server.base_url)
             workers = 2 if executor == "ray" else 1
             result = api.evolve(ws, 1, executor=executor, workers=workers)
-        folders = {folder: {path: COMMIT.sub("<commit>", text) for path, text in ws.read_files("main", folder).items()}
-                   for folder in ("raw", "wiki", "skills")}
+        folders = {
+            folder: {path: COMMIT.sub("<commit>", text) for path, text in ws.read_files("main", folder).items()}
+            for folder in ("raw", "wiki", "skills")
+        }
         outcomes[executor] = (result, folders, [dataclasses.asdict(row) for row in api.round_log(ws)])
     local, on_ray = outcomes["local"], outcomes["ray"]
     assert local[0].rounds_completed == 1 and local[1]["skills"]  # the round merged a skill
@@ -67,9 +69,14 @@ def test_a_command_given_a_cluster_by_ray_address_ships_its_workers_what_they_ne
         ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
         local = api.evaluate(ws, "val")
         shutil.rmtree(ws.state_dir / "results")
-        run = subprocess.run([sys.executable, "-m", "wikiskill", "-C", str(ws.root), "eval", "--executor", "ray",
-                              "--workers", "2"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "RAY_ADDRESS": local_ray, "OPENAI_API_KEY": "sk-test"})
+        run = subprocess.run(
+            [sys.executable, "-m", "wikiskill", "-C", str(ws.root), "eval", "--executor", "ray", "--workers", "2"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "RAY_ADDRESS": local_ray, "OPENAI_API_KEY": "sk-test"},
+        )
         asked = [body["messages"][-1]["content"] for body in server.requests]
     assert run.returncode == 0, run.stderr
     tasks = len(local.evaluation.scores)

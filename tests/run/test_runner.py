@@ -34,8 +34,9 @@ class Doubling:
     spec = ExampleQAFamily.spec
 
     def tasks(self, split):
-        return [Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i))
-                for i in range(N)]
+        return [
+            Task(id=f"t{i:02d}", split="train", question=f"What is twice {i}?", answer=str(2 * i)) for i in range(N)
+        ]
 
     def score(self, task, prediction):
         return float(prediction == task.answer)
@@ -44,13 +45,15 @@ class Doubling:
 def answer(body: dict) -> Reply:
     """Right answers; earlier tasks answer later, so tasks finish in reverse order."""
     number = int(re.search(r"twice (\d+)", body["messages"][-1]["content"]).group(1))
-    return Reply(content=f"<answer>{2 * number}</answer>", delay=0.03 * (N - number), prompt_tokens=10,
-                 completion_tokens=3)
+    return Reply(
+        content=f"<answer>{2 * number}</answer>", delay=0.03 * (N - number), prompt_tokens=10, completion_tokens=3
+    )
 
 
 def agent(server: FakeOpenAIServer, meter: Meter) -> QAAgent:
-    model = LiteLLMModel(RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(retries=0),
-                         "agent", meter)
+    model = LiteLLMModel(
+        RoleSettings(model="openai/fake-model", api_base=server.base_url), LLMSettings(retries=0), "agent", meter
+    )
     return QAAgent(model, Doubling(), [], SkillsSettings())
 
 
@@ -59,8 +62,9 @@ def test_results_come_back_in_task_order(tmp_path):
     finished: list[str] = []
     with FakeOpenAIServer(answer) as server:
         meter = Meter()
-        results = run_tasks(tasks, agent(server, meter), N, meter, ResultCache(tmp_path, "k"),
-                            lambda t: finished.append(t.task_id))
+        results = run_tasks(
+            tasks, agent(server, meter), N, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id)
+        )
     assert [t.task_id for t in results] == [t.id for t in tasks]
     assert all(t.score == 1.0 and t.prediction == t.expected for t in results)
     assert finished != sorted(finished) and sorted(finished) == [t.id for t in tasks]  # out of order
@@ -110,8 +114,12 @@ def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
     tasks = Doubling().tasks("train")
     finished: list[str] = []
     with FakeOpenAIServer(answer) as server:
-        config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
-                        api_base=server.base_url, budget=BudgetSettings(max_calls=7))
+        config = Config(
+            benchmark=f"jsonl:{suite(tmp_path / 'suite')}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            budget=BudgetSettings(max_calls=7),
+        )
         recipe = AgentRecipe(config, ())
         pool = ProcessPool(Place(tmp_path, tmp_path / "state"), 2, preload_litellm=True)
         try:
@@ -122,8 +130,9 @@ def test_a_process_pool_keeps_order_budget_and_cache_across_steps(tmp_path):
             assert meter.total.calls == 7
             workers = [worker.process.pid for worker in pool._workers]
             meter = Meter()
-            results = pool.run(recipe, tasks, 4, meter, ResultCache(tmp_path, "k"),
-                               lambda t: finished.append(t.task_id))
+            results = pool.run(
+                recipe, tasks, 4, meter, ResultCache(tmp_path, "k"), lambda t: finished.append(t.task_id)
+            )
             assert [worker.process.pid for worker in pool._workers] == workers  # the same pool, not a new one
         finally:
             pool.close()
@@ -178,13 +187,25 @@ def test_eval_with_workers_and_no_executor_named_runs_on_a_process_pool_through_
 
     runner, ws = CliRunner(), tmp_path / "ws"
     with FakeOpenAIServer(answer) as server:
-        result = runner.invoke(app, ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model",
-                                     "--api-base", server.base_url])
+        result = runner.invoke(
+            app,
+            [
+                "init",
+                str(ws),
+                "--benchmark",
+                "example-qa",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.base_url,
+            ],
+        )
         assert result.exit_code == 0, result.output
         one = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
         shutil.rmtree(ws / ".wikiskill" / "results")
-        refused = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2",
-                                      "--executor", "local"])
+        refused = runner.invoke(
+            app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2", "--executor", "local"]
+        )
         two = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test", "--workers", "2"])
         assert two.exit_code == 0, two.output
         assert len(server.requests) == 12  # every task asked again, once, by the workers
@@ -208,8 +229,9 @@ def test_a_killed_worker_fails_the_step_in_one_line_and_the_next_step_gets_a_fre
 
     tasks = Doubling().tasks("train")
     with FakeOpenAIServer(lambda body: Reply(content="<answer>0</answer>", delay=1.0)) as server:
-        config = Config(benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model",
-                        api_base=server.base_url)
+        config = Config(
+            benchmark=f"jsonl:{suite(tmp_path / 'suite')}", model="openai/fake-model", api_base=server.base_url
+        )
         pool = ProcessPool(Place(tmp_path, tmp_path / "state"), 2, preload_litellm=True)
         failed: list[BaseException] = []
 

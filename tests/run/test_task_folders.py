@@ -103,28 +103,32 @@ def unreviewed_draft(suite):
     (suite / "train" / "fix-a" / "REVIEW.md").write_text("Drafted by tasks from-sessions: review me.")
 
 
-@pytest.mark.parametrize("breaking, message", [
-    (no_task_md, "fix-a/task.md is missing"),
-    (check_not_executable, "check.sh is not executable"),
-    (check_not_on_path, "'no-such-checker-xyz' is not an executable on PATH"),
-    (judged_without_rubric, "missing rubric.md or expectations"),
-    (duplicate_id, "duplicate task id 'fix-a'"),
-    (unknown_scorer, "unknown scorer 'pytest'"),
-    (unknown_key, "timeout_s: unknown setting"),
-    (empty_split, "no tasks (the split is empty)"),
-    (no_suite_yaml, "suite.yaml is missing"),
-    (qa_without_answer, "missing answer"),
-    (stray_file, "unknown rubric.txt"),
-    (missing_split, "test is missing"),
-    (command_for_a_judge, "command is for scorer: command"),
-    (unreviewed_draft, "a draft from `wikiskill tasks from-sessions`: review task.md and rubric.md, then delete"),
-])
+@pytest.mark.parametrize(
+    "breaking, message",
+    [
+        (no_task_md, "fix-a/task.md is missing"),
+        (check_not_executable, "check.sh is not executable"),
+        (check_not_on_path, "'no-such-checker-xyz' is not an executable on PATH"),
+        (judged_without_rubric, "missing rubric.md or expectations"),
+        (duplicate_id, "duplicate task id 'fix-a'"),
+        (unknown_scorer, "unknown scorer 'pytest'"),
+        (unknown_key, "timeout_s: unknown setting"),
+        (empty_split, "no tasks (the split is empty)"),
+        (no_suite_yaml, "suite.yaml is missing"),
+        (qa_without_answer, "missing answer"),
+        (stray_file, "unknown rubric.txt"),
+        (missing_split, "test is missing"),
+        (command_for_a_judge, "command is for scorer: command"),
+        (unreviewed_draft, "a draft from `wikiskill tasks from-sessions`: review task.md and rubric.md, then delete"),
+    ],
+)
 def test_init_refuses_a_bad_suite_in_one_line_and_writes_nothing(tmp_path, breaking, message):
     suite = bugfix_suite(tmp_path)
     breaking(suite)
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(app, ["init", str(ws), "--benchmark", f"tasks:{suite}", "--model", "openai/m",
-                                      "--api-base", UNUSED_SERVER])
+    result = CliRunner().invoke(
+        app, ["init", str(ws), "--benchmark", f"tasks:{suite}", "--model", "openai/m", "--api-base", UNUSED_SERVER]
+    )
     lines = result.output.strip().splitlines()
     assert result.exit_code != 0 and len(lines) == 1 and message in lines[0], result.output
     assert not ws.exists()
@@ -164,8 +168,9 @@ def scorer(tmp_path: Path, command: str, **settings: object) -> tuple[CommandSco
     workdir = tmp_path / "work"
     workdir.mkdir()
     (workdir / "calc.py").write_text(BUGGY)
-    (workdir / "test_calc.py").write_text(checks_of("test_needs_a_positive_result") + "\n\ndef test_zero():\n"
-                                          "    assert absolute(0) == 0\n")
+    (workdir / "test_calc.py").write_text(
+        checks_of("test_needs_a_positive_result") + "\n\ndef test_zero():\n    assert absolute(0) == 0\n"
+    )
     return CommandScorer(folders.command, folders.scoring, folders.directory), task, workdir
 
 
@@ -262,8 +267,7 @@ def test_the_sandbox_refuses_a_val_trace_wherever_it_is_stored(tmp_path):
     ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/m", api_base=UNUSED_SERVER)
     val = Trajectory(task_id="val-07", split="val", kind=BenchmarkKind.WORKDIR, question="q", feedback="SECRET")
     train = val.model_copy(update={"task_id": "train-01", "split": "train"})
-    ws.commit({"raw/r001/train/val-07.json": val.to_json(), "raw/r001/train/train-01.json": train.to_json()},
-              "traces")
+    ws.commit({"raw/r001/train/val-07.json": val.to_json(), "raw/r001/train/train-01.json": train.to_json()}, "traces")
     sandbox = Sandbox(ws, "main")
     assert "SECRET" in sandbox.read("traces/train-01")[0]
     with pytest.raises(LookupError, match="validation and test material"):
@@ -304,14 +308,14 @@ def test_the_judge_stops_the_command_at_its_share_of_the_budget():
         meter.check()
 
 
-SCORER_SOURCE = '''
+SCORER_SOURCE = """
 from wikiskill.store.traces import Score
 
 
 def score(task, trajectory, workdir):
     fixed = "-x" in (workdir / "calc.py").read_text()
     return Score(value=1.0 if fixed else 0.25, feedback="calc.py still returns x unchanged" * (not fixed))
-'''
+"""
 
 
 def test_a_python_scorer_scores_the_workdir_and_its_source_keys_the_fingerprint(tmp_path, monkeypatch):

@@ -39,12 +39,16 @@ def test_writers_refuse_while_locked_and_take_over_a_dead_holders_lock(tmp_path)
     holder = hold_lock(ws.root)
     try:
         head = ws.head()
-        for command in (["evolve", "--rounds", "1"], ["evolve", "--rounds", "1", "--commit-human-edits"],
-                        ["rollback", "spell-letters"]):
+        for command in (
+            ["evolve", "--rounds", "1"],
+            ["evolve", "--rounds", "1", "--commit-human-edits"],
+            ["rollback", "spell-letters"],
+        ):
             result = cli(ws.root, *command)
             assert result.exit_code == 1, result.output
             assert result.output.strip().splitlines() == [
-                f"error: workspace is busy: pid {holder.pid} (wikiskill evolve) holds its lock; wait for it or stop it"]
+                f"error: workspace is busy: pid {holder.pid} (wikiskill evolve) holds its lock; wait for it or stop it"
+            ]
         assert ws.head() == head
     finally:
         holder.send_signal(signal.SIGKILL)

@@ -55,12 +55,17 @@ def test_a_symlinked_page_survives_consolidation_and_reaches_no_model(tmp_path):
         assert git(ws.root, "ls-tree", "main", "--", path).startswith("120000 ")
         assert git(ws.root, "cat-file", "-p", f"main:{path}") == str(secret)
         assert git(ws.root, "log", "--format=%s", "main", "--", path).splitlines() == [
-            "a page and a skill that are symlinks"]
+            "a page and a skill that are symlinks"
+        ]
     assert secret.read_text(encoding="utf-8") == f"{SECRET}\n"
     assert SECRET not in requests and "elsewhere" not in requests and "secret.txt" not in requests
     assert "evil-link" not in git(ws.root, "show", "main:wiki/index.md")
-    refusals = [message["content"] for body in server.requests for message in body["messages"]
-                if message["role"] == "tool" and LINK in str(message["content"])]
+    refusals = [
+        message["content"]
+        for body in server.requests
+        for message in body["messages"]
+        if message["role"] == "tool" and LINK in str(message["content"])
+    ]
     assert refusals and all("symbolic link" in text for text in refusals)
     assert "linked-skill" not in {skill.name for skill in api.load_skills(ws)}
     assert api.status(ws).wiki_pages == len(list((ws.root / "wiki/patterns").glob("*.md"))) - 1
@@ -70,13 +75,15 @@ def test_lint_names_each_symlink_in_one_line(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text(f"{SECRET}\n", encoding="utf-8")
     ws = planted_workspace(tmp_path, "http://127.0.0.1:9", secret)
-    run = subprocess.run([sys.executable, "-m", "wikiskill", "-C", str(ws.root), "lint"],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "wikiskill", "-C", str(ws.root), "lint"], capture_output=True, text=True, timeout=120
+    )
     lines = run.stdout.splitlines()
     assert run.returncode != 0
     for path in (LINK, "skills/linked-skill/SKILL.md"):
         assert [line for line in lines if line.startswith(path)] == [
-            f"{path}: is a symbolic link, not read (skills/ and wiki/ hold plain files only)"]
+            f"{path}: is a symbolic link, not read (skills/ and wiki/ hold plain files only)"
+        ]
     assert SECRET not in run.stdout + run.stderr
 
 

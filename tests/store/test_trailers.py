@@ -22,8 +22,13 @@ def wikiskill(ws: Workspace, *args: str):
 def test_every_commit_the_harness_writes_says_its_schema_version(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     evolve_scripted(ws, rounds=2)
-    out = git(ws.root, "log", "--all", "--format=%H %(trailers:key=Wikiskill-Step,valueonly,separator=)|"
-                                       "%(trailers:key=Wikiskill-Schema,valueonly,separator=)")
+    out = git(
+        ws.root,
+        "log",
+        "--all",
+        "--format=%H %(trailers:key=Wikiskill-Step,valueonly,separator=)|"
+        "%(trailers:key=Wikiskill-Schema,valueonly,separator=)",
+    )
     harness = [line for line in out.splitlines() if line.split("|")[0].split()[1:]]
     assert len(harness) > 10
     assert {line.split("|")[1] for line in harness} == {str(SCHEMA_VERSION)}
@@ -42,8 +47,10 @@ def test_a_workspace_written_by_a_newer_schema_stops_every_command_with_upgrade_
     merge_skill(ws, "spell-letters", 1)
     ws.tag("round/001", ws.head())
     newer = SCHEMA_VERSION + 1
-    ws.commit({"wiki/log.md": "# Log\n"}, f"r2 maintain: wiki\n\nWikiskill-Schema: {newer}\nWikiskill-Round: 2\n"
-                                          "Wikiskill-Step: maintain\n")
+    ws.commit(
+        {"wiki/log.md": "# Log\n"},
+        f"r2 maintain: wiki\n\nWikiskill-Schema: {newer}\nWikiskill-Round: 2\nWikiskill-Step: maintain\n",
+    )
     head = ws.head()
 
     result = wikiskill(ws, *command)
@@ -54,8 +61,10 @@ def test_a_workspace_written_by_a_newer_schema_stops_every_command_with_upgrade_
     assert ws.head() == head and git(ws.root, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("trailer", ["Wikiskill-Step: curate", "Wikiskill-Setup: 0123abcd", "Wikiskill-Score: high",
-                                     "Wikiskill-Action: delete"])
+@pytest.mark.parametrize(
+    "trailer",
+    ["Wikiskill-Step: curate", "Wikiskill-Setup: 0123abcd", "Wikiskill-Score: high", "Wikiskill-Action: delete"],
+)
 def test_a_trailer_this_schema_does_not_know_is_an_error_naming_it_not_a_silent_drop(tmp_path, trailer):
     ws = new_workspace(tmp_path)
     ws.commit({"wiki/log.md": "# Log\n"}, f"r1 step\n\nWikiskill-Round: 1\n{trailer}\n")
@@ -66,8 +75,9 @@ def test_a_trailer_this_schema_does_not_know_is_an_error_naming_it_not_a_silent_
 
 
 def test_per_role_cost_trailers_are_part_of_the_schema():
-    meta = Trailers.parse({"Wikiskill-Step": "rollout", "Wikiskill-Cost-Agent-USD": "0.5",
-                           "Wikiskill-Tokens-Agent": "10"})
+    meta = Trailers.parse(
+        {"Wikiskill-Step": "rollout", "Wikiskill-Cost-Agent-USD": "0.5", "Wikiskill-Tokens-Agent": "10"}
+    )
     assert meta.role_costs == {"agent": 0.5}
 
 
@@ -80,6 +90,10 @@ def test_each_roles_cost_trailer_is_read_back_as_that_role():
 
 def test_steps_actions_and_decisions_are_written_as_their_values():
     message = format_message("r1 gate", Trailers(round=1, step=Step.GATE, action=Action.NO_ACTION))
-    assert message.splitlines()[2:] == ["Wikiskill-Schema: 1", "Wikiskill-Round: 1", "Wikiskill-Step: gate",
-                                        "Wikiskill-Action: no_action"]
+    assert message.splitlines()[2:] == [
+        "Wikiskill-Schema: 1",
+        "Wikiskill-Round: 1",
+        "Wikiskill-Step: gate",
+        "Wikiskill-Action: no_action",
+    ]
     assert Trailers.parse({"Wikiskill-Action": "retire"}).action is Action.RETIRE

@@ -51,8 +51,19 @@ def test_logs_extended_in_process_equal_what_git_reads_back(ws):
     assert len(ws.log(MAIN)) >= 8 and all(c.meta.step for c in ws.log(MAIN)[:-1])
 
 
-@pytest.mark.parametrize("path", ["../outside.md", "/tmp/abs.md", ".git/config", "wiki/.GIT/hooks/x", "wiki/./a.md",
-                                  "wiki//a.md", "", "wiki/a\0b.md"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside.md",
+        "/tmp/abs.md",
+        ".git/config",
+        "wiki/.GIT/hooks/x",
+        "wiki/./a.md",
+        "wiki//a.md",
+        "",
+        "wiki/a\0b.md",
+    ],
+)
 def test_commit_refuses_paths_outside_the_workspace(ws, path):
     head = ws.head()
     with pytest.raises(WorkspaceError, match="outside the workspace"):
@@ -78,8 +89,9 @@ def test_compare_and_swap_refuses_a_moved_branch(ws):
 
 def test_recover_finishes_an_interrupted_sync_and_clears_stale_locks(ws):
     old = ws.head()
-    new = build_commit(ws, old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n",
-                           Scrubber())
+    new = build_commit(
+        ws, old, {"wiki/patterns/new.md": "new\n", "wiki/log.md": None}, "published, then killed\n", Scrubber()
+    )
     ws._marker_path().write_text(json.dumps({"new": new}))  # what a run killed right after update-ref leaves
     ws.repo.git.update_ref("refs/heads/main", new, old)
     git_dir = ws.root / ".git"
@@ -204,8 +216,9 @@ def test_a_step_never_overwrites_edits_made_during_the_run(ws):
 
 
 def test_edits_made_between_rounds_are_committed_before_the_next_round(ws):
-    result = evolve_scripted(ws, rounds=2, world=EditingWorld(ws.root / "wiki/patterns/mine.md", "mine\n"),
-                             commit_human_edits=True)
+    result = evolve_scripted(
+        ws, rounds=2, world=EditingWorld(ws.root / "wiki/patterns/mine.md", "mine\n"), commit_human_edits=True
+    )
     assert result.rounds_completed == 2
     steps = first_parent_steps(ws.root)
     assert steps[steps.index("gate") + 1] == "human"  # first thing in round 2

@@ -37,9 +37,15 @@ def route(body: dict) -> Reply | str:
         "slow": Reply(content="late", delay=2.0),
         "truncate": Reply(content="x" * 200, truncate=True),
         "counted": Reply(content="ok", prompt_tokens=11, completion_tokens=22),
-        "tools": Reply(content="Looking both up.", prompt_tokens=11, completion_tokens=22, tool_calls=[
-            {"name": "search", "arguments": {"query": "paris, the capital of france"}},
-            {"name": "skill", "arguments": {"skill": "geography"}}]),
+        "tools": Reply(
+            content="Looking both up.",
+            prompt_tokens=11,
+            completion_tokens=22,
+            tool_calls=[
+                {"name": "search", "arguments": {"query": "paris, the capital of france"}},
+                {"name": "skill", "arguments": {"skill": "geography"}},
+            ],
+        ),
     }
     return replies.get(last, f"echo: {last}")
 
@@ -52,8 +58,12 @@ def server():
 
 def complete(server: FakeOpenAIServer, text: str, **kwargs):
     return litellm.completion(
-        model=MODEL, api_base=server.base_url, api_key="sk-test",
-        messages=[{"role": "user", "content": text}], **NO_RETRY, **kwargs,
+        model=MODEL,
+        api_base=server.base_url,
+        api_key="sk-test",
+        messages=[{"role": "user", "content": text}],
+        **NO_RETRY,
+        **kwargs,
     )
 
 
@@ -133,8 +143,10 @@ def test_completion_cost_of_unmapped_model_raises(server):
         litellm.completion_cost(completion_response=response)
 
 
-TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
-         for name in ("search", "skill")]
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+    for name in ("search", "skill")
+]
 STREAMED = ["counted", "echo this sentence back in several pieces", "tools"]
 
 
@@ -142,8 +154,12 @@ def summary(message: dict, finish: str, usage: dict | None) -> dict:
     """What a client reads from a reply; call ids are left out (each request gets fresh ones) once checked."""
     calls = message.get("tool_calls") or []
     assert all(call["id"].startswith("call_") and call["type"] == "function" for call in calls)
-    return {"content": message.get("content") or "", "finish": finish, "usage": usage,
-            "calls": [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in calls]}
+    return {
+        "content": message.get("content") or "",
+        "finish": finish,
+        "usage": usage,
+        "calls": [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in calls],
+    }
 
 
 def plain(server: FakeOpenAIServer, text: str) -> dict:
@@ -157,8 +173,12 @@ def openai_streamed(server: FakeOpenAIServer, text: str, include_usage: bool) ->
     started by a delta with its id and name and its arguments appended by `index`."""
     client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
     stream = client.chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": text}], tools=TOOLS, stream=True,
-        stream_options={"include_usage": include_usage})
+        model="fake-model",
+        messages=[{"role": "user", "content": text}],
+        tools=TOOLS,
+        stream=True,
+        stream_options={"include_usage": include_usage},
+    )
     content, calls, finish, usage, pieces = "", {}, None, None, []
     for chunk in stream:
         assert chunk.object == "chat.completion.chunk"
@@ -170,8 +190,11 @@ def openai_streamed(server: FakeOpenAIServer, text: str, include_usage: bool) ->
             finish = choice.finish_reason or finish
             for call in choice.delta.tool_calls or []:
                 if call.id:
-                    calls[call.index] = {"id": call.id, "type": call.type,
-                                         "function": {"name": call.function.name, "arguments": ""}}
+                    calls[call.index] = {
+                        "id": call.id,
+                        "type": call.type,
+                        "function": {"name": call.function.name, "arguments": ""},
+                    }
                 calls[call.index]["function"]["arguments"] += call.function.arguments or ""
                 pieces.append(call.function.arguments or "")
     texts = [content] + [call["function"]["arguments"] for call in calls.values()]
@@ -202,8 +225,9 @@ def test_litellm_stream_equals_the_plain_reply(server, text):
 
 def test_stream_is_server_sent_events(server):
     body = json.dumps({"model": "fake-model", "stream": True, "messages": [{"role": "user", "content": "tools"}]})
-    request = urllib.request.Request(server.base_url + "/chat/completions", data=body.encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        server.base_url + "/chat/completions", data=body.encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request) as resp:
         assert resp.headers["Content-Type"] == "text/event-stream"
         events = resp.read().decode().split("\n\n")
@@ -223,12 +247,20 @@ def test_stream_errors_stay_json(server):
 def test_acompletion_concurrent():
     n = 8
     with FakeOpenAIServer(lambda body: "hi", latency=0.2) as srv:
+
         async def run():
-            return await asyncio.gather(*[
-                litellm.acompletion(model=MODEL, api_base=srv.base_url, api_key="sk-test",
-                                    messages=[{"role": "user", "content": str(i)}], **NO_RETRY)
-                for i in range(n)
-            ])
+            return await asyncio.gather(
+                *[
+                    litellm.acompletion(
+                        model=MODEL,
+                        api_base=srv.base_url,
+                        api_key="sk-test",
+                        messages=[{"role": "user", "content": str(i)}],
+                        **NO_RETRY,
+                    )
+                    for i in range(n)
+                ]
+            )
 
         results = asyncio.run(run())
         assert [r.choices[0].message.content for r in results] == ["hi"] * n
@@ -243,9 +275,20 @@ def test_models_endpoint(server):
 def test_cli_main():
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikiskill.testing.fakeserver", "--port", "0", "--content", "fixed",
-         "--completion-tokens", "20"],
-        cwd=root, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "wikiskill.testing.fakeserver",
+            "--port",
+            "0",
+            "--content",
+            "fixed",
+            "--completion-tokens",
+            "20",
+        ],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         base_url = proc.stdout.readline().split()[4]  # "fake OpenAI server at http://... (latency 0.0s)"

@@ -237,8 +237,10 @@ class LoadRequest:
     def split_counts(self, spec: BenchmarkSpec) -> dict[Split, int]:
         """The config's split sizes, each unset one taken from the family's defaults."""
         configured = self.configured_splits()
-        return {split: configured[split] if split in configured else getattr(spec.default_splits, split, 0)
-                for split in SPLITS}
+        return {
+            split: configured[split] if split in configured else getattr(spec.default_splits, split, 0)
+            for split in SPLITS
+        }
 
     def configured_splits(self) -> dict[Split, int]:
         """The split sizes the config sets itself (a suite may hold these to more than its defaults)."""

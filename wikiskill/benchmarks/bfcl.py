@@ -28,8 +28,9 @@ from pathlib import Path
 
 # bfcl-eval writes result/, score/ and file locks under its project root, by default the folder it
 # is installed in (site-packages, maybe read-only): point it into wikiskill's cache before it loads.
-os.environ.setdefault("BFCL_PROJECT_ROOT",
-                      str(Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser() / "bfcl"))
+os.environ.setdefault(
+    "BFCL_PROJECT_ROOT", str(Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser() / "bfcl")
+)
 
 from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC
 from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
@@ -62,7 +63,7 @@ def entry_pools() -> dict[Split, list[int]]:
     random.Random(SPLIT_SEED).shuffle(numbers)
     pools, start = {}, 0
     for split, size in POOL_SIZES.items():
-        pools[split] = numbers[start:start + size]
+        pools[split] = numbers[start : start + size]
         start += size
     return pools
 
@@ -71,8 +72,10 @@ def openai_tool(doc: dict) -> dict:
     """A BFCL function doc as an OpenAI function tool (BFCL's own types mapped to JSON schema's)."""
     parameters = _schema(copy.deepcopy(doc["parameters"]))
     parameters["type"] = "object"
-    return {"type": "function", "function": {"name": doc["name"], "description": doc.get("description", ""),
-                                             "parameters": parameters}}
+    return {
+        "type": "function",
+        "function": {"name": doc["name"], "description": doc.get("description", ""), "parameters": parameters},
+    }
 
 
 def _schema(node: dict) -> dict:
@@ -96,8 +99,11 @@ def _refusal(call: FunctionCall, available: set[str]) -> str | None:
         return f"Error during execution: no function named {call.name!r} is available."
     if not isinstance(call.arguments, dict):
         return "Error during execution: the arguments are not a JSON object."
-    bad = [key for key in call.arguments
-           if not (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key))]
+    bad = [
+        key
+        for key in call.arguments
+        if not (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key))
+    ]
     if bad:
         return f"Error during execution: invalid argument name(s) {', '.join(map(repr, bad))}."
     return None
@@ -122,7 +128,7 @@ class BfclSession:
         """Per turn, per step, the calls run: what BFCL's checker replays."""
 
     def available(self, turn: int) -> set[str]:
-        tools = self.tools + [tool for t in self.user_turns[:turn + 1] for tool in t.added_tools]
+        tools = self.tools + [tool for t in self.user_turns[: turn + 1] for tool in t.added_tools]
         return {tool["function"]["name"] for tool in tools}
 
     def execute(self, turn: int, calls: list[FunctionCall]) -> list[str]:
@@ -136,8 +142,13 @@ class BfclSession:
 
     def _run(self, texts: list[str]) -> list[str]:
         results, _ = multi_turn_utils.execute_multi_turn_func_call(
-            texts, self.entry["initial_config"], self.entry["involved_classes"], self.model_name, self.entry["id"],
-            long_context="long_context" in self.category)
+            texts,
+            self.entry["initial_config"],
+            self.entry["involved_classes"],
+            self.model_name,
+            self.entry["id"],
+            long_context="long_context" in self.category,
+        )
         return results
 
     def score(self, answered_turns: int) -> float:
@@ -179,11 +190,17 @@ class Bfcl:
     def tasks(self, split: Split) -> list[Task]:
         ids = [f"multi_turn_{category}_{number}" for number in entry_pools()[split] for category in self.categories]
         tasks = []
-        for entry_id in ids[:self.counts[split]]:
+        for entry_id in ids[: self.counts[split]]:
             category = entry_id.rsplit("_", 1)[0].removeprefix("multi_turn_")
             entry = _entries(category)[entry_id]
-            tasks.append(Task(id=entry_id, split=split, question=entry["question"][0][0]["content"],
-                              metadata={"category": category}))
+            tasks.append(
+                Task(
+                    id=entry_id,
+                    split=split,
+                    question=entry["question"][0][0]["content"],
+                    metadata={"category": category},
+                )
+            )
         return tasks
 
     def open_session(self, task: Task) -> BfclSession:

@@ -38,5 +38,4 @@ class BfclFamily:
 
         categories = (argument,) if argument else BFCL_CATEGORIES
         counts = request.split_counts(self.spec)
-        return Bfcl(categories, counts, spec=self.spec,
-                    name=self.spec.benchmark_name(argument))
+        return Bfcl(categories, counts, spec=self.spec, name=self.spec.benchmark_name(argument))

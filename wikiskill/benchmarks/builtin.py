@@ -24,8 +24,9 @@ class TextWorldCookingFamily:
         from .textworld_cooking import TextWorldCooking
 
         counts = request.split_counts(self.spec)
-        return TextWorldCooking(n_train=counts["train"], n_val=counts["val"], n_test=counts["test"],
-                                progress=request.progress)
+        return TextWorldCooking(
+            n_train=counts["train"], n_val=counts["val"], n_test=counts["test"], progress=request.progress
+        )
 
 
 class TextWorldFamily:
@@ -39,7 +40,7 @@ class TextWorldFamily:
         family="textworld",
         kind=BenchmarkKind.INTERACTIVE,
         summary="TextWorld's treasure hunter, coin collector and simple games, generated offline "
-                "(the offline model plays coin-collector and simple)",
+        "(the offline model plays coin-collector and simple)",
         argument="<challenge>",
         argument_required=True,
         default_splits=SplitCounts(train=20, val=10, test=50),
@@ -57,8 +58,10 @@ class TextWorldFamily:
         if name == "cooking":
             raise BenchmarkError("the cooking challenge is the benchmark `textworld-cooking`")
         if name not in CHALLENGES:
-            raise BenchmarkError(f"unknown TextWorld challenge {argument!r}; choose one of: "
-                                 f"{', '.join(f'textworld:{known}' for known in CHALLENGES)} (or textworld-cooking)")
+            raise BenchmarkError(
+                f"unknown TextWorld challenge {argument!r}; choose one of: "
+                f"{', '.join(f'textworld:{known}' for known in CHALLENGES)} (or textworld-cooking)"
+            )
         return name
 
     def spec_for(self, argument: str) -> BenchmarkSpec:

@@ -49,7 +49,7 @@ HARBOR = BenchmarkSpec(
     family="harbor",
     kind=BenchmarkKind.WORKDIR,
     summary="Harbor-format task folders (Terminal-Bench, SkillsBench, Harbor adapters), each task in "
-            "its own container, its tests copied in after the agent",
+    "its own container, its tests copied in after the agent",
     argument="PATH",
     argument_required=True,
     max_steps=QA_MAX_STEPS,
@@ -153,8 +153,9 @@ def read_task(folder: Path) -> HarborTask:
         raise BenchmarkError(f"{folder / TESTS_DIR / TEST_SCRIPT} is missing: it is the task's verifier")
     task = HarborTask(folder, config, instruction)
     if not task.has_dockerfile and not config.environment.docker_image:
-        raise BenchmarkError(f"{task.context / DOCKERFILE} is missing (or set [environment] docker_image "
-                             f"in {toml_path})")
+        raise BenchmarkError(
+            f"{task.context / DOCKERFILE} is missing (or set [environment] docker_image in {toml_path})"
+        )
     return task
 
 
@@ -162,15 +163,19 @@ def task_folders(directory: Path) -> list[Path]:
     """`directory` itself when it is a task folder, else its task folders (those with task.toml)."""
     if (directory / TASK_TOML).is_file():
         return [directory]
-    found = sorted(entry for entry in directory.iterdir()
-                   if entry.is_dir() and entry.name not in IGNORED and (entry / TASK_TOML).is_file())
+    found = sorted(
+        entry
+        for entry in directory.iterdir()
+        if entry.is_dir() and entry.name not in IGNORED and (entry / TASK_TOML).is_file()
+    )
     if not found:
         raise BenchmarkError(f"{directory}: no Harbor task folders (folders with a {TASK_TOML})")
     return found
 
 
-def harbor_split(tasks: list[HarborTask], settings: HarborSettings, sizes: SplitSizes,
-                 where: str) -> dict[Split, list[str]]:
+def harbor_split(
+    tasks: list[HarborTask], settings: HarborSettings, sizes: SplitSizes, where: str
+) -> dict[Split, list[str]]:
     """The task ids of each split: the explicit lists, or a seeded stratified split."""
     known = {task.id for task in tasks}
     if settings.ids.given:
@@ -188,7 +193,7 @@ def harbor_split(tasks: list[HarborTask], settings: HarborSettings, sizes: Split
     test = wanted["test"] if wanted["test"] is not None else max(0, total - train - val)
     if train + val + test > total:
         raise BenchmarkError(f"{where}: splits of {train} + {val} + {test} tasks, but the suite has {total}")
-    return {"train": order[:train], "val": order[train:train + val], "test": order[train + val:train + val + test]}
+    return {"train": order[:train], "val": order[train : train + val], "test": order[train + val : train + val + test]}
 
 
 def _stratified_order(tasks: list[HarborTask], seed: int) -> list[str]:
@@ -215,8 +220,13 @@ class HarborSuite:
     """A workdir suite of Harbor task folders, each played in its own container
     (`run/harbor_tasks.py`)."""
 
-    def __init__(self, directory: Path, settings: HarborSettings | None = None,
-                 sizes: SplitSizes | None = None, spec: BenchmarkSpec = HARBOR):
+    def __init__(
+        self,
+        directory: Path,
+        settings: HarborSettings | None = None,
+        sizes: SplitSizes | None = None,
+        spec: BenchmarkSpec = HARBOR,
+    ):
         directory = directory.expanduser()
         if not directory.is_dir():
             raise BenchmarkError(f"Harbor suite {directory} does not exist")
@@ -225,8 +235,9 @@ class HarborSuite:
         self.spec = spec
         self.settings = settings or HarborSettings()
         self.by_id = {task.id: task for task in map(read_task, task_folders(self.directory))}
-        self.split_ids = harbor_split(list(self.by_id.values()), self.settings, sizes or SplitSizes(),
-                                      str(self.directory))
+        self.split_ids = harbor_split(
+            list(self.by_id.values()), self.settings, sizes or SplitSizes(), str(self.directory)
+        )
         self._digest: str | None = None
 
     def tasks(self, split: Split) -> list[Task]:
@@ -236,8 +247,12 @@ class HarborSuite:
 
     @staticmethod
     def as_task(task: HarborTask, split: Split) -> Task:
-        return Task(id=task.id, split=split, question=task.instruction,
-                    metadata={TASK_DIR_KEY: str(task.folder), AGENT_TIMEOUT_KEY: task.config.agent.timeout_sec})
+        return Task(
+            id=task.id,
+            split=split,
+            question=task.instruction,
+            metadata={TASK_DIR_KEY: str(task.folder), AGENT_TIMEOUT_KEY: task.config.agent.timeout_sec},
+        )
 
     def task(self, task: Task) -> HarborTask:
         return self.by_id[task.id]
@@ -263,5 +278,8 @@ class HarborSuite:
 
 
 def _files(folder: Path) -> list[Path]:
-    return [path for path in folder.rglob("*")
-            if path.is_file() and not IGNORED.intersection(path.relative_to(folder).parts)]
+    return [
+        path
+        for path in folder.rglob("*")
+        if path.is_file() and not IGNORED.intersection(path.relative_to(folder).parts)
+    ]

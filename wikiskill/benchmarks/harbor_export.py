@@ -75,11 +75,15 @@ def export_harbor(suite_dir: Path, out: Path, base_image: str) -> HarborExport:
     nothing is written when the suite is refused."""
     suite = TaskFolders(suite_dir)
     if suite.scoring.scorer != ScorerName.COMMAND:
-        raise BenchmarkError(f"{suite.directory / SUITE_FILE}: only a suite scored by `scorer: command` exports "
-                             f"to Harbor (its check becomes tests/test.sh), not scorer: {suite.scoring.scorer}")
+        raise BenchmarkError(
+            f"{suite.directory / SUITE_FILE}: only a suite scored by `scorer: command` exports "
+            f"to Harbor (its check becomes tests/test.sh), not scorer: {suite.scoring.scorer}"
+        )
     if suite.scoring.junit is not None:
-        raise BenchmarkError(f"{suite.directory / SUITE_FILE}: junit: partial credit from a JUnit report does not "
-                             "export to Harbor; drop junit: to export the pass/fail check")
+        raise BenchmarkError(
+            f"{suite.directory / SUITE_FILE}: junit: partial credit from a JUnit report does not "
+            "export to Harbor; drop junit: to export the pass/fail check"
+        )
     out = out.expanduser().resolve()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BenchmarkError(f"{out} exists and is not an empty folder: name a new one with --out")
@@ -132,20 +136,26 @@ def _write_task(folder: Path, suite: TaskFolders, split: Split, task_id: str, co
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(entry, target)
-    shutil.copytree(source, tests / "task", ignore=lambda root, names: _ignored(root, names) | (
-        {FILES_DIR} if Path(root) == source else set()))
+    shutil.copytree(
+        source,
+        tests / "task",
+        ignore=lambda root, names: _ignored(root, names) | ({FILES_DIR} if Path(root) == source else set()),
+    )
     script = tests / "test.sh"
-    script.write_text(TEST_SCRIPT.format(suite=suite.directory.name, workdir=WORKDIR, tests=TESTS, command=command),
-                      encoding="utf-8")
+    script.write_text(
+        TEST_SCRIPT.format(suite=suite.directory.name, workdir=WORKDIR, tests=TESTS, command=command), encoding="utf-8"
+    )
     script.chmod(0o755)
 
 
 def _task_toml(suite: TaskFolders, split: Split) -> str:
     environment = "\n".join(f"{key} = {value}" for key, value in ENVIRONMENT.items())
     name = suite.directory.name
-    return (f'version = "1.0"\n\n[metadata]\ncategory = {json.dumps(name)}\nwikiskill_split = "{split}"\n'
-            f'source = {json.dumps("tasks:" + name)}\n\n[verifier]\ntimeout_sec = {float(suite.scoring.timeout)}\n\n'
-            f"[agent]\ntimeout_sec = {AGENT_TIMEOUT_SEC}\n\n[environment]\n{environment}\nallow_internet = false\n")
+    return (
+        f'version = "1.0"\n\n[metadata]\ncategory = {json.dumps(name)}\nwikiskill_split = "{split}"\n'
+        f"source = {json.dumps('tasks:' + name)}\n\n[verifier]\ntimeout_sec = {float(suite.scoring.timeout)}\n\n"
+        f"[agent]\ntimeout_sec = {AGENT_TIMEOUT_SEC}\n\n[environment]\n{environment}\nallow_internet = false\n"
+    )
 
 
 def _ignored(root: str, names: list[str]) -> set[str]:

@@ -35,8 +35,10 @@ DRAW_ORDER: tuple[Split, ...] = ("test", "val", "train")
 
 NOT_PLAYABLE: dict[str, str] = {
     "composite": "it mixes other datasets from a config; name them instead: reasoning-gym:a,b",
-    **{name: "its questions follow the process's string hash seed, so a task would change between runs"
-       for name in ("isomorphic_strings", "knight_swap", "polynomial_multiplication", "ransom_note", "word_ladder")},
+    **{
+        name: "its questions follow the process's string hash seed, so a task would change between runs"
+        for name in ("isomorphic_strings", "knight_swap", "polynomial_multiplication", "ransom_note", "word_ladder")
+    },
 }
 """Datasets refused, and why (measured on reasoning-gym 0.1.25: the hash-seeded ones generate
 different items under different PYTHONHASHSEED values)."""
@@ -73,8 +75,9 @@ class ReasoningGymQA:
     def __init__(self, datasets: list[str], spec: BenchmarkSpec, counts: dict[Split, int]):
         for split, count in counts.items():
             if count * DRAWS_PER_TASK > SEED_SPAN:
-                raise BenchmarkError(f"reasoning-gym {split} split of {count} tasks is too large "
-                                     f"(at most {SEED_SPAN // DRAWS_PER_TASK})")
+                raise BenchmarkError(
+                    f"reasoning-gym {split} split of {count} tasks is too large (at most {SEED_SPAN // DRAWS_PER_TASK})"
+                )
         self.datasets = datasets
         self.name = spec.benchmark_name(",".join(datasets))
         self.spec = spec
@@ -105,8 +108,9 @@ class ReasoningGymQA:
 
     def _draw(self, split: Split, seen: set[tuple[str, str]]) -> list[Task]:
         shares = _shares(self.counts[split], len(self.datasets))
-        per_dataset = [self._draw_dataset(name, split, count, seen)
-                       for name, count in zip(self.datasets, shares, strict=True)]
+        per_dataset = [
+            self._draw_dataset(name, split, count, seen) for name, count in zip(self.datasets, shares, strict=True)
+        ]
         longest = max((len(tasks) for tasks in per_dataset), default=0)
         return [tasks[index] for index in range(longest) for tasks in per_dataset if index < len(tasks)]
 
@@ -123,10 +127,18 @@ class ReasoningGymQA:
                 continue
             seen.add(key)
             answer = entry.get("answer")
-            tasks.append(Task(id=f"{name}-{split}-{len(tasks):03d}", split=split, question=entry["question"],
-                              answer=None if answer is None else str(answer),
-                              metadata={"dataset": name, "draws": draws, "index": index, "entry": entry}))
+            tasks.append(
+                Task(
+                    id=f"{name}-{split}-{len(tasks):03d}",
+                    split=split,
+                    question=entry["question"],
+                    answer=None if answer is None else str(answer),
+                    metadata={"dataset": name, "draws": draws, "index": index, "entry": entry},
+                )
+            )
             if len(tasks) == count:
                 return tasks
-        raise BenchmarkError(f"reasoning-gym dataset {name!r} gave only {len(tasks)} distinct {split} questions "
-                             f"in {draws} draws (asked for {count}); ask for fewer tasks")
+        raise BenchmarkError(
+            f"reasoning-gym dataset {name!r} gave only {len(tasks)} distinct {split} questions "
+            f"in {draws} draws (asked for {count}); ask for fewer tasks"
+        )

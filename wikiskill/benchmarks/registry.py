@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "wikiskill.benchmarks"
 
+
 def split_name(name: str) -> tuple[str, str | None]:
     """`family:argument` as (family, argument); a bare family has argument None."""
     family, colon, argument = name.partition(":")
@@ -62,18 +63,23 @@ def family(name: str) -> BenchmarkFamily:
     """The family registered as `name`, loaded on first use."""
     point = _entry_points().get(name)
     if point is None:
-        raise BenchmarkError(f"unknown benchmark {name!r}{did_you_mean(name, _entry_points())}; "
-                             f"choose one of: {', '.join(known_benchmarks())}")
+        raise BenchmarkError(
+            f"unknown benchmark {name!r}{did_you_mean(name, _entry_points())}; "
+            f"choose one of: {', '.join(known_benchmarks())}"
+        )
     try:
         loaded = point.load()
         found = loaded() if isinstance(loaded, type) else loaded
     except Exception as exc:  # noqa: BLE001 - a plugin may fail in any way; say which one
-        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) cannot be loaded: "
-                             f"{type(exc).__name__}: {exc}") from exc
+        raise BenchmarkError(
+            f"benchmark plugin {name!r} ({point.value}) cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from exc
     spec = getattr(found, "spec", None)
     if not isinstance(found, BenchmarkFamily) or not isinstance(spec, BenchmarkSpec):
-        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) is not a benchmark family: "
-                             "it needs a BenchmarkSpec `spec` and `check` and `load` methods")
+        raise BenchmarkError(
+            f"benchmark plugin {name!r} ({point.value}) is not a benchmark family: "
+            "it needs a BenchmarkSpec `spec` and `check` and `load` methods"
+        )
     if spec.family != name:
         raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) declares family {spec.family!r}")
     return found
@@ -103,8 +109,9 @@ def resolve(name: str, base: Path | None = None, installed: bool = True) -> tupl
         return found, argument
     missing = missing_requirements(spec)
     if missing:
-        raise BenchmarkError(f"benchmark {family_name!r} needs {spec.needs or ', '.join(missing)} "
-                             f"(missing: {', '.join(missing)})")
+        raise BenchmarkError(
+            f"benchmark {family_name!r} needs {spec.needs or ', '.join(missing)} (missing: {', '.join(missing)})"
+        )
     return found, found.check(argument, base)
 
 

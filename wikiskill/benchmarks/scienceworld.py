@@ -131,16 +131,30 @@ class ScienceWorldTextEnv:
 
     def _record(self, observation: str, info: dict, done: bool) -> EnvStep:
         score = float(info["score"])
-        self._last = EnvStep(observation=observation.strip(), score=score, max_score=MAX_SCORE, done=done,
-                             won=score >= MAX_SCORE, lost=score < 0, admissible_actions=list(info["valid"]))
+        self._last = EnvStep(
+            observation=observation.strip(),
+            score=score,
+            max_score=MAX_SCORE,
+            done=done,
+            won=score >= MAX_SCORE,
+            lost=score < 0,
+            admissible_actions=list(info["valid"]),
+        )
         return self._last
 
 
 class ScienceWorld:
     """A fixed sample of ScienceWorld's variations per split, of one task type or of all."""
 
-    def __init__(self, task_name: str | None, counts: dict[Split, int], *, configured: frozenset[str] = frozenset(),
-                 spec: BenchmarkSpec, name: str):
+    def __init__(
+        self,
+        task_name: str | None,
+        counts: dict[Split, int],
+        *,
+        configured: frozenset[str] = frozenset(),
+        spec: BenchmarkSpec,
+        name: str,
+    ):
         self.task_name = task_name
         self.counts = counts
         self.configured = configured
@@ -160,8 +174,15 @@ class ScienceWorld:
             self.tasks(split)
 
     def tasks(self, split: Split) -> list[Task]:
-        return [Task(id=f"sw-{name}-{variation}", split=split, question=description(name, variation),
-                     metadata={"task_name": name, "variation": variation}) for name, variation in self.pairs(split)]
+        return [
+            Task(
+                id=f"sw-{name}-{variation}",
+                split=split,
+                question=description(name, variation),
+                metadata={"task_name": name, "variation": variation},
+            )
+            for name, variation in self.pairs(split)
+        ]
 
     def make_env(self, task: Task) -> ScienceWorldTextEnv:
         return ScienceWorldTextEnv(task.metadata["task_name"], task.metadata["variation"])

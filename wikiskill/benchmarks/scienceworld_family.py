@@ -39,10 +39,16 @@ class ScienceWorldFamily:
 
     def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
         if shutil.which("java") is None:
-            raise BenchmarkError("scienceworld runs on Java 17, and there is no `java` on PATH "
-                                 "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)")
+            raise BenchmarkError(
+                "scienceworld runs on Java 17, and there is no `java` on PATH "
+                "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
+            )
         from .scienceworld import ScienceWorld
 
-        return ScienceWorld(argument, request.split_counts(self.spec),
-                            configured=frozenset(request.configured_splits()), spec=self.spec,
-                            name=self.spec.benchmark_name(argument))
+        return ScienceWorld(
+            argument,
+            request.split_counts(self.spec),
+            configured=frozenset(request.configured_splits()),
+            spec=self.spec,
+            name=self.spec.benchmark_name(argument),
+        )

@@ -38,8 +38,9 @@ def numeric(prediction: str | None, answer: str) -> float:
 
 
 def regex(prediction: str | None, answer: str) -> float:
-    return float(prediction is not None
-                 and re.fullmatch(answer, prediction.strip(), re.IGNORECASE | re.DOTALL) is not None)
+    return float(
+        prediction is not None and re.fullmatch(answer, prediction.strip(), re.IGNORECASE | re.DOTALL) is not None
+    )
 
 
 BUILTIN: dict[str, Scorer] = {"exact": exact, "contains": contains, "numeric": numeric, "regex": regex}

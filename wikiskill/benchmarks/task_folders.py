@@ -55,7 +55,7 @@ TASKS = BenchmarkSpec(
     family="tasks",
     kind=BenchmarkKind.WORKDIR,
     summary="your own tasks as folders: PATH/{train,val,test}/<id>/task.md (+ files/), scored by a "
-            "check command, an LLM judge or a QA scorer (PATH/suite.yaml)",
+    "check command, an LLM judge or a QA scorer (PATH/suite.yaml)",
     argument="PATH",
     argument_required=True,
     max_steps=QA_MAX_STEPS,
@@ -140,8 +140,9 @@ class SuiteSettings(BaseModel):
 def read_settings(directory: Path) -> SuiteSettings:
     path = directory / SUITE_FILE
     if not path.is_file():
-        raise BenchmarkError(f"{path} is missing: it names the scorer (e.g. `scorer: command` and "
-                             "`command: python -m pytest -q`)")
+        raise BenchmarkError(
+            f"{path} is missing: it names the scorer (e.g. `scorer: command` and `command: python -m pytest -q`)"
+        )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -194,8 +195,10 @@ class TaskFolders:
             try:
                 import_object(self.scoring.scorer.removeprefix("python:"))
             except Exception as exc:  # noqa: BLE001 - the user's import may raise anything
-                raise BenchmarkError(f"{self.directory / SUITE_FILE}: scorer: cannot load "
-                                     f"{self.scoring.scorer} ({type(exc).__name__}: {exc})") from exc
+                raise BenchmarkError(
+                    f"{self.directory / SUITE_FILE}: scorer: cannot load "
+                    f"{self.scoring.scorer} ({type(exc).__name__}: {exc})"
+                ) from exc
         kind = BenchmarkKind.QA if self.scoring.qa else BenchmarkKind.WORKDIR
         self.spec = spec.model_copy(update={"kind": kind, "judged": self.scoring.judged})
         self._tasks = self._read_all()
@@ -250,13 +253,17 @@ class TaskFolders:
         if not TASK_ID.fullmatch(folder.name):
             raise BenchmarkError(f"{folder}: a task id is letters, digits, '.', '_' and '-' (at most 100)")
         if (folder / DRAFT_MARKER).exists():
-            raise BenchmarkError(f"{folder}: a draft from `wikiskill tasks from-sessions`: review task.md and "
-                                 f"rubric.md, then delete {DRAFT_MARKER}")
-        unknown = sorted(entry.name for entry in folder.iterdir()
-                         if entry.name not in TASK_ENTRIES and entry.name not in IGNORED)
+            raise BenchmarkError(
+                f"{folder}: a draft from `wikiskill tasks from-sessions`: review task.md and "
+                f"rubric.md, then delete {DRAFT_MARKER}"
+            )
+        unknown = sorted(
+            entry.name for entry in folder.iterdir() if entry.name not in TASK_ENTRIES and entry.name not in IGNORED
+        )
         if unknown:
-            raise BenchmarkError(f"{folder}: unknown {', '.join(unknown)} (a task folder holds "
-                                 f"{', '.join(sorted(TASK_ENTRIES))})")
+            raise BenchmarkError(
+                f"{folder}: unknown {', '.join(unknown)} (a task folder holds {', '.join(sorted(TASK_ENTRIES))})"
+            )
         question = _read_text(folder / TASK_FILE, required=True)
         if not question.strip():
             raise BenchmarkError(f"{folder / TASK_FILE} is empty")
@@ -265,15 +272,18 @@ class TaskFolders:
             raise BenchmarkError(f"{files} must be a folder")
         answer = _read_text(folder / ANSWER_FILE)
         rubric = _read_text(folder / RUBRIC_FILE)
-        expectations = [line.strip() for line in (_read_text(folder / EXPECTATIONS_FILE) or "").splitlines()
-                        if line.strip()]
+        expectations = [
+            line.strip() for line in (_read_text(folder / EXPECTATIONS_FILE) or "").splitlines() if line.strip()
+        ]
         where = f"{folder} (scorer: {self.scoring.scorer})"
         if self.scoring.qa:
             if answer is None:
                 raise BenchmarkError(f"{where}: missing {ANSWER_FILE}, the reference answer")
             if files.is_dir():
-                raise BenchmarkError(f"{where}: a QA scorer reads the answer only; files/ needs a workdir "
-                                     "scorer (command, judge or python:MODULE:FUNCTION)")
+                raise BenchmarkError(
+                    f"{where}: a QA scorer reads the answer only; files/ needs a workdir "
+                    "scorer (command, judge or python:MODULE:FUNCTION)"
+                )
         if self.scoring.judged:
             if rubric is None and not expectations:
                 raise BenchmarkError(f"{where}: missing {RUBRIC_FILE} or {EXPECTATIONS_FILE}, what the judge grades")
@@ -284,9 +294,14 @@ class TaskFolders:
             metadata["rubric"] = rubric.strip()
         if expectations:
             metadata["expectations"] = expectations
-        return Task(id=folder.name, split=split, question=question.strip(),
-                    answer=answer.strip() if answer is not None else None, metadata=metadata,
-                    files=files if files.is_dir() else None)
+        return Task(
+            id=folder.name,
+            split=split,
+            question=question.strip(),
+            answer=answer.strip() if answer is not None else None,
+            metadata=metadata,
+            files=files if files.is_dir() else None,
+        )
 
 
 def _read_text(path: Path, required: bool = False) -> str | None:

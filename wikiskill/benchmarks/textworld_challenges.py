@@ -75,6 +75,7 @@ CHALLENGES: dict[str, Challenge] = {
 """Each challenge under the name `textworld:<name>` takes."""
 
 
-def open_challenge(argument: str, spec: BenchmarkSpec, counts: dict[Split, int],
-                   progress: Progress | None = None) -> TextWorldGames:
+def open_challenge(
+    argument: str, spec: BenchmarkSpec, counts: dict[Split, int], progress: Progress | None = None
+) -> TextWorldGames:
     return TextWorldGames(CHALLENGES[argument], spec, counts, progress=progress)

@@ -25,8 +25,18 @@ from wikiskill.benchmarks.textworld_games import (
 )
 
 __all__ = [
-    "GENERATION_SETTINGS", "GENERATION_WORKERS", "SEED_BASES", "SEED_RANGE", "CookingChallenge", "TextWorldCooking",
-    "TextWorldEnv", "clean_observation", "ensure_games", "games_dir", "single_command", "walkthrough",
+    "GENERATION_SETTINGS",
+    "GENERATION_WORKERS",
+    "SEED_BASES",
+    "SEED_RANGE",
+    "CookingChallenge",
+    "TextWorldCooking",
+    "TextWorldEnv",
+    "clean_observation",
+    "ensure_games",
+    "games_dir",
+    "single_command",
+    "walkthrough",
 ]
 
 GENERATION_SETTINGS: dict[str, Any] = {
@@ -80,5 +90,6 @@ class TextWorldCooking(TextWorldGames):
         *,
         progress: Progress | None = None,
     ):
-        super().__init__(COOKING, TEXTWORLD_COOKING, {"train": n_train, "val": n_val, "test": n_test},
-                         progress=progress)
+        super().__init__(
+            COOKING, TEXTWORLD_COOKING, {"train": n_train, "val": n_val, "test": n_test}, progress=progress
+        )

@@ -305,8 +305,9 @@ class TextWorldEnv:
 class TextWorldGames:
     """The games of one challenge; games of a split are generated (once) on its first `tasks` call."""
 
-    def __init__(self, challenge: Challenge, spec: BenchmarkSpec, counts: dict[Split, int], *,
-                 progress: Progress | None = None):
+    def __init__(
+        self, challenge: Challenge, spec: BenchmarkSpec, counts: dict[Split, int], *, progress: Progress | None = None
+    ):
         for split, count in counts.items():
             if not 0 <= count <= SEED_RANGE:
                 raise ValueError(f"{split} must have 0..{SEED_RANGE} games, got {count}")

@@ -13,14 +13,27 @@ from .common import app, help_text
 __all__ = ["app"]
 
 for name, command in [
-    ("init", running.init), ("evolve", running.evolve), ("eval", running.eval_command),
-    ("compare", running.compare_command), ("audit", running.audit_command), ("status", history.status),
-    ("log", history.log), ("prompt", skills.prompt), ("rollback", history.rollback_command),
-    ("show", history.show_command), ("doctor", running.doctor_command), ("benchmarks", running.benchmarks_command),
+    ("init", running.init),
+    ("evolve", running.evolve),
+    ("eval", running.eval_command),
+    ("compare", running.compare_command),
+    ("audit", running.audit_command),
+    ("status", history.status),
+    ("log", history.log),
+    ("prompt", skills.prompt),
+    ("rollback", history.rollback_command),
+    ("show", history.show_command),
+    ("doctor", running.doctor_command),
+    ("benchmarks", running.benchmarks_command),
     ("check-suite", running.check_suite_command),
-    ("export", skills.export_command), ("mcp", skills.mcp_command), ("lint", skills.lint_command),
-    ("search", skills.search_command), ("watch", skills.watch_command), ("ingest", skills.ingest_command),
-    ("report", history.report_command), ("base-image", environments.base_image_command),
+    ("export", skills.export_command),
+    ("mcp", skills.mcp_command),
+    ("lint", skills.lint_command),
+    ("search", skills.search_command),
+    ("watch", skills.watch_command),
+    ("ingest", skills.ingest_command),
+    ("report", history.report_command),
+    ("base-image", environments.base_image_command),
 ]:
     app.command(name, help=help_text(command))(command)
 

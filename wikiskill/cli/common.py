@@ -50,19 +50,29 @@ app = typer.Typer(
 
 ModelOption = typer.Option(None, "--model", help="litellm model string for every role (overrides wikiskill.yaml).")
 ApiBaseOption = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server.")
-AgentOption = typer.Option(None, "--agent",
-                           help="Who plays the tasks: builtin, python:MODULE:FUNCTION, "
-                                f"{', '.join(CLI_PRESETS.names())}, a CLI preset's dotted path, or oracle or "
-                                "nop on a Harbor suite (overrides agent.runner).")
+AgentOption = typer.Option(
+    None,
+    "--agent",
+    help="Who plays the tasks: builtin, python:MODULE:FUNCTION, "
+    f"{', '.join(CLI_PRESETS.names())}, a CLI preset's dotted path, or oracle or "
+    "nop on a Harbor suite (overrides agent.runner).",
+)
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")
-WorkersOption = typer.Option(None, "--workers", min=1,
-                             help="Worker processes (--executor processes, the default above 1) or Ray actors "
-                                  "(--executor ray) that share --concurrency, each with its own event loop.")
-ExecutorOption = typer.Option(None, "--executor",
-                              help="Where tasks run: local (this process), processes (a pool of --workers "
-                                   "processes), ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray) "
-                                   "or the dotted path of an executor class (package.module:Class); "
-                                   "default: processes with --workers above 1, else local.")
+WorkersOption = typer.Option(
+    None,
+    "--workers",
+    min=1,
+    help="Worker processes (--executor processes, the default above 1) or Ray actors "
+    "(--executor ray) that share --concurrency, each with its own event loop.",
+)
+ExecutorOption = typer.Option(
+    None,
+    "--executor",
+    help="Where tasks run: local (this process), processes (a pool of --workers "
+    "processes), ray (Ray actors; ray.address / RAY_ADDRESS, else a local Ray) "
+    "or the dotted path of an executor class (package.module:Class); "
+    "default: processes with --workers above 1, else local.",
+)
 
 
 def help_text(command: Callable) -> str:
@@ -79,10 +89,13 @@ def _print_version(asked: bool) -> None:
 
 
 @app.callback()
-def main(ctx: typer.Context, directory: Path | None = typer.Option(
-        None, "-C", help="Workspace directory (default: the one you are in)."),
-        version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                     help="Print wikiskill's version and exit.")) -> None:
+def main(
+    ctx: typer.Context,
+    directory: Path | None = typer.Option(None, "-C", help="Workspace directory (default: the one you are in)."),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print wikiskill's version and exit."
+    ),
+) -> None:
     ctx.obj = directory
 
 
@@ -106,8 +119,13 @@ def plain(text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def print_table(headers: list[str], rows: list[list[str]], names: tuple[int, ...] = (0,),
-                wrapped: tuple[int, ...] = (), **options: object) -> None:
+def print_table(
+    headers: list[str],
+    rows: list[list[str]],
+    names: tuple[int, ...] = (0,),
+    wrapped: tuple[int, ...] = (),
+    **options: object,
+) -> None:
     """A table whose `names` columns (identities, such as skill names) are never cut or split.
 
     On a terminal wide enough it is a rich table in which only the `wrapped` columns wrap;
@@ -121,8 +139,10 @@ def print_table(headers: list[str], rows: list[list[str]], names: tuple[int, ...
             column.min_width = widths[index]
     for row in rows:
         table.add_row(*row)
-    if console.is_terminal and Measurement.get(console, console.options.update_width(MEASURING_WIDTH),
-                                               table).minimum <= console.width:
+    if (
+        console.is_terminal
+        and Measurement.get(console, console.options.update_width(MEASURING_WIDTH), table).minimum <= console.width
+    ):
         console.print(table)
         return
     for row in [headers, *rows]:

@@ -12,10 +12,14 @@ def base_image_command(
     name: str = typer.Option("wikiskill/base:bookworm", "--name", help="The image's name."),
     runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Build it again even when an image has the name."),
-    mirror: str | None = typer.Option(None, "--mirror", help="The Debian mirror debootstrap fetches from "
-                                      "(default: debootstrap's)."),
-    packages: list[str] | None = typer.Option(None, "--package", help="Another Debian package to install (repeatable), "
-                                       "e.g. python3-pytest for a suite whose check runs pytest."),
+    mirror: str | None = typer.Option(
+        None, "--mirror", help="The Debian mirror debootstrap fetches from (default: debootstrap's)."
+    ),
+    packages: list[str] | None = typer.Option(
+        None,
+        "--package",
+        help="Another Debian package to install (repeatable), e.g. python3-pytest for a suite whose check runs pytest.",
+    ),
 ) -> None:
     """Make the base image task Dockerfiles build FROM, without any image registry.
 
@@ -24,8 +28,13 @@ def base_image_command(
     exists."""
     made = api.base_image(name, runtime, rebuild, mirror, tuple(packages or ()))
     if made.built:
-        console.print(f"Built {made.name} in {made.seconds:.0f} s (debootstrap's output: {made.log}).",
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(
+            f"Built {made.name} in {made.seconds:.0f} s (debootstrap's output: {made.log}).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     else:
-        console.print(f"{made.name} exists; kept it (--rebuild to build it again).", markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(
+            f"{made.name} exists; kept it (--rebuild to build it again).", markup=False, highlight=False, soft_wrap=True
+        )

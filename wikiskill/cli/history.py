@@ -18,8 +18,10 @@ def status(ctx: typer.Context) -> None:
     console.print(f"benchmark   {info.benchmark} (model {info.model})")
     console.print(f"rounds      {info.rounds} completed")
     console.print(f"incumbent   {score_text(info.incumbent)} on val")
-    console.print(f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
-                  f"(skills block: {info.skills_tokens} tokens)")
+    console.print(
+        f"skills      {len(info.skills)}: {', '.join(info.skills) or '(none)'} "
+        f"(skills block: {info.skills_tokens} tokens)"
+    )
     console.print(f"wiki pages  {info.wiki_pages}")
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
     for role, spend in info.by_role.items():
@@ -31,11 +33,25 @@ def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
 
     A manual rollback gets a row of its own."""
-    rows = [[f"{row.round:03d}", score_text(row.train), f"{row.action} {row.skill}".strip() or "—",
-             score_text(row.val), score_text(row.incumbent), row.decision or "—", f"{row.cost_usd:.4f}",
-             str(row.tokens)] for row in api.round_log(workspace_of(ctx))]
-    print_table(["round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens"], rows,
-                names=(2,), box=box.SIMPLE_HEAD)
+    rows = [
+        [
+            f"{row.round:03d}",
+            score_text(row.train),
+            f"{row.action} {row.skill}".strip() or "—",
+            score_text(row.val),
+            score_text(row.incumbent),
+            row.decision or "—",
+            f"{row.cost_usd:.4f}",
+            str(row.tokens),
+        ]
+        for row in api.round_log(workspace_of(ctx))
+    ]
+    print_table(
+        ["round", "train", "candidate", "val", "incumbent", "decision", "cost $", "tokens"],
+        rows,
+        names=(2,),
+        box=box.SIMPLE_HEAD,
+    )
 
 
 def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
@@ -49,8 +65,10 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
     if story.maintain_failed:
         plain(f"  failed: {story.maintain_failed}")
     plain(f"  wiki files changed: {', '.join(story.pages_changed) or '(none)'}")
-    plain(f"propose: {story.proposer_turns} turn(s), {story.invalid_outputs} invalid output(s); "
-        f"read: {', '.join(story.reads) or '(nothing)'}")
+    plain(
+        f"propose: {story.proposer_turns} turn(s), {story.invalid_outputs} invalid output(s); "
+        f"read: {', '.join(story.reads) or '(nothing)'}"
+    )
     plain(f"  proposal: {story.action or '(none)'} {story.skill or ''}".rstrip())
     if story.rationale:
         plain(f"  rationale: {story.rationale}")
@@ -61,8 +79,12 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
         table = Table("task", "score", "prediction", "expected", title=title)
         for row in story.validation:
             infra = row.get("failure") == "infra"
-            table.add_row(str(row.get("id")), "infra" if infra else f"{float(row.get('score') or 0):.3f}",
-                          shorten(row.get("error") if infra else row.get("prediction")), shorten(row.get("expected")))
+            table.add_row(
+                str(row.get("id")),
+                "infra" if infra else f"{float(row.get('score') or 0):.3f}",
+                shorten(row.get("error") if infra else row.get("prediction")),
+                shorten(row.get("expected")),
+            )
         console.print(table)
         left_out = story.infra
         if left_out:
@@ -80,9 +102,11 @@ def rollback_command(
     name: str | None = typer.Argument(None, help="Skill whose changes to revert."),
     round_number: int | None = typer.Option(None, "--round", help="Revert the change accepted in this round."),
     keep_human_edits: bool = typer.Option(
-        False, "--keep-human-edits",
+        False,
+        "--keep-human-edits",
         help="With NAME: revert only the accepted changes and keep later edits by hand (refused where an "
-             "edit builds on a change being reverted)."),
+        "edit builds on a change being reverted).",
+    ),
 ) -> None:
     """Revert skill changes in one commit, or refuse having written nothing.
 
@@ -91,14 +115,21 @@ def rollback_command(
     and the commit body names the hand edits. --round N reverts that round's change, keeping later
     edits where they can be separated from it. A refusal names the command that works. The wiki
     stays."""
-    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number,
-                          keep_human_edits=keep_human_edits)
+    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number, keep_human_edits=keep_human_edits)
     undone = ", ".join(f"round {c.meta.round} ({c.meta.action or 'change'} {c.meta.skill})" for c in result.reverted)
     if result.human_edits:
-        undone += (f" and {len(result.human_edits)} hand edit(s) of it ("
-                   + ", ".join(commit.sha[:10] for commit in result.human_edits) + ")")
-    console.print(f"Rolled back {undone} in one commit ({result.commit[:10]}). "
-                  "The incumbent is re-validated on the next `evolve`.", markup=False, highlight=False, soft_wrap=True)
+        undone += (
+            f" and {len(result.human_edits)} hand edit(s) of it ("
+            + ", ".join(commit.sha[:10] for commit in result.human_edits)
+            + ")"
+        )
+    console.print(
+        f"Rolled back {undone} in one commit ({result.commit[:10]}). "
+        "The incumbent is re-validated on the next `evolve`.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def report_command(

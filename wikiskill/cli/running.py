@@ -28,8 +28,12 @@ from .common import (
 
 def init(
     path: Path = typer.Argument(..., help="New or empty directory for the workspace."),
-    benchmark: str = typer.Option("textworld-cooking", "--benchmark", "-b",
-                                  help="Any name `wikiskill benchmarks` lists, e.g. textworld-cooking or jsonl:DIR."),
+    benchmark: str = typer.Option(
+        "textworld-cooking",
+        "--benchmark",
+        "-b",
+        help="Any name `wikiskill benchmarks` lists, e.g. textworld-cooking or jsonl:DIR.",
+    ),
     model: str = typer.Option("offline", "--model", help="litellm model string; `offline` needs no key."),
     api_base: str | None = ApiBaseOption,
     train: int | None = typer.Option(None, "--train", min=1, help="Train tasks (generated benchmarks)."),
@@ -38,17 +42,33 @@ def init(
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Tasks run at the same time."),
     agent: str | None = AgentOption,
     command: str | None = typer.Option(
-        None, "--command", help="--agent command: the CLI's command line, split as a shell does, each word a "
-                                "template (e.g. 'mycli --model {model} {prompt}'); see docs/agents.md."),
+        None,
+        "--command",
+        help="--agent command: the CLI's command line, split as a shell does, each word a "
+        "template (e.g. 'mycli --model {model} {prompt}'); see docs/agents.md.",
+    ),
     arg: list[str] | None = typer.Option(
-        None, "--arg", help="--agent command: one item of the CLI's argv, as it is (repeat it, the program first); "
-                            "instead of --command."),
+        None,
+        "--arg",
+        help="--agent command: one item of the CLI's argv, as it is (repeat it, the program first); "
+        "instead of --command.",
+    ),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
     Refuses a non-empty directory that is not a workspace."""
-    ws = api.init_workspace(path, benchmark=benchmark, model=model, api_base=api_base, train=train, val=val,
-                            test=test, concurrency=concurrency, agent=agent, command=argv_of(command, arg))
+    ws = api.init_workspace(
+        path,
+        benchmark=benchmark,
+        model=model,
+        api_base=api_base,
+        train=train,
+        val=val,
+        test=test,
+        concurrency=concurrency,
+        agent=agent,
+        command=argv_of(command, arg),
+    )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     counts = api.suite_counts(ws)
     if counts is not None:
@@ -70,33 +90,53 @@ def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
 
 def evolve(
     ctx: typer.Context,
-    rounds: int = typer.Option(3, "--rounds", "-n", min=1,
-                               help="More rounds to complete from now; a round left unfinished by an interrupted "
-                                    "run is finished first and counts as the first of them."),
+    rounds: int = typer.Option(
+        3,
+        "--rounds",
+        "-n",
+        min=1,
+        help="More rounds to complete from now; a round left unfinished by an interrupted "
+        "run is finished first and counts as the first of them.",
+    ),
     model: str | None = ModelOption,
     api_base: str | None = ApiBaseOption,
     concurrency: int | None = ConcurrencyOption,
     workers: int | None = WorkersOption,
     executor: str | None = ExecutorOption,
     agent: str | None = AgentOption,
-    commit_human_edits: bool = typer.Option(False, "--commit-human-edits",
-                                            help="Commit uncommitted edits under skills/ and wiki/ as a human step."),
+    commit_human_edits: bool = typer.Option(
+        False, "--commit-human-edits", help="Commit uncommitted edits under skills/ and wiki/ as a human step."
+    ),
 ) -> None:
     """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run).
 
     `--rounds N` always means N more completed rounds from now: a round an interrupted run left
     unfinished is resumed as the first of the N, and what it is doing is said before the first round."""
     ws = workspace_of(ctx)
-    result = api.evolve(ws, rounds, model=model, api_base=api_base, concurrency=concurrency, workers=workers,
-                        executor=executor, agent=agent, commit_human_edits=commit_human_edits, console=console)
+    result = api.evolve(
+        ws,
+        rounds,
+        model=model,
+        api_base=api_base,
+        concurrency=concurrency,
+        workers=workers,
+        executor=executor,
+        agent=agent,
+        commit_human_edits=commit_human_edits,
+        console=console,
+    )
     ran = len(result.decisions)
     if result.stopped_early and not ran:
-        console.print(f"Nothing to do: the incumbent already scores 1.0 on every val task, so no round was "
-                      f"started ({result.rounds_completed} completed in all). See `wikiskill log`.")
+        console.print(
+            f"Nothing to do: the incumbent already scores 1.0 on every val task, so no round was "
+            f"started ({result.rounds_completed} completed in all). See `wikiskill log`."
+        )
         return
-    note = ("; stopped early, as the incumbent now scores 1.0 on every val task" if result.stopped_early else "")
-    console.print(f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
-                  f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`.")
+    note = "; stopped early, as the incumbent now scores 1.0 on every val task" if result.stopped_early else ""
+    console.print(
+        f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
+        f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`."
+    )
 
 
 def eval_command(
@@ -114,8 +154,18 @@ def eval_command(
 
     Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = workspace_of(ctx)
-    evaluated = api.evaluate(ws, split, ref=ref, model=model, api_base=api_base, concurrency=concurrency,
-                             workers=workers, executor=executor, agent=agent, console=console)
+    evaluated = api.evaluate(
+        ws,
+        split,
+        ref=ref,
+        model=model,
+        api_base=api_base,
+        concurrency=concurrency,
+        workers=workers,
+        executor=executor,
+        agent=agent,
+        console=console,
+    )
     e = evaluated.evaluation
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
     failed = []
@@ -151,18 +201,33 @@ def compare_command(
     records, or the result cache holds, under the current fingerprint are not rerun."""
     from ..history.compare import Change
 
-    result = api.compare(workspace_of(ctx), ref_a, ref_b, split, model=model, api_base=api_base,
-                         concurrency=concurrency, workers=workers, executor=executor, agent=agent,
-                         console=console)
+    result = api.compare(
+        workspace_of(ctx),
+        ref_a,
+        ref_b,
+        split,
+        model=model,
+        api_base=api_base,
+        concurrency=concurrency,
+        workers=workers,
+        executor=executor,
+        agent=agent,
+        console=console,
+    )
     table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
     for row in result.rows:
         table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
     console.print(table)
     counts = ", ".join(f"{result.count(change)} {change.value}" for change in Change)
     low, high = result.interval
-    console.print(f"{ref_a} {result.a.mean:.3f} → {ref_b} {result.b.mean:.3f}: mean difference "
-                  f"{result.mean_diff:+.4f}, {result.confidence:.0%} interval [{low:+.4f}, {high:+.4f}] "
-                  f"(n = {len(result.rows)}; {counts})", markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        f"{ref_a} {result.a.mean:.3f} → {ref_b} {result.b.mean:.3f}: mean difference "
+        f"{result.mean_diff:+.4f}, {result.confidence:.0%} interval [{low:+.4f}, {high:+.4f}] "
+        f"(n = {len(result.rows)}; {counts})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def audit_command(
@@ -177,8 +242,14 @@ def audit_command(
     Each merge must record an evaluation of exactly its own skills, compared with an
     incumbent evaluated under the same setup, with the claimed score in its results file;
     --rerun also evaluates each merge again under the current settings."""
-    report = api.audit(workspace_of(ctx), rerun=rerun, model=model, api_base=api_base, concurrency=concurrency,
-                       console=console if rerun else None)
+    report = api.audit(
+        workspace_of(ctx),
+        rerun=rerun,
+        model=model,
+        api_base=api_base,
+        concurrency=concurrency,
+        console=console if rerun else None,
+    )
     for problem in report.problems:
         typer.echo(problem)
     rerun_note = f", {report.rerun} re-evaluated" if rerun else ""
@@ -192,8 +263,7 @@ def audit_command(
         raise typer.Exit(1)
 
 
-def doctor_command(ctx: typer.Context, model: str | None = ModelOption,
-                   api_base: str | None = ApiBaseOption) -> None:
+def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base: str | None = ApiBaseOption) -> None:
     """Probe each role's model once: reachable, latency, JSON output, tool protocol, context window, price.
 
     The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
@@ -202,10 +272,16 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption,
     table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
     mark = {True: "yes", False: "no", None: "—"}
     for check in checks:
-        table.add_row(check.role, check.model, mark[check.reachable],
-                      f"{check.latency_s:.2f}s" if check.latency_s is not None else "—", mark[check.json_ok],
-                      f"{check.protocol} ({check.configured_protocol})",
-                      str(check.context_window or "—"), mark[check.price_known])
+        table.add_row(
+            check.role,
+            check.model,
+            mark[check.reachable],
+            f"{check.latency_s:.2f}s" if check.latency_s is not None else "—",
+            mark[check.json_ok],
+            f"{check.protocol} ({check.configured_protocol})",
+            str(check.context_window or "—"),
+            mark[check.price_known],
+        )
     console.print(table)
     for check in checks:
         for line in filter(None, [check.problem, *check.notes]):

@@ -22,14 +22,23 @@ def skills(ctx: typer.Context, ref: str = typer.Option("main", "--ref", help="Gi
         return
     ws = workspace_of(ctx)
     usage = api.skill_usage(ws, ref)
-    rows = [[skill.name, " ".join(skill.description.split()), str(skill.metadata.get("wikiskill-round", "")),
-             *(str(getattr(usage.get(skill.name), key, 0)) for key in ("prompts", "loads", "helped", "hurt"))]
-            for skill in api.load_skills(ws, ref)]
+    rows = [
+        [
+            skill.name,
+            " ".join(skill.description.split()),
+            str(skill.metadata.get("wikiskill-round", "")),
+            *(str(getattr(usage.get(skill.name), key, 0)) for key in ("prompts", "loads", "helped", "hurt")),
+        ]
+        for skill in api.load_skills(ws, ref)
+    ]
     print_table(["name", "description", "round", "prompts", "loaded", "helped", "hurt"], rows, wrapped=(1,))
 
 
-def skills_show(ctx: typer.Context, name: str = typer.Argument(..., help="The skill to print."),
-                ref: str = typer.Option("main", "--ref", help="Git ref to read the skill at.")) -> None:
+def skills_show(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The skill to print."),
+    ref: str = typer.Option("main", "--ref", help="Git ref to read the skill at."),
+) -> None:
     """Print one skill's SKILL.md and PURPOSE.md."""
     sys.stdout.write(api.show_skill(workspace_of(ctx), name, ref))
 
@@ -46,19 +55,25 @@ def prompt(
     ws = workspace_of(ctx)
     block = api.prompt(ws, task=task, mode=mode, ref=ref)
     if not api.load_skills(ws, ref):
-        errors.print(f"no skills at {ref}: the skills block is empty", markup=False, highlight=False,
-                     soft_wrap=True)
+        errors.print(f"no skills at {ref}: the skills block is empty", markup=False, highlight=False, soft_wrap=True)
     sys.stdout.write(block)
 
 
 def export_command(
     ctx: typer.Context,
-    dest: Path = typer.Argument(..., help="agents, harbor: the folder to write the skill folders into; claude, "
-                                          "codex: the project (or home) folder whose host skills folder to write."),
+    dest: Path = typer.Argument(
+        ...,
+        help="agents, harbor: the folder to write the skill folders into; claude, "
+        "codex: the project (or home) folder whose host skills folder to write.",
+    ),
     ref: str = typer.Option("main", "--ref", help="Export the skills at this git ref."),
-    target: str = typer.Option("agents", "--target", help="agents (DIR/<name>/), claude (DIR/.claude/skills/), "
-                                                          "codex (DIR/.agents/skills/) or harbor (DIR/<name>/, "
-                                                          "for `harbor run --skill DIR`)."),
+    target: str = typer.Option(
+        "agents",
+        "--target",
+        help="agents (DIR/<name>/), claude (DIR/.claude/skills/), "
+        "codex (DIR/.agents/skills/) or harbor (DIR/<name>/, "
+        "for `harbor run --skill DIR`).",
+    ),
 ) -> None:
     """Write the accepted skills as Agent Skills folders (SKILL.md and every file they ship).
 
@@ -69,16 +84,23 @@ def export_command(
     result = api.export(workspace_of(ctx), dest, ref, target)
     for name, reason in result.skipped.items():
         errors.print(f"skipped {name}: {reason}", style="yellow", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"Exported {len(result.skills)} skill(s) from {ref} ({result.commit[:10]}) to {result.dest}: "
-                  f"{len(result.written)} file(s) written, {len(result.removed)} removed.",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        f"Exported {len(result.skills)} skill(s) from {ref} ({result.commit[:10]}) to {result.dest}: "
+        f"{len(result.written)} file(s) written, {len(result.removed)} removed.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def mcp_command(
     ctx: typer.Context,
     ref: str = typer.Option("main", "--ref", help="Serve the skills at this git ref, followed live."),
-    transport: str = typer.Option("stdio", "--transport", help="stdio (a host starts this command) or http "
-                                                               "(streamable HTTP at http://HOST:PORT/mcp)."),
+    transport: str = typer.Option(
+        "stdio",
+        "--transport",
+        help="stdio (a host starts this command) or http (streamable HTTP at http://HOST:PORT/mcp).",
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="http: the address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="http: the port to listen on."),
 ) -> None:
@@ -107,8 +129,9 @@ def lint_command(ctx: typer.Context) -> None:
 def search_command(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="Words to look for."),
-    corpus: str = typer.Option("wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train "
-                                                    "traces and ingested sessions)."),
+    corpus: str = typer.Option(
+        "wiki", "--in", help="wiki (pattern pages), skills, or traces (latest train traces and ingested sessions)."
+    ),
     limit: int = typer.Option(10, "--limit", min=1, help="Most hits to show."),
     ref: str = typer.Option("main", "--ref", help="Search at this git ref."),
 ) -> None:
@@ -135,25 +158,33 @@ def watch_command(
 
     def show(report: WatchReport) -> None:
         if report.changed:
-            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] changed: {', '.join(report.changed)}",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"[dim]{time.strftime('%H:%M:%S')}[/dim] changed: {', '.join(report.changed)}",
+                highlight=False,
+                soft_wrap=True,
+            )
         for problem in report.problems:
             console.print(f"  [red]✗[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
         if not report.problems:
             console.print("  [green]✓[/green] no problems", highlight=False)
         if report.committed:
-            console.print(f"  committed {report.committed[:10]} as a human step: "
-                          f"{escape(', '.join(report.committed_paths))}", highlight=False, soft_wrap=True)
+            console.print(
+                f"  committed {report.committed[:10]} as a human step: {escape(', '.join(report.committed_paths))}",
+                highlight=False,
+                soft_wrap=True,
+            )
         if report.held_back:
             held_back = escape(", ".join(report.held_back))
-            console.print(f"  [yellow]not committed (they add problems):[/yellow] {held_back}",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"  [yellow]not committed (they add problems):[/yellow] {held_back}", highlight=False, soft_wrap=True
+            )
         if report.note:
             console.print(f"  [yellow]not committed:[/yellow] {escape(report.note)}", highlight=False, soft_wrap=True)
 
     what = "linting and committing valid edits" if commit else "linting"
-    console.print(f"Watching skills/ and wiki/ in {escape(str(ws.root))} ({what}); Ctrl-C stops.",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"Watching skills/ and wiki/ in {escape(str(ws.root))} ({what}); Ctrl-C stops.", highlight=False, soft_wrap=True
+    )
     try:
         api.watch(ws, show, commit=commit)
     except KeyboardInterrupt:
@@ -163,11 +194,18 @@ def watch_command(
 def ingest_command(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(..., help="Session transcript files."),
-    session_format: str = typer.Option(..., "--format", help="claude-code (a session .jsonl from "
-                                       "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat "
-                                       "messages)."),
-    outcome: str = typer.Option("unknown", "--outcome", help="success, failure or unknown: how the sessions "
-                                                             "ended (unknown ones are sampled with the failures)."),
+    session_format: str = typer.Option(
+        ...,
+        "--format",
+        help="claude-code (a session .jsonl from "
+        "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat "
+        "messages).",
+    ),
+    outcome: str = typer.Option(
+        "unknown",
+        "--outcome",
+        help="success, failure or unknown: how the sessions ended (unknown ones are sampled with the failures).",
+    ),
 ) -> None:
     """Import real agent sessions into raw/ so the next round's maintainer and proposer learn from them.
 
@@ -180,6 +218,11 @@ def ingest_command(
     if result.commit is None:
         console.print("Nothing new to ingest.")
         return
-    console.print(f"Ingested {len(result.added)} session(s) as raw/r{result.round:03d}/ingested/ "
-                  f"({', '.join(t.task_id for t in result.added)}) in {result.commit[:10]}; round {result.round} "
-                  "learns from them.", markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        f"Ingested {len(result.added)} session(s) as raw/r{result.round:03d}/ingested/ "
+        f"({', '.join(t.task_id for t in result.added)}) in {result.commit[:10]}; round {result.round} "
+        "learns from them.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -86,8 +86,10 @@ class Evidence:
 
     def effect(self) -> str:
         """What the change did to the val tasks, in the one wording skill-impact.md and PURPOSE.md share."""
-        return (f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
-                f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)")
+        return (
+            f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
+            f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)"
+        )
 
     def interval_text(self) -> str | None:
         if self.interval is None:
@@ -120,8 +122,7 @@ class Looks(Protocol):
         stand; `crossed` says whether the validation stops here. A pure function of the per-task
         differences and the look, so `audit` recomputes it."""
 
-    def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int,
-                    at_least: bool = False) -> Verdict:
+    def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool = False) -> Verdict:
         """Replay every look on the tasks given, in order: the verdict of the first that stops
         (the validate step never runs past it); at the pool's end, `paired`'s."""
 

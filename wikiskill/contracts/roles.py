@@ -118,8 +118,17 @@ class WikiMaintainer(Protocol):
     """Turns a round's sampled traces into page edits (`roles/maintainer.py`,
     `roles/offline/maintainer.py`); it returns them and writes nothing."""
 
-    def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
-            passed: int, total: int, max_chars: int, check: Check = ...) -> MaintainerResult:
+    def run(
+        self,
+        round_number: int,
+        wiki: WikiView,
+        traces: list[Trajectory],
+        train_score: float,
+        passed: int,
+        total: int,
+        max_chars: int,
+        check: Check = ...,
+    ) -> MaintainerResult:
         """The page edits (`MaintainerOutput`) or the error, the usage and the transcript.
         `wiki` is the part of the wiki it is shown, each trace is cut to `max_chars`, and `check`
         gives the reasons the caller would refuse an output's pages (worth one retry)."""

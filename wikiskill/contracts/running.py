@@ -54,8 +54,15 @@ class Executor(Protocol):
         machine use `place`; `team` builds agents in this process (a host's model factory
         cannot cross processes)."""
 
-    def run(self, recipe: AgentRecipe, tasks: list[Task], concurrency: int, meter: Meter,
-            cache: ResultCache | None = None, on_done: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+    def run(
+        self,
+        recipe: AgentRecipe,
+        tasks: list[Task],
+        concurrency: int,
+        meter: Meter,
+        cache: ResultCache | None = None,
+        on_done: Callable[[Trajectory], None] | None = None,
+    ) -> list[Trajectory]:
         """Each task at most once, results in task order. The budget is checked before a task
         starts; once it is reached or a task fails, no new task starts, the tasks in flight finish
         (and are cached), and the first error is raised."""

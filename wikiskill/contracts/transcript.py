@@ -45,9 +45,14 @@ class Transcript(BaseModel):
     """Why the role produced no usable result."""
 
     def add_turn(self, content: str | None, usage: Usage, notes: list[str]) -> TranscriptTurn:
-        turn = TranscriptTurn(turn=len(self.turns) + 1, content=content, notes=list(notes),
-                              prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                              cached_tokens=usage.cached_tokens)
+        turn = TranscriptTurn(
+            turn=len(self.turns) + 1,
+            content=content,
+            notes=list(notes),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+        )
         self.turns.append(turn)
         return turn
 

@@ -149,17 +149,23 @@ class AgentSettings(RoleSettings):
         if DOTTED_PATH.fullmatch(text):
             return text
         presets = ", ".join(CLI_PRESETS.names())
-        raise ValueError(f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
-                         "a preset's dotted path package.module:Class, or oracle or nop on a Harbor suite)")
+        raise ValueError(
+            f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
+            "a preset's dotted path package.module:Class, or oracle or nop on a Harbor suite)"
+        )
 
     @model_validator(mode="after")
     def _command_given(self) -> AgentSettings:
         if self.runner == COMMAND_PRESET and not self.command:
-            raise ValueError(f"runner: {self.runner} needs `command`, the CLI's argv template "
-                             '(e.g. command: [mycli, --model, "{model}", "{prompt}"])')
+            raise ValueError(
+                f"runner: {self.runner} needs `command`, the CLI's argv template "
+                '(e.g. command: [mycli, --model, "{model}", "{prompt}"])'
+            )
         if self.tool_protocol == ToolProtocol.BASH_BLOCK and self.wiki_access:
-            raise ValueError("tool_protocol: bash_block offers no tools, so no read_wiki: set wiki_access: false "
-                             "or another tool_protocol")
+            raise ValueError(
+                "tool_protocol: bash_block offers no tools, so no read_wiki: set wiki_access: false "
+                "or another tool_protocol"
+            )
         return self
 
     @property
@@ -460,8 +466,10 @@ class Config(_Section):
     @model_validator(mode="after")
     def _local_runs_one_worker(self) -> Config:
         if self.workers > 1 and self.executor == LOCAL_EXECUTOR:
-            raise ValueError(f"workers: {self.workers} needs executor: processes or ray, not local (which "
-                             "runs one); with executor unset it is processes")
+            raise ValueError(
+                f"workers: {self.workers} needs executor: processes or ray, not local (which "
+                "runs one); with executor unset it is processes"
+            )
         return self
 
     @model_validator(mode="after")
@@ -470,11 +478,15 @@ class Config(_Section):
         no `load_skill` can use it."""
         for role in (Role.MAINTAINER, Role.PROPOSER, Role.JUDGE):
             if getattr(self, role).tool_protocol == ToolProtocol.BASH_BLOCK:
-                raise ValueError(f"{role}.tool_protocol: bash_block is the task agent's protocol "
-                                 "(agent.tool_protocol): use native, text or auto")
+                raise ValueError(
+                    f"{role}.tool_protocol: bash_block is the task agent's protocol "
+                    "(agent.tool_protocol): use native, text or auto"
+                )
         if self.agent.tool_protocol == ToolProtocol.BASH_BLOCK and self.skills.mode == "index":
-            raise ValueError("agent.tool_protocol: bash_block offers no load_skill tool: set skills.mode to "
-                             "full or retrieve, or another tool_protocol")
+            raise ValueError(
+                "agent.tool_protocol: bash_block offers no load_skill tool: set skills.mode to "
+                "full or retrieve, or another tool_protocol"
+            )
         return self
 
     @property
@@ -501,9 +513,7 @@ class Config(_Section):
         if "model" in update or "api_base" in update:
             # an explicit --model/--api-base on the command line wins over per-role settings
             roles: dict[str, Any] = {
-                name: getattr(self, name).model_copy(
-                    update={k: None for k in ("model", "api_base") if k in update}
-                )
+                name: getattr(self, name).model_copy(update={k: None for k in ("model", "api_base") if k in update})
                 for name in Role
             }
             update.update(roles)
@@ -520,8 +530,9 @@ Location = tuple[str | int, ...]
 """Where a value sits in wikiskill.yaml, as pydantic reports it: keys and list indexes."""
 
 
-def config_error(exc: ValidationError, source: str,
-                 line_of: Callable[[Location], int | None] | None = None) -> ConfigError:
+def config_error(
+    exc: ValidationError, source: str, line_of: Callable[[Location], int | None] | None = None
+) -> ConfigError:
     """One line for a failed validation: its first error, where it is (the file's line, when
     `line_of` can tell it), and how many more there are."""
     first = exc.errors()[0]

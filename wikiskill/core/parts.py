@@ -20,48 +20,72 @@ COMMAND_PRESET = "command"
 """The CLI preset that runs the argv template of `agent.command`."""
 
 GATE_POLICIES: Registry[Any] = Registry(
-    what="gate policy", setting="gate.policy", group="wikiskill.gate_policies",
-    contract="wikiskill.contracts.gate:GatePolicy", named_by="name", builtins={
+    what="gate policy",
+    setting="gate.policy",
+    group="wikiskill.gate_policies",
+    contract="wikiskill.contracts.gate:GatePolicy",
+    named_by="name",
+    builtins={
         "strict": "wikiskill.loop.gate_policies:StrictPolicy",
         "paired": "wikiskill.loop.gate_policies:PairedPolicy",
         "confirm": "wikiskill.loop.gate_policies:ConfirmPolicy",
         "no_regression": "wikiskill.loop.gate_policies:NoRegressionPolicy",
         "sequential": "wikiskill.loop.sequential:SequentialPolicy",
-    })
+    },
+)
 
 EXECUTORS: Registry[Any] = Registry(
-    what="executor", setting="executor", group="wikiskill.executors",
-    contract="wikiskill.contracts.running:Executor", builtins={
+    what="executor",
+    setting="executor",
+    group="wikiskill.executors",
+    contract="wikiskill.contracts.running:Executor",
+    builtins={
         LOCAL_EXECUTOR: "wikiskill.run.executors.local:LocalLoop",
         PROCESS_POOL: "wikiskill.run.executors.processes:ProcessPool",
         "ray": "wikiskill.run.executors.ray_actors:RayActors",
-    })
+    },
+)
 
 CLI_PRESETS: Registry[Any] = Registry(
-    what="coding-agent CLI preset", setting="agent.runner", group="wikiskill.cli_presets",
-    contract="wikiskill.contracts.coding_agent:CliPreset", named_by="name", builtins={
+    what="coding-agent CLI preset",
+    setting="agent.runner",
+    group="wikiskill.cli_presets",
+    contract="wikiskill.contracts.coding_agent:CliPreset",
+    named_by="name",
+    builtins={
         "qwen-code": "wikiskill.roles.coding_agents.qwen_code:QwenCode",
         "claude-code": "wikiskill.roles.coding_agents.claude_code:ClaudeCode",
         "codex": "wikiskill.roles.coding_agents.codex:Codex",
         "gemini-cli": "wikiskill.roles.coding_agents.gemini_cli:GeminiCli",
         COMMAND_PRESET: "wikiskill.roles.coding_agents.command:CommandPreset",
-    })
+    },
+)
 
 EXPORT_TARGETS: Registry[Any] = Registry(
-    what="export target", setting="--target", group="wikiskill.export_targets",
-    contract="wikiskill.contracts.integrations:ExportTarget", named_by="kind", builtins={
+    what="export target",
+    setting="--target",
+    group="wikiskill.export_targets",
+    contract="wikiskill.contracts.integrations:ExportTarget",
+    named_by="kind",
+    builtins={
         "agents": "wikiskill.integrations.export_targets:AgentSkills",
         "claude": "wikiskill.integrations.export_targets:ClaudeCode",
         "codex": "wikiskill.integrations.export_targets:Codex",
         "harbor": "wikiskill.integrations.export_targets:HarborSkills",
-    })
+    },
+)
 
 SESSION_FORMATS: Registry[Any] = Registry(
-    what="transcript format", setting="--format", group="wikiskill.session_formats",
-    contract="wikiskill.contracts.integrations:SessionParser", named_by="format", builtins={
+    what="transcript format",
+    setting="--format",
+    group="wikiskill.session_formats",
+    contract="wikiskill.contracts.integrations:SessionParser",
+    named_by="format",
+    builtins={
         "claude-code": "wikiskill.integrations.sessions:ClaudeCodeParser",
         "openai-messages": "wikiskill.integrations.sessions:OpenAIMessagesParser",
-    })
+    },
+)
 
 REGISTRIES: tuple[Registry[Any], ...] = (GATE_POLICIES, EXECUTORS, CLI_PRESETS, EXPORT_TARGETS, SESSION_FORMATS)
 """Every kind, for the reference docs and the tests."""

@@ -24,8 +24,9 @@ def is_secret_name(name: str) -> bool:
 
 def secret_values() -> list[str]:
     """Values of environment variables whose names say they hold a secret (longest first)."""
-    values = {value for name, value in os.environ.items()
-              if is_secret_name(name) and len(value.strip()) >= MIN_SECRET_CHARS}
+    values = {
+        value for name, value in os.environ.items() if is_secret_name(name) and len(value.strip()) >= MIN_SECRET_CHARS
+    }
     return sorted(values, key=len, reverse=True)
 
 
@@ -117,7 +118,7 @@ def _encode(value: object, like: str) -> str:
     body = json.dumps(value, ensure_ascii=False, indent=1 if "\n" in like.strip() else None)
     stripped = like.strip()
     start = like.index(stripped[0]) if stripped else 0
-    return like[:start] + body + like[start + len(stripped):]
+    return like[:start] + body + like[start + len(stripped) :]
 
 
 def scrub(text: str) -> str:

@@ -54,8 +54,7 @@ def protocol_members(protocol: type) -> set[str]:
     for base in protocol.__mro__:
         if base is object or base.__name__ in ("Protocol", "Generic"):
             continue
-        members |= {name for name in [*vars(base), *getattr(base, "__annotations__", {})]
-                    if not name.startswith("_")}
+        members |= {name for name in [*vars(base), *getattr(base, "__annotations__", {})] if not name.startswith("_")}
     return members
 
 
@@ -95,8 +94,10 @@ class Registry(Generic[T]):
                 return name
         if DOTTED_PATH.fullmatch(text):
             return text
-        raise ValueError(f"{text!r} is no {self.what} ({', '.join(self.names())}) and no dotted path to a class "
-                         f"(package.module:Class){did_you_mean(text, self.names())}")
+        raise ValueError(
+            f"{text!r} is no {self.what} ({', '.join(self.names())}) and no dotted path to a class "
+            f"(package.module:Class){did_you_mean(text, self.names())}"
+        )
 
     def path(self, name: str) -> str:
         return self.builtins.get(name) or self.plugins().get(name) or name

@@ -64,28 +64,36 @@ def check_runtime(runtime: ContainerRuntime) -> str:
     if client is None:
         raise BaseImageError(f"{runtime.value} is not installed: apt-get install {INSTALL[runtime]}")
     try:
-        probe = subprocess.run([client, "info", "--format", PROBE[runtime]], capture_output=True, text=True,
-                               timeout=PROBE_TIMEOUT)
+        probe = subprocess.run(
+            [client, "info", "--format", PROBE[runtime]], capture_output=True, text=True, timeout=PROBE_TIMEOUT
+        )
     except subprocess.TimeoutExpired:
-        raise BaseImageError(f"{runtime.value} info did not answer in {PROBE_TIMEOUT:.0f} s: is the daemon "
-                             "stuck?") from None
+        raise BaseImageError(
+            f"{runtime.value} info did not answer in {PROBE_TIMEOUT:.0f} s: is the daemon stuck?"
+        ) from None
     if probe.returncode != 0:
         said = _last_line(probe.stderr)
         if runtime is ContainerRuntime.DOCKER:
-            raise BaseImageError(f"the Docker daemon is not reachable ({said}): start it as root with "
-                                 f"`{START_DOCKERD}` (or `systemctl start docker`)")
+            raise BaseImageError(
+                f"the Docker daemon is not reachable ({said}): start it as root with "
+                f"`{START_DOCKERD}` (or `systemctl start docker`)"
+            )
         raise BaseImageError(f"podman cannot run containers here ({said})")
     return client
 
 
 def image_exists(client: str, name: str) -> bool:
-    found = subprocess.run([client, "image", "inspect", name], capture_output=True, text=True,
-                           timeout=PROBE_TIMEOUT)
+    found = subprocess.run([client, "image", "inspect", name], capture_output=True, text=True, timeout=PROBE_TIMEOUT)
     return found.returncode == 0
 
 
-def make_base_image(name: str = DEFAULT_BASE_IMAGE, runtime: ContainerRuntime = ContainerRuntime.DOCKER,
-                    rebuild: bool = False, mirror: str | None = None, packages: tuple[str, ...] = ()) -> BaseImage:
+def make_base_image(
+    name: str = DEFAULT_BASE_IMAGE,
+    runtime: ContainerRuntime = ContainerRuntime.DOCKER,
+    rebuild: bool = False,
+    mirror: str | None = None,
+    packages: tuple[str, ...] = (),
+) -> BaseImage:
     """Make the image `name` with debootstrap and `import`, unless it exists (and `rebuild` is off):
     Debian minbase with python3 and `packages`."""
     wrong = [package for package in packages if not DEBIAN_PACKAGE.fullmatch(package)]
@@ -98,14 +106,22 @@ def make_base_image(name: str = DEFAULT_BASE_IMAGE, runtime: ContainerRuntime = 
     if debootstrap is None:
         raise BaseImageError("debootstrap is not installed: apt-get install debootstrap")
     if os.geteuid() != 0:
-        raise BaseImageError("making the base image needs root (debootstrap mounts and chroots): run "
-                             "`wikiskill base-image` as root, once")
+        raise BaseImageError(
+            "making the base image needs root (debootstrap mounts and chroots): run "
+            "`wikiskill base-image` as root, once"
+        )
     started = time.monotonic()
     log = Path(tempfile.gettempdir()) / f"wikiskill-base-image-{os.getpid()}.log"
     with tempfile.TemporaryDirectory(prefix="wikiskill-base-") as root:
         included = ",".join(dict.fromkeys((*PACKAGES, *packages)))
-        argv = [debootstrap, "--variant=minbase", f"--include={included}", DEBIAN_SUITE, root,
-                *([mirror] if mirror else [])]
+        argv = [
+            debootstrap,
+            "--variant=minbase",
+            f"--include={included}",
+            DEBIAN_SUITE,
+            root,
+            *([mirror] if mirror else []),
+        ]
         with log.open("w", encoding="utf-8") as out:
             done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT)
         if done.returncode != 0:
@@ -117,9 +133,12 @@ def make_base_image(name: str = DEFAULT_BASE_IMAGE, runtime: ContainerRuntime = 
 def _import(client: str, root: Path, name: str) -> None:
     """`tar -C root -c . | CLIENT import - name`, labelled."""
     tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
-    imported = subprocess.run([client, "import", "--change", f"LABEL {LABEL}={DEBIAN_SUITE}",
-                               "--change", 'CMD ["/bin/bash"]', "-", name],
-                              stdin=tar.stdout, capture_output=True, text=True)
+    imported = subprocess.run(
+        [client, "import", "--change", f"LABEL {LABEL}={DEBIAN_SUITE}", "--change", 'CMD ["/bin/bash"]', "-", name],
+        stdin=tar.stdout,
+        capture_output=True,
+        text=True,
+    )
     tar.stdout.close()
     if tar.wait() != 0 or imported.returncode != 0:
         raise BaseImageError(f"{Path(client).name} import of {root} as {name} failed: {_last_line(imported.stderr)}")

@@ -37,8 +37,16 @@ def program_folders(hidden: Sequence[Path]) -> list[Path]:
     return sorted(inside, key=lambda p: len(p.parts))
 
 
-def confined(argv: list[str], workdir: Path, bwrap: str, hidden: Sequence[Path], keep: Sequence[Path] = (),
-             writable: Sequence[Path] = (), network: bool = False, private_tmp: bool = True) -> list[str]:
+def confined(
+    argv: list[str],
+    workdir: Path,
+    bwrap: str,
+    hidden: Sequence[Path],
+    keep: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    network: bool = False,
+    private_tmp: bool = True,
+) -> list[str]:
     """`argv` run by `bwrap` in `workdir`: `/` read-only; the `hidden` folders (the user's home),
     and `/tmp` when `private_tmp`, empty but for the folders in `keep` (read-only); `workdir` and
     `writable` writable; no network unless `network`; every process in it killed when bwrap is."""
@@ -48,13 +56,18 @@ def confined(argv: list[str], workdir: Path, bwrap: str, hidden: Sequence[Path],
     bound = [argument for place in places for argument in ("--bind", place, place)]
     return [
         bwrap,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
         *[argument for folder in emptied for argument in ("--tmpfs", folder)],
         *kept,
         *bound,  # after the tmpfs mounts, so a folder under /tmp or the home stays itself
-        "--chdir", str(workdir.resolve()),
+        "--chdir",
+        str(workdir.resolve()),
         *([] if network else ["--unshare-net"]),
         "--unshare-pid",
         "--unshare-ipc",

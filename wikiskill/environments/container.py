@@ -64,13 +64,25 @@ class Container:
         self.workdir = workdir
 
     @classmethod
-    async def start(cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits,
-                    workspace: Path) -> Container:
+    async def start(
+        cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits, workspace: Path
+    ) -> Container:
         """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd in."""
         name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        argv = ["run", "-d", "--name", name, "--label", f"{WORKSPACE_LABEL}={workspace.resolve()}",
-                "--label", f"{PID_LABEL}={os.getpid()}", "--network", limits.network,
-                "--entrypoint", "sleep"]
+        argv = [
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--label",
+            f"{WORKSPACE_LABEL}={workspace.resolve()}",
+            "--label",
+            f"{PID_LABEL}={os.getpid()}",
+            "--network",
+            limits.network,
+            "--entrypoint",
+            "sleep",
+        ]
         if limits.cpus:
             argv += ["--cpus", f"{limits.cpus:g}"]
         if limits.memory_mb:
@@ -84,8 +96,11 @@ class Container:
         if started.returncode != 0:
             raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
         container_id = name
-        found = workdir or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}",
-                                                container_id)).stdout.strip() or "/"
+        found = (
+            workdir
+            or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}", container_id)).stdout.strip()
+            or "/"
+        )
         container = cls(runtime, container_id, found)
         made = await container.run(f"mkdir -p {_quote(found)}", 30, 2000)
         if made.exit_code != 0:
@@ -94,11 +109,12 @@ class Container:
         return container
 
     async def run(self, command: str, timeout_s: float, output_chars: int) -> ShellResult:
-        argv = self.runtime.argv("exec", "-w", self.workdir, self.id, "timeout", "-s", "KILL", f"{timeout_s:g}",
-                                 "bash", "-c", command)
+        argv = self.runtime.argv(
+            "exec", "-w", self.workdir, self.id, "timeout", "-s", "KILL", f"{timeout_s:g}", "bash", "-c", command
+        )
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT)
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
         budget = OutputBudget(output_chars)
         began = time.monotonic()
 
@@ -143,8 +159,9 @@ class Container:
     async def _must(self, *arguments: str) -> None:
         done = await self.runtime.acall(*arguments, timeout_s=COPY_TIMEOUT_S)
         if done.returncode != 0:
-            raise InfrastructureError(f"`{self.runtime.kind} {arguments[0]}` failed in container "
-                                      f"{self.id[:12]}: {_said(done)}")
+            raise InfrastructureError(
+                f"`{self.runtime.kind} {arguments[0]}` failed in container {self.id[:12]}: {_said(done)}"
+            )
 
 
 def _run_listed(runtime: Runtime, name: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -164,8 +181,13 @@ def remove(runtime: Runtime, container_ids: list[str]) -> None:
     """Remove the containers at once, whatever runs in them (`rm -f` kills first)."""
     if not container_ids:
         return
-    subprocess.run(runtime.argv("rm", "-f", *container_ids), capture_output=True, stdin=subprocess.DEVNULL,
-                   timeout=START_TIMEOUT_S, check=False)
+    subprocess.run(
+        runtime.argv("rm", "-f", *container_ids),
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=START_TIMEOUT_S,
+        check=False,
+    )
     for container_id in container_ids:
         _live.pop(container_id, None)
 

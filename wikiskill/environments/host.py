@@ -28,8 +28,9 @@ def _environment(home: Path) -> dict[str, str]:
     return {**env, "HOME": str(home)}
 
 
-async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars: int,
-                    sandbox: bool = True) -> ShellResult:
+async def run_shell(
+    command: str, workdir: Path, timeout_s: float, output_chars: int, sandbox: bool = True
+) -> ShellResult:
     """Run `command` with bash in `workdir`; `sandbox`: under bubblewrap when it is installed."""
     home = Path.home().resolve()
     argv = ["bash", "-c", command]
@@ -37,8 +38,14 @@ async def run_shell(command: str, workdir: Path, timeout_s: float, output_chars:
     if bwrap:
         argv = confined(argv, workdir, bwrap, [home], program_folders([home, Path("/tmp")]))
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=workdir, env=_environment(home), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        *argv,
+        cwd=workdir,
+        env=_environment(home),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
     budget = OutputBudget(output_chars)
 
     async def drain() -> None:

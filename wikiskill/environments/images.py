@@ -69,16 +69,25 @@ class ImageCache:
     def _build(self, context: Path, tag: str, timeout_s: float) -> None:
         log_path = self.log_path(tag)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        argv = self.runtime.argv("build", "--label", f"{IMAGE_LABEL}=1", "-t", tag,
-                                 "-f", str(context / "Dockerfile"), str(context))
+        argv = self.runtime.argv(
+            "build", "--label", f"{IMAGE_LABEL}=1", "-t", tag, "-f", str(context / "Dockerfile"), str(context)
+        )
         with log_path.open("w", encoding="utf-8") as log:
             log.write(f"$ {' '.join(argv)}\n")
             log.flush()
             try:
-                status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        timeout=timeout_s, env={**os.environ, "DOCKER_BUILDKIT": "0"}).returncode
+                status = subprocess.run(
+                    argv,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    timeout=timeout_s,
+                    env={**os.environ, "DOCKER_BUILDKIT": "0"},
+                ).returncode
             except subprocess.TimeoutExpired:
-                raise InfrastructureError(f"the image of {context} took over {timeout_s:g} s to build "
-                                          f"(build_timeout_sec); its log: {log_path}") from None
+                raise InfrastructureError(
+                    f"the image of {context} took over {timeout_s:g} s to build "
+                    f"(build_timeout_sec); its log: {log_path}"
+                ) from None
         if status != 0:
             raise InfrastructureError(f"the image of {context} failed to build (exit {status}); its log: {log_path}")

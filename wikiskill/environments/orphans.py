@@ -13,8 +13,14 @@ from .runtime import Runtime
 
 def sweep_orphans(runtime: Runtime, workspace: Path) -> list[str]:
     """Remove this workspace's containers whose owner is dead; their ids."""
-    listed = runtime.call("ps", "-a", "--filter", f"label={WORKSPACE_LABEL}={workspace.resolve()}",
-                          "--format", f'{{{{.ID}}}} {{{{.Label "{PID_LABEL}"}}}}')
+    listed = runtime.call(
+        "ps",
+        "-a",
+        "--filter",
+        f"label={WORKSPACE_LABEL}={workspace.resolve()}",
+        "--format",
+        f'{{{{.ID}}}} {{{{.Label "{PID_LABEL}"}}}}',
+    )
     dead = [container_id for container_id, pid in _rows(listed.stdout) if not _running(pid)]
     remove(runtime, dead)
     return dead

@@ -16,8 +16,11 @@ class ShellResult:
 
     def render(self, timeout_s: float) -> str:
         """The tool result the model reads."""
-        status = (f"killed after {timeout_s:g} s (the command's time limit)" if self.timed_out
-                  else f"exit code {self.exit_code}")
+        status = (
+            f"killed after {timeout_s:g} s (the command's time limit)"
+            if self.timed_out
+            else f"exit code {self.exit_code}"
+        )
         return f"{status}\n{self.output}" if self.output else f"{status}\n(no output)"
 
 
@@ -37,7 +40,7 @@ class OutputBudget:
             self.head += chunk[:room]
             chunk = chunk[room:]
         self.tail += chunk
-        del self.tail[:-self.half]
+        del self.tail[: -self.half]
 
     def text(self) -> str:
         cut = self.total - len(self.head) - len(self.tail)

@@ -14,11 +14,15 @@ from ..core.errors import ConfigError, InfrastructureError
 
 PROBE_TIMEOUT_S = 20.0
 INSTALL = {ContainerRuntime.DOCKER: "apt-get install docker.io", ContainerRuntime.PODMAN: "apt-get install podman"}
-PROBE = {ContainerRuntime.DOCKER: ("info", "--format", "{{.ServerVersion}}"),
-         ContainerRuntime.PODMAN: ("info", "--format", "{{.Version.Version}}")}
+PROBE = {
+    ContainerRuntime.DOCKER: ("info", "--format", "{{.ServerVersion}}"),
+    ContainerRuntime.PODMAN: ("info", "--format", "{{.Version.Version}}"),
+}
 """A call that fails unless the engine (Docker's daemon, Podman's service) answers."""
-START = {ContainerRuntime.DOCKER: "start it with `sudo systemctl start docker` (or `sudo dockerd &`)",
-         ContainerRuntime.PODMAN: "check `podman info`"}
+START = {
+    ContainerRuntime.DOCKER: "start it with `sudo systemctl start docker` (or `sudo dockerd &`)",
+    ContainerRuntime.PODMAN: "check `podman info`",
+}
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,9 @@ class Runtime:
     def call(self, *arguments: str, timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
         """One blocking call; an engine that does not answer in time is an infrastructure failure."""
         try:
-            return subprocess.run(self.argv(*arguments), capture_output=True, text=True, timeout=timeout_s,
-                                  stdin=subprocess.DEVNULL)
+            return subprocess.run(
+                self.argv(*arguments), capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            )
         except subprocess.TimeoutExpired as exc:
             raise InfrastructureError(f"`{self.kind} {arguments[0]}` did not answer in {timeout_s:g} s") from exc
 
@@ -47,8 +52,10 @@ def open_runtime(kind: ContainerRuntime) -> Runtime:
     """The engine, checked: installed, and its daemon answering; a ConfigError in one line if not."""
     executable = shutil.which(kind.value)
     if executable is None:
-        raise ConfigError(f"environment.runtime: {kind} is not installed ({INSTALL[kind]}); a Harbor suite "
-                          "runs each task in a container")
+        raise ConfigError(
+            f"environment.runtime: {kind} is not installed ({INSTALL[kind]}); a Harbor suite "
+            "runs each task in a container"
+        )
     runtime = Runtime(kind, executable)
     try:
         probe = runtime.call(*PROBE[kind])

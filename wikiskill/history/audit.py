@@ -44,8 +44,9 @@ def audit(harness: Harness, rerun: bool = False) -> AuditReport:
         report.problems += [f"{label}: {problem}" for problem in problems]
         if rerun and not problems and meta.setup == harness.setup("val").id:
             report.rerun += 1
-            again = harness.evaluate(merge.sha, "val", f"audit {label}", cached=False,
-                                     tasks=_tasks_used(harness, merge)).evaluation
+            again = harness.evaluate(
+                merge.sha, "val", f"audit {label}", cached=False, tasks=_tasks_used(harness, merge)
+            ).evaluation
             if abs(again.mean - (meta.score or 0.0)) > 1e-6:
                 report.problems.append(f"{label}: claims val {meta.score:.3f}, re-evaluated {again.mean:.3f}")
     return report
@@ -110,8 +111,13 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     if meta.incumbent_fingerprint != digest([meta.setup, before]):
         return ["its incumbent results are not of main's skills before it under the same setup"]
     incumbent = read_outcomes(text).evaluation(meta.incumbent_fingerprint, meta.setup or "", before)
-    settings = GateSettings(policy=meta.policy or "sequential", confidence=meta.confidence or 0.95,
-                            margin=meta.margin or 0.0, batch=meta.batch or 1, seed=harness.config.gate.seed)
+    settings = GateSettings(
+        policy=meta.policy or "sequential",
+        confidence=meta.confidence or 0.95,
+        margin=meta.margin or 0.0,
+        batch=meta.batch or 1,
+        seed=harness.config.gate.seed,
+    )
     looks = gate_policy(settings).plan().looks
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]

@@ -20,8 +20,11 @@ from ..store.workspace import MAIN, Workspace
 from .roundstory import round_story
 from .status import RoundRow, Status, round_rows, status
 
-DECISION_COLOURS = {Decision.ACCEPTED.value: "#2e7d32", Decision.REJECTED.value: "#c62828",
-                    Decision.ROLLED_BACK.value: "#6a1b9a"}
+DECISION_COLOURS = {
+    Decision.ACCEPTED.value: "#2e7d32",
+    Decision.REJECTED.value: "#c62828",
+    Decision.ROLLED_BACK.value: "#6a1b9a",
+}
 OTHER_COLOUR = "#757575"
 COLOUR_NAMES = {Decision.ACCEPTED.value: "green", Decision.REJECTED.value: "red", Decision.ROLLED_BACK.value: "purple"}
 SCORE_MARGIN = 0.1
@@ -79,19 +82,30 @@ def _task_row(row: dict, incumbent: dict[str, float]) -> TaskRow:
     task = str(row.get("id"))
     if row.get("failure") == "infra":
         return TaskRow(task, None, incumbent.get(task), str(row.get("error") or "infrastructure failure"), "")
-    return TaskRow(task, float(row.get("score") or 0.0), incumbent.get(task), str(row.get("prediction") or ""),
-                   str(row.get("expected") or ""))
+    return TaskRow(
+        task,
+        float(row.get("score") or 0.0),
+        incumbent.get(task),
+        str(row.get("prediction") or ""),
+        str(row.get("expected") or ""),
+    )
 
 
 def _wiki_sizes(ws: Workspace) -> list[WikiSize]:
     sizes = []
     for tag in sorted(ws.refs(f"refs/tags/{ROUND_TAG}")):
-        number = tag[len(ROUND_TAG):]
+        number = tag[len(ROUND_TAG) :]
         if number.isdigit():
             files = ws.read_files(tag, "wiki")
             pages = read_pages(files)
-            sizes.append(WikiSize(int(number), len(pages), sum(page.active for page in pages.values()),
-                                  sum(tokens(text) for path, text in files.items() if path.startswith("patterns/"))))
+            sizes.append(
+                WikiSize(
+                    int(number),
+                    len(pages),
+                    sum(page.active for page in pages.values()),
+                    sum(tokens(text) for path, text in files.items() if path.startswith("patterns/")),
+                )
+            )
     return sizes
 
 
@@ -107,11 +121,21 @@ def _incumbent_scores(ws: Workspace, number: int) -> dict[str, float]:
 def render_report(data: ReportData, title: str) -> str:
     import plotly.graph_objects as go
 
-    figures = {"val": _val_figure(go, data.rounds), "cost": _cost_figure(go, data.rounds),
-               "skills": _skills_figure(go, data.rounds), "wiki": _wiki_figure(go, data.wiki)}
-    charts = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0,  # plotly.js inlined once
-                                   config={"displaylogo": False}, div_id=f"chart-{name}")
-              for index, (name, figure) in enumerate(figures.items())}
+    figures = {
+        "val": _val_figure(go, data.rounds),
+        "cost": _cost_figure(go, data.rounds),
+        "skills": _skills_figure(go, data.rounds),
+        "wiki": _wiki_figure(go, data.wiki),
+    }
+    charts = {
+        name: figure.to_html(
+            full_html=False,
+            include_plotlyjs=index == 0,  # plotly.js inlined once
+            config={"displaylogo": False},
+            div_id=f"chart-{name}",
+        )
+        for index, (name, figure) in enumerate(figures.items())
+    }
     return render("report.html", title=title, data=data, charts=charts)
 
 
@@ -123,25 +147,52 @@ def write_report(ws: Workspace, out: Path) -> Path:
 
 
 def _layout(go, title: str, **axes) -> object:
-    return go.Layout(title=title, height=360, margin={"l": 60, "r": 30, "t": 50, "b": 45}, template="plotly_white",
-                     legend={"orientation": "h", "y": -0.2}, **axes)
+    return go.Layout(
+        title=title,
+        height=360,
+        margin={"l": 60, "r": 30, "t": 50, "b": 45},
+        template="plotly_white",
+        legend={"orientation": "h", "y": -0.2},
+        **axes,
+    )
 
 
 def _val_figure(go, rows: list[RoundRow]):
     rounds = [row for row in rows if row.action != Step.ROLLBACK]
-    figure = go.Figure(layout=_layout(go, "Validation score per round", xaxis={"title": "round", "dtick": 1},
-                                      yaxis={"title": "val score", "range": score_range(rounds),
-                                             "tickformat": ".3f"}))
-    figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.incumbent for r in rounds], mode="lines+markers",
-                                name="incumbent at the round's start", line={"color": "#1565c0"}))
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            "Validation score per round",
+            xaxis={"title": "round", "dtick": 1},
+            yaxis={"title": "val score", "range": score_range(rounds), "tickformat": ".3f"},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[r.round for r in rounds],
+            y=[r.incumbent for r in rounds],
+            mode="lines+markers",
+            name="incumbent at the round's start",
+            line={"color": "#1565c0"},
+        )
+    )
     for decision in sorted({r.decision for r in rounds if r.decision}):
         picked = [r for r in rounds if r.decision == decision]
-        figure.add_trace(go.Scatter(  # a round with no candidate score is marked on the incumbent's line
-            x=[r.round for r in picked], y=[r.incumbent if r.val is None else r.val for r in picked], mode="markers",
-            name=f"candidate: {decision}",
-            marker={"size": 13, "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
-                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open")},
-            text=[f"{r.action} {r.skill}" for r in picked], hovertemplate="r%{x}: %{y:.3f} %{text}<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(  # a round with no candidate score is marked on the incumbent's line
+                x=[r.round for r in picked],
+                y=[r.incumbent if r.val is None else r.val for r in picked],
+                mode="markers",
+                name=f"candidate: {decision}",
+                marker={
+                    "size": 13,
+                    "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
+                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open"),
+                },
+                text=[f"{r.action} {r.skill}" for r in picked],
+                hovertemplate="r%{x}: %{y:.3f} %{text}<extra></extra>",
+            )
+        )
     return figure
 
 
@@ -158,45 +209,96 @@ def score_range(rounds: list[RoundRow]) -> list[float]:
 
 def _cost_figure(go, rows: list[RoundRow]):
     rounds = [row for row in rows if row.action != Step.ROLLBACK]
-    figure = go.Figure(layout=_layout(go, "Cost per round", xaxis={"title": "round", "dtick": 1},
-                                      yaxis={"title": "USD", "rangemode": "tozero"},
-                                      yaxis2={"title": "tokens", "overlaying": "y", "side": "right",
-                                              "rangemode": "tozero"}))
-    figure.add_trace(go.Bar(x=[r.round for r in rounds], y=[r.cost_usd for r in rounds], name="cost (USD)",
-                            marker={"color": "#ef6c00"}))
-    figure.add_trace(go.Scatter(x=[r.round for r in rounds], y=[r.tokens for r in rounds], name="tokens",
-                                yaxis="y2", mode="lines+markers", line={"color": "#455a64"}))
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            "Cost per round",
+            xaxis={"title": "round", "dtick": 1},
+            yaxis={"title": "USD", "rangemode": "tozero"},
+            yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        )
+    )
+    figure.add_trace(
+        go.Bar(
+            x=[r.round for r in rounds], y=[r.cost_usd for r in rounds], name="cost (USD)", marker={"color": "#ef6c00"}
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[r.round for r in rounds],
+            y=[r.tokens for r in rounds],
+            name="tokens",
+            yaxis="y2",
+            mode="lines+markers",
+            line={"color": "#455a64"},
+        )
+    )
     return figure
 
 
 def _skills_figure(go, rows: list[RoundRow]):
     changes = [row for row in rows if row.skill]
     skills = sorted({row.skill for row in changes})
-    figure = go.Figure(layout=_layout(go, "Skills timeline", xaxis={"title": "round", "dtick": 1},
-                                      yaxis={"title": "", "categoryorder": "array", "categoryarray": skills,
-                                             "type": "category"}))
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            "Skills timeline",
+            xaxis={"title": "round", "dtick": 1},
+            yaxis={"title": "", "categoryorder": "array", "categoryarray": skills, "type": "category"},
+        )
+    )
     for action in sorted({row.action for row in changes}):
         picked = [row for row in changes if row.action == action]
-        figure.add_trace(go.Scatter(
-            x=[r.round for r in picked], y=[r.skill for r in picked], mode="markers", name=action,
-            marker={"size": 14, "symbol": ACTION_SYMBOLS.get(action, "square"),
-                    "color": [DECISION_COLOURS.get(r.decision, OTHER_COLOUR) for r in picked]},
-            text=[r.decision for r in picked], hovertemplate="r%{x} " + action + " %{y}: %{text}<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(
+                x=[r.round for r in picked],
+                y=[r.skill for r in picked],
+                mode="markers",
+                name=action,
+                marker={
+                    "size": 14,
+                    "symbol": ACTION_SYMBOLS.get(action, "square"),
+                    "color": [DECISION_COLOURS.get(r.decision, OTHER_COLOUR) for r in picked],
+                },
+                text=[r.decision for r in picked],
+                hovertemplate="r%{x} " + action + " %{y}: %{text}<extra></extra>",
+            )
+        )
     for decision in sorted({row.decision for row in changes if row.decision in COLOUR_NAMES}):
-        figure.add_trace(go.Scatter(  # a legend entry for what each colour means, drawing nothing
-            x=[None], y=[None], mode="markers", name=f"{COLOUR_NAMES[decision]}: {decision.replace('_', ' ')}",
-            marker={"size": 14, "symbol": "square", "color": DECISION_COLOURS[decision]}, hoverinfo="skip"))
+        figure.add_trace(
+            go.Scatter(  # a legend entry for what each colour means, drawing nothing
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=f"{COLOUR_NAMES[decision]}: {decision.replace('_', ' ')}",
+                marker={"size": 14, "symbol": "square", "color": DECISION_COLOURS[decision]},
+                hoverinfo="skip",
+            )
+        )
     return figure
 
 
 def _wiki_figure(go, sizes: list[WikiSize]):
-    figure = go.Figure(layout=_layout(go, "Wiki growth", xaxis={"title": "round", "dtick": 1},
-                                      yaxis={"title": "pattern pages", "rangemode": "tozero"},
-                                      yaxis2={"title": "tokens", "overlaying": "y", "side": "right",
-                                              "rangemode": "tozero"}))
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            "Wiki growth",
+            xaxis={"title": "round", "dtick": 1},
+            yaxis={"title": "pattern pages", "rangemode": "tozero"},
+            yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        )
+    )
     rounds = [size.round for size in sizes]
     figure.add_trace(go.Bar(x=rounds, y=[s.pages for s in sizes], name="pages", marker={"color": "#90caf9"}))
     figure.add_trace(go.Bar(x=rounds, y=[s.active for s in sizes], name="active pages", marker={"color": "#1e88e5"}))
-    figure.add_trace(go.Scatter(x=rounds, y=[s.tokens for s in sizes], name="tokens", yaxis="y2",
-                                mode="lines+markers", line={"color": "#37474f"}))
+    figure.add_trace(
+        go.Scatter(
+            x=rounds,
+            y=[s.tokens for s in sizes],
+            name="tokens",
+            yaxis="y2",
+            mode="lines+markers",
+            line={"color": "#37474f"},
+        )
+    )
     return figure

@@ -37,22 +37,34 @@ def accepted_merges(ws: Workspace) -> list[Commit]:
     """Accepted gate merges on main that no later rollback has reverted, newest first."""
     log = ws.log(MAIN)
     reverted = {sha for c in log if c.meta.step == Step.ROLLBACK for sha in c.meta.reverted}
-    return [c for c in log if c.meta.step == Step.GATE and c.meta.decision == Decision.ACCEPTED
-            and len(c.parents) == 2 and c.sha not in reverted]
+    return [
+        c
+        for c in log
+        if c.meta.step == Step.GATE
+        and c.meta.decision == Decision.ACCEPTED
+        and len(c.parents) == 2
+        and c.sha not in reverted
+    ]
 
 
-def rollback(ws: Workspace, skill: str | None = None, round_number: int | None = None,
-             keep_human_edits: bool = False) -> RollbackResult:
+def rollback(
+    ws: Workspace, skill: str | None = None, round_number: int | None = None, keep_human_edits: bool = False
+) -> RollbackResult:
     """Revert the accepted change(s) of a skill (and, by name, the hand edits since) or of a round
     in one commit."""
     if (skill is None) == (round_number is None):
-        raise WorkspaceError("name a skill (`wikiskill rollback NAME`) or a round "
-                             "(`wikiskill rollback --round N`), one of the two")
+        raise WorkspaceError(
+            "name a skill (`wikiskill rollback NAME`) or a round (`wikiskill rollback --round N`), one of the two"
+        )
     with ws.lock("wikiskill rollback"):
         ws.recover()
         active = accepted_merges(ws)
-        targets = [c for c in active if (skill is not None and c.meta.skill == skill)
-                   or (round_number is not None and c.meta.round == round_number)]
+        targets = [
+            c
+            for c in active
+            if (skill is not None and c.meta.skill == skill)
+            or (round_number is not None and c.meta.round == round_number)
+        ]
         if not targets:
             raise WorkspaceError(_nothing_to_roll_back(ws, skill, round_number))
         edits: list[Commit] = []
@@ -63,23 +75,30 @@ def rollback(ws: Workspace, skill: str | None = None, round_number: int | None =
         for merge in reversed(targets):  # oldest first, so the history reads in order
             purpose = f"skills/{merge.meta.skill}/PURPOSE.md"
             if changes.get(purpose) is not None:
-                changes[purpose] = add_history(changes[purpose], merge.meta.round or 0,
-                                               f"rolled back (revert of {merge.sha[:10]})")
+                changes[purpose] = add_history(
+                    changes[purpose], merge.meta.round or 0, f"rolled back (revert of {merge.sha[:10]})"
+                )
         return RollbackResult(_commit(ws, targets, changes, edits), targets, edits)
 
 
 def _nothing_to_roll_back(ws: Workspace, skill: str | None, round_number: int | None) -> str:
     if skill is None:
-        return (f"nothing to roll back: no accepted change of round {round_number} is active on main "
-                "(`wikiskill log` lists each round's decision)")
+        return (
+            f"nothing to roll back: no accepted change of round {round_number} is active on main "
+            "(`wikiskill log` lists each round's decision)"
+        )
     edits = [commit for commit, _ in ws.touching_commits(MAIN, f"skills/{skill}/") if _is_edit(commit, [])]
     if edits:
-        return (f"nothing to roll back: no accepted change of skill {skill!r} is active on main; "
-                f"undo an edit by hand with `git revert {edits[0].sha[:10]}` ({edits[0].subject[:60]})")
+        return (
+            f"nothing to roll back: no accepted change of skill {skill!r} is active on main; "
+            f"undo an edit by hand with `git revert {edits[0].sha[:10]}` ({edits[0].subject[:60]})"
+        )
     if not ws.list_paths(MAIN, f"skills/{skill}"):
         return f"nothing to roll back: there is no skill {skill!r} on main (`wikiskill skills` lists them)"
-    return (f"nothing to roll back: no accepted change of skill {skill!r} is active on main "
-            "(`wikiskill log` shows what each round did)")
+    return (
+        f"nothing to roll back: no accepted change of skill {skill!r} is active on main "
+        "(`wikiskill log` shows what each round did)"
+    )
 
 
 def _is_edit(commit: Commit, active: list[Commit]) -> bool:
@@ -88,8 +107,9 @@ def _is_edit(commit: Commit, active: list[Commit]) -> bool:
     return commit not in active and commit.meta.step not in (Step.GATE, Step.ROLLBACK)
 
 
-def _restore_before(ws: Workspace, skill: str, targets: list[Commit],
-                    active: list[Commit]) -> tuple[Changes, list[Commit]]:
+def _restore_before(
+    ws: Workspace, skill: str, targets: list[Commit], active: list[Commit]
+) -> tuple[Changes, list[Commit]]:
     """The skill's files as they were before its oldest active accepted change, and the edits by
     hand since that this undoes. An accepted change of another skill to these files since is a
     conflict: it is not being rolled back, and nothing is written."""
@@ -107,7 +127,8 @@ def _restore_before(ws: Workspace, skill: str, targets: list[Commit],
             raise WorkspaceError(
                 f"cannot roll back skill {skill!r}: {hit[0]} was also changed by round {commit.meta.round} "
                 f"({commit.meta.action} {commit.meta.skill}), which is not being rolled back; roll that back "
-                f"first with `wikiskill rollback --round {commit.meta.round}`")
+                f"first with `wikiskill rollback --round {commit.meta.round}`"
+            )
         if _is_edit(commit, active):
             edits.append(commit)
     return {path: ws.read_file(base, path) for path in sorted(paths)}, edits
@@ -148,7 +169,7 @@ def _without_history(text: str | None) -> str | None:
     bookkeeping (a rollback appends to it), not a change a person or a round made."""
     if text is None or HISTORY not in text:
         return text
-    return text[:text.index(HISTORY)]
+    return text[: text.index(HISTORY)]
 
 
 def _conflict(ws: Workspace, merge: Commit, path: str, active: list[Commit], targets: list[Commit]) -> str:
@@ -158,14 +179,18 @@ def _conflict(ws: Workspace, merge: Commit, path: str, active: list[Commit], tar
     later = [c for c, touched in _since(ws, merge) if path in touched and c in active and c not in targets]
     if later:
         rounds = ", ".join(f"round {c.meta.round} ({c.meta.action} {c.meta.skill})" for c in later)
-        return (f"{what} in {rounds}; roll that back first (`wikiskill rollback --round {later[-1].meta.round}`) "
-                f"or roll back the whole skill (`wikiskill rollback {name}`)")
+        return (
+            f"{what} in {rounds}; roll that back first (`wikiskill rollback --round {later[-1].meta.round}`) "
+            f"or roll back the whole skill (`wikiskill rollback {name}`)"
+        )
     edits = [c for c, touched in _since(ws, merge) if path in touched and _is_edit(c, active)]
     if edits:
         named = ", ".join(f"{c.sha[:10]} ({c.subject[:50]})" for c in edits)
-        return (f"{what} by {len(edits)} edit(s) that are not accepted changes (by hand or by "
-                f"`evolve --commit-human-edits`): {named}, which build on it; `wikiskill rollback {name}` "
-                f"reverts every change of {name}, these edits included")
+        return (
+            f"{what} by {len(edits)} edit(s) that are not accepted changes (by hand or by "
+            f"`evolve --commit-human-edits`): {named}, which build on it; `wikiskill rollback {name}` "
+            f"reverts every change of {name}, these edits included"
+        )
     return f"{what}; `wikiskill rollback {name}` reverts every change of {name}"
 
 
@@ -173,23 +198,40 @@ def _commit(ws: Workspace, targets: list[Commit], changes: Changes, edits: list[
     impact = ws.read_file(MAIN, IMPACT)
     for merge in reversed(targets):
         merged_round = merge.meta.round or 0
-        impact = append_entry(impact, ImpactEntry(
-            merged_round, Step.ROLLBACK, merge.meta.skill or "", Decision.ROLLED_BACK,
-            f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run",
-            f"manual rollback of the change accepted in round {merged_round}", f"main (revert of {merge.sha[:10]})"))
+        impact = append_entry(
+            impact,
+            ImpactEntry(
+                merged_round,
+                Step.ROLLBACK,
+                merge.meta.skill or "",
+                Decision.ROLLED_BACK,
+                f"revert of {merge.sha[:10]}; the incumbent is re-validated on the next run",
+                f"manual rollback of the change accepted in round {merged_round}",
+                f"main (revert of {merge.sha[:10]})",
+            ),
+        )
     changes[IMPACT] = impact
     names = sorted({merge.meta.skill or "" for merge in targets})
     rounds = ", ".join(str(merge.meta.round) for merge in reversed(targets))
     also = f" and {len(edits)} hand edit(s)" if edits else ""
     body = [f"This reverts the skills/ changes of commit {merge.sha}." for merge in targets]
     if edits:
-        body += ["", f"It also reverts the changes to skills/{names[0]}/ of these commits, which were not "
-                 "accepted changes (edits by hand or by `evolve --commit-human-edits`):"]
+        body += [
+            "",
+            f"It also reverts the changes to skills/{names[0]}/ of these commits, which were not "
+            "accepted changes (edits by hand or by `evolve --commit-human-edits`):",
+        ]
         body += [f"- {commit.sha[:10]} {commit.subject}" for commit in edits]
     message = format_message(
         f"rollback: revert {', '.join(names)} (accepted in round{'s' if len(targets) > 1 else ''} {rounds}){also}",
-        Trailers(round=completed_rounds(ws), step=Step.ROLLBACK, decision=Decision.ROLLED_BACK,
-                 skill=",".join(names), reverts=",".join(merge.sha for merge in targets), cost_usd=0.0),
+        Trailers(
+            round=completed_rounds(ws),
+            step=Step.ROLLBACK,
+            decision=Decision.ROLLED_BACK,
+            skill=",".join(names),
+            reverts=",".join(merge.sha for merge in targets),
+            cost_usd=0.0,
+        ),
         body="\n".join(body),
     )
     return ws.commit(changes, message)

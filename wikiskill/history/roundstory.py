@@ -44,8 +44,9 @@ class RoundStory:
     @property
     def infra(self) -> dict[str, str]:
         """The validation's tasks that failed as infrastructure (left out of the comparison), with the reason."""
-        return {str(row.get("id")): str(row.get("error") or "") for row in self.validation
-                if row.get("failure") == "infra"}
+        return {
+            str(row.get("id")): str(row.get("error") or "") for row in self.validation if row.get("failure") == "infra"
+        }
 
 
 def _step(commits: list[Commit], number: int, step: Step) -> Commit | None:
@@ -76,8 +77,11 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
         story.looks = looks_text(meta)
     refs = [gate.sha] if gate is not None else []
     for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX)):
-        refs += [sha for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())
-                 if name.startswith(f"{prefix}{label}-")]
+        refs += [
+            sha
+            for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())
+            if name.startswith(f"{prefix}{label}-")
+        ]
     _read_proposer(ws, story, refs, label)
     _read_validation(ws, story, refs, label)
     return story
@@ -93,8 +97,11 @@ def _read_proposer(ws: Workspace, story: RoundStory, refs: list[str], label: str
         story.proposer_turns = len(turns)
         story.invalid_outputs = sum(1 for turn in turns if turn.get("error"))
         calls = [call for turn in turns for call in turn.get("calls", [])]
-        story.reads = [str(call["arguments"].get("path")) for call in calls
-                       if call.get("name") == "read_file" and isinstance(call.get("arguments"), dict)]
+        story.reads = [
+            str(call["arguments"].get("path"))
+            for call in calls
+            if call.get("name") == "read_file" and isinstance(call.get("arguments"), dict)
+        ]
         story.proposer_error = transcript.get("error")
         outcome = transcript.get("outcome")
         if isinstance(outcome, dict) and isinstance(outcome.get("rationale"), str):

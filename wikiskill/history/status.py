@@ -103,8 +103,9 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
     for commit in reversed(ws.log(MAIN)):
         meta = commit.meta
         if meta.step == Step.ROLLBACK and meta.round is not None:
-            rollbacks.append(RoundRow(meta.round, action=Step.ROLLBACK, skill=meta.skill or "",
-                                      decision=Decision.ROLLED_BACK.value))
+            rollbacks.append(
+                RoundRow(meta.round, action=Step.ROLLBACK, skill=meta.skill or "", decision=Decision.ROLLED_BACK.value)
+            )
             continue
         if not meta.round or meta.step not in (Step.ROLLOUT, Step.GATE):
             continue
@@ -121,4 +122,3 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
         row.cost_usd = costs[number]
         row.tokens = tokens[number]
     return sorted([rows[number] for number in sorted(rows)] + rollbacks, key=lambda row: row.round)
-

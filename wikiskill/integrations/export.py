@@ -43,8 +43,7 @@ class ExportResult:
     """Skill folders left out, with the reason (a SKILL.md that breaks the Agent Skills rules)."""
 
 
-def export_skills(ws: Workspace, dest: Path, ref: str = MAIN,
-                  target: ExportTarget | None = None) -> ExportResult:
+def export_skills(ws: Workspace, dest: Path, ref: str = MAIN, target: ExportTarget | None = None) -> ExportResult:
     """Write the skills at `ref` as Agent Skills folders into the folder `target` reads under `dest`
     (`dest` itself for plain Agent Skills, the default); safe to repeat."""
     commit = ws.resolve(ref)
@@ -131,8 +130,9 @@ def _read_manifest(dest: Path) -> dict[str, list[str]]:
         if data.get("format") != MANIFEST_FORMAT or not isinstance(skills, dict):
             raise ValueError
     except (ValueError, KeyError, TypeError):
-        raise ExportError(f"{path} is not a manifest this version of wikiskill wrote; "
-                          "move it away (or export into an empty folder)") from None
+        raise ExportError(
+            f"{path} is not a manifest this version of wikiskill wrote; move it away (or export into an empty folder)"
+        ) from None
     for name, files in skills.items():
         if not NAME_PATTERN.match(name) or not isinstance(files, list) or not all(map(_safe_relative, files)):
             raise ExportError(f"{path} has an invalid entry {name!r}; refusing to trust it")
@@ -140,8 +140,13 @@ def _read_manifest(dest: Path) -> dict[str, list[str]]:
 
 
 def _safe_relative(path: object) -> bool:
-    return (isinstance(path, str) and bool(path) and not path.startswith("/")
-            and posixpath.normpath(path) == path and ".." not in path.split("/"))
+    return (
+        isinstance(path, str)
+        and bool(path)
+        and not path.startswith("/")
+        and posixpath.normpath(path) == path
+        and ".." not in path.split("/")
+    )
 
 
 def _refuse_foreign_files(dest: Path, skills: dict[str, SkillFiles], previous: dict[str, list[str]]) -> None:
@@ -151,8 +156,9 @@ def _refuse_foreign_files(dest: Path, skills: dict[str, SkillFiles], previous: d
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise ExportError(f"{folder} is not a plain folder; move it away to export skill {name!r}")
         if folder.exists() and name not in previous:
-            raise ExportError(f"{folder} exists and was not written by `wikiskill export`; "
-                              f"move it away to export skill {name!r}")
+            raise ExportError(
+                f"{folder} exists and was not written by `wikiskill export`; move it away to export skill {name!r}"
+            )
         ours = set(previous.get(name, []))
         for relative in files:
             target = folder / relative
@@ -205,6 +211,10 @@ def _remove(dest: Path, path: Path) -> None:
 
 
 def _write_manifest(dest: Path, ref: str, commit: str, skills: dict[str, list[str]]) -> None:
-    data = {"format": MANIFEST_FORMAT, "ref": ref, "commit": commit,
-            "skills": {name: skills[name] for name in sorted(skills)}}
+    data = {
+        "format": MANIFEST_FORMAT,
+        "ref": ref,
+        "commit": commit,
+        "skills": {name: skills[name] for name in sorted(skills)},
+    }
     _write_if_changed(dest / MANIFEST, (json.dumps(data, indent=2) + "\n").encode("utf-8"), executable=False)

@@ -55,7 +55,8 @@ class HostSkillsFolder:
                 raise ExportError(
                     f"{dest} is a {self.host} skills folder itself: name the project or home folder that holds it "
                     f"({dest.parents[depth - 1]}) with --target {self.kind}, or use --target agents to write "
-                    f"into {dest} directly")
+                    f"into {dest} directly"
+                )
         return dest / self.folder
 
 
@@ -82,8 +83,10 @@ class HarborSkills:
 
     def skills_dir(self, dest: Path) -> Path:
         if (dest / "SKILL.md").is_file():
-            raise ExportError(f"{dest} holds a SKILL.md, so Harbor would read it as one skill: name a folder for "
-                              "the skill folders (new, or holding only skill folders) with --target harbor")
+            raise ExportError(
+                f"{dest} holds a SKILL.md, so Harbor would read it as one skill: name a folder for "
+                "the skill folders (new, or holding only skill folders) with --target harbor"
+            )
         return dest
 
 

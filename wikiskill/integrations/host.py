@@ -130,8 +130,9 @@ class SkillSet:
     def search(self, query: str, corpus: str = "skills", limit: int = 10) -> list[Hit]:
         """Ranked hits (BM25) in the skills, the wiki's pages or the latest train traces, read at
         this set's ref (`wikiskill search`)."""
-        return lookup.search(self.workspace, query, lookup.corpus(corpus),
-                             self.commit if self.ref is not None else None, limit)
+        return lookup.search(
+            self.workspace, query, lookup.corpus(corpus), self.commit if self.ref is not None else None, limit
+        )
 
     def tools(self, mode: Mode | None = None) -> list[dict]:
         """Tool schemas (OpenAI format) the host must offer: `load_skill` in index mode."""
@@ -198,8 +199,13 @@ class SkillSet:
             by_name: dict[str, list[SkillChange]] = {}
             for entry, paths in self.workspace.touching_commits(commit, "skills"):
                 meta = entry.meta
-                change = SkillChange(entry.sha, entry.subject, meta.round, meta.step.value if meta.step else None,
-                                     meta.decision.value if meta.decision else None)
+                change = SkillChange(
+                    entry.sha,
+                    entry.subject,
+                    meta.round,
+                    meta.step.value if meta.step else None,
+                    meta.decision.value if meta.decision else None,
+                )
                 for name in sorted({path.split("/")[1] for path in paths if path.count("/") >= 2}):
                     by_name.setdefault(name, []).append(change)
             self._changes = {commit: {name: tuple(items) for name, items in by_name.items()}}
@@ -219,8 +225,13 @@ class LiveSkills(SkillSet):
     as a context manager) to stop the observer thread.
     """
 
-    def __init__(self, workspace: Workspace, ref: str | None = MAIN, mode: Mode | None = None,
-                 on_change: Callable[[SkillSet], None] | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        ref: str | None = MAIN,
+        mode: Mode | None = None,
+        on_change: Callable[[SkillSet], None] | None = None,
+    ):
         from watchdog.observers import Observer
 
         super().__init__(workspace, ref, mode)
@@ -285,14 +296,17 @@ def _arguments(arguments: str | Mapping[str, object] | None) -> Mapping[str, obj
 def _info(skill: Skill, files: Mapping[str, str], changes: tuple[SkillChange, ...]) -> SkillInfo:
     prefix = f"{skill.name}/"
     purpose = files.get(f"{prefix}PURPOSE.md", "")
-    evolution = tuple(line.lstrip("-* ").strip() for line in markdown_section(purpose, HISTORY_SECTION).splitlines()
-                      if line.strip().startswith(("-", "*")))
+    evolution = tuple(
+        line.lstrip("-* ").strip()
+        for line in markdown_section(purpose, HISTORY_SECTION).splitlines()
+        if line.strip().startswith(("-", "*"))
+    )
     return SkillInfo(
         name=skill.name,
         description=skill.description,
         location=skill.location,
         metadata=dict(skill.metadata),
-        files=tuple(sorted(path[len(prefix):] for path in files if path.startswith(prefix))),
+        files=tuple(sorted(path[len(prefix) :] for path in files if path.startswith(prefix))),
         evolution=evolution,
         changes=changes,
     )

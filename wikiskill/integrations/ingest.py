@@ -56,8 +56,11 @@ def ingest(ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Out
     with ws.lock("wikiskill ingest"):
         ws.recover()
         number = next_round(ws)
-        present = {path.rpartition("/")[2].removesuffix(".json") for path in ws.list_paths(MAIN, "raw")
-                   if f"/{INGESTED_SPLIT}/" in path}
+        present = {
+            path.rpartition("/")[2].removesuffix(".json")
+            for path in ws.list_paths(MAIN, "raw")
+            if f"/{INGESTED_SPLIT}/" in path
+        }
         added: dict[str, Trajectory] = {}
         skipped = []
         for path, trajectory in sessions:
@@ -70,7 +73,10 @@ def ingest(ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Out
         folder = ingested_folder(number)
         label = f"{len(added)} {parser.format} session(s), outcome {outcome.value}"
         body = "\n".join(f"- {t.task_id}: {t.provenance.file if t.provenance else ''}" for t in added.values())
-        message = format_message(f"{round_label(number)} ingest: {label}",
-                                 Trailers(round=number, step=Step.INGEST, cost_usd=0.0, tokens=0), body)
+        message = format_message(
+            f"{round_label(number)} ingest: {label}",
+            Trailers(round=number, step=Step.INGEST, cost_usd=0.0, tokens=0),
+            body,
+        )
         sha = ws.commit({f"{folder}/{task_id}.json": t.to_json() for task_id, t in added.items()}, message)
         return IngestResult(number, sha, list(added.values()), skipped)

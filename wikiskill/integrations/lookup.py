@@ -54,14 +54,16 @@ def documents(ws: Workspace, corpus: Corpus, ref: str | None = MAIN) -> dict[str
     return {path: text for path, text in files.items() if keep(path)}
 
 
-def search(ws: Workspace, query: str, corpus: Corpus = Corpus.WIKI, ref: str | None = MAIN,
-           limit: int = 10) -> list[Hit]:
+def search(
+    ws: Workspace, query: str, corpus: Corpus = Corpus.WIKI, ref: str | None = MAIN, limit: int = 10
+) -> list[Hit]:
     """The best `limit` matches for `query`, best first; only documents that share a word with it."""
     docs = documents(ws, corpus, ref)
     paths = sorted(docs)
     ranked = rank([docs[path] for path in paths], query)
-    return [Hit(paths[index], score, snippet(docs[paths[index]], query))
-            for index, score in ranked[:limit] if score > 0]
+    return [
+        Hit(paths[index], score, snippet(docs[paths[index]], query)) for index, score in ranked[:limit] if score > 0
+    ]
 
 
 def snippet(text: str, query: str) -> str:

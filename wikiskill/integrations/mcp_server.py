@@ -46,17 +46,23 @@ class SkillsServer(MCPServer):
 
     def __init__(self, skills: SkillSet, log_level: Literal["INFO", "WARNING"] = "WARNING"):
         super().__init__(
-            "wikiskill", version=__version__, log_level=log_level,
-            instructions=("Skills evolved by wikiskill from this workspace's own runs and merged only when they "
-                          f"improved validation, read live at {skills.ref}. Call list_skills (or skills_prompt with "
-                          "the task) and load_skill for the skill that fits the task before you act."))
+            "wikiskill",
+            version=__version__,
+            log_level=log_level,
+            instructions=(
+                "Skills evolved by wikiskill from this workspace's own runs and merged only when they "
+                f"improved validation, read live at {skills.ref}. Call list_skills (or skills_prompt with "
+                "the task) and load_skill for the skill that fits the task before you act."
+            ),
+        )
         self.skills = skills
         self.add_tool(self.list_skills)
         self.add_tool(self.load_skill)
         self.add_tool(self.search)
         self.add_tool(self.skills_prompt)
-        self.resource(SKILL_URI, name="skill", mime_type="text/markdown",
-                      description="A skill's SKILL.md at the served ref.")(self.read_skill)
+        self.resource(
+            SKILL_URI, name="skill", mime_type="text/markdown", description="A skill's SKILL.md at the served ref."
+        )(self.read_skill)
 
     def current(self) -> SkillSet:
         """The skill set, re-read when the ref's skills changed since the last request."""
@@ -68,8 +74,10 @@ class SkillsServer(MCPServer):
 
     async def list_skills(self) -> list[SkillSummary]:
         """Every skill at the served ref: name and description (when to use it)."""
-        return [SkillSummary(name=skill.name, description=skill.description, uri=SKILL_URI.format(name=skill.name))
-                for skill in self.current().skills]
+        return [
+            SkillSummary(name=skill.name, description=skill.description, uri=SKILL_URI.format(name=skill.name))
+            for skill in self.current().skills
+        ]
 
     async def load_skill(self, name: str) -> str:
         """The full instructions of one skill, by name."""
@@ -100,9 +108,15 @@ class SkillsServer(MCPServer):
 
     async def list_resources(self) -> list[Resource]:
         """One resource per skill at the ref's current tip (the SDK lists only fixed resources)."""
-        return [Resource(uri=SKILL_URI.format(name=skill.name), name=skill.name, description=skill.description,
-                         mime_type="text/markdown")
-                for skill in self.current().skills]
+        return [
+            Resource(
+                uri=SKILL_URI.format(name=skill.name),
+                name=skill.name,
+                description=skill.description,
+                mime_type="text/markdown",
+            )
+            for skill in self.current().skills
+        ]
 
 
 def serve(skills: SkillSet, over: Transport = Transport.STDIO, host: str = "127.0.0.1", port: int = 8000) -> None:
@@ -110,5 +124,6 @@ def serve(skills: SkillSet, over: Transport = Transport.STDIO, host: str = "127.
     if over == Transport.STDIO:
         SkillsServer(skills).run("stdio")
     else:  # at INFO, uvicorn says where it listens and logs each request, as any HTTP server in a terminal
-        SkillsServer(skills, log_level="INFO").run("streamable-http", host=host, port=port,
-                                                   streamable_http_path=HTTP_PATH)
+        SkillsServer(skills, log_level="INFO").run(
+            "streamable-http", host=host, port=port, streamable_http_path=HTTP_PATH
+        )

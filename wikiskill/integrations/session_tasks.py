@@ -62,8 +62,9 @@ def existing_ids(out: Path) -> set[str]:
     return {folder.name for split in SPLITS if (out / split).is_dir() for folder in (out / split).iterdir()}
 
 
-def tasks_from_sessions(paths: list[Path], out: Path, parser: SessionParser, drafter: RubricDrafter,
-                        model: str, split: Split = "train") -> SessionTasks:
+def tasks_from_sessions(
+    paths: list[Path], out: Path, parser: SessionParser, drafter: RubricDrafter, model: str, split: Split = "train"
+) -> SessionTasks:
     """Draft a task folder under `out/split/` for each session file; `model` names the drafter in
     each REVIEW.md."""
     if not paths:
@@ -88,15 +89,25 @@ def tasks_from_sessions(paths: list[Path], out: Path, parser: SessionParser, dra
         if result.draft is None:
             raise WikiskillError(f"{path}: no rubric could be drafted ({result.error}); nothing was written")
         drafts[task_id] = result.draft
-    written = [_write(out, split, task_id, path, session, drafts[task_id], parser, model)
-               for task_id, (path, session) in todo.items()]
+    written = [
+        _write(out, split, task_id, path, session, drafts[task_id], parser, model)
+        for task_id, (path, session) in todo.items()
+    ]
     if written and not (out / SUITE_FILE).exists():
         (out / SUITE_FILE).write_text(SUITE_YAML, encoding="utf-8")
     return SessionTasks(out, written, skipped, usage)
 
 
-def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajectory, draft: RubricDraft,
-           parser: SessionParser, model: str) -> DraftedTask:
+def _write(
+    out: Path,
+    split: Split,
+    task_id: str,
+    path: Path,
+    session: Trajectory,
+    draft: RubricDraft,
+    parser: SessionParser,
+    model: str,
+) -> DraftedTask:
     """The task folder, written in a hidden folder of `out` (outside every split) and renamed into
     its place, so no split ever holds half a task."""
     parent = out / split
@@ -104,8 +115,9 @@ def _write(out: Path, split: Split, task_id: str, path: Path, session: Trajector
     staging = Path(tempfile.mkdtemp(prefix=".draft-", dir=out))
     try:
         (staging / "task.md").write_text(first_request(session) + "\n", encoding="utf-8")
-        (staging / "rubric.md").write_text("A good result:\n\n" + "".join(f"- {c}\n" for c in draft.criteria),
-                                           encoding="utf-8")
+        (staging / "rubric.md").write_text(
+            "A good result:\n\n" + "".join(f"- {c}\n" for c in draft.criteria), encoding="utf-8"
+        )
         (staging / REVIEW_FILE).write_text(_review(path, parser, model, draft), encoding="utf-8")
         os.chmod(staging, 0o755)
         staging.rename(parent / task_id)

@@ -39,7 +39,6 @@ class ClaudeCodeParser:
     not the agent's own turns and are left out; an assistant reply streamed over several lines
     with one message id becomes one message."""
 
-
     def messages(self, text: str, name: str) -> list[dict]:
         messages: list[dict] = []
         last_id = None
@@ -208,8 +207,12 @@ def read_session(path: Path, parser: SessionParser, outcome: Outcome, scrub: Scr
     if not users or not any(m["role"] == "assistant" for m in messages):
         raise TranscriptError(f"{path}: no user and assistant messages: is it a {parser.format} transcript?")
     return Trajectory(
-        task_id=session_id(path, text), split=INGESTED_SPLIT, kind=SESSION, question=cut(users[0], QUESTION_CHARS),
+        task_id=session_id(path, text),
+        split=INGESTED_SPLIT,
+        kind=SESSION,
+        question=cut(users[0], QUESTION_CHARS),
         messages=messages,
-        prediction=replies[-1] if replies else None, score=outcome.score,
+        prediction=replies[-1] if replies else None,
+        score=outcome.score,
         provenance=Provenance(format=parser.format, file=path.name, outcome=outcome),
     )

@@ -74,8 +74,14 @@ class ChangeForwarder(FileSystemEventHandler):
                 self.callback(path)
 
 
-def watch(ws: Workspace, on_report: Callable[[WatchReport], None], commit: bool = False,
-          stop: threading.Event | None = None, timeout: float | None = None, debounce: float = DEBOUNCE) -> None:
+def watch(
+    ws: Workspace,
+    on_report: Callable[[WatchReport], None],
+    commit: bool = False,
+    stop: threading.Event | None = None,
+    timeout: float | None = None,
+    debounce: float = DEBOUNCE,
+) -> None:
     """Report (and with `commit`, commit) each burst of saves under skills/ and wiki/.
 
     The first report (with no changed paths) describes the state once the observer runs, so
@@ -150,8 +156,9 @@ def commit_valid_edits(ws: Workspace, report: WatchReport) -> None:
         report.held_back = held
         if not accepted:
             return
-        message = format_message(_subject(accepted),
-                                 Trailers(round=completed_rounds(ws), step=Step.HUMAN, cost_usd=0.0))
+        message = format_message(
+            _subject(accepted), Trailers(round=completed_rounds(ws), step=Step.HUMAN, cost_usd=0.0)
+        )
         report.committed = ws.commit_working_tree(accepted, message)
         report.committed_paths = accepted
 

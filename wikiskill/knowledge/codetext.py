@@ -26,7 +26,8 @@ _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
 _STATEMENT = re.compile(
     r"^\s*(def\s|class\s|import\s|from\s+[\w.]+\s+import\s|return\b|raise\b|assert\s|yield\b|"
     r"(el)?if\s.*:\s*$|else\s*:|try\s*:|except\b.*:\s*$|finally\s*:|(with|for|while)\s.*:\s*$|async\s+def\s|"
-    r"lambda\b|@\w+|#include|#!|function\b|const\s|let\s|var\s|public\s|private\s|fn\s|func\s)")
+    r"lambda\b|@\w+|#include|#!|function\b|const\s|let\s|var\s|public\s|private\s|fn\s|func\s)"
+)
 _ASSIGNMENT_OR_CALL = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*(\s*[-+*/%|&]?=(?!=)|\()")
 """`x = 1`, `total += n`, `foo.bar(x)`: one identifier, then an assignment or a call's bracket."""
 
@@ -63,4 +64,3 @@ def _looks_like_code(line: str) -> bool:
     visible = [char for char in line if not char.isspace()]
     symbols = any(not char.isalnum() for char in visible)
     return symbols and sum(char.isalpha() for char in visible) < len(visible) / 2
-

@@ -50,8 +50,13 @@ class Consolidation:
     retired: list[str] = field(default_factory=list)
 
 
-def consolidate(wiki_files: dict[str, str], skill_files: dict[str, str], round_number: int,
-                settings: WikiSettings, rule: DuplicateRule) -> Consolidation:
+def consolidate(
+    wiki_files: dict[str, str],
+    skill_files: dict[str, str],
+    round_number: int,
+    settings: WikiSettings,
+    rule: DuplicateRule,
+) -> Consolidation:
     """`wiki_files` and `skill_files` are `{path under wiki/ or skills/: text}`."""
     before = read_pages(wiki_files)
     pages = dict(before)
@@ -87,7 +92,7 @@ def _merge_duplicates(pages: dict[str, Page], rule: DuplicateRule, result: Conso
         merged = False
         active = sorted(slug for slug, page in pages.items() if page.active)
         for index, first in enumerate(active):
-            for second in active[index + 1:]:
+            for second in active[index + 1 :]:
                 keeper = rule.keeper(pages[first], pages[second])
                 if keeper is None:
                     continue
@@ -104,8 +109,9 @@ def _merge_duplicates(pages: dict[str, Page], rule: DuplicateRule, result: Conso
 def _absorb(keeper: Page, gone: Page) -> Page:
     """The kept page with the other page's evidence, evidence lines and skills."""
     lines = keeper.sections.get(Section.EVIDENCE, "").splitlines()
-    extra = [line for line in gone.sections.get(Section.EVIDENCE, "").splitlines()
-             if line.strip() and line not in lines]
+    extra = [
+        line for line in gone.sections.get(Section.EVIDENCE, "").splitlines() if line.strip() and line not in lines
+    ]
     sections = {**keeper.sections, Section.EVIDENCE: "\n".join([*lines, *extra]).strip()}
     page = keeper.model_copy(update={"sections": sections}).with_evidence(gone.meta.evidence)
     return _with_meta(page, skills=sorted(set(page.meta.skills) | set(gone.meta.skills)))

@@ -25,8 +25,9 @@ from .skills import normalize_name, parse_skill
 
 REPEATED_SHARE = 0.6
 """A body whose word triples are at least this share copied from the prompt or schema is junk."""
-WHEN = re.compile(r"\b(when|whenever|if|before|after|while|during|unless|once|until|for|use|using|apply|applies)\b",
-                  re.IGNORECASE)
+WHEN = re.compile(
+    r"\b(when|whenever|if|before|after|while|during|unless|once|until|for|use|using|apply|applies)\b", re.IGNORECASE
+)
 """Words that tell when a description's skill applies."""
 _PLACEHOLDER = re.compile(r"<([^<>\n]{1,80})>")
 
@@ -95,11 +96,12 @@ def junk_reason(proposal: Proposal, known: Known) -> str | None:
     body = "\n".join(line for line in skill.body.splitlines() if not line.lstrip().startswith("#"))
     share = repeated_share(f"{skill.description}\n{body}", [*schema_texts(), *known.prompt])
     if share >= REPEATED_SHARE:
-        return (f"the skill's description and body repeat the proposal schema or the prompt ({share:.0%} of "
-                "their words), not what was learned from the traces")
+        return (
+            f"the skill's description and body repeat the proposal schema or the prompt ({share:.0%} of "
+            "their words), not what was learned from the traces"
+        )
     if not WHEN.search(skill.description):
-        return (f"the description {skill.description[:120]!r} does not say when to use the skill (e.g. "
-                "\"Use when ...\")")
+        return f'the description {skill.description[:120]!r} does not say when to use the skill (e.g. "Use when ...")'
     return None
 
 
@@ -116,4 +118,4 @@ def repeated_share(text: str, sources: list[str]) -> float:
 
 
 def _grams(items: list[str], size: int) -> list[tuple[str, ...]]:
-    return [tuple(items[i:i + size]) for i in range(len(items) - size + 1)]
+    return [tuple(items[i : i + size]) for i in range(len(items) - size + 1)]

@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.DOTALL | re.MULTILINE)
 CODE_SPAN = re.compile(r"(`+)[^\n]+?\1")
-INLINE_LINK = re.compile(
-    r"(!?)\[([^\]\n]*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
+INLINE_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
 REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*(<[^>\n]*>|\S+).*$\n?", re.MULTILINE)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
@@ -58,6 +57,6 @@ def rewrite_links(text: str, resolve: Resolver) -> str:
 def _outside(text: str, code: re.Pattern, change: Callable[[str], str]) -> str:
     parts, position = [], 0
     for match in code.finditer(text):
-        parts += [change(text[position:match.start()]), match.group(0)]
+        parts += [change(text[position : match.start()]), match.group(0)]
         position = match.end()
     return "".join(parts + [change(text[position:])])

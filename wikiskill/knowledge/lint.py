@@ -45,8 +45,10 @@ class Problem:
 
 def hidden(path: str) -> bool:
     """Dotfiles and editor files (`.SKILL.md.swp`, `page.md~`, `.#page.md`, `#page.md#`)."""
-    return any(part.startswith(".") or part.endswith("~") or (part.startswith("#") and part.endswith("#"))
-               for part in path.split("/"))
+    return any(
+        part.startswith(".") or part.endswith("~") or (part.startswith("#") and part.endswith("#"))
+        for part in path.split("/")
+    )
 
 
 def working_files(root: Path, *folders: str) -> dict[str, str]:
@@ -85,8 +87,10 @@ def lint_workspace(root: Path) -> list[Problem]:
     warnings about skills that overlap."""
     files = working_files(root, *LINTED)
     problems = lint_files(files, outside=lambda path: (root / path).exists()) + skill_overlaps(files)
-    problems += [Problem(path, "is a symbolic link, not read (skills/ and wiki/ hold plain files only)")
-                 for path in symlinks(root, *LINTED)]
+    problems += [
+        Problem(path, "is a symbolic link, not read (skills/ and wiki/ hold plain files only)")
+        for path in symlinks(root, *LINTED)
+    ]
     return sorted(set(problems))
 
 
@@ -109,14 +113,22 @@ def lint_files(files: Mapping[str, str], outside: Callable[[str], bool] = lambda
 def skill_overlaps(files: Mapping[str, str]) -> list[Problem]:
     """Warnings for pairs of skills whose description and instructions share most of their words:
     both reach the prompt, so one of them is probably bloat."""
-    skills = load_skills({path[len("skills/"):]: text for path, text in files.items() if path.startswith("skills/")})
+    skills = load_skills({path[len("skills/") :]: text for path, text in files.items() if path.startswith("skills/")})
     warnings = []
     for first, second in combinations(skills, 2):
-        shared = overlap(f"{first.description} {first.section('Instructions')}",
-                         f"{second.description} {second.section('Instructions')}")
+        shared = overlap(
+            f"{first.description} {first.section('Instructions')}",
+            f"{second.description} {second.section('Instructions')}",
+        )
         if shared >= SKILL_OVERLAP:
-            warnings.append(Problem(first.location, f"overlaps skill {second.name!r} ({shared:.0%} of their words "
-                                    "are shared): merge them or retire one", warning=True))
+            warnings.append(
+                Problem(
+                    first.location,
+                    f"overlaps skill {second.name!r} ({shared:.0%} of their words "
+                    "are shared): merge them or retire one",
+                    warning=True,
+                )
+            )
     return warnings
 
 
@@ -139,14 +151,16 @@ def _index_problems(files: Mapping[str, str]) -> tuple[list[Problem], set[str]]:
         return ([Problem(INDEX, "is missing; it must list every page in wiki/patterns/")] if pages else []), set()
     listed = {slug for _, slug, _ in index_entries(files[INDEX])}
     problems = [Problem(INDEX, f"lists patterns/{slug}.md, which does not exist") for slug in sorted(listed - pages)]
-    problems += [Problem(f"{PATTERNS}/{slug}.md",
-                         f"is not listed in {INDEX} (add `- [{slug}](patterns/{slug}.md): summary`)")
-                 for slug in sorted(pages - listed)]
+    problems += [
+        Problem(f"{PATTERNS}/{slug}.md", f"is not listed in {INDEX} (add `- [{slug}](patterns/{slug}.md): summary`)")
+        for slug in sorted(pages - listed)
+    ]
     return problems, {f"{PATTERNS}/{slug}.md" for slug in listed - pages}
 
 
-def _link_problems(path: str, text: str, files: Mapping[str, str], outside: Callable[[str], bool],
-                   skip: set[str]) -> list[Problem]:
+def _link_problems(
+    path: str, text: str, files: Mapping[str, str], outside: Callable[[str], bool], skip: set[str]
+) -> list[Problem]:
     problems = []
     for target in links(text):
         local = unquote(target.split("#", 1)[0].split("?", 1)[0])

@@ -39,11 +39,20 @@ class Section(StrEnum):
 
 
 SECTION_ALIASES: dict[str, Section] = {
-    "description": Section.DESCRIPTION, "problem": Section.DESCRIPTION, "what": Section.DESCRIPTION,
-    "root cause": Section.ROOT_CAUSE, "root-cause": Section.ROOT_CAUSE, "why": Section.ROOT_CAUSE,
+    "description": Section.DESCRIPTION,
+    "problem": Section.DESCRIPTION,
+    "what": Section.DESCRIPTION,
+    "root cause": Section.ROOT_CAUSE,
+    "root-cause": Section.ROOT_CAUSE,
+    "why": Section.ROOT_CAUSE,
     "cause": Section.ROOT_CAUSE,
-    "evidence": Section.EVIDENCE, "exact action": Section.EVIDENCE, "action sequence": Section.EVIDENCE,
-    "fix": Section.FIX, "solution": Section.FIX, "known solution": Section.FIX, "workaround": Section.FIX,
+    "evidence": Section.EVIDENCE,
+    "exact action": Section.EVIDENCE,
+    "action sequence": Section.EVIDENCE,
+    "fix": Section.FIX,
+    "solution": Section.FIX,
+    "known solution": Section.FIX,
+    "workaround": Section.FIX,
 }
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _DERIVED = re.compile(r"^_(Seen in|Merged into|Retired in) .*_$")
@@ -117,8 +126,11 @@ class Page(BaseModel):
 
     def body(self) -> str:
         """The sections as Markdown (what edits apply to), without front matter or derived lines."""
-        parts = [f"## {section.value}\n\n{self.sections[section].strip()}"
-                 for section in Section if self.sections.get(section, "").strip()]
+        parts = [
+            f"## {section.value}\n\n{self.sections[section].strip()}"
+            for section in Section
+            if self.sections.get(section, "").strip()
+        ]
         if self.extra.strip():
             parts.append(self.extra.strip())
         return "\n\n".join(parts)
@@ -145,8 +157,11 @@ def derived_line(meta: PageMeta) -> str:
     if meta.status == PageStatus.RETIRED:
         return f"_Retired in round {meta.retired_in}: no new evidence since round {meta.last_seen}._"
     tasks = meta.tasks()
-    rounds = f"round {meta.first_seen}" if meta.first_seen == meta.last_seen else \
-        f"rounds {meta.first_seen}-{meta.last_seen}"
+    rounds = (
+        f"round {meta.first_seen}"
+        if meta.first_seen == meta.last_seen
+        else f"rounds {meta.first_seen}-{meta.last_seen}"
+    )
     return f"_Seen in {len(tasks)} episode(s), {rounds}: {', '.join(tasks) or 'none'}._"
 
 
@@ -158,7 +173,7 @@ def parse_body(body: str) -> tuple[str, dict[Section, str], str]:
     preamble = body[: matches[0].start()] if matches else body
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(body)
-        text = body[match.end():end].strip()
+        text = body[match.end() : end].strip()
         heading = match.group(2).strip().strip("*:").strip()
         if len(match.group(1)) == 1 and not title:
             title, preamble = heading, preamble + "\n" + text
@@ -192,17 +207,24 @@ def parse_page(slug: str, text: str) -> Page:
     except (ValueError, RecursionError):
         data, body = {}, text
     title, sections, extra = parse_body(body)
-    data = {key: value for key, value in data.items()  # extra keys are kept as strings only
-            if key in PageMeta.model_fields or (isinstance(key, str) and isinstance(value, str))}
+    data = {
+        key: value
+        for key, value in data.items()  # extra keys are kept as strings only
+        if key in PageMeta.model_fields or (isinstance(key, str) and isinstance(value, str))
+    }
     data = {**data, "slug": slug, "title": str(data.get("title") or title or slug)}
-    data["evidence"] = [_evidence(item) for item in data.get("evidence") or [] if _evidence(item)] \
-        if isinstance(data.get("evidence"), list) else []
+    data["evidence"] = (
+        [_evidence(item) for item in data.get("evidence") or [] if _evidence(item)]
+        if isinstance(data.get("evidence"), list)
+        else []
+    )
     try:
         meta = PageMeta.model_validate(data)
     except ValidationError as exc:  # drop the fields that do not fit, keep the rest
         bad = {error["loc"][0] for error in exc.errors() if error["loc"]}
-        meta = PageMeta.model_validate({key: value for key, value in data.items()
-                                        if key not in bad or key in ("slug", "title")})
+        meta = PageMeta.model_validate(
+            {key: value for key, value in data.items() if key not in bad or key in ("slug", "title")}
+        )
     return Page(meta=meta, sections=sections, extra=extra).with_evidence([])
 
 
@@ -222,6 +244,6 @@ def read_pages(files: dict[str, str]) -> dict[str, Page]:
     pages = {}
     for path, text in sorted(files.items()):
         if path.startswith("patterns/") and path.endswith(".md") and path.count("/") == 1:
-            slug = path[len("patterns/"):-len(".md")]
+            slug = path[len("patterns/") : -len(".md")]
             pages[slug] = parse_page(slug, text)
     return pages

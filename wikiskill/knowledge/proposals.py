@@ -31,8 +31,11 @@ from .skills import normalize_name, skill_problems, with_front_matter
 
 MAX_SKILL_CHARS = 20_000
 MAX_RATIONALE_CHARS = 2_000
-SKILL_PARTS = {"when_to_apply": "When to Apply", "when_not_to_apply": "When NOT to Apply",
-               "instructions": "Instructions"}
+SKILL_PARTS = {
+    "when_to_apply": "When to Apply",
+    "when_not_to_apply": "When NOT to Apply",
+    "instructions": "Instructions",
+}
 """The sections a SKILL.md built from parts has, by field."""
 PARTS = ("description", *SKILL_PARTS)
 
@@ -90,10 +93,16 @@ class CreateSkill(_ProposalModel):
     when_not_to_apply: str = Field(description="the situations it is not for")
     instructions: str = Field(description="concrete, numbered steps: exact actions, not vague advice")
     rationale: str = Field(description="why this change should fix the failures, citing task ids")
-    skill_md: str = Field("", description="instead of the four parts: the full SKILL.md (YAML front matter "
-                                          "with name and description, then the three sections)")
-    purpose_md: str = Field("", description="the full PURPOSE.md: ## Origin, ## Patterns Addressed (links to "
-                                            "wiki/patterns/<slug>.md) and ## Evolution History")
+    skill_md: str = Field(
+        "",
+        description="instead of the four parts: the full SKILL.md (YAML front matter "
+        "with name and description, then the three sections)",
+    )
+    purpose_md: str = Field(
+        "",
+        description="the full PURPOSE.md: ## Origin, ## Patterns Addressed (links to "
+        "wiki/patterns/<slug>.md) and ## Evolution History",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -183,8 +192,9 @@ class NoAction(_ProposalModel):
 
 AnyProposal = CreateSkill | PatchSkill | RetireSkill | NoAction
 ProposalRequest = Annotated[AnyProposal, Field(discriminator="action")]
-ACTIONS: tuple[Action, ...] = tuple(get_args(model.model_fields["action"].annotation)[0]
-                                    for model in get_args(AnyProposal))
+ACTIONS: tuple[Action, ...] = tuple(
+    get_args(model.model_fields["action"].annotation)[0] for model in get_args(AnyProposal)
+)
 """The actions a proposal may ask for, in the schema's order."""
 
 
@@ -195,9 +205,14 @@ class ProposalSchema(BaseModel):
 
 
 CREATE_EXAMPLE: dict[str, str] = {
-    "action": Action.CREATE, "name": "<skill-name>", "description": "<what it does and when to use it>",
-    "when_to_apply": "<situations>", "when_not_to_apply": "<situations>",
-    "instructions": "1. <exact step>\n2. <exact step>", "rationale": "<why it fixes the failures>"}
+    "action": Action.CREATE,
+    "name": "<skill-name>",
+    "description": "<what it does and when to use it>",
+    "when_to_apply": "<situations>",
+    "when_not_to_apply": "<situations>",
+    "instructions": "1. <exact step>\n2. <exact step>",
+    "rationale": "<why it fixes the failures>",
+}
 """The create the proposer is shown as an example: every value but the action a placeholder."""
 
 
@@ -252,8 +267,7 @@ def parse_proposal(raw: object) -> AnyProposal:
 def _reason(exc: ValidationError, raw: dict) -> str:
     error = exc.errors()[0]
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        return (f"unknown action {str(raw.get('action'))[:40]!r}: use {', '.join(ACTIONS[:-1])} or "
-                f"{ACTIONS[-1]}")
+        return f"unknown action {str(raw.get('action'))[:40]!r}: use {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}"
     if error["type"] == "value_error":
         return error["msg"].removeprefix("Value error, ")
     where = ".".join(str(part) for part in error["loc"][2:])  # past ("proposal", <action>)
@@ -305,8 +319,12 @@ def _skill_md(request: CreateSkill, notes: list[str]) -> str:
         return request.skill_md
     if request.skill_md:
         notes.append("`skill_md` has no front matter: SKILL.md is built from description and the three sections")
-    front = yaml.safe_dump({"name": request.name, "description": " ".join(request.description.split())},
-                           sort_keys=False, allow_unicode=True, width=1000).strip()
+    front = yaml.safe_dump(
+        {"name": request.name, "description": " ".join(request.description.split())},
+        sort_keys=False,
+        allow_unicode=True,
+        width=1000,
+    ).strip()
     sections = "\n\n".join(f"## {title}\n{getattr(request, key).strip()}" for key, title in SKILL_PARTS.items())
     return f"---\n{front}\n---\n\n{sections}\n"
 
@@ -334,7 +352,8 @@ def _create(proposal: Proposal, request: CreateSkill, skill_files: dict[str, str
     proposal.changes = {
         f"{skill_dir(name)}/SKILL.md": skill_md,
         f"{skill_dir(name)}/PURPOSE.md": add_history(
-            purpose, round_number, f"{verb}: {proposal.rationale or 'no rationale given'}"),
+            purpose, round_number, f"{verb}: {proposal.rationale or 'no rationale given'}"
+        ),
     }
 
 
@@ -360,8 +379,8 @@ def _patch(proposal: Proposal, request: PatchSkill, skill_files: dict[str, str],
     proposal.changes = {
         f"{skill_dir(name)}/SKILL.md": _checked_skill(texts["SKILL.md"], name, round_number),
         f"{skill_dir(name)}/PURPOSE.md": add_history(
-            texts["PURPOSE.md"] or f"# {name}\n", round_number,
-            f"patched: {proposal.rationale or 'no rationale given'}"),
+            texts["PURPOSE.md"] or f"# {name}\n", round_number, f"patched: {proposal.rationale or 'no rationale given'}"
+        ),
     }
 
 

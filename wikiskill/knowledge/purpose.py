@@ -33,13 +33,24 @@ def addressed_pages(purpose: str, rationale: str, name: str, pages: dict[str, Pa
     return sorted(slug for slug in slugs if slug in pages and pages[slug].active)
 
 
-def record_decision(purpose: str, name: str, round_number: int, action: str, decision: str, candidate: float,
-                    incumbent: float, addressed: list[str], pages: dict[str, Page], effect: str) -> str:
+def record_decision(
+    purpose: str,
+    name: str,
+    round_number: int,
+    action: str,
+    decision: str,
+    candidate: float,
+    incumbent: float,
+    addressed: list[str],
+    pages: dict[str, Page],
+    effect: str,
+) -> str:
     """PURPOSE.md after the gate: Patterns Addressed rebuilt from the wiki, and one Evolution
     History line with the round, action, decision, scores and `effect`, the gate's words for the
     val tasks it helped and hurt (the same as in skill-impact.md)."""
-    lines = [f"- [{pages[slug].meta.title}](../../wiki/patterns/{slug}.md): {pages[slug].meta.summary}"
-             for slug in addressed] or ["(no wiki page linked)"]
+    lines = [
+        f"- [{pages[slug].meta.title}](../../wiki/patterns/{slug}.md): {pages[slug].meta.summary}" for slug in addressed
+    ] or ["(no wiki page linked)"]
     text = replace_section(purpose or f"# {name}\n", PATTERNS_ADDRESSED, "\n".join(lines))
     line = f"{action} {decision}: val {candidate:.3f}, incumbent {incumbent:.3f}; {effect}"
     return add_history(text, round_number, line)
@@ -47,8 +58,9 @@ def record_decision(purpose: str, name: str, round_number: int, action: str, dec
 
 def replace_section(text: str, heading: str, body: str) -> str:
     """`text` with the section under `heading` replaced (added before Evolution History when missing)."""
-    pattern = re.compile(rf"^{re.escape(heading)}[ \t]*\n(.*?)(?=^#{{1,2}} |\Z)",
-                         re.MULTILINE | re.DOTALL | re.IGNORECASE)
+    pattern = re.compile(
+        rf"^{re.escape(heading)}[ \t]*\n(.*?)(?=^#{{1,2}} |\Z)", re.MULTILINE | re.DOTALL | re.IGNORECASE
+    )
     section = f"{heading}\n\n{body.strip()}\n\n"
     if pattern.search(text):
         return pattern.sub(lambda match: section, text, count=1).rstrip() + "\n"

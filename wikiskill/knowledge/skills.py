@@ -68,7 +68,7 @@ def markdown_section(body: str, title: str) -> str:
     match = pattern.search(body)
     if not match:
         return ""
-    rest = body[match.end():]
+    rest = body[match.end() :]
     following = re.search(r"^#{1,6}\s", rest, re.MULTILINE)
     return rest[: following.start()].strip() if following else rest.strip()
 

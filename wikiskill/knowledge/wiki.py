@@ -30,11 +30,27 @@ INDEX_LINE = re.compile(r"^\s*-\s*\[([^\]]+)\]\(patterns/([^)]+)\.md\)\s*:\s*(.+
 INDEX_HEADER = "# Wiki index\n\nOne line per active pattern page, written by wikiskill from the pages' front matter."
 INACTIVE_HEADER = "## Merged and retired pages"
 LOG_SECTIONS_SHOWN = 2
-CODE_LOG = ("the log section is code copied from a trace, not prose about the round: say in a few sentences "
-            "what this round's traces showed and which pages you wrote or changed (code only in backticks)")
+CODE_LOG = (
+    "the log section is code copied from a trace, not prose about the round: say in a few sentences "
+    "what this round's traces showed and which pages you wrote or changed (code only in backticks)"
+)
 
-__all__ = ["INDEX", "LOG", "IMPACT", "PATTERNS", "Wiki", "WikiUpdate", "Derivation", "read_wiki", "render_index",
-           "apply_maintainer_output", "maintainer_view", "index_entries", "append_section", "page_path"]
+__all__ = [
+    "INDEX",
+    "LOG",
+    "IMPACT",
+    "PATTERNS",
+    "Wiki",
+    "WikiUpdate",
+    "Derivation",
+    "read_wiki",
+    "render_index",
+    "apply_maintainer_output",
+    "maintainer_view",
+    "index_entries",
+    "append_section",
+    "page_path",
+]
 
 
 @dataclass
@@ -87,8 +103,12 @@ class WikiUpdate:
 def resolve(pages: dict[str, Page], slug: str) -> str:
     """The page a slug stands for now: a merged page's target (followed to the end)."""
     seen = set()
-    while slug in pages and pages[slug].meta.status == PageStatus.MERGED and pages[slug].meta.merged_into \
-            and slug not in seen:
+    while (
+        slug in pages
+        and pages[slug].meta.status == PageStatus.MERGED
+        and pages[slug].meta.merged_into
+        and slug not in seen
+    ):
         seen.add(slug)
         slug = pages[slug].meta.merged_into
     return slug
@@ -122,6 +142,7 @@ def _clean_line(text: str) -> str:
 
 def render_index(pages: dict[str, Page]) -> str:
     """wiki/index.md: one line per active page, then the merged and retired ones."""
+
     def title(page: Page) -> str:
         return " ".join(page.meta.title.replace("[", "(").replace("]", ")").split()) or page.slug
 
@@ -134,8 +155,11 @@ def render_index(pages: dict[str, Page]) -> str:
     if inactive:
         lines += ["", INACTIVE_HEADER, ""]
         for slug, page in inactive:
-            why = f"merged into {page.meta.merged_into}" if page.meta.status == PageStatus.MERGED \
+            why = (
+                f"merged into {page.meta.merged_into}"
+                if page.meta.status == PageStatus.MERGED
                 else f"retired in round {page.meta.retired_in}"
+            )
             lines.append(f"- [{title(page)}](patterns/{slug}.md): {why}")
     return "\n".join(lines) + "\n"
 
@@ -155,6 +179,7 @@ def append_section(document: str, heading: str, body: str) -> str:
 
 
 # -- what the maintainer sees ---------------------------------------------------------------------
+
 
 def maintainer_view(wiki: Wiki, query: str, token_budget: int) -> WikiView:
     """The latest log sections, the pages most relevant to `query` (the sampled traces) in full
@@ -181,17 +206,21 @@ def maintainer_view(wiki: Wiki, query: str, token_budget: int) -> WikiView:
             listed.append(slug)
             left -= tokens(lines[slug]) + 1
     hidden = len(active) - len(pages) - len(listed)
-    index = "\n".join([lines[slug] for slug in sorted(listed)]
-                      + ([f"({hidden} less relevant page(s) not shown)"] if hidden else []))
+    index = "\n".join(
+        [lines[slug] for slug in sorted(listed)] + ([f"({hidden} less relevant page(s) not shown)"] if hidden else [])
+    )
     return WikiView(index=index or "(no other pages)", log=log, pages=pages)
 
 
 def _index_lines(active: dict[str, Page]) -> list[tuple[str, str]]:
-    return [(slug, f"- [{page.meta.title}](patterns/{slug}.md): {_clean_line(page.meta.summary)}")
-            for slug, page in active.items()]
+    return [
+        (slug, f"- [{page.meta.title}](patterns/{slug}.md): {_clean_line(page.meta.summary)}")
+        for slug, page in active.items()
+    ]
 
 
 # -- applying the maintainer's output ---------------------------------------------------------------
+
 
 @dataclass
 class _Context:
@@ -209,8 +238,7 @@ class _Written:
 
 def cited(text: str, task_ids: set[str]) -> set[str]:
     """The task ids among `task_ids` that `text` names (as whole ids: `t1` is not in `t10`)."""
-    return {task_id for task_id in task_ids
-            if re.search(rf"(?<![\w-]){re.escape(task_id)}(?![\w-])", text)}
+    return {task_id for task_id in task_ids if re.search(rf"(?<![\w-]){re.escape(task_id)}(?![\w-])", text)}
 
 
 def _evidence(explicit: list[str], text: str, before: set[str], ctx: _Context) -> tuple[set[str], list[str]]:
@@ -226,8 +254,9 @@ def _section_problems(page: Page) -> list[str]:
     return [f"missing section(s): {', '.join(f'## {s.value}' for s in missing)}"] if missing else []
 
 
-def apply_maintainer_output(output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str],
-                            known: list[str] = ()) -> WikiUpdate:
+def apply_maintainer_output(
+    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: list[str] = ()
+) -> WikiUpdate:
     """New page, index and log texts. `shown` are the task ids of the traces the maintainer saw,
     `known` every task id of the round (a page naming one it was not shown is refused).
     Refused pages are not written; the reasons are in `refused`."""
@@ -271,8 +300,9 @@ def _shown_name(name: str) -> str:
     return repr(name[:60]) if scrub(name) == name else "'[REDACTED]'"
 
 
-def check_output(output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str],
-                 known: list[str] = ()) -> list[str]:
+def check_output(
+    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: list[str] = ()
+) -> list[str]:
     """The reasons pages of `output` would be refused (what the maintainer's retry is told)."""
     return apply_maintainer_output(output, wiki, round_number, shown, known).refused
 
@@ -320,8 +350,13 @@ def _create(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Contex
     if not request.content.strip() or len(request.content) > MAX_PAGE_CHARS:
         raise ProposalError(f"content must be 1-{MAX_PAGE_CHARS} characters")
     title, sections, extra = parse_body(_without_front_matter(request.content))
-    meta = PageMeta(slug=slug, title=" ".join((request.title or title or slug).split())[:200], kind=request.kind,
-                    skills=sorted(set(request.skills)), **_kept_keys(request.content))
+    meta = PageMeta(
+        slug=slug,
+        title=" ".join((request.title or title or slug).split())[:200],
+        kind=request.kind,
+        skills=sorted(set(request.skills)),
+        **_kept_keys(request.content),
+    )
     page, derived = _with_summary(Page(meta=meta, sections=sections, extra=extra), request.summary)
     evidence, problems = _evidence(request.evidence, request.content, set(), ctx)
     problems = _section_problems(page) + problems
@@ -338,8 +373,13 @@ def _create(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Contex
 def _evidence_for_existing(request: PageCreate, slug: str, pages: dict[str, Page], ctx: _Context) -> _Written:
     """A create for a page that exists adds its evidence there (and revives a retired page)."""
     _, sections, _ = parse_body(_without_front_matter(request.content))
-    update = PageUpdate(name=slug, evidence=request.evidence, add_evidence=sections.get(Section.EVIDENCE, ""),
-                        summary=request.summary or None, skills=request.skills)
+    update = PageUpdate(
+        name=slug,
+        evidence=request.evidence,
+        add_evidence=sections.get(Section.EVIDENCE, ""),
+        summary=request.summary or None,
+        skills=request.skills,
+    )
     written = _update(update, slug, pages, ctx)
     return _Written(written.page, "added evidence to existing page", written.derived)
 
@@ -355,15 +395,20 @@ def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Contex
         raise ProposalError("; ".join(problems + skipped))
     _, sections, extra = parse_body(body)
     current = sections.get(Section.EVIDENCE, "")
-    added = [line for line in request.add_evidence.strip().splitlines()
-             if line.strip() and line not in current.splitlines()]
+    added = [
+        line for line in request.add_evidence.strip().splitlines() if line.strip() and line not in current.splitlines()
+    ]
     if added:
         sections[Section.EVIDENCE] = "\n".join([current.rstrip(), *added]).strip()
     new_text = body + request.add_evidence
     evidence, problems = _evidence(request.evidence, new_text, cited(old.render(), ctx.known | ctx.shown), ctx)
-    meta = old.meta.model_copy(update={
-        "skills": sorted(set(old.meta.skills) | set(request.skills)),
-        "status": PageStatus.ACTIVE, "retired_in": None})
+    meta = old.meta.model_copy(
+        update={
+            "skills": sorted(set(old.meta.skills) | set(request.skills)),
+            "status": PageStatus.ACTIVE,
+            "retired_in": None,
+        }
+    )
     page, derived = _with_summary(Page(meta=meta, sections=sections, extra=extra), request.summary or "")
     page = page.with_evidence([Evidence(task=task, round=ctx.round) for task in sorted(evidence)])
     problems = _section_problems(page) + problems
@@ -373,8 +418,9 @@ def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Contex
         raise ProposalError("; ".join(problems))
     if page == old:
         return _Written(page, "nothing changed in")
-    return _Written(page, "updated" if old.active else "revived",
-                    Derivation(derived, _cited_only(evidence, request.evidence)))
+    return _Written(
+        page, "updated" if old.active else "revived", Derivation(derived, _cited_only(evidence, request.evidence))
+    )
 
 
 def _without_front_matter(content: str) -> str:
@@ -391,5 +437,8 @@ def _kept_keys(content: str) -> dict[str, str]:
         data = split_front_matter(content)[0]
     except (ValueError, RecursionError):
         return {}
-    return {key: value for key, value in data.items()
-            if isinstance(key, str) and isinstance(value, str) and key not in PageMeta.model_fields}
+    return {
+        key: value
+        for key, value in data.items()
+        if isinstance(key, str) and isinstance(value, str) and key not in PageMeta.model_fields
+    }

@@ -70,8 +70,11 @@ def to_reply(response: Any, litellm: Any, scrub_text: Scrubber) -> Reply:
                 arguments = None
         except (json.JSONDecodeError, RecursionError):  # hostile output: the role answers with an error
             arguments = None
-        calls.append(ToolCall(id=call.id or f"call_{index}", name=call.function.name or "", arguments=arguments,
-                              raw_arguments=raw))
+        calls.append(
+            ToolCall(
+                id=call.id or f"call_{index}", name=call.function.name or "", arguments=arguments, raw_arguments=raw
+            )
+        )
     usage = getattr(response, "usage", None)
     return Reply(
         content=scrub_text(message.content) if isinstance(message.content, str) else message.content,

@@ -30,8 +30,15 @@ from .toolcalls import (
 )
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-TRANSIENT_ERRORS = {"Timeout", "APIConnectionError", "RateLimitError", "InternalServerError",
-                    "ServiceUnavailableError", "BadGatewayError", "APIError"}
+TRANSIENT_ERRORS = {
+    "Timeout",
+    "APIConnectionError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "APIError",
+}
 MIN_DEFAULT_COMPLETION_TOKENS = 512
 """Without `max_tokens`, the reply's share of the window shrinks to this before a request is
 refused as too long."""
@@ -46,8 +53,16 @@ class Call:
     decisions between attempts. It reads the model's forms once and keeps its own copy, changed
     only when this call settles them (see `ModelProfile`)."""
 
-    def __init__(self, profile: ModelProfile, llm: LLMSettings, speed: ServerSpeed, messages: list[dict],
-                 tools: list[dict] | None, response_model: type[BaseModel] | None, call_required: bool = False):
+    def __init__(
+        self,
+        profile: ModelProfile,
+        llm: LLMSettings,
+        speed: ServerSpeed,
+        messages: list[dict],
+        tools: list[dict] | None,
+        response_model: type[BaseModel] | None,
+        call_required: bool = False,
+    ):
         self.profile = profile
         self.llm = llm
         self.speed = speed
@@ -84,8 +99,9 @@ class Call:
                 raise
             self.notes = notes
             messages = self._fit(tools_size, smaller, smaller)
-            self.notes.append(f"the reply's share of the window cut from {reserved} to {smaller} tokens "
-                              "to fit the request")
+            self.notes.append(
+                f"the reply's share of the window cut from {reserved} to {smaller} tokens to fit the request"
+            )
             completion = completion and smaller
         tools = self.tools
         if text:
@@ -115,8 +131,7 @@ class Call:
         if conversation_tokens(messages) + tools_size <= budget:
             return messages
         shrunk = f", shrunk to {self.shrink:.0%} after the server reported an overflow" if self.shrink < 1 else ""
-        limit = (f"{budget} prompt tokens (a context window of {window} less {reserved} "
-                 f"kept for the reply{shrunk})")
+        limit = f"{budget} prompt tokens (a context window of {window} less {reserved} kept for the reply{shrunk})"
         fitted = fit_messages(messages, budget, tools_size, self.profile.role, limit)
         self.notes += [f"context window {window}: {note}" for note in fitted.notes]
         return fitted.messages
@@ -134,8 +149,10 @@ class Call:
         try:
             fitted = fit_messages(messages, in_time, tools_size, self.profile.role)
         except ContextOverflow:
-            self.notes.append(f"the server's measured speed allows {in_time} prompt tokens, less than the "
-                              "request's fixed part: sent at the context window's size")
+            self.notes.append(
+                f"the server's measured speed allows {in_time} prompt tokens, less than the "
+                "request's fixed part: sent at the context window's size"
+            )
             return messages
         why = f"the server's measured speed ({in_time} prompt tokens in {TIMEOUT_SHARE:.0%} of llm.timeout)"
         self.notes += [f"{why}: {note}" for note in fitted.notes]
@@ -146,8 +163,11 @@ class Call:
         self.attempt += 1
         timeout = self.llm.timeout * (2 if self.timeouts else 1)
         kwargs = dict(self.request, timeout=timeout, num_retries=0, max_retries=0)
-        if (self.request.get("api_base") and self.request["model"].startswith("openai/")
-                and not os.environ.get("OPENAI_API_KEY")):
+        if (
+            self.request.get("api_base")
+            and self.request["model"].startswith("openai/")
+            and not os.environ.get("OPENAI_API_KEY")
+        ):
             kwargs["api_key"] = "no-key-needed"  # local OpenAI-compatible servers ignore it
         return kwargs
 
@@ -156,8 +176,10 @@ class Call:
         of this call. In `auto`, a reply without a native call settles the text protocol."""
         if self.tools and not reply.tool_calls and self.forms.protocol != ToolProtocol.NATIVE:
             names = {tool["function"]["name"] for tool in self.tools}
-            reply.tool_calls = [ToolCall(f"{TEXT_CALL_PREFIX}{next(text_ids)}", call.name, call.arguments,
-                                         call.raw_arguments) for call in parse_text_calls(reply.content, names)]
+            reply.tool_calls = [
+                ToolCall(f"{TEXT_CALL_PREFIX}{next(text_ids)}", call.name, call.arguments, call.raw_arguments)
+                for call in parse_text_calls(reply.content, names)
+            ]
             if self.forms.protocol == ToolProtocol.AUTO and (reply.tool_calls or self.call_required):
                 self.forms = self.profile.settle_text_protocol()
                 self.notes.append("no native tool call: the text tool protocol from now on")
@@ -180,15 +202,17 @@ class Call:
         if name == "PermissionDeniedError" or status == 403:
             raise ModelError(f"{summary} — the key in {key_names(settings)} may not use this model") from None
         if name == "NotFoundError" or status == 404:
-            raise ModelError(f"{summary} — check `{role}.model` (or `model`) and `api_base` "
-                             "in wikiskill.yaml") from None
+            raise ModelError(
+                f"{summary} — check `{role}.model` (or `model`) and `api_base` in wikiskill.yaml"
+            ) from None
         if self._degrade(status, text):
             return 0.0
         if name == "Timeout" or status == 408 or "timed out" in text.lower():
             if self.timeouts:
                 raise ProviderUnavailable(
                     f"{summary} (timed out twice, after {timeout:g}s and {2 * timeout:g}s: "
-                    "raise llm.timeout or use a faster model)") from None
+                    "raise llm.timeout or use a faster model)"
+                ) from None
             self.timeouts += 1
             self.notes.append(f"timed out after {timeout:g}s; retried once with twice the time")
             return 0.0
@@ -204,8 +228,11 @@ class Call:
         if status is not None and status not in (400, 422, 500, 501):
             return False
         lowered = text.lower()
-        if "response_format" in self.request and self.forms.structured == StructuredOutput.AUTO and (
-                status in (400, 422) or "schema" in lowered or "response_format" in lowered):
+        if (
+            "response_format" in self.request
+            and self.forms.structured == StructuredOutput.AUTO
+            and (status in (400, 422) or "schema" in lowered or "response_format" in lowered)
+        ):
             self.forms = self.profile.settle_without_schema()
             self.notes.append(f"the server rejected response_format ({text[:120]}); sent without it from now on")
         elif "tools" in self.request and self.forms.protocol == ToolProtocol.AUTO and "tool" in lowered:
@@ -219,9 +246,11 @@ class Call:
     def _retry_smaller(self, summary: str) -> float:
         if self.overflows >= CONTEXT_RETRIES:
             sent = sizes(self.request["messages"], tools_tokens(self.request.get("tools")))
-            raise ContextOverflow(f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times, to "
-                                  f"{sent} of a {self.profile.context_window}-token window: set "
-                                  f"`{self.profile.role}.context_window` to the server's real size)") from None
+            raise ContextOverflow(
+                f"{summary} (still too long after shrinking it {CONTEXT_RETRIES} times, to "
+                f"{sent} of a {self.profile.context_window}-token window: set "
+                f"`{self.profile.role}.context_window` to the server's real size)"
+            ) from None
         self.overflows += 1
         self.shrink *= CONTEXT_SHRINK
         self.notes.append(f"the server reported a context overflow; fitted into {self.shrink:.0%} of the window")
@@ -236,8 +265,16 @@ def _schema_format(name: str, schema: dict) -> dict:
 def _is_overflow(name: str, text: str) -> bool:
     lowered = text.lower()
     return name == "ContextWindowExceededError" or any(
-        phrase in lowered for phrase in ("context length", "context window", "context size", "too many tokens",
-                                         "maximum context", "exceeds the available context"))
+        phrase in lowered
+        for phrase in (
+            "context length",
+            "context window",
+            "context size",
+            "too many tokens",
+            "maximum context",
+            "exceeds the available context",
+        )
+    )
 
 
 def _first_line(exc: Exception) -> str:

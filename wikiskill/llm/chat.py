@@ -48,8 +48,18 @@ class ChatModel(Protocol):
     protocol the reply may then be held to a call's JSON schema with `response_format`.
     """
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None,
-                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
+    def complete(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_model: type[BaseModel] | None = None,
+        call_required: bool = False,
+    ) -> Reply: ...
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
-                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply: ...
+    async def acomplete(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_model: type[BaseModel] | None = None,
+        call_required: bool = False,
+    ) -> Reply: ...

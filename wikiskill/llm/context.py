@@ -38,11 +38,14 @@ KEPT_RECENT_MESSAGES = 2
 SHORTENED_HEAD_CHARS = 300
 KEPT_SECTION_CHARS = 2000
 MIN_SECTION_CHARS = 120
-OMITTED_TURNS = ("[{count} earlier tool turn(s) omitted to fit the model's context window: their calls and "
-                 "results are not shown.]")
+OMITTED_TURNS = (
+    "[{count} earlier tool turn(s) omitted to fit the model's context window: their calls and results are not shown.]"
+)
 """The line that stands in for a run of dropped tool turns (a user message)."""
-STUBBED_RESULT = ("[This {name} result ({chars} characters) was used and is left out to keep the prompt short: "
-                  "call {name} with {arguments} to see it again.]")
+STUBBED_RESULT = (
+    "[This {name} result ({chars} characters) was used and is left out to keep the prompt short: "
+    "call {name} with {arguments} to see it again.]"
+)
 """What stands in for a tool result `stub_used_results` left out."""
 _SECTION = re.compile(r"^(?=#)", re.MULTILINE)
 
@@ -91,8 +94,9 @@ _MARKER_CHARS = len(_marker(0))
 _CUT_BEFORE = re.compile(r"\n\[\.\.\. +(\d+) characters cut to fit the model's context window \.\.\.\]\n\Z")
 
 
-def fit_messages(messages: list[dict], limit_tokens: int, tools: int = 0, role: str = "model",
-                 limit: str | None = None) -> Fitted:
+def fit_messages(
+    messages: list[dict], limit_tokens: int, tools: int = 0, role: str = "model", limit: str | None = None
+) -> Fitted:
     """`messages` (never modified) fitted, with `tools` tokens of tool schemas beside them, into
     `limit_tokens`, with a note of what was cut. `limit` says where the limit comes from, for the
     error when it cannot fit."""
@@ -153,15 +157,19 @@ def sizes(messages: list[dict], tools: int) -> str:
     """The estimated sizes of a request's parts, for messages about the window."""
     system = conversation_tokens([m for m in messages if m.get("role") == "system"])
     others = [m for m in messages if m.get("role") != "system"]
-    return (f"system prompt {system} tokens + tools {tools} tokens + {len(others)} message(s) "
-            f"{conversation_tokens(others)} tokens")
+    return (
+        f"system prompt {system} tokens + tools {tools} tokens + {len(others)} message(s) "
+        f"{conversation_tokens(others)} tokens"
+    )
 
 
 def _too_long(messages: list[dict], tools: int, role: str, limit: str, notes: list[str]) -> str:
     done = f", after {', '.join(notes)}" if notes else ""
-    return (f"the {role}'s request does not fit its context window: {sizes(messages, tools)} kept (the task and "
-            f"the latest turn{done}) > {limit}: set `{role}.context_window` to the model's real window if it "
-            f"is larger, set a smaller `{role}.max_tokens`, or use a model with a larger window")
+    return (
+        f"the {role}'s request does not fit its context window: {sizes(messages, tools)} kept (the task and "
+        f"the latest turn{done}) > {limit}: set `{role}.context_window` to the model's real window if it "
+        f"is larger, set a smaller `{role}.max_tokens`, or use a model with a larger window"
+    )
 
 
 def _head_end(messages: list[dict]) -> int:
@@ -213,7 +221,8 @@ def _shorten_results(messages: list[dict], older: range, room: int) -> int:
         if len(content) > SHORTENED_HEAD_CHARS * 2:
             short = content[:SHORTENED_HEAD_CHARS] + (
                 f"\n[... {len(content) - SHORTENED_HEAD_CHARS} characters of an older result shortened "
-                "to fit the context window; read it again if you need it ...]")
+                "to fit the context window; read it again if you need it ...]"
+            )
             messages[index]["content"] = short
             excess_chars -= len(content) - len(short)
             shortened += 1
@@ -286,6 +295,7 @@ def _cut_sections(messages: list[dict], room: int, floor: int, notes: list[str])
 def _common_cap(lengths: list[int], excess_chars: int, floor: int) -> int:
     """The largest cap (at least `floor`) whose cuts save `excess_chars`, markers included;
     `floor` when even that is not enough."""
+
     def saved(cap: int) -> int:
         return sum(length - cap - _MARKER_CHARS for length in lengths if length > cap + _MARKER_CHARS)
 

@@ -10,11 +10,22 @@ from ..core.errors import ModelError
 from .backend import import_litellm
 
 KEY_ENV = {
-    "openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "mistral": ("MISTRAL_API_KEY",), "groq": ("GROQ_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
-    "openrouter": ("OPENROUTER_API_KEY",), "together_ai": ("TOGETHERAI_API_KEY",),
-    "fireworks_ai": ("FIREWORKS_AI_API_KEY",), "cohere": ("COHERE_API_KEY",), "xai": ("XAI_API_KEY",),
-    "cerebras": ("CEREBRAS_API_KEY",), "ollama": (), "ollama_chat": (), "hosted_vllm": (), "lm_studio": (),
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "together_ai": ("TOGETHERAI_API_KEY",),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY",),
+    "cohere": ("COHERE_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "ollama": (),
+    "ollama_chat": (),
+    "hosted_vllm": (),
+    "lm_studio": (),
 }
 """The API key variable(s) of common providers, any one of which will do (a test checks them
 against litellm's `validate_environment`); other providers ask litellm, whose import is slow."""
@@ -31,8 +42,7 @@ def key_names(settings: RoleSettings) -> str:
 
 
 def key_advice(settings: RoleSettings) -> str:
-    return (f"set {key_names(settings)} in the environment, or point `api_base` at a local "
-            "OpenAI-compatible server")
+    return f"set {key_names(settings)} in the environment, or point `api_base` at a local OpenAI-compatible server"
 
 
 def missing_key(settings: RoleSettings) -> str | None:
@@ -61,5 +71,7 @@ def check_credentials(config: Config) -> None:
         settings = config.role(role)
         missing = missing_key(settings)
         if missing:
-            raise ModelError(f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "
-                             "or point `api_base` at a local OpenAI-compatible server (`--api-base URL`)")
+            raise ModelError(
+                f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "
+                "or point `api_base` at a local OpenAI-compatible server (`--api-base URL`)"
+            )

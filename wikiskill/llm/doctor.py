@@ -79,11 +79,14 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
     if missing:
         check.problem, check.failed = f"needs {missing}", True
         return check
-    probe_settings = settings.model_copy(update={"tool_protocol": ToolProtocol.AUTO, "temperature": 0.0,
-                                                 "max_tokens": PROBE_MAX_TOKENS})
+    probe_settings = settings.model_copy(
+        update={"tool_protocol": ToolProtocol.AUTO, "temperature": 0.0, "max_tokens": PROBE_MAX_TOKENS}
+    )
     model = LiteLLMModel(probe_settings, LLMSettings(retries=0, timeout=llm.timeout), role, Meter())
-    messages = [{"role": "system", "content": DOCTOR_SYSTEM},
-                {"role": "user", "content": 'Call the `report` tool with {"status": "ok"}.'}]
+    messages = [
+        {"role": "system", "content": DOCTOR_SYSTEM},
+        {"role": "user", "content": 'Call the `report` tool with {"status": "ok"}.'},
+    ]
     started = time.perf_counter()
     try:
         reply = model.complete(messages, [REPORT_TOOL])
@@ -94,8 +97,10 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
     calls = [call for call in reply.tool_calls if call.name == "report"]
     check.protocol = "none" if not calls else "text" if calls[0].id.startswith(TEXT_CALL_PREFIX) else "native"
     check.notes += reply.notes
-    json_messages = [{"role": "system", "content": DOCTOR_SYSTEM},
-                     {"role": "user", "content": 'Reply with the JSON object {"status": "ok"} and nothing else.'}]
+    json_messages = [
+        {"role": "system", "content": DOCTOR_SYSTEM},
+        {"role": "user", "content": 'Reply with the JSON object {"status": "ok"} and nothing else.'},
+    ]
     try:
         answer = model.complete(json_messages, response_model=ProbeAnswer)
         ProbeAnswer.model_validate(extract_json(answer.content))

@@ -51,14 +51,21 @@ class Meter:
         """Raise BudgetExceeded once the run (including earlier, resumed parts) is over budget."""
         spent = self.spent()
         if self.budget.max_usd is not None and spent.cost_usd >= self.budget.max_usd:
-            raise BudgetExceeded(f"budget reached: ${spent.cost_usd:.4f} of budget.max_usd ${self.budget.max_usd}"
-                                 f"{_RESUME}")
+            raise BudgetExceeded(
+                f"budget reached: ${spent.cost_usd:.4f} of budget.max_usd ${self.budget.max_usd}{_RESUME}"
+            )
         judge = self.snapshot().get(Role.JUDGE, Usage())
-        if (self.budget.max_usd is not None and self.budget.judge_share is not None
-                and judge.cost_usd >= self.budget.max_usd * self.budget.judge_share):
-            raise BudgetExceeded(f"budget reached: the judge spent ${judge.cost_usd:.4f}, its share "
-                                 f"budget.judge_share {self.budget.judge_share} of budget.max_usd "
-                                 f"${self.budget.max_usd}{_RESUME}")
+        if (
+            self.budget.max_usd is not None
+            and self.budget.judge_share is not None
+            and judge.cost_usd >= self.budget.max_usd * self.budget.judge_share
+        ):
+            raise BudgetExceeded(
+                f"budget reached: the judge spent ${judge.cost_usd:.4f}, its share "
+                f"budget.judge_share {self.budget.judge_share} of budget.max_usd "
+                f"${self.budget.max_usd}{_RESUME}"
+            )
         if self.budget.max_calls is not None and spent.calls >= self.budget.max_calls:
-            raise BudgetExceeded(f"budget reached: {spent.calls} of budget.max_calls {self.budget.max_calls} "
-                                 f"model calls{_RESUME}")
+            raise BudgetExceeded(
+                f"budget reached: {spent.calls} of budget.max_calls {self.budget.max_calls} model calls{_RESUME}"
+            )

@@ -70,13 +70,23 @@ class LiteLLMModel:
     def price_known(self) -> bool:
         return self.profile.price_known()
 
-    def call(self, messages: list[dict], tools: list[dict] | None = None,
-             response_model: type[BaseModel] | None = None, call_required: bool = False) -> Call:
+    def call(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_model: type[BaseModel] | None = None,
+        call_required: bool = False,
+    ) -> Call:
         """A new call, its request built from the forms in force now."""
         return Call(self.profile, self.llm, self.speed, messages, tools, response_model, call_required)
 
-    def complete(self, messages: list[dict], tools: list[dict] | None = None,
-                 response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+    def complete(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_model: type[BaseModel] | None = None,
+        call_required: bool = False,
+    ) -> Reply:
         call = self.call(messages, tools, response_model, call_required)
         hit = self._cached(call)
         if hit is not None:
@@ -92,8 +102,13 @@ class LiteLLMModel:
                 continue
             return self._finish(call, response, litellm, time.monotonic() - started)
 
-    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None,
-                        response_model: type[BaseModel] | None = None, call_required: bool = False) -> Reply:
+    async def acomplete(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_model: type[BaseModel] | None = None,
+        call_required: bool = False,
+    ) -> Reply:
         call = self.call(messages, tools, response_model, call_required)
         hit = self._cached(call)
         if hit is not None:

@@ -23,7 +23,7 @@ class ServerSpeed:
             if self._first:
                 self._first = False
             elif prompt_tokens > 0 and seconds > 0:
-                self._calls = [*self._calls[-(SPEED_SAMPLES - 1):], (prompt_tokens, completion_tokens, seconds)]
+                self._calls = [*self._calls[-(SPEED_SAMPLES - 1) :], (prompt_tokens, completion_tokens, seconds)]
 
     def prompt_budget(self, seconds: float, completion_tokens: int) -> int | None:
         """The most prompt tokens a request can hold to finish within `seconds` while generating
@@ -35,8 +35,9 @@ class ServerSpeed:
         import numpy as np
         from scipy.optimize import nnls
 
-        (per_prompt, per_completion), _ = nnls(np.array([[p, c] for p, c, _ in calls], dtype=float),
-                                               np.array([s for _, _, s in calls], dtype=float))
+        (per_prompt, per_completion), _ = nnls(
+            np.array([[p, c] for p, c, _ in calls], dtype=float), np.array([s for _, _, s in calls], dtype=float)
+        )
         if per_prompt <= 0:
             return None
         return max(0, int((seconds - per_completion * completion_tokens) / per_prompt))

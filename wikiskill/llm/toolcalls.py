@@ -42,8 +42,9 @@ def json_schema(model: type[BaseModel]) -> dict:
             if "$ref" in node:
                 return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
             if "discriminator" in node and "oneOf" in node:
-                node = {("anyOf" if key == "oneOf" else key): value for key, value in node.items()
-                        if key != "discriminator"}
+                node = {
+                    ("anyOf" if key == "oneOf" else key): value for key, value in node.items() if key != "discriminator"
+                }
             return {key: inline(value) for key, value in node.items() if key != "title"}
         if isinstance(node, list):
             return [inline(item) for item in node]
@@ -54,22 +55,40 @@ def json_schema(model: type[BaseModel]) -> dict:
 
 def tool_spec(name: str, description: str, arguments: type[BaseModel]) -> dict:
     """An OpenAI-style function tool whose parameters are the schema of `arguments`."""
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": json_schema(arguments)}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": json_schema(arguments)},
+    }
 
 
 def call_schema(tools: list[dict]) -> dict:
     """The JSON schema of one text call to any of `tools`: what a server that turns schemas into
     grammars (llama.cpp, vLLM, Ollama) can hold a reply to, so even a weak model writes a call."""
-    return {"anyOf": [{"type": "object", "properties": {"name": {"const": tool["function"]["name"]},
-                                                         "arguments": tool["function"].get("parameters", {})},
-                       "required": ["name", "arguments"]} for tool in tools]}
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": tool["function"]["name"]},
+                    "arguments": tool["function"].get("parameters", {}),
+                },
+                "required": ["name", "arguments"],
+            }
+            for tool in tools
+        ]
+    }
 
 
 def describe_tools(tools: list[dict]) -> str:
     """The prompt section that teaches the text protocol (prompts/tools_text.j2)."""
-    shown = [{"name": tool["function"]["name"], "description": tool["function"].get("description", ""),
-              "schema": json.dumps(tool["function"].get("parameters", {}))} for tool in tools]
+    shown = [
+        {
+            "name": tool["function"]["name"],
+            "description": tool["function"].get("description", ""),
+            "schema": json.dumps(tool["function"].get("parameters", {})),
+        }
+        for tool in tools
+    ]
     return render("tools_text", tools=shown)
 
 
@@ -93,8 +112,7 @@ def parse_text_calls(content: str | None, tool_names: set[str]) -> list[TextCall
                 arguments = json.loads(arguments, strict=False)
             except (ValueError, RecursionError):
                 pass
-        calls.append(TextCall(value["name"], arguments if isinstance(arguments, dict) else None,
-                              json.dumps(arguments)))
+        calls.append(TextCall(value["name"], arguments if isinstance(arguments, dict) else None, json.dumps(arguments)))
     return calls
 
 
@@ -110,13 +128,16 @@ def as_text_conversation(messages: list[dict], tools: list[dict]) -> list[dict]:
             names.update({call["id"]: call["function"]["name"] for call in calls})
             text = message.get("content") or "\n".join(
                 json.dumps({"name": call["function"]["name"], "arguments": call["function"]["arguments"]})
-                for call in calls)
+                for call in calls
+            )
             shown.append({"role": "assistant", "content": text})
             continue
         if role == "tool":
-            message = {"role": "user",
-                       "content": f"Result of {names.get(message.get('tool_call_id', ''), 'the call')}:\n"
-                                  f"{message.get('content') or ''}"}
+            message = {
+                "role": "user",
+                "content": f"Result of {names.get(message.get('tool_call_id', ''), 'the call')}:\n"
+                f"{message.get('content') or ''}",
+            }
         if message.get("role") == "user" and shown and shown[-1]["role"] == "user":
             shown[-1] = {"role": "user", "content": f"{shown[-1]['content']}\n\n{message.get('content') or ''}"}
         else:

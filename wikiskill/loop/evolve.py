@@ -1,8 +1,8 @@
 """The evolution loop, resumable at any step because its state is read from git.
 
-    baseline (once)  validate main's skills on val -> the first incumbent
-    round k:         the steps of wikiskill/loop/steps (rollout -> maintain -> propose -> validate
-                     -> gate, with the checks that keep every verdict sound) -> tag round/k
+baseline (once)  validate main's skills on val -> the first incumbent
+round k:         the steps of wikiskill/loop/steps (rollout -> maintain -> propose -> validate
+                 -> gate, with the checks that keep every verdict sound) -> tag round/k
 """
 
 from __future__ import annotations
@@ -34,19 +34,27 @@ class EvolveResult:
 def check_human_edits(ws: Workspace, commit_them: bool) -> None:
     """Refuse to evolve over uncommitted edits, or commit them as a `human` step."""
     if ws.dirty_paths("raw"):
-        raise WorkspaceError("raw/ has uncommitted changes; it is written by wikiskill only "
-                             "(restore it with `git checkout -- raw && git clean -fd raw`)")
+        raise WorkspaceError(
+            "raw/ has uncommitted changes; it is written by wikiskill only "
+            "(restore it with `git checkout -- raw && git clean -fd raw`)"
+        )
     dirty = ws.dirty_paths("skills", "wiki")
     if not dirty:
         return
     if not commit_them:
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise WorkspaceError(f"uncommitted edits in {shown}: commit them, discard them, "
-                             "or pass --commit-human-edits to record them as a human step")
+        raise WorkspaceError(
+            f"uncommitted edits in {shown}: commit them, discard them, "
+            "or pass --commit-human-edits to record them as a human step"
+        )
     round_number = completed_rounds(ws)
-    ws.commit_working_tree(["skills", "wiki"], format_message(
-        f"human edits: {len(dirty)} file(s) under skills/ and wiki/",
-        Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0)))
+    ws.commit_working_tree(
+        ["skills", "wiki"],
+        format_message(
+            f"human edits: {len(dirty)} file(s) under skills/ and wiki/",
+            Trailers(round=round_number, step=Step.HUMAN, cost_usd=0.0),
+        ),
+    )
 
 
 @contextmanager
@@ -67,8 +75,7 @@ def rounds_plan(ws: Workspace, rounds: int) -> str:
     first = completed_rounds(ws) + 1
     span = round_label(first) if rounds == 1 else f"{round_label(first)} to {round_label(first + rounds - 1)}"
     if round_state(ws, first).started:
-        return (f"resuming round {first} (interrupted); it counts as the first of these {rounds} "
-                f"round(s): {span}")
+        return f"resuming round {first} (interrupted); it counts as the first of these {rounds} round(s): {span}"
     return f"running {rounds} round(s): {span}"
 
 
@@ -129,8 +136,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
                 break
         decisions.append(run_round(harness, number))
         done = number
-        harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): "
-                              f"{decisions[-1] or 'none'}")
+        harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
     final = harness.recorded(MAIN)
     score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
     return EvolveResult(done, target, score, decisions, stopped_early)

@@ -48,23 +48,61 @@ from ..roles.python_agent import runner_code
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
-AGENT_SETTINGS = ("runner", "model", "temperature", "max_tokens", "tool_protocol", "context_window", "max_steps",
-                  "wiki_access")
+AGENT_SETTINGS = (
+    "runner",
+    "model",
+    "temperature",
+    "max_tokens",
+    "tool_protocol",
+    "context_window",
+    "max_steps",
+    "wiki_access",
+)
 """The task agent's settings (`agent.*`) that decide a score."""
 
-AGENT_TEMPLATES = ("agent_qa", "agent_interactive", "agent_interactive_turn", "agent_tool_use", "agent_workdir",
-                   "agent_workdir_bash", "agent_workdir_task", "agent_workdir_nudge", "agent_workdir_format",
-                   "skills_full", "skills_index", "tools_text")
+AGENT_TEMPLATES = (
+    "agent_qa",
+    "agent_interactive",
+    "agent_interactive_turn",
+    "agent_tool_use",
+    "agent_workdir",
+    "agent_workdir_bash",
+    "agent_workdir_task",
+    "agent_workdir_nudge",
+    "agent_workdir_format",
+    "skills_full",
+    "skills_index",
+    "tools_text",
+)
 """The templates in prompts/ that the task agent renders."""
 
-AGENT_CODE = ("roles/agent.py", "roles/tool_agent.py", "roles/shell_agent.py", "roles/bash_block.py",
-              "roles/workdir_listing.py", "environments/host.py",
-              "environments/output.py", "environments/bubblewrap.py", "environments/container.py",
-              "environments/base.py", "environments/runtime.py", "environments/mounts.py", "roles/reference_agent.py",
-              "roles/offline/agent.py", "roles/offline/rules.py",
-              "knowledge/skillsblock.py", "knowledge/skills.py", "knowledge/search.py", "llm/toolcalls.py",
-              "llm/jsontext.py", "llm/context.py", "llm/chat.py", "roles/wikitool.py", "knowledge/shelf.py",
-              "knowledge/pages.py")
+AGENT_CODE = (
+    "roles/agent.py",
+    "roles/tool_agent.py",
+    "roles/shell_agent.py",
+    "roles/bash_block.py",
+    "roles/workdir_listing.py",
+    "environments/host.py",
+    "environments/output.py",
+    "environments/bubblewrap.py",
+    "environments/container.py",
+    "environments/base.py",
+    "environments/runtime.py",
+    "environments/mounts.py",
+    "roles/reference_agent.py",
+    "roles/offline/agent.py",
+    "roles/offline/rules.py",
+    "knowledge/skillsblock.py",
+    "knowledge/skills.py",
+    "knowledge/search.py",
+    "llm/toolcalls.py",
+    "llm/jsontext.py",
+    "llm/context.py",
+    "llm/chat.py",
+    "roles/wikitool.py",
+    "knowledge/shelf.py",
+    "knowledge/pages.py",
+)
 """The task agent's own modules, relative to the package."""
 
 JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_window")
@@ -111,8 +149,9 @@ class EvalSetup(BaseModel):
         return digest([self.id, skills_id])
 
 
-def eval_setup(config: Config, benchmark: Benchmark, split: Split, repeats: int = 1,
-               first_repeat: int = 0) -> EvalSetup:
+def eval_setup(
+    config: Config, benchmark: Benchmark, split: Split, repeats: int = 1, first_repeat: int = 0
+) -> EvalSetup:
     agent = config.agent.model_copy(update={"model": config.role(Role.AGENT).model})
     return EvalSetup(
         benchmark=config.benchmark,
@@ -173,8 +212,10 @@ def agent_prompts_digest() -> str:
 @cache
 def judge_digest() -> str:
     folder = data_dir("prompts")
-    return digest([[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in TEMPLATES]
-                  + [[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in SCORING_CODE])
+    return digest(
+        [[name, (folder / f"{name}.j2").read_text(encoding="utf-8")] for name in TEMPLATES]
+        + [[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in SCORING_CODE]
+    )
 
 
 @cache

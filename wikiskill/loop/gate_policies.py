@@ -30,10 +30,15 @@ def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, floa
     candidate's order; both must cover the same tasks. A task that is an infrastructure failure
     on either side is left out on both (`left_out`)."""
     if set(candidate.tasks) != set(incumbent.tasks):
-        raise WikiskillError("the gate can only compare evaluations of the same tasks "
-                             f"({candidate.size} and {incumbent.size} tasks, not the same ids)")
-    return [(task, candidate.scores[task], incumbent.scores[task]) for task in candidate.tasks
-            if task in candidate.scores and task in incumbent.scores]
+        raise WikiskillError(
+            "the gate can only compare evaluations of the same tasks "
+            f"({candidate.size} and {incumbent.size} tasks, not the same ids)"
+        )
+    return [
+        (task, candidate.scores[task], incumbent.scores[task])
+        for task in candidate.tasks
+        if task in candidate.scores and task in incumbent.scores
+    ]
 
 
 def left_out(candidate: Evaluation, incumbent: Evaluation | None = None) -> dict[str, str]:
@@ -42,8 +47,11 @@ def left_out(candidate: Evaluation, incumbent: Evaluation | None = None) -> dict
     sides = [("candidate", candidate), ("main", incumbent)] if incumbent is not None else [("", candidate)]
     reasons = {}
     for task in candidate.tasks:
-        found = [f"{side + ': ' if side else ''}{evaluation.infra[task]}" for side, evaluation in sides
-                 if evaluation is not None and task in evaluation.infra]
+        found = [
+            f"{side + ': ' if side else ''}{evaluation.infra[task]}"
+            for side, evaluation in sides
+            if evaluation is not None and task in evaluation.infra
+        ]
         if found:
             reasons[task] = "; ".join(found)
     return reasons
@@ -56,8 +64,10 @@ def infra_problem(settings: GateSettings, candidate: Evaluation, incumbent: Eval
     if not candidate.size or len(dropped) <= settings.max_infra_share * candidate.size:
         return None
     first, reason = next(iter(dropped.items()))
-    return (f"{len(dropped)} of {candidate.size} tasks failed as infrastructure, more than gate.max_infra_share "
-            f"{settings.max_infra_share:g} (first {first}: {reason})")
+    return (
+        f"{len(dropped)} of {candidate.size} tasks failed as infrastructure, more than gate.max_infra_share "
+        f"{settings.max_infra_share:g} (first {first}: {reason})"
+    )
 
 
 def decimal(value: float) -> Fraction:
@@ -77,14 +87,23 @@ def evidence_of(policy: str, candidate: Evaluation, incumbent: Evaluation, **ext
     dropped = left_out(candidate, incumbent)
     means = (candidate.mean, incumbent.mean)
     if dropped:
-        means = (math.fsum(c for _, c, _ in pairs) / len(pairs), math.fsum(i for _, _, i in pairs) / len(pairs)) \
-            if pairs else (0.0, 0.0)
-    return Evidence(policy, len(pairs), *means, gain,
-                    fixed=[task for task, c, i in pairs if c >= 1.0 > i],
-                    broken=[task for task, c, i in pairs if i >= 1.0 > c],
-                    helped=[task for task, c, i in pairs if c > i],
-                    hurt=[task for task, c, i in pairs if c < i], left_out=dropped,
-                    **extra)  # type: ignore[arg-type]
+        means = (
+            (math.fsum(c for _, c, _ in pairs) / len(pairs), math.fsum(i for _, _, i in pairs) / len(pairs))
+            if pairs
+            else (0.0, 0.0)
+        )
+    return Evidence(
+        policy,
+        len(pairs),
+        *means,
+        gain,
+        fixed=[task for task, c, i in pairs if c >= 1.0 > i],
+        broken=[task for task, c, i in pairs if i >= 1.0 > c],
+        helped=[task for task, c, i in pairs if c > i],
+        hurt=[task for task, c, i in pairs if c < i],
+        left_out=dropped,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
@@ -145,8 +164,12 @@ class NoRegressionPolicy:
         passed, reason = _strict_reason(evidence, at_least)
         if passed and len(evidence.broken) > self.max_broken:
             shown = ", ".join(evidence.broken[:5]) + (" …" if len(evidence.broken) > 5 else "")
-            return verdict_of(False, f"{reason}, but {len(evidence.broken)} task(s) main solved are lost "
-                                   f"(at most {self.max_broken}): {shown}", evidence)
+            return verdict_of(
+                False,
+                f"{reason}, but {len(evidence.broken)} task(s) main solved are lost "
+                f"(at most {self.max_broken}): {shown}",
+                evidence,
+            )
         return verdict_of(passed, reason, evidence)
 
 
@@ -198,33 +221,44 @@ class PairedPolicy:
         q_low = float(beta.ppf(self.alpha, fixed, broken + 1)) if fixed else 0.0
         low = discordant / n * (2 * q_low - 1) if discordant else 0.0
         evidence = replace(evidence, interval=(low, math.inf), p_value=p, confidence=self.confidence)
-        reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
-                  f"gain {evidence.interval_text()}, sign test p={p:.4f}")
+        reason = (
+            f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
+            f"gain {evidence.interval_text()}, sign test p={p:.4f}"
+        )
         return self._decide(reason, evidence, low, p)
 
-    def _bootstrap(self, candidate: Evaluation, incumbent: Evaluation,
-                   pairs: list[tuple[str, float, float]]) -> Verdict:
+    def _bootstrap(
+        self, candidate: Evaluation, incumbent: Evaluation, pairs: list[tuple[str, float, float]]
+    ) -> Verdict:
         excess = [float(d) for d in differences(pairs, less=self.margin)]
         moved = sum(1 for d in excess if d)
-        if 0.5 ** moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
+        if 0.5**moved >= self.alpha:  # the sign-flip test's smallest p-value is 2^-moved
             evidence = evidence_of(self.name, candidate, incumbent, confidence=self.confidence)
-            return verdict_of(False, f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
-                                   f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a "
-                                   f"gain above it at {self.confidence:g} (a sign-flip test's p cannot go below "
-                                   f"{0.5 ** moved:.4f})", evidence)
+            return verdict_of(
+                False,
+                f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {moved} of "
+                f"{evidence.n} task(s) differ from a gain of {self.margin:g}: too few to show a "
+                f"gain above it at {self.confidence:g} (a sign-flip test's p cannot go below "
+                f"{0.5**moved:.4f})",
+                evidence,
+            )
         low = mean_interval([float(d) for d in differences(pairs)], self.confidence, self.seed, one_sided=True)[0]
         p = self._sign_flip_p(excess)
-        evidence = evidence_of(self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence,
-                             p_value=p)
-        reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: mean difference "
-                  f"{evidence.mean_diff:+.4f}, {evidence.interval_text()}, sign-flip p={p:.4f}")
+        evidence = evidence_of(
+            self.name, candidate, incumbent, interval=(low, math.inf), confidence=self.confidence, p_value=p
+        )
+        reason = (
+            f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: mean difference "
+            f"{evidence.mean_diff:+.4f}, {evidence.interval_text()}, sign-flip p={p:.4f}"
+        )
         return self._decide(reason, evidence, low, p)
 
     def _decide(self, reason: str, evidence: Evidence, low: float, p: float) -> Verdict:
         if low > self.margin and p < self.alpha:
             return verdict_of(True, f"{reason}: above {self.margin:g}", evidence)
-        return verdict_of(False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})",
-                        evidence)
+        return verdict_of(
+            False, f"{reason} (needs the lower bound above {self.margin:g} and p < {self.alpha:g})", evidence
+        )
 
     def _sign_flip_p(self, diffs: list[float]) -> float:
         """One-sided p-value of "the mean difference is above 0" by a paired permutation (sign-flip)
@@ -232,13 +266,19 @@ class PairedPolicy:
         import numpy as np
         from scipy.stats import permutation_test
 
-        result = permutation_test((np.asarray(diffs),), np.mean, permutation_type="samples", alternative="greater",
-                                  n_resamples=9999, vectorized=True, rng=np.random.default_rng(self.seed))
+        result = permutation_test(
+            (np.asarray(diffs),),
+            np.mean,
+            permutation_type="samples",
+            alternative="greater",
+            n_resamples=9999,
+            vectorized=True,
+            rng=np.random.default_rng(self.seed),
+        )
         return float(result.pvalue)
 
 
-def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
-                  one_sided: bool = False) -> tuple[float, float]:
+def mean_interval(diffs: list[float], confidence: float, seed: int = 0, one_sided: bool = False) -> tuple[float, float]:
     """BCa bootstrap confidence interval of the mean of paired differences (one-sided: the upper
     end is +inf). With no variation the interval is the point; a bound the bootstrap cannot
     estimate is infinite, so it never passes a check by accident."""
@@ -249,9 +289,15 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0,
         return (-math.inf, math.inf)
     if len(set(diffs)) == 1:
         return (diffs[0], math.inf if one_sided else diffs[0])
-    result = bootstrap((np.asarray(diffs),), np.mean, confidence_level=confidence,
-                       alternative="greater" if one_sided else "two-sided", method="BCa", n_resamples=9999,
-                       rng=np.random.default_rng(seed))
+    result = bootstrap(
+        (np.asarray(diffs),),
+        np.mean,
+        confidence_level=confidence,
+        alternative="greater" if one_sided else "two-sided",
+        method="BCa",
+        n_resamples=9999,
+        rng=np.random.default_rng(seed),
+    )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) and not one_sided else math.inf)
 

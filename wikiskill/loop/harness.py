@@ -56,8 +56,13 @@ class Evaluated:
 
     def trailers(self, results_path: str) -> dict[str, object]:
         e = self.evaluation
-        return {"score": e.mean, "skills_id": e.skills_id, "setup": e.setup, "fingerprint": e.fingerprint,
-                "results": results_path}
+        return {
+            "score": e.mean,
+            "skills_id": e.skills_id,
+            "setup": e.setup,
+            "fingerprint": e.fingerprint,
+            "results": results_path,
+        }
 
 
 class Harness:
@@ -138,8 +143,15 @@ class Harness:
             self._recorded = {key: find_evaluation(self.ws, key[0], self.fingerprint(key[0], split))}
         return self._recorded[key]
 
-    def evaluate(self, ref: str, split: Split, description: str, first_repeat: int = 0,
-                 cached: bool = True, tasks: list[Task] | None = None) -> Evaluated:
+    def evaluate(
+        self,
+        ref: str,
+        split: Split,
+        description: str,
+        first_repeat: int = 0,
+        cached: bool = True,
+        tasks: list[Task] | None = None,
+    ) -> Evaluated:
         """Run the agent with the skills at `ref` on every task of `split` (or on `tasks` of it),
         `repeats` times (`cached=False`: from scratch, neither reading nor writing the result
         cache)."""
@@ -156,8 +168,15 @@ class Harness:
         evaluation = per_task_outcomes(runs).evaluation(fingerprint, setup.id, tree)
         return Evaluated(evaluation, setup, runs)
 
-    def run_tasks(self, split: Split, ref: str, description: str, cache_key: str | None, seed: int,
-                  tasks: list[Task] | None = None) -> list[Trajectory]:
+    def run_tasks(
+        self,
+        split: Split,
+        ref: str,
+        description: str,
+        cache_key: str | None,
+        seed: int,
+        tasks: list[Task] | None = None,
+    ) -> list[Trajectory]:
         """Every task of `split` (or `tasks` of it) with the skills at `ref`; finished tasks are
         cached under `cache_key` (a fingerprint), so a crash or a second look never recomputes
         them."""
@@ -176,8 +195,14 @@ class Harness:
         tree = self.ws.tree_id(MAIN, folder)
         if self._train_results[0] != tree:
             files = self.ws.read_files(MAIN, folder)
-            self._train_results = (tree, [Trajectory.model_validate_json(text) for path, text in sorted(files.items())
-                                          if path.endswith(".json")])
+            self._train_results = (
+                tree,
+                [
+                    Trajectory.model_validate_json(text)
+                    for path, text in sorted(files.items())
+                    if path.endswith(".json")
+                ],
+            )
         return list(self._train_results[1])
 
     # -- committing -----------------------------------------------------------------------------
@@ -187,30 +212,42 @@ class Harness:
         self._step_start = self.meter.total
         self._step_roles = self.meter.snapshot()
 
-    def commit(self, subject: str, trailers: Trailers, changes: dict[str, str | None] | None = None,
-               body: str = "", branch: str = MAIN, base: str | None = None,
-               extra_parents: tuple[str, ...] = ()) -> str:
+    def commit(
+        self,
+        subject: str,
+        trailers: Trailers,
+        changes: dict[str, str | None] | None = None,
+        body: str = "",
+        branch: str = MAIN,
+        base: str | None = None,
+        extra_parents: tuple[str, ...] = (),
+    ) -> str:
         total = self.meter.total
-        costed = trailers.model_copy(update={"cost_usd": total.cost_usd - self._step_start.cost_usd,
-                                             "tokens": total.tokens - self._step_start.tokens})
+        costed = trailers.model_copy(
+            update={
+                "cost_usd": total.cost_usd - self._step_start.cost_usd,
+                "tokens": total.tokens - self._step_start.tokens,
+            }
+        )
         for key, value in self._role_trailers().items():
             setattr(costed, key, value)
         changes, linked = self._leave_links_alone(changes or {}, base or self.ws.head(branch))
         if linked:
-            body = "\n".join(filter(None, [body, *(f"- left alone, not written: {path} is a symbolic link"
-                                                    for path in linked)]))
+            body = "\n".join(
+                filter(None, [body, *(f"- left alone, not written: {path} is a symbolic link" for path in linked)])
+            )
         message = format_message(subject[:120], costed, body)
         return self.ws.commit(changes, message, branch=branch, base=base, extra_parents=extra_parents)
 
-    def _leave_links_alone(self, changes: dict[str, str | None], ref: str | None
-                           ) -> tuple[dict[str, str | None], list[str]]:
+    def _leave_links_alone(
+        self, changes: dict[str, str | None], ref: str | None
+    ) -> tuple[dict[str, str | None], list[str]]:
         """`changes` without those to a symbolic link in wiki/ or skills/ (or to a path through
         one): a person's link is never replaced, and what it points at is never written."""
         links = {path for folder in LINTED for path in self.ws.links(ref, folder)} if ref else set()
         if not links:
             return changes, []
-        linked = sorted(path for path in changes
-                        if any(path == link or path.startswith(f"{link}/") for link in links))
+        linked = sorted(path for path in changes if any(path == link or path.startswith(f"{link}/") for link in links))
         return {path: text for path, text in changes.items() if path not in linked}, linked
 
     def _role_trailers(self) -> dict[str, str]:

@@ -69,8 +69,10 @@ def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
     """`- Helped: ...` and `- Hurt: ...`, the tasks behind `Evidence.effect` (the newly solved and
     no longer solved ones marked), at most `shown` of each."""
     lines = []
-    for label, tasks, marked in (("Helped", evidence.helped, set(evidence.fixed)),
-                                 ("Hurt", evidence.hurt, set(evidence.broken))):
+    for label, tasks, marked in (
+        ("Helped", evidence.helped, set(evidence.fixed)),
+        ("Hurt", evidence.hurt, set(evidence.broken)),
+    ):
         mark = " (newly solved)" if label == "Helped" else " (no longer solved)"
         names = [f"{task}{mark if task in marked else ''}" for task in tasks[:shown]]
         more = f" and {len(tasks) - shown} more" if shown is not None and len(tasks) > shown else ""

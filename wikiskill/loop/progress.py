@@ -19,8 +19,13 @@ class RichReporter:
     def preparing(self, done: int, total: int) -> None:
         """A bar for one-off preparation, shown from its start (0 done) until it ends."""
         if self._preparing is None:
-            self._preparing = Progress(TextColumn("generating games (once; later runs reuse them)"), BarColumn(),
-                                       MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
+            self._preparing = Progress(
+                TextColumn("generating games (once; later runs reuse them)"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+            )
             self._preparing.add_task("prepare", total=total)
             self._preparing.start()
         self._preparing.update(self._preparing.task_ids[0], completed=done, total=total)
@@ -33,8 +38,13 @@ class RichReporter:
 
     @contextmanager
     def tasks(self, description: str, total: int) -> Iterator[Callable[[Trajectory], None]]:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("score {task.fields[score]:.3f}  ${task.fields[cost]:.4f}"), TimeElapsedColumn())
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("score {task.fields[score]:.3f}  ${task.fields[cost]:.4f}"),
+            TimeElapsedColumn(),
+        )
         with Progress(*columns, console=self.console, transient=False) as progress:
             bar = progress.add_task(description, total=total, score=0.0, cost=0.0)
             scores: list[float] = []

@@ -73,8 +73,10 @@ def design(pool: int, batch: int, alpha: float) -> Design:
     counts = look_counts(pool, batch)
     upper = tuple(_round(c, up=True) for c in _efficacy([n / pool for n in counts], alpha))
     last = float(upper[-1])
-    lower = tuple(_round(last * math.sqrt(n / pool) - float(norm.isf(FUTILITY_POWER)) * math.sqrt((pool - n) / n),
-                         up=False) for n in counts[:-1])
+    lower = tuple(
+        _round(last * math.sqrt(n / pool) - float(norm.isf(FUTILITY_POWER)) * math.sqrt((pool - n) / n), up=False)
+        for n in counts[:-1]
+    )
     return Design(counts, upper, (*lower, None))
 
 
@@ -94,7 +96,7 @@ def _efficacy(fractions: list[float], alpha: float) -> list[float]:
     grid = mass = None
     before, spent = 0.0, 0.0
     for t in fractions:
-        target = alpha * t ** SPENDING_POWER - spent
+        target = alpha * t**SPENDING_POWER - spent
         if grid is None:
             bound = float(-ndtri(target))
             points = np.linspace(-8 * math.sqrt(t), bound * math.sqrt(t), GRID)
@@ -108,7 +110,7 @@ def _efficacy(fractions: list[float], alpha: float) -> list[float]:
         weights[[0, -1]] /= 2
         grid, mass = points, density * weights
         bounds.append(bound)
-        before, spent = t, alpha * t ** SPENDING_POWER
+        before, spent = t, alpha * t**SPENDING_POWER
     return bounds
 
 
@@ -154,8 +156,7 @@ class SequentialPolicy:
         """Every look over the tasks given, as the whole pool."""
         return self.judge_looks(candidate, incumbent, candidate.size, at_least)
 
-    def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int,
-                    at_least: bool = False) -> Verdict:
+    def judge_looks(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool = False) -> Verdict:
         paired(candidate, incumbent)  # the same tasks on both sides
         order = list(candidate.tasks)  # the pool's order
         for n in self.design(pool).counts:
@@ -165,8 +166,10 @@ class SequentialPolicy:
             verdict = self._decide(candidate.only(first), incumbent.only(first), pool, at_least)
             if verdict is not None:
                 return verdict
-        raise WikiskillError(f"a sequential validation of {len(order)} of {pool} tasks stopped without a verdict "
-                             "(it needs the next batch)")
+        raise WikiskillError(
+            f"a sequential validation of {len(order)} of {pool} tasks stopped without a verdict "
+            "(it needs the next batch)"
+        )
 
     def look(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool = False) -> Look:
         plan = self.design(pool)
@@ -186,9 +189,19 @@ class SequentialPolicy:
             crossed = Crossed.FUTILITY
         else:
             crossed = None
-        return Look(index + 1, len(plan.counts), candidate.size, pool, self.batch, self.confidence, self.margin,
-                    float(total) / math.sqrt(squares) if squares else 0.0, float(upper),
-                    None if lower is None else float(lower), crossed)
+        return Look(
+            index + 1,
+            len(plan.counts),
+            candidate.size,
+            pool,
+            self.batch,
+            self.confidence,
+            self.margin,
+            float(total) / math.sqrt(squares) if squares else 0.0,
+            float(upper),
+            None if lower is None else float(lower),
+            crossed,
+        )
 
     def _decide(self, candidate: Evaluation, incumbent: Evaluation, pool: int, at_least: bool) -> Verdict | None:
         look = self.look(candidate, incumbent, pool, at_least)
@@ -197,9 +210,11 @@ class SequentialPolicy:
         if look.crossed is Crossed.POOL_END:
             return self._pool_end(candidate, incumbent, look, at_least)
         evidence = evidence_of(self.name, candidate, incumbent, confidence=self.confidence, look=look)
-        reason = (f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f} on the first {look.tasks} of {pool} "
-                  f"tasks: {len(evidence.fixed)} fixed, {len(evidence.broken)} broken, mean difference "
-                  f"{evidence.mean_diff:+.4f}; {look.text()}")
+        reason = (
+            f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f} on the first {look.tasks} of {pool} "
+            f"tasks: {len(evidence.fixed)} fixed, {len(evidence.broken)} broken, mean difference "
+            f"{evidence.mean_diff:+.4f}; {look.text()}"
+        )
         return verdict_of(look.crossed is Crossed.EFFICACY, reason, evidence)
 
     def _pool_end(self, candidate: Evaluation, incumbent: Evaluation, look: Look, at_least: bool) -> Verdict:

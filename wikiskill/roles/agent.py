@@ -30,7 +30,7 @@ def last_tagged(text: str, tag: str) -> str | None:
     lower = text.lower()
     end = lower.rfind(f"</{tag}>")
     start = lower.rfind(f"<{tag}>", 0, end) if end != -1 else -1
-    return text[start + len(tag) + 2:end] if start != -1 else None
+    return text[start + len(tag) + 2 : end] if start != -1 else None
 
 
 def extract_answer(text: str | None) -> str | None:
@@ -72,7 +72,8 @@ class LookupTools:
         self.skills = skills
         self.shelf = shelf
         self.tools = ([LOAD_SKILL_TOOL] if settings.mode is SkillsMode.INDEX and skills else []) + (
-            [READ_WIKI_TOOL] if shelf else [])
+            [READ_WIKI_TOOL] if shelf else []
+        )
         self.names = {tool["function"]["name"] for tool in self.tools}
 
     def answer(self, tool: str, arguments: dict | None) -> str:
@@ -88,8 +89,7 @@ class _SkillfulChat:
     """A conversation that resolves `load_skill` (and `read_wiki`) tool calls before returning a
     text reply."""
 
-    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings,
-                 shelf: WikiShelf | None = None):
+    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings, shelf: WikiShelf | None = None):
         self.model = model
         self.lookups = LookupTools(skills, settings, shelf)
         self.tools = self.lookups.tools or None
@@ -103,14 +103,21 @@ class _SkillfulChat:
             if not reply.tool_calls:
                 return reply
             for call in reply.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": self.lookups.answer(call.name, call.arguments)})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": self.lookups.answer(call.name, call.arguments)}
+                )
         return reply
 
 
 class QAAgent:
-    def __init__(self, model: ChatModel, benchmark: QABenchmark, skills: list[Skill], settings: SkillsSettings,
-                 shelf: WikiShelf | None = None):
+    def __init__(
+        self,
+        model: ChatModel,
+        benchmark: QABenchmark,
+        skills: list[Skill],
+        settings: SkillsSettings,
+        shelf: WikiShelf | None = None,
+    ):
         self.model = model
         self.benchmark = benchmark
         self.skills = skills
@@ -185,19 +192,24 @@ class InteractiveAgent:
         tried: set[str] = set()
         error = None
         for number in range(1, self.max_steps + 1):
-            turns.append({"role": "user", "content": render(
-                "agent_interactive_turn",
-                first=number == 1,
-                objective=task.question,
-                feedback=feedback,
-                observation=state.observation,
-                score=state.score,
-                max_score=state.max_score,
-                step=number,
-                max_steps=self.max_steps,
-                admissible=state.admissible_actions or [],
-            )})
-            window = [system] + turns[-2 * HISTORY_TURNS:]
+            turns.append(
+                {
+                    "role": "user",
+                    "content": render(
+                        "agent_interactive_turn",
+                        first=number == 1,
+                        objective=task.question,
+                        feedback=feedback,
+                        observation=state.observation,
+                        score=state.score,
+                        max_score=state.max_score,
+                        step=number,
+                        max_steps=self.max_steps,
+                        admissible=state.admissible_actions or [],
+                    ),
+                }
+            )
+            window = [system] + turns[-2 * HISTORY_TURNS :]
             try:
                 reply = await chat.reply(window)
             except ContextOverflow as exc:
@@ -208,8 +220,9 @@ class InteractiveAgent:
             feedback = _feedback(action, state, tried)
             state = await asyncio.to_thread(env.step, action or "look")
             tried.add(action)
-            steps.append(TraceStep(action=action, observation=state.observation, score=state.score,
-                                   note=feedback or None))
+            steps.append(
+                TraceStep(action=action, observation=state.observation, score=state.score, note=feedback or None)
+            )
             if state.done:
                 break
         return Trajectory(

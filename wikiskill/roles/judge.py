@@ -65,17 +65,28 @@ class Judge:
         expectations: list[str] = list(task.metadata.get("expectations") or [])
         messages = [
             {"role": "system", "content": render("judge_system", expectations=expectations, schema=reply_schema())},
-            {"role": "user", "content": render("judge_user", task=task.question, expectations=expectations,
-                                               rubric=task.metadata.get("rubric", ""), answer=trajectory.prediction,
-                                               changes=changed_files(task.files, workdir))},
+            {
+                "role": "user",
+                "content": render(
+                    "judge_user",
+                    task=task.question,
+                    expectations=expectations,
+                    rubric=task.metadata.get("rubric", ""),
+                    answer=trajectory.prediction,
+                    changes=changed_files(task.files, workdir),
+                ),
+            },
         ]
         verdicts = [self._verdict(messages, expectations) for _ in range(self.samples)]
         mean = sum(value for value, _ in verdicts) / len(verdicts)
         value, reply = min(verdicts, key=lambda verdict: abs(verdict[0] - mean))
-        results = [ExpectationResult(expectation=text, passed=verdict.passed, evidence=verdict.evidence)
-                   for text, verdict in zip(expectations, reply.expectations, strict=True)]
-        lines = [f"FAILED expectation: {result.expectation} ({result.evidence})" for result in results
-                 if not result.passed]
+        results = [
+            ExpectationResult(expectation=text, passed=verdict.passed, evidence=verdict.evidence)
+            for text, verdict in zip(expectations, reply.expectations, strict=True)
+        ]
+        lines = [
+            f"FAILED expectation: {result.expectation} ({result.evidence})" for result in results if not result.passed
+        ]
         if reply.feedback.strip():
             lines.append(reply.feedback.strip())
         return Score(value=mean, feedback=cut("\n".join(lines), self.feedback_chars), expectations=results)
@@ -129,9 +140,16 @@ def changed_files(original: Path | None, workdir: Path, budget: int = CHANGES_CH
         if old_text is None or new_text is None:
             parts.append(f"--- {name} (binary, changed)")
             continue
-        parts.append("".join(difflib.unified_diff(old_text.splitlines(keepends=True),
-                                                  new_text.splitlines(keepends=True),
-                                                  f"a/{name}" if old is not None else "/dev/null", f"b/{name}")))
+        parts.append(
+            "".join(
+                difflib.unified_diff(
+                    old_text.splitlines(keepends=True),
+                    new_text.splitlines(keepends=True),
+                    f"a/{name}" if old is not None else "/dev/null",
+                    f"b/{name}",
+                )
+            )
+        )
     return cut("\n".join(parts), budget)
 
 

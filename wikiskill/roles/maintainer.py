@@ -46,15 +46,34 @@ class Maintainer:
     def __init__(self, model: ChatModel):
         self.model = model
 
-    def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
-            passed: int, total: int, max_chars: int, check: Check = lambda output: []) -> MaintainerResult:
+    def run(
+        self,
+        round_number: int,
+        wiki: WikiView,
+        traces: list[Trajectory],
+        train_score: float,
+        passed: int,
+        total: int,
+        max_chars: int,
+        check: Check = lambda output: [],
+    ) -> MaintainerResult:
         messages = [
             {"role": "system", "content": render("maintainer_system", schema=output_schema())},
-            {"role": "user", "content": render(
-                "maintainer_user", round=round_number, train_score=train_score, passed=passed, total=total,
-                index=wiki.index, log=wiki.log, pages=wiki.pages, max_chars=max_chars,
-                traces=[trace.render(max_chars) for trace in traces],
-            )},
+            {
+                "role": "user",
+                "content": render(
+                    "maintainer_user",
+                    round=round_number,
+                    train_score=train_score,
+                    passed=passed,
+                    total=total,
+                    index=wiki.index,
+                    log=wiki.log,
+                    pages=wiki.pages,
+                    max_chars=max_chars,
+                    traces=[trace.render(max_chars) for trace in traces],
+                ),
+            },
         ]
         result = MaintainerResult(None, transcript=Transcript(role=Role.MAINTAINER, messages=messages))
         transcript = result.transcript

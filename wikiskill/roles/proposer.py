@@ -37,22 +37,32 @@ class PathArgument(BaseModel):
 
 
 TOOLS = [
-    tool_spec("read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.",
-              PathArgument),
-    tool_spec("list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).",
-              PathArgument),
+    tool_spec(
+        "read_file", "Read a workspace file: wiki/..., skills/..., or traces/<task_id> for a train trace.", PathArgument
+    ),
+    tool_spec(
+        "list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).", PathArgument
+    ),
     tool_spec("finish", "Submit your one proposal (create, patch, retire or no_action).", ProposalSchema),
 ]
 TOOL_NAMES = ", ".join(tool["function"]["name"] for tool in TOOLS)
 FINISH_ONLY = [tool for tool in TOOLS if tool["function"]["name"] == "finish"]
-CORRECTION = ("Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
-              'Without native tool calls, write the call as one JSON object, e.g. '
-              '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.')
+CORRECTION = (
+    "Your reply did not call a tool. Call one of {names}: read what you need, then call `finish`. "
+    "Without native tool calls, write the call as one JSON object, e.g. "
+    '{{"name": "read_file", "arguments": {{"path": "wiki/index.md"}}}}.'
+)
 
 
 class Proposer:
-    def __init__(self, model: ChatModel, library: Library, max_turns: int, min_trace_reads: int,
-                 kept_results_tokens: int | None = None):
+    def __init__(
+        self,
+        model: ChatModel,
+        library: Library,
+        max_turns: int,
+        min_trace_reads: int,
+        kept_results_tokens: int | None = None,
+    ):
         self.model = model
         self.library = library
         self.max_turns = max_turns
@@ -66,8 +76,10 @@ class Proposer:
 
     def run(self, context: ProposerContext) -> ProposerResult:
         messages = [
-            {"role": "system", "content": render(
-                "proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns)},
+            {
+                "role": "system",
+                "content": render("proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns),
+            },
             {"role": "user", "content": render("proposer_user", **context.prompt_fields())},
         ]
         result = ProposerResult(proposal=None)
@@ -95,8 +107,7 @@ class Proposer:
             finish_only = (repeated or turn == self.max_turns) and len(traces_read) >= self.min_trace_reads
             if finish_only:
                 messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
-            reply = self.model.complete(self._sent(messages), FINISH_ONLY if finish_only else TOOLS,
-                                        call_required=True)
+            reply = self.model.complete(self._sent(messages), FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
@@ -115,9 +126,14 @@ class Proposer:
                 made.add(key)
                 if isinstance(path, str):
                     self._read_ids[call.id] = path
-                record.calls.append(TranscriptCall(
-                    name=call.name, arguments=call.arguments, result=answer[:RESULT_SUMMARY_CHARS],
-                    protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native"))
+                record.calls.append(
+                    TranscriptCall(
+                        name=call.name,
+                        arguments=call.arguments,
+                        result=answer[:RESULT_SUMMARY_CHARS],
+                        protocol="text" if call.id.startswith(TEXT_CALL_PREFIX) else "native",
+                    )
+                )
                 if answer.startswith(INVALID_CALL):
                     record.error = answer
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
@@ -135,8 +151,9 @@ class Proposer:
         self._hidden = set(self._read_ids.values()) - shown
         return sent
 
-    def _handle(self, name: str, arguments: dict | None, traces_read: set[str],
-                result: ProposerResult) -> tuple[str, dict | None]:
+    def _handle(
+        self, name: str, arguments: dict | None, traces_read: set[str], result: ProposerResult
+    ) -> tuple[str, dict | None]:
         if not isinstance(arguments, dict):
             return f"{INVALID_CALL} the arguments were not a JSON object.", None
         if name in ("read_file", "list_files"):
@@ -152,35 +169,41 @@ class Proposer:
             again = path in result.reads and path not in self._hidden
             result.reads.append(path)
             if not is_trace:
-                return (f"You have read {path} already. {self._next_step(result, traces_read)}" if again
-                        else text), None
+                return (
+                    f"You have read {path} already. {self._next_step(result, traces_read)}" if again else text
+                ), None
             if text in traces_read:
                 if path in self._hidden:
                     return text, None
                 return f"You have read {path} already. {self._next_step(result, traces_read)}", None
             traces_read.add(text)  # by content: traces/x and raw/r001/train/x.json are one trace
-            return (f"{text}\n\n[{len(traces_read)} trace(s) read; {self.min_trace_reads} needed before `finish`. "
-                    f"{self._next_step(result, traces_read)}]"), None
+            return (
+                f"{text}\n\n[{len(traces_read)} trace(s) read; {self.min_trace_reads} needed before `finish`. "
+                f"{self._next_step(result, traces_read)}]"
+            ), None
         if name == "finish":
             if len(traces_read) < self.min_trace_reads:
-                return (f"Error: read at least {self.min_trace_reads} traces before finishing (you have read "
-                        f"{len(traces_read)}). {self._next_step(result, traces_read)}"), None
+                return (
+                    f"Error: read at least {self.min_trace_reads} traces before finishing (you have read "
+                    f"{len(traces_read)}). {self._next_step(result, traces_read)}"
+                ), None
             proposal = _object(arguments.get("proposal", arguments))
             if not isinstance(proposal, dict):
                 return f"{INVALID_CALL} `proposal` must be a JSON object.", None
             return "Proposal received.", proposal
         return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
 
-
     def _next_step(self, result: ProposerResult, traces_read: set[str]) -> str:
         """A concrete next call: weak models repeat a call (even a refused one) unless told
         exactly what to do next."""
         if len(traces_read) >= self.min_trace_reads:
-            failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[:self._failures][:3])
+            failed = ", ".join(path.removeprefix("traces/") for path in self._trace_order[: self._failures][:3])
             rationale = CREATE_EXAMPLE["rationale"].replace("the failures", failed or "the failures")
             example = {"name": "finish", "arguments": {"proposal": {**CREATE_EXAMPLE, "rationale": rationale}}}
-            return (f"Next, call finish with your one proposal, e.g. {json.dumps(example)} (or a patch, or "
-                    "no_action if no change can help), or read a wiki page or another trace first if you need to.")
+            return (
+                f"Next, call finish with your one proposal, e.g. {json.dumps(example)} (or a patch, or "
+                "no_action if no change can help), or read a wiki page or another trace first if you need to."
+            )
         unread = [path for path in self._trace_order if path not in result.reads]
         path = unread[0] if unread else "traces/<task_id>"
         return f'Next, call read_file with {{"path": "{path}"}}.'
@@ -200,8 +223,10 @@ def _bare_proposal(content: str | None) -> list[ToolCall]:
 def _numbered(calls: list[ToolCall], turn: int) -> list[ToolCall]:
     """The calls with ids of our own (`<protocol prefix><turn>-<n>`): a provider's ids are random,
     and the transcript of the same conversation should be the same file."""
-    return [replace(call, id=f"{TEXT_CALL_PREFIX if call.id.startswith(TEXT_CALL_PREFIX) else 'call-'}{turn}-{n}")
-            for n, call in enumerate(calls, 1)]
+    return [
+        replace(call, id=f"{TEXT_CALL_PREFIX if call.id.startswith(TEXT_CALL_PREFIX) else 'call-'}{turn}-{n}")
+        for n, call in enumerate(calls, 1)
+    ]
 
 
 def _object(value: object) -> object:

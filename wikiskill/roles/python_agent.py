@@ -135,8 +135,14 @@ class PythonAgent:
     On a workdir suite it is the inner agent (`play`): the caller gives it the task's working
     directory, with the task's files in it, and scores what it leaves there."""
 
-    def __init__(self, function: Callable, benchmark: Benchmark, skills: list[Skill], settings: SkillsSettings,
-                 model: RoleSettings):
+    def __init__(
+        self,
+        function: Callable,
+        benchmark: Benchmark,
+        skills: list[Skill],
+        settings: SkillsSettings,
+        model: RoleSettings,
+    ):
         self.function = function
         self.benchmark = benchmark
         self.skills = skills
@@ -165,10 +171,18 @@ class PythonAgent:
         with tempfile.TemporaryDirectory(prefix="wikiskill-skills-") as scratch:
             skills_dir = Path(scratch) / "skills"
             write_skill_folders(self.skills, skills_dir)
-            run = AgentRun(task=task.question, task_id=task.id, skills_prompt=render_block(shown, self.settings),
-                           skills_dir=skills_dir, workdir=workdir, model=self.model.model,
-                           api_base=self.model.api_base, temperature=self.model.temperature,
-                           max_tokens=self.model.max_tokens, environment=environment)
+            run = AgentRun(
+                task=task.question,
+                task_id=task.id,
+                skills_prompt=render_block(shown, self.settings),
+                skills_dir=skills_dir,
+                workdir=workdir,
+                model=self.model.model,
+                api_base=self.model.api_base,
+                temperature=self.model.temperature,
+                max_tokens=self.model.max_tokens,
+                environment=environment,
+            )
             try:
                 result = _result(await self._call(run))
             except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything; the task fails alone
@@ -180,9 +194,15 @@ class PythonAgent:
         if error is None and prediction is None and kind is BenchmarkKind.QA:
             error = "the agent returned no answer"
         return Trajectory(
-            task_id=task.id, split=task.split, kind=kind, question=task.question,
+            task_id=task.id,
+            split=task.split,
+            kind=kind,
+            question=task.question,
             messages=ending_with(result.messages, result.answer),
-            prediction=prediction, expected=task.answer, usage=result.usage, skills=[s.name for s in shown],
+            prediction=prediction,
+            expected=task.answer,
+            usage=result.usage,
+            skills=[s.name for s in shown],
             error=error,
         )
 

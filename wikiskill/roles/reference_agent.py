@@ -43,5 +43,11 @@ class NopAgent:
 
 
 def _trajectory(task: Task, messages: list[dict] | None = None, error: str | None = None) -> Trajectory:
-    return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR, question=task.question,
-                      messages=messages or [], error=error)
+    return Trajectory(
+        task_id=task.id,
+        split=task.split,
+        kind=BenchmarkKind.WORKDIR,
+        question=task.question,
+        messages=messages or [],
+        error=error,
+    )

@@ -53,9 +53,13 @@ class RubricDrafter:
         self.model = model
 
     def draft(self, request: str, session: Trajectory) -> DraftResult:
-        messages = [{"role": "system", "content": render("rubric_drafter_system")},
-                    {"role": "user", "content": render("rubric_drafter_user", request=request,
-                                                       session=session.render(SESSION_CHARS))}]
+        messages = [
+            {"role": "system", "content": render("rubric_drafter_system")},
+            {
+                "role": "user",
+                "content": render("rubric_drafter_user", request=request, session=session.render(SESSION_CHARS)),
+            },
+        ]
         result = DraftResult(None)
         for attempt in (1, 2):
             try:
@@ -70,6 +74,11 @@ class RubricDrafter:
             except ValueError as exc:
                 result.error = str(exc)
             if attempt == 1:
-                messages += [reply.message(), {"role": "user", "content": f"Your reply could not be used: "
-                                               f"{result.error}. Reply with the JSON object only."}]
+                messages += [
+                    reply.message(),
+                    {
+                        "role": "user",
+                        "content": f"Your reply could not be used: {result.error}. Reply with the JSON object only.",
+                    },
+                ]
         return result

@@ -49,7 +49,7 @@ class Sandbox:
     def read(self, path: str) -> tuple[str, bool]:
         clean = self._clean(path)
         if clean.startswith("traces/"):
-            task_id = clean[len("traces/"):].removesuffix(".json")
+            task_id = clean[len("traces/") :].removesuffix(".json")
             return self._trace(task_id), True
         match = _TRACE.match(clean)
         if match:

@@ -39,18 +39,30 @@ OUTPUT_CHARS = 10_000
 MAX_FORMAT_ERRORS = 3
 """Under the bash-block protocol, this many replies in a row without exactly one block end the task."""
 
-BASH_TOOL = {"type": "function", "function": {
-    "name": "bash",
-    "description": "Run one bash command in the task's working directory; returns its exit code and output.",
-    "parameters": {"type": "object", "properties": {"command": {"type": "string", "description": "The command."}},
-                   "required": ["command"]},
-}}
-FINISH_TOOL = {"type": "function", "function": {
-    "name": "finish",
-    "description": "End the task with your final answer (what you changed, or the answer asked for).",
-    "parameters": {"type": "object", "properties": {"answer": {"type": "string", "description": "The final answer."}},
-                   "required": ["answer"]},
-}}
+BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run one bash command in the task's working directory; returns its exit code and output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command."}},
+            "required": ["command"],
+        },
+    },
+}
+FINISH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "finish",
+        "description": "End the task with your final answer (what you changed, or the answer asked for).",
+        "parameters": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The final answer."}},
+            "required": ["answer"],
+        },
+    },
+}
 
 
 @dataclass
@@ -66,10 +78,18 @@ class ShellAgent:
     """Follows `protocols.WorkdirAgent` on a host folder and `protocols.EnvironmentAgent` in any
     task environment (a Harbor task's container)."""
 
-    def __init__(self, model: ChatModel, skills: list[Skill], settings: SkillsSettings, max_steps: int,
-                 shelf: WikiShelf | None = None, timeout_s: float = COMMAND_TIMEOUT_S,
-                 output_chars: int = OUTPUT_CHARS, sandbox: bool = True,
-                 protocol: ToolProtocol = ToolProtocol.AUTO):
+    def __init__(
+        self,
+        model: ChatModel,
+        skills: list[Skill],
+        settings: SkillsSettings,
+        max_steps: int,
+        shelf: WikiShelf | None = None,
+        timeout_s: float = COMMAND_TIMEOUT_S,
+        output_chars: int = OUTPUT_CHARS,
+        sandbox: bool = True,
+        protocol: ToolProtocol = ToolProtocol.AUTO,
+    ):
         self.model = model
         self.skills = skills
         self.settings = settings
@@ -87,9 +107,13 @@ class ShellAgent:
         """The task played with its commands run in `environment`."""
         shown = shown_skills(self.skills, self.settings, task.question)
         folder = listing_of(environment)
-        system = render("agent_workdir_bash" if self.blocks else "agent_workdir",
-                        skills_block=render_block(shown, self.settings), timeout_s=self.timeout_s,
-                        sandboxed=environment.sandboxed, finish_marker=FINISH_MARKER)
+        system = render(
+            "agent_workdir_bash" if self.blocks else "agent_workdir",
+            skills_block=render_block(shown, self.settings),
+            timeout_s=self.timeout_s,
+            sandboxed=environment.sandboxed,
+            finish_marker=FINISH_MARKER,
+        )
         listing = render_listing(await folder.entries())
         first = render("agent_workdir_task", question=task.question.strip(), listing=listing)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": first.strip()}]
@@ -105,17 +129,29 @@ class ShellAgent:
                 break
             usage = usage + reply.usage
             messages.append(reply.message())
-            turn = await (self._block_turn(reply, environment, episode) if self.blocks
-                          else self._tool_turn(reply, environment, episode))
+            turn = await (
+                self._block_turn(reply, environment, episode)
+                if self.blocks
+                else self._tool_turn(reply, environment, episode)
+            )
             messages += turn.answers
             if turn.done:
                 prediction = turn.prediction
                 break
         else:
             error = f"no finish after {self.max_steps} steps"
-        return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR, question=task.question,
-                          messages=messages[1:], prediction=prediction, expected=task.answer, usage=usage,
-                          skills=[s.name for s in shown], error=error)
+        return Trajectory(
+            task_id=task.id,
+            split=task.split,
+            kind=BenchmarkKind.WORKDIR,
+            question=task.question,
+            messages=messages[1:],
+            prediction=prediction,
+            expected=task.answer,
+            usage=usage,
+            skills=[s.name for s in shown],
+            error=error,
+        )
 
     async def _tool_turn(self, reply: Reply, environment: TaskEnvironment, episode: _Episode) -> _Turn:
         if not reply.tool_calls:
@@ -124,8 +160,10 @@ class ShellAgent:
                 return _Turn([], done=True, prediction=text)
             episode.nudged = True
             return _Turn([{"role": "user", "content": render("agent_workdir_nudge").strip()}])
-        answers = [{"role": "tool", "tool_call_id": call.id, "content": await self._answer(call, environment)}
-                   for call in reply.tool_calls]
+        answers = [
+            {"role": "tool", "tool_call_id": call.id, "content": await self._answer(call, environment)}
+            for call in reply.tool_calls
+        ]
         finish = next((call for call in reply.tool_calls if call.name == FINISH_TOOL["function"]["name"]), None)
         if finish is not None:
             return _Turn(answers, done=True, prediction=str((finish.arguments or {}).get("answer", "")).strip())
@@ -137,8 +175,13 @@ class ShellAgent:
             episode.format_errors += 1
             if episode.format_errors >= MAX_FORMAT_ERRORS:
                 return _Turn([], done=True, prediction=(reply.content or "").strip())
-            message = render("agent_workdir_format", count=len(commands), empty=len(commands) == 1,
-                             finish_marker=FINISH_MARKER, last=episode.format_errors == MAX_FORMAT_ERRORS - 1)
+            message = render(
+                "agent_workdir_format",
+                count=len(commands),
+                empty=len(commands) == 1,
+                finish_marker=FINISH_MARKER,
+                last=episode.format_errors == MAX_FORMAT_ERRORS - 1,
+            )
             return _Turn([{"role": "user", "content": message.strip()}])
         episode.format_errors = 0
         result = await environment.run(commands[0], self.timeout_s, self.output_chars)
@@ -154,8 +197,10 @@ class ShellAgent:
             return self.lookups.answer(call.name, call.arguments)
         if call.name != BASH_TOOL["function"]["name"]:
             names = ", ".join(tool["function"]["name"] for tool in [BASH_TOOL, FINISH_TOOL, *self.lookups.tools])
-            return (f"Unknown tool {call.name!r}: the tools are {names}. A function in the task's files is no tool: "
-                    "read and change the files with bash commands.")
+            return (
+                f"Unknown tool {call.name!r}: the tools are {names}. A function in the task's files is no tool: "
+                "read and change the files with bash commands."
+            )
         command = (call.arguments or {}).get("command")
         if not isinstance(command, str) or not command.strip():
             return "bash needs a `command`: the shell command to run."

@@ -25,8 +25,15 @@ from .agent import LookupTools
 
 
 class ToolUseAgent:
-    def __init__(self, model: ChatModel, benchmark: ToolUseBenchmark, skills: list[Skill], settings: SkillsSettings,
-                 max_steps: int, shelf: WikiShelf | None = None):
+    def __init__(
+        self,
+        model: ChatModel,
+        benchmark: ToolUseBenchmark,
+        skills: list[Skill],
+        settings: SkillsSettings,
+        max_steps: int,
+        shelf: WikiShelf | None = None,
+    ):
         self.model = model
         self.benchmark = benchmark
         self.skills = skills
@@ -68,15 +75,28 @@ class ToolUseAgent:
             if error:
                 break
         score = await asyncio.to_thread(session.score, answered)
-        return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.TOOL_USE, question=task.question,
-                          messages=messages[1:], score=score, usage=usage, skills=[s.name for s in shown],
-                          error=error)
+        return Trajectory(
+            task_id=task.id,
+            split=task.split,
+            kind=BenchmarkKind.TOOL_USE,
+            question=task.question,
+            messages=messages[1:],
+            score=score,
+            usage=usage,
+            skills=[s.name for s in shown],
+            error=error,
+        )
 
     async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict]:
         """One tool message per call: the task's calls run together as one step, look-ups locally."""
         lookups = self.lookups
         task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in lookups.names]
         results = iter(await asyncio.to_thread(session.execute, turn, task_calls) if task_calls else [])
-        return [{"role": "tool", "tool_call_id": call.id,
-                 "content": lookups.answer(call.name, call.arguments) if call.name in lookups.names else next(results)}
-                for call in calls]
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": lookups.answer(call.name, call.arguments) if call.name in lookups.names else next(results),
+            }
+            for call in calls
+        ]

@@ -9,7 +9,7 @@ READ_WIKI_TOOL = {
     "function": {
         "name": READ_WIKI_TOOL_NAME,
         "description": "Read a page of the wiki of failure and success patterns learned from earlier "
-                       "tasks. Call it with an empty name to list the pages with their summaries.",
+        "tasks. Call it with an empty name to list the pages with their summaries.",
         "parameters": {
             "type": "object",
             "properties": {"name": {"type": "string", "description": "The page's slug; empty for the list."}},

@@ -69,8 +69,10 @@ def render_listing(entries: Iterable[Entry], chars: int = LISTING_CHARS) -> str:
     if shown:
         parts += ["", "Their contents:", *sorted(shown)]
     if left_out:
-        parts.append(f"(not shown, over the listing's budget: {', '.join(left_out[:20])}"
-                     f"{', ...' if len(left_out) > 20 else ''}; read them with a command)")
+        parts.append(
+            f"(not shown, over the listing's budget: {', '.join(left_out[:20])}"
+            f"{', ...' if len(left_out) > 20 else ''}; read them with a command)"
+        )
     return "\n".join(parts).rstrip()
 
 
@@ -159,8 +161,9 @@ class EnvironmentListing:
         return [Entry(path, size, texts.get(path)) for _, size, path in listed]
 
     async def _texts(self, paths: list[str]) -> dict[str, str]:
-        script = "; ".join(f"printf '\\n{_FILE_MARK} %s\\n' {shlex.quote(path)}; cat -- {shlex.quote(path)}"
-                           for path in paths)
+        script = "; ".join(
+            f"printf '\\n{_FILE_MARK} %s\\n' {shlex.quote(path)}; cat -- {shlex.quote(path)}" for path in paths
+        )
         result = await self.environment.run(script, COMMAND_TIMEOUT_S, OUTPUT_CHARS)
         texts: dict[str, str] = {}
         for chunk in result.output.split(f"\n{_FILE_MARK} ")[1:]:
@@ -172,7 +175,9 @@ class EnvironmentListing:
     async def state(self) -> str:
         result = await self.environment.run(
             f"find . \\( {_PRUNED} \\) -prune -o -type f -printf '%P %s %T@\\n' | sort | sha256sum",
-            COMMAND_TIMEOUT_S, OUTPUT_CHARS)
+            COMMAND_TIMEOUT_S,
+            OUTPUT_CHARS,
+        )
         return result.output.strip()
 
 

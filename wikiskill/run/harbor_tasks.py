@@ -84,16 +84,26 @@ class HarborTaskAgent:
         harbor = self.suite.task(task)
         image = await self.setup.image(harbor)
         mounts = self.inner.mounts() if isinstance(self.inner, NeedsMounts) else ()
-        container = await Container.start(self.setup.runtime, image, harbor.config.environment.workdir,
-                                          self.setup.limits(harbor, mounts), self.setup.workspace)
+        container = await Container.start(
+            self.setup.runtime,
+            image,
+            harbor.config.environment.workdir,
+            self.setup.limits(harbor, mounts),
+            self.setup.workspace,
+        )
         try:
             timeout_s = harbor.config.agent.timeout_sec
             try:
                 trajectory = await asyncio.wait_for(self.inner.play_in(task, container), timeout_s)
             except TimeoutError:
-                return Trajectory(task_id=task.id, split=task.split, kind=self.suite.spec.kind, question=task.question,
-                                  error=f"the agent ran past the task's timeout of {timeout_s:g} s",
-                                  failure=FailureKind.TIMEOUT)
+                return Trajectory(
+                    task_id=task.id,
+                    split=task.split,
+                    kind=self.suite.spec.kind,
+                    question=task.question,
+                    error=f"the agent ran past the task's timeout of {timeout_s:g} s",
+                    failure=FailureKind.TIMEOUT,
+                )
             score, failure = await verify(container, harbor, self.suite.settings.reward_key)
         finally:
             await asyncio.shield(container.close())
@@ -135,16 +145,21 @@ def read_reward(logs: Path, reward_key: str | None, task: HarborTask) -> float:
             rewards = json.loads(json_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise InfrastructureError(f"{task.id}: the verifier's reward.json is not JSON ({exc})") from None
-        if not isinstance(rewards, dict) or not rewards or not all(
-                isinstance(number, (int, float)) for number in rewards.values()):
+        if (
+            not isinstance(rewards, dict)
+            or not rewards
+            or not all(isinstance(number, (int, float)) for number in rewards.values())
+        ):
             raise InfrastructureError(f"{task.id}: the verifier's reward.json is not a flat map of numbers")
         if reward_key is None:
             value = sum(rewards.values()) / len(rewards)
         elif reward_key in rewards:
             value = float(rewards[reward_key])
         else:
-            raise ConfigError(f"harbor.reward_key {reward_key!r} is not a key of {task.id}'s reward.json "
-                              f"(its keys: {', '.join(sorted(rewards))})")
+            raise ConfigError(
+                f"harbor.reward_key {reward_key!r} is not a key of {task.id}'s reward.json "
+                f"(its keys: {', '.join(sorted(rewards))})"
+            )
     else:
         raise InfrastructureError(f"{task.id}: the verifier wrote no {LOGS_DIR}/reward.txt or reward.json")
     if not math.isfinite(value):
@@ -159,7 +174,7 @@ def feedback(status: int | None, output: str, logs: Path) -> str:
         report = next(iter(sorted(logs.glob("*.xml"))), None)
         failed = junit_score(report, FEEDBACK_CHARS).feedback if report is not None else None
     head = f"the verifier exited with status {status}"
-    tail = output[-FEEDBACK_CHARS // 2:] if output else "(no output)"
+    tail = output[-FEEDBACK_CHARS // 2 :] if output else "(no output)"
     parts = [head, failed or "", "the end of its output:", tail]
     return cut("\n".join(part for part in parts if part), FEEDBACK_CHARS) or head
 
@@ -169,6 +184,9 @@ def _ctrf_failures(path: Path) -> str | None:
         tests = json.loads(path.read_text(encoding="utf-8"))["results"]["tests"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    lines = [f"FAILED {test.get('name')}: {' '.join(str(test.get('message') or '').split())[:300]}"
-             for test in tests if isinstance(test, dict) and test.get("status") in ("failed", "error")]
+    lines = [
+        f"FAILED {test.get('name')}: {' '.join(str(test.get('message') or '').split())[:300]}"
+        for test in tests
+        if isinstance(test, dict) and test.get("status") in ("failed", "error")
+    ]
     return "\n".join(lines) or None

@@ -30,5 +30,6 @@ class RetryInfra:
             except InfrastructureError as exc:
                 reasons.append(" ".join(str(exc).split()))
         shown = reasons[-1] if len(set(reasons)) == 1 else "; then ".join(reasons)
-        return infra_trajectory(task.id, task.split, self.kind, task.question,
-                                f"infrastructure failure, {ATTEMPTS} tries: {shown}")
+        return infra_trajectory(
+            task.id, task.split, self.kind, task.question, f"infrastructure failure, {ATTEMPTS} tries: {shown}"
+        )

@@ -62,20 +62,33 @@ class CommandScorer:
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:
         settings = self.settings
         task_dir = task.files.parent if task.files is not None else self.suite_dir / task.split / task.id
-        environment = {**os.environ, "PATH": _with_own_python(os.environ.get("PATH", "")),
-                       "WIKISKILL_TASK_DIR": str(task_dir), "WIKISKILL_SUITE_DIR": str(self.suite_dir)}
+        environment = {
+            **os.environ,
+            "PATH": _with_own_python(os.environ.get("PATH", "")),
+            "WIKISKILL_TASK_DIR": str(task_dir),
+            "WIKISKILL_SUITE_DIR": str(self.suite_dir),
+        }
         with tempfile.TemporaryFile() as log:  # a file, not a pipe: a child holding it open never blocks the read
             try:
-                process = subprocess.Popen(self.command, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
-                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                process = subprocess.Popen(
+                    self.command,
+                    cwd=workdir,
+                    env=environment,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             except OSError as exc:  # e.g. a script whose #! interpreter is missing
-                raise InfrastructureError(f"the check {self.command[0]} could not start: "
-                                          f"{exc.strerror or type(exc).__name__}") from None
+                raise InfrastructureError(
+                    f"the check {self.command[0]} could not start: {exc.strerror or type(exc).__name__}"
+                ) from None
             try:
                 process.wait(timeout=settings.timeout)
             except subprocess.TimeoutExpired:
-                raise ScorerTimeout(f"the check ran past its timeout of {settings.timeout:g} s "
-                                    "and was killed") from None
+                raise ScorerTimeout(
+                    f"the check ran past its timeout of {settings.timeout:g} s and was killed"
+                ) from None
             finally:
                 _kill_group(process)  # on a timeout the check; either way whatever it left running
             log.seek(max(0, log.seek(0, os.SEEK_END) - OUTPUT_TAIL_BYTES))
@@ -110,7 +123,7 @@ def _own_exception(output: str, workdir: Path) -> str | None:
     start = output.rfind(TRACEBACK)
     if start < 0:
         return None
-    lines = output[start + len(TRACEBACK):].splitlines()
+    lines = output[start + len(TRACEBACK) :].splitlines()
     frames = [match.group(1) for line in lines if (match := FRAME.match(line))]
     exception = next((line.strip() for line in lines if line.strip() and not line[0].isspace()), "")
     if not frames or not exception or exception.startswith(VERDICTS):
@@ -178,8 +191,9 @@ class PythonScorer:
             result = self.function(task, trajectory, workdir)
         except Exception as exc:  # noqa: BLE001 - the user's scorer may fail in any way
             text = " ".join(str(exc).split())
-            raise InfrastructureError(f"the scorer {self.settings.scorer} raised "
-                                      f"{type(exc).__name__}{': ' + text if text else ''}") from exc
+            raise InfrastructureError(
+                f"the scorer {self.settings.scorer} raised {type(exc).__name__}{': ' + text if text else ''}"
+            ) from exc
         if isinstance(result, (int, float)):
             result = Score(value=float(result))
         if not isinstance(result, Score):

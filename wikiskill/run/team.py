@@ -52,11 +52,14 @@ WorkdirAgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShe
 
 AGENTS: dict[BenchmarkKind, AgentMaker] = {
     BenchmarkKind.QA: lambda model, benchmark, skills, config, shelf: QAAgent(
-        model, cast(QABenchmark, benchmark), skills, config.skills, shelf),
+        model, cast(QABenchmark, benchmark), skills, config.skills, shelf
+    ),
     BenchmarkKind.INTERACTIVE: lambda model, benchmark, skills, config, shelf: InteractiveAgent(
-        model, cast(InteractiveBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf),
+        model, cast(InteractiveBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf
+    ),
     BenchmarkKind.TOOL_USE: lambda model, benchmark, skills, config, shelf: ToolUseAgent(
-        model, cast(ToolUseBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf),
+        model, cast(ToolUseBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf
+    ),
 }
 """The LLM task agent for each kind of suite (a workdir suite's is in `WORKDIR_AGENTS`)."""
 
@@ -65,7 +68,8 @@ BUILTIN_WORKDIR_AGENT = "shell"
 
 WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
     BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
-        model, skills, config.skills, config.agent.max_steps, shelf, protocol=config.agent.tool_protocol),
+        model, skills, config.skills, config.agent.max_steps, shelf, protocol=config.agent.tool_protocol
+    ),
 }
 """The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
 
@@ -76,17 +80,21 @@ class Team:
     `model_factory` lets a host (or a test) supply its own ChatModel per role name.
     """
 
-    def __init__(self, config: Config, benchmark: Benchmark, meter: Meter, state_dir: Path,
-                 model_factory: ModelFactory | None = None):
+    def __init__(
+        self,
+        config: Config,
+        benchmark: Benchmark,
+        meter: Meter,
+        state_dir: Path,
+        model_factory: ModelFactory | None = None,
+    ):
         self.config = config
         self.benchmark = benchmark
         self.meter = meter
         self.state_dir = state_dir
         self._containers: ContainerSetup | None = None
         cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
-        self._factory = model_factory or (
-            lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache)
-        )
+        self._factory = model_factory or (lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache))
 
     def offline(self, role: Role) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL
@@ -107,18 +115,23 @@ class Team:
         if workdir:
             maker = WORKDIR_AGENTS.get(BUILTIN_WORKDIR_AGENT)
             if maker is None or self.offline(Role.AGENT):
-                raise ConfigError(f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
-                                  f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI")
+                raise ConfigError(
+                    f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
+                    f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI"
+                )
             inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
             return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
         if self.config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
-            raise ConfigError(f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
-                              f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto")
+            raise ConfigError(
+                f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
+                f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto"
+            )
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
-            return OfflineAgent(self.benchmark, skills, self.config.agent.max_steps,
-                                self.config.seed if seed is None else seed)
+            return OfflineAgent(
+                self.benchmark, skills, self.config.agent.max_steps, self.config.seed if seed is None else seed
+            )
         return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
 
     def containers(self) -> ContainerSetup:
@@ -133,8 +146,9 @@ class Team:
         if agent.reference:
             return OracleAgent() if agent.runner == ReferenceAgent.ORACLE else NopAgent()
         if agent.python:
-            return PythonAgent(load_runner(agent.runner), self.benchmark, skills, self.config.skills,
-                               self.config.role(Role.AGENT))
+            return PythonAgent(
+                load_runner(agent.runner), self.benchmark, skills, self.config.skills, self.config.role(Role.AGENT)
+            )
         if agent.cli:
             from ..roles.coding_agents.in_container import ContainerCliAgent, check_model_network
             from ..roles.coding_agents.presets import make_preset
@@ -145,8 +159,14 @@ class Team:
             return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
         if self.offline(Role.AGENT):
             raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
-        return ShellAgent(self._factory(Role.AGENT), skills, self.config.skills, self.config.agent.max_steps, shelf,
-                          protocol=self.config.agent.tool_protocol)
+        return ShellAgent(
+            self._factory(Role.AGENT),
+            skills,
+            self.config.skills,
+            self.config.agent.max_steps,
+            shelf,
+            protocol=self.config.agent.tool_protocol,
+        )
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
@@ -154,10 +174,16 @@ class Team:
             from ..roles.coding_agents.cli_agent import CliAgent
             from ..roles.coding_agents.presets import make_preset
 
-            return CliAgent(make_preset(self.config.agent), self.benchmark, skills, self.config.agent,
-                            self.config.role(Role.AGENT))
-        return PythonAgent(load_runner(self.config.agent.runner), self.benchmark, skills, self.config.skills,
-                           self.config.role(Role.AGENT))
+            return CliAgent(
+                make_preset(self.config.agent), self.benchmark, skills, self.config.agent, self.config.role(Role.AGENT)
+            )
+        return PythonAgent(
+            load_runner(self.config.agent.runner),
+            self.benchmark,
+            skills,
+            self.config.skills,
+            self.config.role(Role.AGENT),
+        )
 
     def _timeouts(self) -> VerifierTimeout:
         return cast(TaskFolders, self.benchmark).scoring.verifier_timeout
@@ -169,8 +195,10 @@ class Team:
 
         def judge() -> Scorer:
             if self.offline(Role.JUDGE):
-                raise ConfigError(f"{self.config.benchmark} is scored by a judge: set judge.model (or the "
-                                  "top-level model) to an LLM, not offline")
+                raise ConfigError(
+                    f"{self.config.benchmark} is scored by a judge: set judge.model (or the "
+                    "top-level model) to an LLM, not offline"
+                )
             return Judge(self._factory(Role.JUDGE), self.config.judge.samples, settings.feedback_chars)
 
         return build_scorer(suite, judge)
@@ -188,5 +216,10 @@ class Team:
             from ..roles.offline.proposer import OfflineProposer
 
             return OfflineProposer(library, settings.min_trace_reads)
-        return Proposer(self._factory(Role.PROPOSER), library, settings.max_turns, settings.min_trace_reads,
-                        settings.kept_results_tokens)
+        return Proposer(
+            self._factory(Role.PROPOSER),
+            library,
+            settings.max_turns,
+            settings.min_trace_reads,
+            settings.kept_results_tokens,
+        )

@@ -47,8 +47,9 @@ class WorkdirTaskAgent:
                 if self.timeouts is VerifierTimeout.INFRA:
                     raise InfrastructureError(str(exc)) from None
                 error = f"{trajectory.error}; {exc}" if trajectory.error else str(exc)
-                return trajectory.model_copy(update={"score": 0.0, "feedback": None, "error": error,
-                                                     "failure": FailureKind.TIMEOUT})
+                return trajectory.model_copy(
+                    update={"score": 0.0, "feedback": None, "error": error, "failure": FailureKind.TIMEOUT}
+                )
             except Exception as exc:  # noqa: BLE001 - a user's check or scorer may fail in any way
                 raise InfrastructureError(f"the scorer failed: {_one_line(exc)}") from exc
         return trajectory.model_copy(update={"score": score.value, "feedback": score.feedback or None})

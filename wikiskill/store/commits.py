@@ -19,8 +19,15 @@ HARNESS_IDENTITY = {
 }
 
 
-def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, str | None], message: str,
-                  scrub_text: Scrubber, base: str | None = None, extra_parents: tuple[str, ...] = ()) -> str:
+def build_commit(
+    reads: WorkspaceReads,
+    parent: str | None,
+    changes: dict[str, str | None],
+    message: str,
+    scrub_text: Scrubber,
+    base: str | None = None,
+    extra_parents: tuple[str, ...] = (),
+) -> str:
     """Store the blobs (scrubbed), trees and commit object in one `git fast-import` run and
     return the commit's id without moving any ref (its scratch branch is reset away before it
     ends). One process instead of a temporary index and five plumbing commands: most of a
@@ -28,8 +35,10 @@ def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, s
     now = f"{int(time.time())} {_utc_offset()}"
     identity = f"{HARNESS_IDENTITY['GIT_AUTHOR_NAME']} <{HARNESS_IDENTITY['GIT_AUTHOR_EMAIL']}> {now}"
     text = message.encode("utf-8")
-    stream = [b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n"
-              % (SCRATCH_REF.encode(), identity.encode(), identity.encode(), len(text), text)]
+    stream = [
+        b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+        % (SCRATCH_REF.encode(), identity.encode(), identity.encode(), len(text), text)
+    ]
     if parent:
         stream.append(b"from %s\n" % parent.encode())
     stream += [b"merge %s\n" % extra.encode() for extra in extra_parents]
@@ -48,15 +57,19 @@ def build_commit(reads: WorkspaceReads, parent: str | None, changes: dict[str, s
     stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
     # Kept as a small pack: unpacking it into loose objects would cost another git process a
     # commit; `pack_objects` folds the packs together between rounds.
-    return reads.git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"],
-                          b"".join(stream))
+    return reads.git_input(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"], b"".join(stream))
 
 
 def check_path(path: str, scrub_text: Scrubber) -> None:
     """Harness writes stay inside the workspace and out of .git, and carry no secret in the name."""
     parts = path.split("/")
-    if (not path or path.startswith("/") or "\0" in path or any(p in ("", ".", "..") for p in parts)
-            or any(p.lower() == ".git" for p in parts)):
+    if (
+        not path
+        or path.startswith("/")
+        or "\0" in path
+        or any(p in ("", ".", "..") for p in parts)
+        or any(p.lower() == ".git" for p in parts)
+    ):
         raise WorkspaceError(f"refusing to write outside the workspace: {path[:200]!r}")
     if scrub_text(path) != path:
         raise WorkspaceError("refusing to write a file whose name contains a secret")
@@ -75,8 +88,9 @@ def parse_message(message: str) -> tuple[str, dict[str, str]] | None:
 
 def _quote_path(path: str) -> bytes:
     """A path as fast-import reads it: C-style quoted, so spaces, quotes and line breaks survive."""
-    escaped = "".join({"\\": "\\\\", '"': '\\"', "\n": "\\n"}.get(c, c) if c >= " " or c == "\n"
-                      else f"\\{ord(c):03o}" for c in path)
+    escaped = "".join(
+        {"\\": "\\\\", '"': '\\"', "\n": "\\n"}.get(c, c) if c >= " " or c == "\n" else f"\\{ord(c):03o}" for c in path
+    )
     return f'"{escaped}"'.encode("utf-8", "surrogateescape")
 
 

@@ -38,9 +38,11 @@ class Evaluation:
             object.__setattr__(self, "tasks", (*self.scores, *self.infra))
         broken = [task for task, score in self.scores.items() if not math.isfinite(score)]
         if broken:
-            raise WikiskillError(f"{len(broken)} task(s) scored no finite number ({broken[0]}: "
-                                 f"{self.scores[broken[0]]}); an evaluation needs finite scores: check the "
-                                 "benchmark's scoring")
+            raise WikiskillError(
+                f"{len(broken)} task(s) scored no finite number ({broken[0]}: "
+                f"{self.scores[broken[0]]}); an evaluation needs finite scores: check the "
+                "benchmark's scoring"
+            )
 
     @property
     def n(self) -> int:
@@ -54,9 +56,14 @@ class Evaluation:
 
     def only(self, tasks: list[str]) -> Evaluation:
         """This evaluation on `tasks` alone, in their order."""
-        return Evaluation(self.fingerprint, self.setup, self.skills_id,
-                          {task: self.scores[task] for task in tasks if task in self.scores},
-                          {task: self.infra[task] for task in tasks if task in self.infra}, tuple(tasks))
+        return Evaluation(
+            self.fingerprint,
+            self.setup,
+            self.skills_id,
+            {task: self.scores[task] for task in tasks if task in self.scores},
+            {task: self.infra[task] for task in tasks if task in self.infra},
+            tuple(tasks),
+        )
 
     @property
     def mean(self) -> float:
@@ -77,8 +84,11 @@ def skills_id(ws: Workspace, ref: str, wiki_access: bool = False) -> str:
     PURPOSE.md files (the gate records its decision there on a merge, which must not make the
     merged skills differ from the validated ones), and the pattern pages when the agent may read
     the wiki (`agent.wiki_access`)."""
-    files = [[path, mode, hashlib.sha1(data).hexdigest()] for path, mode, data in ws.blobs_with_modes(ref, "skills")
-             if path.rpartition("/")[2] != PURPOSE]
+    files = [
+        [path, mode, hashlib.sha1(data).hexdigest()]
+        for path, mode, data in ws.blobs_with_modes(ref, "skills")
+        if path.rpartition("/")[2] != PURPOSE
+    ]
     wiki = ws.tree_id(ref, "wiki/patterns") if wiki_access else None
     return hashlib.sha256(json.dumps([files, wiki]).encode()).hexdigest()[:24]
 

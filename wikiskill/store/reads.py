@@ -100,14 +100,20 @@ class WorkspaceReads:
 
         Symbolic links are left out: a link's blob is its target's path, which no step reads,
         rewrites or shows to a role (`links` names them)."""
-        return {path: data.decode("utf-8", "replace") for path, mode, data in self._blobs_under(ref, prefix)
-                if mode != SYMLINK_MODE}
+        return {
+            path: data.decode("utf-8", "replace")
+            for path, mode, data in self._blobs_under(ref, prefix)
+            if mode != SYMLINK_MODE
+        }
 
     def links(self, ref: str, prefix: str) -> list[str]:
         """Workspace paths of the symbolic links committed under `prefix` at `ref`."""
         base = prefix.strip("/")
-        return [f"{base}/{path}" if base else path for path, mode, _ in self._blobs_under(ref, prefix)
-                if mode == SYMLINK_MODE]
+        return [
+            f"{base}/{path}" if base else path
+            for path, mode, _ in self._blobs_under(ref, prefix)
+            if mode == SYMLINK_MODE
+        ]
 
     def _blobs_under(self, ref: str, prefix: str) -> list[tuple[str, str, bytes]]:
         """`(path relative to prefix, mode, bytes)` of every blob under `prefix` at `ref`, read by
@@ -257,15 +263,19 @@ class WorkspaceReads:
     def blobs(self, ref: str, prefix: str) -> dict[str, tuple[bytes, bool]]:
         """`{path relative to prefix: (bytes, executable)}` of every regular file under `prefix`
         at `ref`, byte for byte; symlinks and submodules are left out."""
-        return {path: (data, mode == "100755") for path, mode, data in self._blobs_under(ref, prefix)
-                if mode in ("100644", "100755")}
+        return {
+            path: (data, mode == "100755")
+            for path, mode, data in self._blobs_under(ref, prefix)
+            if mode in ("100644", "100755")
+        }
 
     def touching_commits(self, ref: str, prefix: str) -> list[tuple[Commit, list[str]]]:
         """Commits on `ref`'s first-parent line that changed files under `prefix`, newest first,
         each with those paths. A merge counts with its diff to its first parent, so an accepted
         gate merge appears with its trailers (decision, round) rather than the branch commits."""
-        out = self.repo.git.log("--first-parent", "--diff-merges=first-parent", "--name-only",
-                                "--format=%x1e%H", ref, "--", prefix)
+        out = self.repo.git.log(
+            "--first-parent", "--diff-merges=first-parent", "--name-only", "--format=%x1e%H", ref, "--", prefix
+        )
         paths_by_sha: dict[str, list[str]] = {}
         for record in out.split("\x1e"):
             lines = [line for line in record.splitlines() if line]
@@ -279,8 +289,14 @@ class WorkspaceReads:
 
     def _git_bytes(self, args: list[str], data: bytes = b"", env: dict[str, str] | None = None) -> bytes:
         """Run git with `data` on stdin; its output byte for byte."""
-        done = subprocess.run(["git", *args], input=data, cwd=self.root, capture_output=True, check=False,
-                              env={**os.environ, **(env or {})})
+        done = subprocess.run(
+            ["git", *args],
+            input=data,
+            cwd=self.root,
+            capture_output=True,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
         if done.returncode != 0:
             raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[:300]}")
         return done.stdout
@@ -292,6 +308,6 @@ def _batch_contents(out: bytes) -> list[bytes]:
     while start < len(out):
         header_end = out.index(b"\n", start)
         size = int(out[start:header_end].rsplit(b" ", 1)[1])
-        contents.append(out[header_end + 1:header_end + 1 + size])
+        contents.append(out[header_end + 1 : header_end + 1 + size])
         start = header_end + 1 + size + 1
     return contents

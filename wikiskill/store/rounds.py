@@ -25,7 +25,7 @@ def candidate_branch(number: int, name: str) -> str:
 
 
 def rejected_tag(branch: str) -> str:
-    return f"{REJECTED_PREFIX}{branch[len(BRANCH_PREFIX):]}"
+    return f"{REJECTED_PREFIX}{branch[len(BRANCH_PREFIX) :]}"
 
 
 @dataclass
@@ -55,8 +55,11 @@ class RoundState:
 
 
 def completed_rounds(workspace: Workspace) -> int:
-    numbers = [int(name[len(ROUND_TAG):]) for name in workspace.refs(f"refs/tags/{ROUND_TAG}")
-               if name[len(ROUND_TAG):].isdigit()]
+    numbers = [
+        int(name[len(ROUND_TAG) :])
+        for name in workspace.refs(f"refs/tags/{ROUND_TAG}")
+        if name[len(ROUND_TAG) :].isdigit()
+    ]
     return max(numbers, default=0)
 
 
@@ -83,8 +86,9 @@ def round_state(workspace: Workspace, number: int) -> RoundState:
     return state
 
 
-def incumbent_score(workspace: Workspace, wiki_access: bool = False,
-                    main_log: list[Commit] | None = None) -> float | None:
+def incumbent_score(
+    workspace: Workspace, wiki_access: bool = False, main_log: list[Commit] | None = None
+) -> float | None:
     """The score last recorded for main's current skills, under whatever setup it was run."""
     from .evaluations import skills_id
 

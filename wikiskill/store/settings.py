@@ -27,7 +27,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"{key!r} is set twice (first on line {seen[key].line + 1})", key_node.start_mark)
+                    None, None, f"{key!r} is set twice (first on line {seen[key].line + 1})", key_node.start_mark
+                )
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
@@ -83,8 +84,11 @@ def _quote_ending_at(text: str, line: int) -> yaml.Mark | None:
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if token.start_mark.line > line:
                 break
-            if isinstance(token, yaml.ScalarToken) and token.style in ('"', "'") \
-                    and token.start_mark.line < token.end_mark.line == line:
+            if (
+                isinstance(token, yaml.ScalarToken)
+                and token.style in ('"', "'")
+                and token.start_mark.line < token.end_mark.line == line
+            ):
                 found = token.start_mark
     except yaml.YAMLError:
         pass
@@ -101,8 +105,14 @@ def line_of(text: str, loc: Location) -> int | None:
     line = None
     for part in loc:
         if isinstance(node, yaml.MappingNode):
-            pair = next(((key, value) for key, value in node.value
-                         if isinstance(key, yaml.ScalarNode) and key.value == str(part)), None)
+            pair = next(
+                (
+                    (key, value)
+                    for key, value in node.value
+                    if isinstance(key, yaml.ScalarNode) and key.value == str(part)
+                ),
+                None,
+            )
             if pair is None:
                 break
             line, node = pair[0].start_mark.line + 1, pair[1]
@@ -119,25 +129,33 @@ def check_runner(config: Config, source: str) -> None:
     or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line,
     and so is the built-in agent on task folders with the offline model, which cannot work in one."""
     if config.agent.reference and split_name(config.benchmark)[0] != HARBOR.family:
-        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
-                          f"against their solutions; {config.benchmark} is not one")
+        raise ConfigError(
+            f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
+            f"against their solutions; {config.benchmark} is not one"
+        )
     kind = spec_of(config.benchmark).kind
     if config.agent.builtin:
         if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
-            raise ConfigError(f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
-                              "set agent.runner to a Python runner or a CLI, or give the agent a model")
+            raise ConfigError(
+                f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
+                "set agent.runner to a Python runner or a CLI, or give the agent a model"
+            )
         return
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
         article = "an" if kind[0] in "aeiou" else "a"
-        raise ConfigError(f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
-                          f"{config.benchmark} is {article} {kind} suite (use runner: builtin)")
+        raise ConfigError(
+            f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
+            f"{config.benchmark} is {article} {kind} suite (use runner: builtin)"
+        )
 
 
 def check_judge(config: Config, source: str) -> None:
     """A suite scored by a judge needs an LLM as the judge (`judge.model`, else the top-level `model`)."""
     if spec_of(config.benchmark).judged and config.role(Role.JUDGE).model == OFFLINE_MODEL:
-        raise ConfigError(f"{source}: {config.benchmark} is scored by an LLM judge and has no judge model: "
-                          "set judge.model (or the top-level model, e.g. --model openai/gpt-4o-mini)")
+        raise ConfigError(
+            f"{source}: {config.benchmark} is scored by an LLM judge and has no judge model: "
+            "set judge.model (or the top-level model, e.g. --model openai/gpt-4o-mini)"
+        )
 
 
 def load_config(root: Path) -> Config:

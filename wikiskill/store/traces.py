@@ -211,7 +211,7 @@ def cut(text: str, max_chars: int | None) -> str:
     marker = f"\n[... {len(text) - max_chars} characters cut ...]\n"
     keep = max(max_chars - len(marker), 0)
     head = keep // 2
-    return text[:head] + marker + text[len(text) - (keep - head):]
+    return text[:head] + marker + text[len(text) - (keep - head) :]
 
 
 def outcomes_jsonl(trajectories: list[Trajectory]) -> str:
@@ -231,5 +231,6 @@ def mean_score(trajectories: list[Trajectory]) -> float:
 
 def infra_trajectory(task_id: str, split: str, kind: BenchmarkKind, question: str, reason: str) -> Trajectory:
     """What is recorded for a task whose machinery failed for good: no score, the reason."""
-    return Trajectory(task_id=task_id, split=split, kind=kind, question=question, error=reason,
-                      failure=FailureKind.INFRA)
+    return Trajectory(
+        task_id=task_id, split=split, kind=kind, question=question, error=reason, failure=FailureKind.INFRA
+    )

@@ -156,24 +156,29 @@ class Trailers(BaseModel):
     def parse(cls, raw: dict[str, str]) -> Trailers:
         """Read `{"Wikiskill-Key": value}`; SchemaError for a newer schema, an unknown key or a
         value that does not fit its field."""
-        values = {key[len(PREFIX):]: value for key, value in raw.items() if key.startswith(PREFIX)}
+        values = {key[len(PREFIX) :]: value for key, value in raw.items() if key.startswith(PREFIX)}
         schema = values.get("Schema", "1")
         if not (schema.isascii() and schema.isdigit()) or int(schema) < 1:
             raise SchemaError(f"{PREFIX}Schema: {schema!r} is not a schema version")
         if int(schema) > SCHEMA_VERSION:
-            raise SchemaError(f"written by a newer wikiskill (trailer schema {schema}; this one reads up to "
-                              f"{SCHEMA_VERSION}): upgrade wikiskill (pip install -U wikiskill)")
+            raise SchemaError(
+                f"written by a newer wikiskill (trailer schema {schema}; this one reads up to "
+                f"{SCHEMA_VERSION}): upgrade wikiskill (pip install -U wikiskill)"
+            )
         unknown = sorted(key for key in values if key not in _FIELD_KEYS and not ROLE_KEY.fullmatch(key))
         if unknown:
-            raise SchemaError(f"{PREFIX}{unknown[0]} is not a trailer of schema {schema} (upgrade wikiskill if a newer "
-                              "one wrote it)")
+            raise SchemaError(
+                f"{PREFIX}{unknown[0]} is not a trailer of schema {schema} (upgrade wikiskill if a newer one wrote it)"
+            )
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
             error = exc.errors()[0]
             key = str(error["loc"][0])
-            raise SchemaError(f"{PREFIX}{key}: {values.get(key)!r} does not fit schema {schema} ({error['msg']}; "
-                              "upgrade wikiskill if a newer one wrote it)") from None
+            raise SchemaError(
+                f"{PREFIX}{key}: {values.get(key)!r} does not fit schema {schema} ({error['msg']}; "
+                "upgrade wikiskill if a newer one wrote it)"
+            ) from None
 
     def lines(self) -> list[str]:
         """`Wikiskill-Key: value` lines in field order, then the extra (per-role) ones."""
@@ -182,8 +187,9 @@ class Trailers(BaseModel):
             value = getattr(self, name)
             if value is not None:
                 out.append(f"{PREFIX}{field.alias}: {_text(value)}")
-        out += [f"{PREFIX}{key}: {_text(value)}" for key, value in (self.model_extra or {}).items()
-                if value is not None]
+        out += [
+            f"{PREFIX}{key}: {_text(value)}" for key, value in (self.model_extra or {}).items() if value is not None
+        ]
         return out
 
     @property
@@ -207,9 +213,11 @@ class Trailers(BaseModel):
         return {role: int(value or 0) for role, value in self._per_role("Cached-").items()}
 
     def _per_role(self, prefix: str, suffix: str = "") -> dict[str, object]:
-        return {key[len(prefix):len(key) - len(suffix)].lower(): value
-                for key, value in (self.model_extra or {}).items()
-                if key.startswith(prefix) and key.endswith(suffix) and ROLE_KEY.fullmatch(key)}
+        return {
+            key[len(prefix) : len(key) - len(suffix)].lower(): value
+            for key, value in (self.model_extra or {}).items()
+            if key.startswith(prefix) and key.endswith(suffix) and ROLE_KEY.fullmatch(key)
+        }
 
 
 _FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())

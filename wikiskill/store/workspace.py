@@ -58,9 +58,7 @@ class Workspace(WorkspaceReads):
         if path.exists() and any(path.iterdir()):
             raise WorkspaceError(f"{path} is not empty and not a workspace; choose an empty or new directory")
         path.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(
-            data_dir("workspace_template"), path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.j2")
-        )
+        shutil.copytree(data_dir("workspace_template"), path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.j2"))
         (path / CONFIG_FILE).write_text(config_text, encoding="utf-8")
         repo = git.Repo.init(path, initial_branch=MAIN)
         repo.git.add("-A")
@@ -79,8 +77,15 @@ class Workspace(WorkspaceReads):
     def dirty_paths(self, *prefixes: str) -> list[str]:
         """Uncommitted changes (tracked and untracked) under the given files or folders."""
         self.wait_for_sync(*prefixes)
-        out = self.repo.git.status("--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *prefixes,
-                                   env={"GIT_LITERAL_PATHSPECS": "1"})
+        out = self.repo.git.status(
+            "--porcelain",
+            "-z",
+            "--no-renames",
+            "--untracked-files=all",
+            "--",
+            *prefixes,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )
         return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
     # -- writing ------------------------------------------------------------------------------
@@ -136,8 +141,10 @@ class Workspace(WorkspaceReads):
         folders = sorted({path.rpartition("/")[0] or path for path in wanted})
         dirty = [path for path in self.dirty_paths(*folders) if _is_or_under(path, wanted)]
         if dirty:
-            raise WorkspaceError(f"{dirty[0]} has uncommitted edits that this step would overwrite: commit them "
-                                 "(evolve --commit-human-edits does) or discard them, then run the command again")
+            raise WorkspaceError(
+                f"{dirty[0]} has uncommitted edits that this step would overwrite: commit them "
+                "(evolve --commit-human-edits does) or discard them, then run the command again"
+            )
 
     @contextmanager
     def _temp_index(self, base: str | None) -> Iterator[dict[str, str]]:
@@ -168,7 +175,8 @@ class Workspace(WorkspaceReads):
             self._git_bytes(["update-ref", f"refs/heads/{branch}", new, old or ""])
         except WorkspaceError:
             raise WorkspaceError(
-                f"branch {branch} moved while wikiskill was writing it; run the command again") from None
+                f"branch {branch} moved while wikiskill was writing it; run the command again"
+            ) from None
 
     def wait_for_sync(self, *paths: str) -> None:
         """Return once the working tree and index hold main's tip at `paths` (all when none given);
@@ -182,8 +190,10 @@ class Workspace(WorkspaceReads):
         except TypeError:
             head = "a detached HEAD"
         if head != f"refs/heads/{MAIN}":
-            raise WorkspaceError(f"the workspace has {head.removeprefix('refs/heads/')} checked out; "
-                                 f"wikiskill writes to {MAIN}: run `git checkout {MAIN}` first")
+            raise WorkspaceError(
+                f"the workspace has {head.removeprefix('refs/heads/')} checked out; "
+                f"wikiskill writes to {MAIN}: run `git checkout {MAIN}` first"
+            )
 
     def _marker_path(self) -> Path:
         return self.state_dir / "sync.json"

@@ -27,16 +27,20 @@ def _text(content: Any) -> str:
     """The text of a content field: a string, or a list of blocks whose text blocks count."""
     if isinstance(content, str):
         return content
-    return "\n".join(block.get("text", "") for block in content or []
-                     if isinstance(block, dict) and block.get("type") == "text")
+    return "\n".join(
+        block.get("text", "") for block in content or [] if isinstance(block, dict) and block.get("type") == "text"
+    )
 
 
 def _user_messages(content: Any) -> list[dict]:
     """A user turn: its tool results as `tool` messages first, then its text, if any."""
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
-    out = [{"role": "tool", "tool_call_id": block.get("tool_use_id", ""), "content": _text(block.get("content"))}
-           for block in content or [] if isinstance(block, dict) and block.get("type") == "tool_result"]
+    out = [
+        {"role": "tool", "tool_call_id": block.get("tool_use_id", ""), "content": _text(block.get("content"))}
+        for block in content or []
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
     text = _text(content)
     if text:
         out.append({"role": "user", "content": text})
@@ -46,9 +50,15 @@ def _user_messages(content: Any) -> list[dict]:
 def _assistant_message(content: Any) -> dict:
     message: dict[str, Any] = {"role": "assistant", "content": _text(content) or None}
     blocks = content if isinstance(content, list) else []
-    calls = [{"id": block.get("id", ""), "type": "function",
-              "function": {"name": block.get("name", ""), "arguments": json.dumps(block.get("input") or {})}}
-             for block in blocks if isinstance(block, dict) and block.get("type") == "tool_use"]
+    calls = [
+        {
+            "id": block.get("id", ""),
+            "type": "function",
+            "function": {"name": block.get("name", ""), "arguments": json.dumps(block.get("input") or {})},
+        }
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
     if calls:
         message["tool_calls"] = calls
     return message
@@ -68,11 +78,24 @@ def to_chat(body: dict, path: str) -> dict:
             messages.append({"role": "system", "content": _text(content)})
         else:
             messages.extend(_user_messages(content))
-    tools = [{"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
-                                               "parameters": tool["input_schema"]}}
-             for tool in body.get("tools") or [] if isinstance(tool, dict) and "input_schema" in tool]
-    chat: dict[str, Any] = {"model": body.get("model"), "messages": messages,
-                            "max_tokens": body.get("max_tokens"), "stream": False}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool["input_schema"],
+            },
+        }
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and "input_schema" in tool
+    ]
+    chat: dict[str, Any] = {
+        "model": body.get("model"),
+        "messages": messages,
+        "max_tokens": body.get("max_tokens"),
+        "stream": False,
+    }
     if tools:
         chat["tools"] = tools
     return chat
@@ -83,19 +106,32 @@ def _blocks(message: dict) -> list[dict]:
     blocks = [{"type": "text", "text": message["content"]}] if message.get("content") else []
     for call in message.get("tool_calls") or []:
         function = call["function"]
-        blocks.append({"type": "tool_use", "id": call["id"], "name": function["name"],
-                       "input": wire.arguments(function["arguments"])})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call["id"],
+                "name": function["name"],
+                "input": wire.arguments(function["arguments"]),
+            }
+        )
     return blocks
-
 
 
 def _head(completion: dict) -> dict:
     message = completion["choices"][0]["message"]
-    return {"id": "msg_" + completion["id"].removeprefix("chatcmpl-"), "type": "message", "role": "assistant",
-            "model": completion["model"], "content": [],
-            "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": completion["usage"]["prompt_tokens"],
-                      "output_tokens": completion["usage"]["completion_tokens"]}}
+    return {
+        "id": "msg_" + completion["id"].removeprefix("chatcmpl-"),
+        "type": "message",
+        "role": "assistant",
+        "model": completion["model"],
+        "content": [],
+        "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": completion["usage"]["prompt_tokens"],
+            "output_tokens": completion["usage"]["completion_tokens"],
+        },
+    }
 
 
 def events(completion: dict) -> list[tuple[str, dict]]:
@@ -109,15 +145,24 @@ def events(completion: dict) -> list[tuple[str, dict]]:
             deltas = [{"type": "text_delta", "text": piece} for piece in wire.pieces(block["text"])]
         else:
             empty = {**block, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": piece}
-                      for piece in wire.pieces(json.dumps(block["input"]))]
+            deltas = [
+                {"type": "input_json_delta", "partial_json": piece} for piece in wire.pieces(json.dumps(block["input"]))
+            ]
         out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}))
-        out += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-                for delta in deltas]
+        out += [
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}) for delta in deltas
+        ]
         out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    out.append(("message_delta", {"type": "message_delta",
-                                  "delta": {"stop_reason": head["stop_reason"], "stop_sequence": None},
-                                  "usage": {"output_tokens": head["usage"]["output_tokens"]}}))
+    out.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": head["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": head["usage"]["output_tokens"]},
+            },
+        )
+    )
     out.append(("message_stop", {"type": "message_stop"}))
     return out
 

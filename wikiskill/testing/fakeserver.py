@@ -110,9 +110,14 @@ def as_text_reply(reply: Reply) -> Reply:
         arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
         shown = json.dumps({"name": call["name"], "arguments": arguments})
         parts += [f"I will call {call['name']}.", f"```json\n{shown}\n```"]
-    return Reply(content="\n".join(parts), prompt_tokens=reply.prompt_tokens,
-                 completion_tokens=reply.completion_tokens, headers=reply.headers, delay=reply.delay,
-                 truncate=reply.truncate)
+    return Reply(
+        content="\n".join(parts),
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        headers=reply.headers,
+        delay=reply.delay,
+        truncate=reply.truncate,
+    )
 
 
 def _request_tokens(body: dict) -> int:
@@ -122,16 +127,29 @@ def _request_tokens(body: dict) -> int:
 
 
 def _overflow_body(window: int, prompt: int, completion: int) -> dict:
-    message = (f"This model's maximum context length is {window} tokens. However, you requested "
-               f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
-               "Please reduce the length of the messages or completion.")
-    return {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
-                      "code": "context_length_exceeded"}}
+    message = (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+        "Please reduce the length of the messages or completion."
+    )
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
 
 
 def _error_body(status: int, message: str | None) -> dict:
-    kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-             404: "not_found_error", 429: "rate_limit_error"}
+    kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+    }
     kind = kinds.get(status, "server_error" if status >= 500 else "api_error")
     code = "rate_limit_exceeded" if status == 429 else kind
     try:
@@ -217,8 +235,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         answer = self.server.owner.answer(dialect.to_chat(body, route))
         if answer.status != 200:
             error = answer.body["error"]
-            self._send_json(answer.status, dialect.error(answer.status, error["message"], error["type"]),
-                            answer.headers, answer.truncate)
+            self._send_json(
+                answer.status,
+                dialect.error(answer.status, error["message"], error["type"]),
+                answer.headers,
+                answer.truncate,
+            )
             return
         content_type, data = dialect.render(answer.body, body, route)
         self._send(answer.status, data, content_type, answer.headers, answer.truncate)
@@ -254,8 +276,16 @@ class FakeOpenAIServer:
     `port=0` picks a free port.
     """
 
-    def __init__(self, handler: Handler, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0,
-                 text_tools: bool = False, context_window: int | None = None, prompt_cache: str = "off") -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        latency: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        text_tools: bool = False,
+        context_window: int | None = None,
+        prompt_cache: str = "off",
+    ) -> None:
         self.handler = handler
         self.prompt_cache = PromptCache(prompt_cache)
         self.latency = latency
@@ -334,13 +364,15 @@ class FakeOpenAIServer:
         if self.latency or reply.delay:
             time.sleep(self.latency + reply.delay)
         if reply.status != 200:
-            return Answer(reply.status, _error_body(reply.status, reply.content), headers=reply.headers,
-                          truncate=reply.truncate)
+            return Answer(
+                reply.status, _error_body(reply.status, reply.content), headers=reply.headers, truncate=reply.truncate
+            )
         completion = self._completion(body, reply, cached)
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return Answer(200, chunks=sse.chunks(completion, include_usage), headers=reply.headers,
-                          truncate=reply.truncate)
+            return Answer(
+                200, chunks=sse.chunks(completion, include_usage), headers=reply.headers, truncate=reply.truncate
+            )
         return Answer(200, completion, headers=reply.headers, truncate=reply.truncate)
 
     def _next_id(self) -> int:
@@ -354,7 +386,8 @@ class FakeOpenAIServer:
                 "type": "function",
                 "function": {
                     "name": call["name"],
-                    "arguments": call["arguments"] if isinstance(call.get("arguments"), str)
+                    "arguments": call["arguments"]
+                    if isinstance(call.get("arguments"), str)
                     else json.dumps(call.get("arguments") or {}),
                 },
             }
@@ -369,8 +402,11 @@ class FakeOpenAIServer:
         completion = reply.completion_tokens
         if completion is None:
             completion = _rough_tokens((reply.content or "") + json.dumps(tool_calls) * bool(tool_calls))
-        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                                 "total_tokens": prompt + completion}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
         if cached is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
         return message, usage
@@ -380,8 +416,14 @@ class FakeOpenAIServer:
         message, usage = self._message_and_usage(body, reply, cached)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-        return {"id": f"chatcmpl-fake{self._next_id()}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", MODEL_ID), "choices": [choice], "usage": usage}
+        return {
+            "id": f"chatcmpl-fake{self._next_id()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", MODEL_ID),
+            "choices": [choice],
+            "usage": usage,
+        }
 
 
 def _load_handler(spec: str) -> Handler:
@@ -397,20 +439,42 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
     parser.add_argument("--content", default="ok", help="the answer content")
     parser.add_argument("--completion-tokens", type=int, default=None, help="reported completion tokens")
-    parser.add_argument("--text-tools", action="store_true",
-                        help="never return native tool calls; write calls and JSON in ```json fences")
-    parser.add_argument("--context-window", type=int, default=None, metavar="TOKENS",
-                        help="refuse requests longer than this many tokens, as OpenAI does (context_length_exceeded)")
-    parser.add_argument("--prompt-cache", choices=PROMPT_CACHE_MODES, default="off",
-                        help="report cached prompt tokens for any repeated prefix, only for marked ones, or none")
-    parser.add_argument("--handler", default=None, metavar="MODULE:NAME",
-                        help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)")
+    parser.add_argument(
+        "--text-tools",
+        action="store_true",
+        help="never return native tool calls; write calls and JSON in ```json fences",
+    )
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        default=None,
+        metavar="TOKENS",
+        help="refuse requests longer than this many tokens, as OpenAI does (context_length_exceeded)",
+    )
+    parser.add_argument(
+        "--prompt-cache",
+        choices=PROMPT_CACHE_MODES,
+        default="off",
+        help="report cached prompt tokens for any repeated prefix, only for marked ones, or none",
+    )
+    parser.add_argument(
+        "--handler",
+        default=None,
+        metavar="MODULE:NAME",
+        help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)",
+    )
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
     handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
-    with FakeOpenAIServer(handler, latency=args.latency, host=args.host, port=args.port,
-                          text_tools=args.text_tools, context_window=args.context_window,
-                          prompt_cache=args.prompt_cache) as server:
+    with FakeOpenAIServer(
+        handler,
+        latency=args.latency,
+        host=args.host,
+        port=args.port,
+        text_tools=args.text_tools,
+        context_window=args.context_window,
+        prompt_cache=args.prompt_cache,
+    ) as server:
         print(f"fake OpenAI server at {server.base_url} (latency {args.latency}s)", flush=True)
         try:
             threading.Event().wait()

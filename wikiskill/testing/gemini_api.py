@@ -19,8 +19,15 @@ from typing import Any
 from wikiskill.testing import wire
 
 _PATH = re.compile(r"^/v1(?:beta|alpha)?/models/[^/:]+:(?:stream)?generateContent$", re.IGNORECASE)
-_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def matches(path: str) -> bool:
@@ -50,8 +57,11 @@ class _Calls:
         self.count += 1
         call_id = call.get("id") or f"call_{self.count}"
         self.open.append((call.get("name", ""), call_id))
-        return {"id": call_id, "type": "function",
-                "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("args") or {})}}
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("args") or {})},
+        }
 
     def answer(self, response: dict) -> dict:
         name = response.get("name", "")
@@ -86,13 +96,24 @@ def to_chat(body: dict, path: str) -> dict:
     system = _system(body.get("systemInstruction"))
     messages = [{"role": "system", "content": system}] if system else []
     messages += _messages(body.get("contents") or [])
-    tools = [{"type": "function", "function": {"name": declaration["name"],
-                                               "description": declaration.get("description", ""),
-                                               "parameters": declaration.get("parameters")
-                                               or declaration.get("parametersJsonSchema") or {}}}
-             for tool in body.get("tools") or [] for declaration in tool.get("functionDeclarations") or []]
-    chat: dict[str, Any] = {"model": _model(path), "messages": messages, "stream": False,
-                            "max_tokens": (body.get("generationConfig") or {}).get("maxOutputTokens")}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": declaration["name"],
+                "description": declaration.get("description", ""),
+                "parameters": declaration.get("parameters") or declaration.get("parametersJsonSchema") or {},
+            },
+        }
+        for tool in body.get("tools") or []
+        for declaration in tool.get("functionDeclarations") or []
+    ]
+    chat: dict[str, Any] = {
+        "model": _model(path),
+        "messages": messages,
+        "stream": False,
+        "max_tokens": (body.get("generationConfig") or {}).get("maxOutputTokens"),
+    }
     if tools:
         chat["tools"] = tools
     return chat
@@ -101,19 +122,22 @@ def to_chat(body: dict, path: str) -> dict:
 def chunks(completion: dict) -> list[dict]:
     """The `GenerateContentResponse` chunks carrying the chat `completion`."""
     message = completion["choices"][0]["message"]
-    parts: list[list[dict]] = [[{"text": piece}] for piece in wire.pieces(message.get("content") or "")
-                               if piece]
-    calls = [{"functionCall": {"name": call["function"]["name"], "args": wire.arguments(call["function"]["arguments"])}}
-             for call in message.get("tool_calls") or []]
+    parts: list[list[dict]] = [[{"text": piece}] for piece in wire.pieces(message.get("content") or "") if piece]
+    calls = [
+        {"functionCall": {"name": call["function"]["name"], "args": wire.arguments(call["function"]["arguments"])}}
+        for call in message.get("tool_calls") or []
+    ]
     if calls or not parts:
         parts.append(calls)
     usage = completion["usage"]
     head = {"modelVersion": completion["model"], "responseId": completion["id"].removeprefix("chatcmpl-")}
     out = [{"candidates": [{"content": {"role": "model", "parts": part}, "index": 0}], **head} for part in parts]
     out[-1]["candidates"][0]["finishReason"] = "STOP"
-    out[-1]["usageMetadata"] = {"promptTokenCount": usage["prompt_tokens"],
-                                "candidatesTokenCount": usage["completion_tokens"],
-                                "totalTokenCount": usage["total_tokens"]}
+    out[-1]["usageMetadata"] = {
+        "promptTokenCount": usage["prompt_tokens"],
+        "candidatesTokenCount": usage["completion_tokens"],
+        "totalTokenCount": usage["total_tokens"],
+    }
     return out
 
 
@@ -124,8 +148,9 @@ def render(completion: dict, body: dict, path: str) -> tuple[str, bytes]:
         return "text/event-stream", "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in pieces).encode()
     message = completion["choices"][0]["message"]
     whole = pieces[-1]
-    whole["candidates"][0]["content"]["parts"] = ([{"text": message["content"]}] if message.get("content") else []) \
-        + [part for chunk in pieces for part in chunk["candidates"][0]["content"]["parts"] if "functionCall" in part]
+    whole["candidates"][0]["content"]["parts"] = ([{"text": message["content"]}] if message.get("content") else []) + [
+        part for chunk in pieces for part in chunk["candidates"][0]["content"]["parts"] if "functionCall" in part
+    ]
     return "application/json", json.dumps(whole).encode()
 
 

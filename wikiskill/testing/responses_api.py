@@ -34,9 +34,14 @@ def _text(content: Any) -> str:
 
 def _call(item: dict) -> dict:
     arguments = item.get("arguments", item.get("input", ""))
-    return {"id": item.get("call_id", ""), "type": "function",
-            "function": {"name": item.get("name", ""),
-                         "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+    return {
+        "id": item.get("call_id", ""),
+        "type": "function",
+        "function": {
+            "name": item.get("name", ""),
+            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+        },
+    }
 
 
 def to_chat(body: dict, path: str) -> dict:
@@ -56,13 +61,27 @@ def to_chat(body: dict, path: str) -> dict:
                 messages.append(last)
             last.setdefault("tool_calls", []).append(_call(item))
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            messages.append({"role": "tool", "tool_call_id": item.get("call_id", ""),
-                             "content": _text(item.get("output"))})
-    tools = [{"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
-                                               "parameters": tool.get("parameters") or {}}}
-             for tool in body.get("tools") or [] if tool.get("type") == "function"]
-    chat: dict[str, Any] = {"model": body.get("model"), "messages": messages,
-                            "max_tokens": body.get("max_output_tokens"), "stream": False}
+            messages.append(
+                {"role": "tool", "tool_call_id": item.get("call_id", ""), "content": _text(item.get("output"))}
+            )
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool.get("parameters") or {},
+            },
+        }
+        for tool in body.get("tools") or []
+        if tool.get("type") == "function"
+    ]
+    chat: dict[str, Any] = {
+        "model": body.get("model"),
+        "messages": messages,
+        "max_tokens": body.get("max_output_tokens"),
+        "stream": False,
+    }
     if tools:
         chat["tools"] = tools
     return chat
@@ -74,24 +93,47 @@ def _items(completion: dict) -> list[dict]:
     number = completion["id"].removeprefix("chatcmpl-")
     items: list[dict] = []
     if message.get("content"):
-        items.append({"id": f"msg_{number}", "type": "message", "role": "assistant", "status": "completed",
-                      "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
+        items.append(
+            {
+                "id": f"msg_{number}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": message["content"], "annotations": []}],
+            }
+        )
     for index, call in enumerate(message.get("tool_calls") or []):
-        items.append({"id": f"fc_{number}_{index}", "type": "function_call", "status": "completed",
-                      "call_id": call["id"], "name": call["function"]["name"],
-                      "arguments": call["function"]["arguments"]})
+        items.append(
+            {
+                "id": f"fc_{number}_{index}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": call["id"],
+                "name": call["function"]["name"],
+                "arguments": call["function"]["arguments"],
+            }
+        )
     return items
 
 
 def response(completion: dict) -> dict:
     """The finished `response` object carrying the chat `completion`."""
     usage = completion["usage"]
-    return {"id": "resp_" + completion["id"].removeprefix("chatcmpl-"), "object": "response",
-            "created_at": int(time.time()), "status": "completed", "model": completion["model"],
-            "output": _items(completion),
-            "usage": {"input_tokens": usage["prompt_tokens"], "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": usage["completion_tokens"], "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": usage["total_tokens"]}}
+    return {
+        "id": "resp_" + completion["id"].removeprefix("chatcmpl-"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": completion["model"],
+        "output": _items(completion),
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage["completion_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage["total_tokens"],
+        },
+    }
 
 
 def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
@@ -99,20 +141,32 @@ def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
     if item["type"] == "message":
         text = item["content"][0]["text"]
         empty = {"type": "output_text", "text": "", "annotations": []}
-        return [("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress",
-                                                                                 "content": []}}),
-                ("response.content_part.added", {**where, "content_index": 0, "part": empty}),
-                *[("response.output_text.delta", {**where, "content_index": 0, "delta": piece})
-                  for piece in wire.pieces(text)],
-                ("response.output_text.done", {**where, "content_index": 0, "text": text}),
-                ("response.content_part.done", {**where, "content_index": 0, "part": item["content"][0]}),
-                ("response.output_item.done", {"output_index": index, "item": item})]
-    return [("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress",
-                                                                             "arguments": ""}}),
-            *[("response.function_call_arguments.delta", {**where, "delta": piece})
-              for piece in wire.pieces(item["arguments"])],
-            ("response.function_call_arguments.done", {**where, "arguments": item["arguments"]}),
-            ("response.output_item.done", {"output_index": index, "item": item})]
+        return [
+            (
+                "response.output_item.added",
+                {"output_index": index, "item": {**item, "status": "in_progress", "content": []}},
+            ),
+            ("response.content_part.added", {**where, "content_index": 0, "part": empty}),
+            *[
+                ("response.output_text.delta", {**where, "content_index": 0, "delta": piece})
+                for piece in wire.pieces(text)
+            ],
+            ("response.output_text.done", {**where, "content_index": 0, "text": text}),
+            ("response.content_part.done", {**where, "content_index": 0, "part": item["content"][0]}),
+            ("response.output_item.done", {"output_index": index, "item": item}),
+        ]
+    return [
+        (
+            "response.output_item.added",
+            {"output_index": index, "item": {**item, "status": "in_progress", "arguments": ""}},
+        ),
+        *[
+            ("response.function_call_arguments.delta", {**where, "delta": piece})
+            for piece in wire.pieces(item["arguments"])
+        ],
+        ("response.function_call_arguments.done", {**where, "arguments": item["arguments"]}),
+        ("response.output_item.done", {"output_index": index, "item": item}),
+    ]
 
 
 def events(completion: dict) -> list[tuple[str, dict]]:

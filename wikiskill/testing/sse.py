@@ -17,7 +17,7 @@ PIECE = 8  # characters of content or arguments per chunk: small enough that eve
 
 
 def _pieces(text: str) -> list[str]:
-    return [text[i:i + PIECE] for i in range(0, len(text), PIECE)]
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
 
 
 def _deltas(message: dict) -> list[dict]:
@@ -26,18 +26,34 @@ def _deltas(message: dict) -> list[dict]:
     deltas += [{"content": piece} for piece in _pieces(message.get("content") or "")]
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call["function"]
-        deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": call["type"],
-                                       "function": {"name": function["name"], "arguments": ""}}]})
-        deltas += [{"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
-                   for piece in _pieces(function["arguments"])]
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": call["type"],
+                        "function": {"name": function["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        deltas += [
+            {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+            for piece in _pieces(function["arguments"])
+        ]
     return deltas
 
 
 def chunks(completion: dict, include_usage: bool) -> list[dict]:
     """The `chat.completion.chunk` objects of `completion` (a `chat.completion` with one choice),
     all sharing its id, created time and model."""
-    head = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
-            "model": completion["model"]}
+    head = {
+        "id": completion["id"],
+        "object": "chat.completion.chunk",
+        "created": completion["created"],
+        "model": completion["model"],
+    }
     choice = completion["choices"][0]
 
     def chunk(delta: dict, finish: str | None = None) -> dict:

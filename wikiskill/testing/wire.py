@@ -9,7 +9,7 @@ PIECE = 8  # characters of text or arguments per delta, so every reply arrives i
 
 
 def pieces(text: str) -> list[str]:
-    return [text[i:i + PIECE] for i in range(0, len(text), PIECE)] or [""]
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)] or [""]
 
 
 def arguments(text: str | None) -> dict:

@@ -49,5 +49,15 @@ class RoundStep(Protocol):
 
 
 def round_steps() -> list[RoundStep]:
-    return [Rollout(), Maintain(), Consolidate(), EnsureIncumbent(), Propose(), EnsureIncumbent(), Reapply(),
-            Validate(), Confirm(), Gate()]
+    return [
+        Rollout(),
+        Maintain(),
+        Consolidate(),
+        EnsureIncumbent(),
+        Propose(),
+        EnsureIncumbent(),
+        Reapply(),
+        Validate(),
+        Confirm(),
+        Gate(),
+    ]

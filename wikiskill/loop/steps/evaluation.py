@@ -29,10 +29,11 @@ def record_incumbent(harness: Harness, number: int) -> Evaluation:
     evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
     refuse_infra_incumbent(harness, evaluated.evaluation, f"the {what} of main's skills")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
-    sha = harness.commit(f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
-                         Trailers(round=number, step=Step.BASELINE if first else EnsureIncumbent.kind,
-                                  **evaluated.trailers(path)),
-                         {path: evaluated.outcomes})
+    sha = harness.commit(
+        f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+        Trailers(round=number, step=Step.BASELINE if first else EnsureIncumbent.kind, **evaluated.trailers(path)),
+        {path: evaluated.outcomes},
+    )
     if first:
         harness.ws.tag("baseline", sha, force=True)
     return evaluated.evaluation
@@ -71,8 +72,9 @@ class EnsureIncumbent:
         record_incumbent(harness, state.number)
 
 
-def current_evaluation(harness: Harness, state: RoundState, commits: list[Commit],
-                       first_repeat: int = 0) -> tuple[Commit, Evaluation] | None:
+def current_evaluation(
+    harness: Harness, state: RoundState, commits: list[Commit], first_repeat: int = 0
+) -> tuple[Commit, Evaluation] | None:
     """The newest of `commits` that evaluated exactly the branch tip's skills under the current
     setup (any other is stale: the branch moved, or the settings changed)."""
     if state.tip is None:
@@ -93,9 +95,12 @@ def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_r
         evaluated = harness.evaluate(state.branch, "val", f"{label} {step.value}: val", first_repeat)
     path = f"raw/{label}/{file}"
     refuse_infra(harness, state, step, evaluated.evaluation, incumbent(harness), {path: evaluated.outcomes})
-    harness.commit(f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
-                   Trailers(round=state.number, step=step, **evaluated.trailers(path)),
-                   {path: evaluated.outcomes}, branch=state.branch)
+    harness.commit(
+        f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+        Trailers(round=state.number, step=step, **evaluated.trailers(path)),
+        {path: evaluated.outcomes},
+        branch=state.branch,
+    )
 
 
 class Validate:
@@ -131,8 +136,10 @@ class Confirm:
             return True
         validated = current_evaluation(harness, state, state.validations)
         retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
-        if (validated is None
-                or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED):
+        if (
+            validated is None
+            or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED
+        ):
             return True
         repeats = harness.config.gate.repeats
         return current_evaluation(harness, state, state.confirmations, repeats) is not None

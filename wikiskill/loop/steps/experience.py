@@ -36,8 +36,11 @@ class Rollout:
         folder = f"raw/{label}/train"
         changes = {f"{folder}/{t.task_id}.json": t.to_json() for t in results}
         changes[f"{folder}/outcomes.jsonl"] = outcomes_jsonl(results)
-        harness.commit(f"{label} rollout: train {of_trajectories(results, harness.interactive)}",
-                       Trailers(round=number, step=self.kind, score=mean_score(results)), changes)
+        harness.commit(
+            f"{label} rollout: train {of_trajectories(results, harness.interactive)}",
+            Trailers(round=number, step=self.kind, score=mean_score(results)),
+            changes,
+        )
 
 
 class Maintain:
@@ -54,16 +57,24 @@ class Maintain:
         sampled = sample_traces(experience, harness.config.sampling, number)
         wiki = read_wiki(harness.ws.read_files(MAIN, "wiki"))
         max_chars = harness.config.sampling.max_chars
-        view = maintainer_view(wiki, "\n".join(t.render(max_chars) for t in sampled),
-                               harness.config.maintainer.wiki_token_budget)
+        view = maintainer_view(
+            wiki, "\n".join(t.render(max_chars) for t in sampled), harness.config.maintainer.wiki_token_budget
+        )
         shown, known = [t.task_id for t in sampled], [t.task_id for t in experience]
         harness.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
         outcome = harness.team.maintainer().run(
-            number, view, sampled, mean_score(results), sum(t.success for t in results), len(results), max_chars,
+            number,
+            view,
+            sampled,
+            mean_score(results),
+            sum(t.success for t in results),
+            len(results),
+            max_chars,
             check=lambda output: check_output(output, wiki, number, shown, known),
         )
-        trailers = Trailers(round=number, step=self.kind, sampled=",".join(shown), attempts=outcome.attempts,
-                            wiki_tokens=view.tokens())
+        trailers = Trailers(
+            round=number, step=self.kind, sampled=",".join(shown), attempts=outcome.attempts, wiki_tokens=view.tokens()
+        )
         retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         transcript = {f"raw/{label}/maintainer.json": outcome.transcript.to_json()}
         if outcome.output is None:
@@ -71,17 +82,29 @@ class Maintain:
                 f"{label} maintain failed: wiki unchanged",
                 trailers.model_copy(update={"status": "failed"}),
                 transcript,
-                body="\n".join([f"The maintainer's reply could not be used after {outcome.attempts} attempts: "
-                                f"{outcome.error}", *retry]),
+                body="\n".join(
+                    [
+                        f"The maintainer's reply could not be used after {outcome.attempts} attempts: {outcome.error}",
+                        *retry,
+                    ]
+                ),
             )
             return
         update = apply_maintainer_output(outcome.output, wiki, number, shown, known)
         pages = sum(1 for path in update.changes if path.startswith("wiki/patterns/"))
-        harness.commit(f"{label} maintain: {pages} pattern page(s) written",
-                       trailers.model_copy(update={"refused": len(update.refused)}), {**update.changes, **transcript},
-                       body="\n".join([*retry, *(f"- {line}" for line in update.report),
-                                       *(f"- derived for {line}" for line in update.derived_lines()),
-                                       *(f"- refused, not written: {line}" for line in update.refused)]))
+        harness.commit(
+            f"{label} maintain: {pages} pattern page(s) written",
+            trailers.model_copy(update={"refused": len(update.refused)}),
+            {**update.changes, **transcript},
+            body="\n".join(
+                [
+                    *retry,
+                    *(f"- {line}" for line in update.report),
+                    *(f"- derived for {line}" for line in update.derived_lines()),
+                    *(f"- refused, not written: {line}" for line in update.refused),
+                ]
+            ),
+        )
 
 
 class Consolidate:
@@ -100,13 +123,20 @@ class Consolidate:
         harness.begin_step()
         settings = harness.config.wiki
         rule = PatternCover() if harness.team.offline(Role.MAINTAINER) else WordOverlap(settings.duplicate_similarity)
-        result = consolidate(harness.ws.read_files(MAIN, "wiki"), harness.ws.read_files(MAIN, "skills"), number,
-                             settings, rule)
+        result = consolidate(
+            harness.ws.read_files(MAIN, "wiki"), harness.ws.read_files(MAIN, "skills"), number, settings, rule
+        )
         harness.commit(
             f"{label} consolidate: {len(result.merged)} merged, {len(result.retired)} retired",
             Trailers(round=number, step=self.kind, merged=len(result.merged), retired=len(result.retired)),
             result.changes,
-            body="\n".join([*(f"- merged {gone} into {kept}" for gone, kept in result.merged),
-                            *(f"- retired {slug}: no new evidence for {settings.retire_after} rounds"
-                              for slug in result.retired)]),
+            body="\n".join(
+                [
+                    *(f"- merged {gone} into {kept}" for gone, kept in result.merged),
+                    *(
+                        f"- retired {slug}: no new evidence for {settings.retire_after} rounds"
+                        for slug in result.retired
+                    ),
+                ]
+            ),
         )

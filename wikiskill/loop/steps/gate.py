@@ -22,9 +22,19 @@ if TYPE_CHECKING:
     from ...store.rounds import RoundState
     from ..harness import Harness
 
-def close_without_merge(harness: Harness, number: int, action: Action | None, name: str, rationale: str,
-                        decision: Decision, reason: str, incumbent_score: float, branch: str | None = None,
-                        changes: dict[str, str | None] | None = None) -> None:
+
+def close_without_merge(
+    harness: Harness,
+    number: int,
+    action: Action | None,
+    name: str,
+    rationale: str,
+    decision: Decision,
+    reason: str,
+    incumbent_score: float,
+    branch: str | None = None,
+    changes: dict[str, str | None] | None = None,
+) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
     commit on main (with `changes`, e.g. the proposer's transcript); a branch, if any, is kept as a
     rejected tag."""
@@ -33,12 +43,22 @@ def close_without_merge(harness: Harness, number: int, action: Action | None, na
         tip = harness.ws.head(branch)
         where = f"tag {rejected_tag(branch)} ({tip[:10]})"
         harness.ws.tag(rejected_tag(branch), tip, force=True)
-    entry = ImpactEntry(number, action or Action.INVALID, name, decision, reason, rationale, where,
-                        incumbent=incumbent_score)
-    harness.commit(f"{round_label(number)} gate: {decision.value} ({reason})",
-                   Trailers(round=number, step=Step.GATE, decision=decision, action=action,
-                            skill=name or None, incumbent=incumbent_score),
-                   {**(changes or {}), IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}, body=reason)
+    entry = ImpactEntry(
+        number, action or Action.INVALID, name, decision, reason, rationale, where, incumbent=incumbent_score
+    )
+    harness.commit(
+        f"{round_label(number)} gate: {decision.value} ({reason})",
+        Trailers(
+            round=number,
+            step=Step.GATE,
+            decision=decision,
+            action=action,
+            skill=name or None,
+            incumbent=incumbent_score,
+        ),
+        {**(changes or {}), IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)},
+        body=reason,
+    )
     if branch is not None:
         harness.ws.delete_branch(branch)
 
@@ -66,8 +86,10 @@ class Gate:
             main_eval = incumbent(harness)
         merged = harness.ws.merged_tree(MAIN, state.tip)
         if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
-            raise WorkspaceError(f"{label}: the validation on {state.branch} is not of main's skills plus the "
-                                 "proposal under the current setup; run `wikiskill evolve` again")
+            raise WorkspaceError(
+                f"{label}: the validation on {state.branch} is not of main's skills plus the "
+                "proposal under the current setup; run `wikiskill evolve` again"
+            )
         action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
         rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
         verdict = self._verdict(harness, state, candidate, main_eval, action == Action.RETIRE)
@@ -75,24 +97,50 @@ class Gate:
         tag = rejected_tag(state.branch)
         accepted = verdict.decision == Decision.ACCEPTED
         where = f"merged from {state.branch} ({tip[:10]})" if accepted else f"tag {tag} ({tip[:10]})"
-        entry = ImpactEntry(number, action, name, verdict.decision, verdict.reason, rationale, where,
-                            candidate.mean, main_eval.mean, verdict.evidence,
-                            harness.ws.diff(MAIN, tip, "skills"))
+        entry = ImpactEntry(
+            number,
+            action,
+            name,
+            verdict.decision,
+            verdict.reason,
+            rationale,
+            where,
+            candidate.mean,
+            main_eval.mean,
+            verdict.evidence,
+            harness.ws.diff(MAIN, tip, "skills"),
+        )
         changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
-        trailers = Trailers(round=number, step=self.kind, decision=verdict.decision, action=action, skill=name,
-                            score=candidate.mean, incumbent=main_eval.mean,
-                            incumbent_fingerprint=main_eval.fingerprint, **_evidence_trailers(verdict.evidence))
+        trailers = Trailers(
+            round=number,
+            step=self.kind,
+            decision=verdict.decision,
+            action=action,
+            skill=name,
+            score=candidate.mean,
+            incumbent=main_eval.mean,
+            incumbent_fingerprint=main_eval.fingerprint,
+            **_evidence_trailers(verdict.evidence),
+        )
         subject = f"{label} gate: {verdict.decision.value} {name} ({verdict.reason})"
         body = "\n".join([verdict.reason, *_task_lines(verdict.evidence)])
         if accepted:
             if action != Action.RETIRE:
-                changes.update(_purpose_after_merge(harness, merged, number, action, name, rationale, candidate,
-                                                    main_eval, verdict.evidence))
+                changes.update(
+                    _purpose_after_merge(
+                        harness, merged, number, action, name, rationale, candidate, main_eval, verdict.evidence
+                    )
+                )
             # the merge records the evaluation of its own skills: the next incumbent is found in git
-            trailers = trailers.model_copy(update={
-                "skills_id": candidate.skills_id, "setup": candidate.setup,
-                "fingerprint": candidate.fingerprint, "results": validation.meta.results,
-                "incumbent_results": validation.meta.incumbent_results})
+            trailers = trailers.model_copy(
+                update={
+                    "skills_id": candidate.skills_id,
+                    "setup": candidate.setup,
+                    "fingerprint": candidate.fingerprint,
+                    "results": validation.meta.results,
+                    "incumbent_results": validation.meta.incumbent_results,
+                }
+            )
             harness.commit(subject, trailers, changes, body=body, base=merged, extra_parents=(tip,))
         else:
             harness.ws.tag(tag, tip, force=True)
@@ -118,10 +166,17 @@ class Gate:
 
 def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
     looked = look_trailers(evidence.look) if evidence.look is not None else {}
-    return {"policy": evidence.policy, "tasks": evidence.n, "mean_diff": evidence.mean_diff,
-            "interval": evidence.interval_text(), "p_value": evidence.p_value,
-            "fixed": len(evidence.fixed), "broken": len(evidence.broken), "infra": len(evidence.left_out) or None,
-            **looked}
+    return {
+        "policy": evidence.policy,
+        "tasks": evidence.n,
+        "mean_diff": evidence.mean_diff,
+        "interval": evidence.interval_text(),
+        "p_value": evidence.p_value,
+        "fixed": len(evidence.fixed),
+        "broken": len(evidence.broken),
+        "infra": len(evidence.left_out) or None,
+        **looked,
+    }
 
 
 def _task_lines(evidence: Evidence) -> list[str]:
@@ -129,13 +184,33 @@ def _task_lines(evidence: Evidence) -> list[str]:
     return lines + [f"Left out as infra: {task}: {reason}" for task, reason in evidence.left_out.items()]
 
 
-def _purpose_after_merge(harness: Harness, merged: str, number: int, action: Action, name: str, rationale: str,
-                         candidate: Evaluation, main_eval: Evaluation, evidence: Evidence) -> dict[str, str]:
+def _purpose_after_merge(
+    harness: Harness,
+    merged: str,
+    number: int,
+    action: Action,
+    name: str,
+    rationale: str,
+    candidate: Evaluation,
+    main_eval: Evaluation,
+    evidence: Evidence,
+) -> dict[str, str]:
     """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
     decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""
     path = f"skills/{name}/PURPOSE.md"
     purpose = harness.ws.read_file(merged, path) or ""
     pages = read_pages(harness.ws.read_files(MAIN, "wiki"))
-    return {path: record_decision(purpose, name, number, action, Decision.ACCEPTED.value, candidate.mean,
-                                  main_eval.mean, addressed_pages(purpose, rationale, name, pages), pages,
-                                  evidence.effect())}
+    return {
+        path: record_decision(
+            purpose,
+            name,
+            number,
+            action,
+            Decision.ACCEPTED.value,
+            candidate.mean,
+            main_eval.mean,
+            addressed_pages(purpose, rationale, name, pages),
+            pages,
+            evidence.effect(),
+        )
+    }

@@ -28,8 +28,14 @@ def indecisive(harness: Harness, state: RoundState, step: Step) -> Iterator[None
         raise _record(harness, state, step, " ".join(str(exc).split())) from exc
 
 
-def refuse_infra(harness: Harness, state: RoundState, step: Step, candidate: Evaluation,
-                 incumbent: Evaluation | None, outcomes: dict[str, str]) -> None:
+def refuse_infra(
+    harness: Harness,
+    state: RoundState,
+    step: Step,
+    candidate: Evaluation,
+    incumbent: Evaluation | None,
+    outcomes: dict[str, str],
+) -> None:
     """A validation with more infrastructure failures than `gate.max_infra_share` allows is
     committed on the branch as indecisive, with its per-task `outcomes` files (each failure's
     reason in them) but no evaluation: the next `evolve` runs it again, and the failed tasks
@@ -43,15 +49,23 @@ def refuse_infra_incumbent(harness: Harness, evaluation: Evaluation, what: str) 
     """Main's own evaluation past the share: nothing is committed, the next `evolve` retries it."""
     problem = infra_problem(harness.config.gate, evaluation)
     if problem is not None:
-        raise ValidationIndecisive(f"{what} could not complete ({problem}); nothing was recorded; "
-                                   "run `wikiskill evolve` again to retry it")
+        raise ValidationIndecisive(
+            f"{what} could not complete ({problem}); nothing was recorded; run `wikiskill evolve` again to retry it"
+        )
 
 
-def _record(harness: Harness, state: RoundState, step: Step, reason: str,
-            changes: dict[str, str] | None = None) -> ValidationIndecisive:
+def _record(
+    harness: Harness, state: RoundState, step: Step, reason: str, changes: dict[str, str] | None = None
+) -> ValidationIndecisive:
     label = round_label(state.number)
-    harness.commit(f"{label} {step.value}: indecisive ({reason})",
-                   Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
-                   dict(changes or {}), branch=state.branch, body=reason)
-    return ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
-                                "run `wikiskill evolve` again to retry it")
+    harness.commit(
+        f"{label} {step.value}: indecisive ({reason})",
+        Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
+        dict(changes or {}),
+        branch=state.branch,
+        body=reason,
+    )
+    return ValidationIndecisive(
+        f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
+        "run `wikiskill evolve` again to retry it"
+    )

@@ -40,10 +40,14 @@ def current_look(harness: Harness, state: RoundState, policy: Looks) -> Commit |
         meta = commit.meta
         if meta.fingerprint != expected:
             continue
-        same = (meta.look is not None and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
-                and meta.pool == pool and meta.batch == policy.batch
-                and _same(meta.confidence, harness.config.gate.confidence)
-                and _same(meta.margin, harness.config.gate.margin))
+        same = (
+            meta.look is not None
+            and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
+            and meta.pool == pool
+            and meta.batch == policy.batch
+            and _same(meta.confidence, harness.config.gate.confidence)
+            and _same(meta.margin, harness.config.gate.margin)
+        )
         return commit if same else None
     return None
 
@@ -74,8 +78,10 @@ def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
     texts = {CANDIDATE_FILE: "", MAIN_SIDE_FILE: ""}
     done = 0
     if previous is not None:
-        texts = {CANDIDATE_FILE: harness.ws.read_file(previous.sha, previous.meta.results or "") or "",
-                 MAIN_SIDE_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or ""}
+        texts = {
+            CANDIDATE_FILE: harness.ws.read_file(previous.sha, previous.meta.results or "") or "",
+            MAIN_SIDE_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or "",
+        }
         done = previous.meta.tasks or 0
     known = _recorded_rows(harness)
     for number, n in enumerate(counts, 1):
@@ -93,29 +99,53 @@ def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
         texts[CANDIDATE_FILE] += candidate.outcomes
         texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
         evaluation = candidate.evaluation
-        mine = read_outcomes(texts[CANDIDATE_FILE]).evaluation(evaluation.fingerprint, evaluation.setup,
-                                                               evaluation.skills_id)
-        main_eval = read_outcomes(texts[MAIN_SIDE_FILE]).evaluation(harness.fingerprint(MAIN), evaluation.setup,
-                                                                    harness.skills_id(MAIN))
+        mine = read_outcomes(texts[CANDIDATE_FILE]).evaluation(
+            evaluation.fingerprint, evaluation.setup, evaluation.skills_id
+        )
+        main_eval = read_outcomes(texts[MAIN_SIDE_FILE]).evaluation(
+            harness.fingerprint(MAIN), evaluation.setup, harness.skills_id(MAIN)
+        )
         paths = {name: f"raw/{label}/{name}" for name in texts}
         files = {paths[name]: text for name, text in texts.items()}
         refuse_infra(harness, state, Step.VALIDATE, mine, main_eval, files)
         look = policy.look(mine, main_eval, len(pool), retire)
-        trailers = Trailers(round=state.number, step=Step.VALIDATE, score=mine.mean, skills_id=mine.skills_id,
-                            setup=mine.setup, fingerprint=mine.fingerprint, results=paths[CANDIDATE_FILE],
-                            incumbent=main_eval.mean, incumbent_fingerprint=main_eval.fingerprint,
-                            incumbent_results=paths[MAIN_SIDE_FILE], policy=harness.policy.name, **look_trailers(look))
-        harness.commit(f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})", trailers,
-                       files, branch=state.branch)
+        trailers = Trailers(
+            round=state.number,
+            step=Step.VALIDATE,
+            score=mine.mean,
+            skills_id=mine.skills_id,
+            setup=mine.setup,
+            fingerprint=mine.fingerprint,
+            results=paths[CANDIDATE_FILE],
+            incumbent=main_eval.mean,
+            incumbent_fingerprint=main_eval.fingerprint,
+            incumbent_results=paths[MAIN_SIDE_FILE],
+            policy=harness.policy.name,
+            **look_trailers(look),
+        )
+        harness.commit(
+            f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})",
+            trailers,
+            files,
+            branch=state.branch,
+        )
         done = n
         if look.crossed is not None:
             return
 
 
 def look_trailers(look: Look) -> dict[str, object]:
-    return {"tasks": look.tasks, "look": look.number, "pool": look.pool, "batch": look.batch,
-            "confidence": look.confidence, "margin": look.margin, "statistic": look.statistic,
-            "boundary": look.boundary, "crossed": look.crossed}
+    return {
+        "tasks": look.tasks,
+        "look": look.number,
+        "pool": look.pool,
+        "batch": look.batch,
+        "confidence": look.confidence,
+        "margin": look.margin,
+        "statistic": look.statistic,
+        "boundary": look.boundary,
+        "crossed": look.crossed,
+    }
 
 
 def _recorded_rows(harness: Harness) -> dict[str, str]:
@@ -134,4 +164,3 @@ def _rows(text: str) -> dict[str, str]:
         except (ValueError, KeyError, TypeError):
             continue
     return rows
-

@@ -64,20 +64,39 @@ class Propose:
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
-            close_without_merge(harness, number, invalid.action, invalid.name, invalid.rationale,
-                                Decision.INVALID, f"invalid proposal: {invalid.reason}", score, changes=transcript)
+            close_without_merge(
+                harness,
+                number,
+                invalid.action,
+                invalid.name,
+                invalid.rationale,
+                Decision.INVALID,
+                f"invalid proposal: {invalid.reason}",
+                score,
+                changes=transcript,
+            )
             return
         if proposal.action == Action.NO_ACTION:
-            close_without_merge(harness, number, Action.NO_ACTION, "", proposal.rationale, Decision.NO_ACTION,
-                                "the proposer proposed no change", score, changes=transcript)
+            close_without_merge(
+                harness,
+                number,
+                Action.NO_ACTION,
+                "",
+                proposal.rationale,
+                Decision.NO_ACTION,
+                "the proposer proposed no change",
+                score,
+                changes=transcript,
+            )
             return
         branch = candidate_branch(number, proposal.name)
         harness.ws.create_branch(branch, MAIN)
         notes = "\n".join(f"- {note}" for note in proposal.notes)
         harness.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
-            Trailers(round=number, step=self.kind, action=proposal.action, skill=proposal.name,
-                     reads=len(result.reads)),
+            Trailers(
+                round=number, step=self.kind, action=proposal.action, skill=proposal.name, reads=len(result.reads)
+            ),
             {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
             branch=branch,
@@ -104,14 +123,26 @@ class Reapply:
         try:
             tree = harness.ws.merged_tree(MAIN, state.tip)
         except WorkspaceError:
-            close_without_merge(harness, number, meta.action, meta.skill or "", "", Decision.REJECTED,
-                                f"stale: {moved}, and the proposal conflicts with main's skills now",
-                                incumbent(harness).mean, branch=state.branch)
+            close_without_merge(
+                harness,
+                number,
+                meta.action,
+                meta.skill or "",
+                "",
+                Decision.REJECTED,
+                f"stale: {moved}, and the proposal conflicts with main's skills now",
+                incumbent(harness).mean,
+                branch=state.branch,
+            )
             return
-        harness.commit(f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
-                       Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
-                       body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
-                       branch=state.branch, base=tree, extra_parents=(main,))
+        harness.commit(
+            f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
+            Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
+            body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
+            branch=state.branch,
+            base=tree,
+            extra_parents=(main,),
+        )
 
 
 def _known(harness: Harness, context: ProposerContext, system: list[dict]) -> Known:

@@ -16,8 +16,9 @@ def outcome(solved: int, n: int, score: float, interactive: bool, infra: int = 0
 
 def of_trajectories(trajectories: list[Trajectory], interactive: bool) -> str:
     kept = scored(trajectories)
-    return outcome(sum(t.success for t in kept), len(kept), mean_score(kept), interactive,
-                   len(trajectories) - len(kept))
+    return outcome(
+        sum(t.success for t in kept), len(kept), mean_score(kept), interactive, len(trajectories) - len(kept)
+    )
 
 
 def of_evaluation(evaluation: Evaluation, interactive: bool) -> str:

@@ -45,8 +45,17 @@ class ClaudeCode:
     skills_folder: ClassVar[str] = ".claude/skills"
 
     def argv(self, run: CliRun) -> list[str]:
-        argv = [self.program, "--print", "--output-format", "stream-json", "--verbose",
-                "--model", bare_model(run.model), "--dangerously-skip-permissions", "--no-session-persistence"]
+        argv = [
+            self.program,
+            "--print",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            bare_model(run.model),
+            "--dangerously-skip-permissions",
+            "--no-session-persistence",
+        ]
         if run.max_turns is not None:
             argv += ["--max-turns", str(run.max_turns)]
         return [*argv, "--", run.prompt]

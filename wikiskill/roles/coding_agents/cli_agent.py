@@ -59,8 +59,14 @@ class CliAgent:
     """A TaskAgent (QA suites) and WorkdirAgent (task folders) that runs one CLI preset per task,
     isolated."""
 
-    def __init__(self, preset: CliPreset, benchmark: Benchmark, skills: Sequence[Skill], settings: AgentSettings,
-                 model: RoleSettings):
+    def __init__(
+        self,
+        preset: CliPreset,
+        benchmark: Benchmark,
+        skills: Sequence[Skill],
+        settings: AgentSettings,
+        model: RoleSettings,
+    ):
         self.preset = preset
         self.program = program_path(preset)
         self.benchmark = benchmark
@@ -84,8 +90,16 @@ class CliAgent:
         with task_folder(self.skills, self.preset.skills_folder, workdir) as folder:
             model = self.model.model or ""
             prompt = render("agent_cli", question=task.question, answer_tags=kind is BenchmarkKind.QA)
-            run = CliRun(prompt=prompt, workdir=folder.workdir, home=folder.home, skills=tuple(names), model=model,
-                         api_base=self.model.api_base, api_key=api_key(model), max_turns=self.settings.max_steps)
+            run = CliRun(
+                prompt=prompt,
+                workdir=folder.workdir,
+                home=folder.home,
+                skills=tuple(names),
+                model=model,
+                api_base=self.model.api_base,
+                api_key=api_key(model),
+                max_turns=self.settings.max_steps,
+            )
             self.preset.prepare_home(run)
             env = {**minimal_environment(folder), **self.preset.environment(run)}
             argv = sandboxed([self.program, *self.preset.argv(run)[1:]], folder, self.settings.sandbox, env["PATH"])
@@ -93,8 +107,15 @@ class CliAgent:
         return read_back(task, kind, run, self.preset, finished, self.settings, self.program)
 
 
-def read_back(task: Task, kind: BenchmarkKind, run: CliRun, preset: CliPreset, finished: Finished,
-              settings: AgentSettings, program: str) -> Trajectory:
+def read_back(
+    task: Task,
+    kind: BenchmarkKind,
+    run: CliRun,
+    preset: CliPreset,
+    finished: Finished,
+    settings: AgentSettings,
+    program: str,
+) -> Trajectory:
     """The unscored trajectory of a finished run, from the CLI's streamed transcript."""
     names = list(run.skills)
     transcript = preset.parse(finished.stdout.splitlines(), names)
@@ -104,9 +125,16 @@ def read_back(task: Task, kind: BenchmarkKind, run: CliRun, preset: CliPreset, f
     if error is None and not prediction and kind is BenchmarkKind.QA:
         error, prediction = "the CLI gave no answer", None
     return Trajectory(
-        task_id=task.id, split=task.split, kind=kind, question=task.question,
+        task_id=task.id,
+        split=task.split,
+        kind=kind,
+        question=task.question,
         messages=ending_with([{"role": "user", "content": run.prompt}, *transcript.messages], text),
-        prediction=prediction, expected=task.answer, usage=transcript.usage, skills=names,
-        skills_loaded=transcript.skills_loaded, error=error,
+        prediction=prediction,
+        expected=task.answer,
+        usage=transcript.usage,
+        skills=names,
+        skills_loaded=transcript.skills_loaded,
+        error=error,
         failure=FailureKind.TIMEOUT if finished.timed_out else None,
     )

@@ -58,5 +58,13 @@ def sandboxed(argv: list[str], folder: TaskFolder, sandbox: Sandbox, path_variab
     if sandbox is Sandbox.NONE:
         return argv
     homes = hidden_homes()
-    return confined(argv, folder.workdir, require_bwrap(), homes, _visible_again(argv[0], path_variable, homes),
-                    writable=[folder.root], network=True, private_tmp=False)
+    return confined(
+        argv,
+        folder.workdir,
+        require_bwrap(),
+        homes,
+        _visible_again(argv[0], path_variable, homes),
+        writable=[folder.root],
+        network=True,
+        private_tmp=False,
+    )

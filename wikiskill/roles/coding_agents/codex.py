@@ -44,8 +44,18 @@ class Codex:
     skills_folder: ClassVar[str] = ".agents/skills"
 
     def argv(self, run: CliRun) -> list[str]:
-        return [self.program, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
-                "--dangerously-bypass-approvals-and-sandbox", "-m", bare_model(run.model), "--", run.prompt]
+        return [
+            self.program,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-m",
+            bare_model(run.model),
+            "--",
+            run.prompt,
+        ]
 
     def environment(self, run: CliRun) -> dict[str, str]:
         return {"CODEX_HOME": str(run.home / ".codex"), KEY_VARIABLE: run.api_key}
@@ -53,10 +63,13 @@ class Codex:
     def prepare_home(self, run: CliRun) -> None:
         folder = run.home / ".codex"
         folder.mkdir(parents=True, exist_ok=True)
-        settings = {"model": bare_model(run.model), "model_provider": "wikiskill",
-                    "check_for_update_on_startup": False}
-        provider = {"name": "wikiskill", "base_url": run.api_base or OPENAI_API, "env_key": KEY_VARIABLE,
-                    "wire_api": "responses"}
+        settings = {"model": bare_model(run.model), "model_provider": "wikiskill", "check_for_update_on_startup": False}
+        provider = {
+            "name": "wikiskill",
+            "base_url": run.api_base or OPENAI_API,
+            "env_key": KEY_VARIABLE,
+            "wire_api": "responses",
+        }
         lines = [f"{key} = {_toml(value)}" for key, value in settings.items()]
         lines += ["", "[history]", 'persistence = "none"', "", "[model_providers.wikiskill]"]
         lines += [f"{key} = {_toml(value)}" for key, value in provider.items()]
@@ -91,12 +104,14 @@ def parse_codex_events(lines: Sequence[str], skills: Sequence[str]) -> CliTransc
             failed = _message(event.get("error")) or "the turn failed"
         elif kind == "error":  # also sent for a retry that may still succeed
             reported = _message(event) or "Codex reported an error"
-    error = failed or (None if completed else
-                       reported or "the transcript has no turn.completed event: the run ended early")
+    error = failed or (
+        None if completed else reported or "the transcript has no turn.completed event: the run ended early"
+    )
     usage.calls = sum(1 for message in messages if message["role"] == "assistant")
     answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]), None)
-    return CliTranscript(answer=None if error else answer, messages=messages, usage=usage,
-                         skills_loaded=loaded, error=error)
+    return CliTranscript(
+        answer=None if error else answer, messages=messages, usage=usage, skills_loaded=loaded, error=error
+    )
 
 
 def _add_item(messages: list[dict], item: dict, loaded: list[str], skills: Sequence[str]) -> None:
@@ -141,8 +156,9 @@ def _usage(usage: object) -> Usage:
     """Codex counts cached input inside `input_tokens`."""
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(prompt_tokens=int(usage.get("input_tokens") or 0),
-                 completion_tokens=int(usage.get("output_tokens") or 0))
+    return Usage(
+        prompt_tokens=int(usage.get("input_tokens") or 0), completion_tokens=int(usage.get("output_tokens") or 0)
+    )
 
 
 def _message(value: object) -> str | None:

@@ -40,8 +40,9 @@ class CommandPreset:
             for _, field, _, _ in _fields(item):
                 if field is not None and field not in PLACEHOLDERS:
                     hint = did_you_mean(f"{{{field}}}", [f"{{{name}}}" for name in PLACEHOLDERS])
-                    raise ConfigError(f"agent.command: {{{field}}} in {item!r} is no placeholder{hint} "
-                                      f"({', '.join(PLACEHOLDERS)})")
+                    raise ConfigError(
+                        f"agent.command: {{{field}}} in {item!r} is no placeholder{hint} ({', '.join(PLACEHOLDERS)})"
+                    )
         self.template = list(template)
         self.program = self.template[0]
 
@@ -51,9 +52,14 @@ class CommandPreset:
 
     def argv(self, run: CliRun) -> list[str]:
         values = {
-            "prompt": run.prompt, "workdir": str(run.workdir), "home": str(run.home),
-            "skills_dir": str(run.workdir / self.skills_folder), "model": run.model,
-            "bare_model": bare_model(run.model), "api_base": run.api_base or "", "api_key": run.api_key,
+            "prompt": run.prompt,
+            "workdir": str(run.workdir),
+            "home": str(run.home),
+            "skills_dir": str(run.workdir / self.skills_folder),
+            "model": run.model,
+            "bare_model": bare_model(run.model),
+            "api_base": run.api_base or "",
+            "api_key": run.api_key,
             "max_turns": "" if run.max_turns is None else str(run.max_turns),
         }
         return [item.format_map(values) for item in self.template]

@@ -38,8 +38,17 @@ class GeminiCli:
     skills_folder: ClassVar[str] = ".gemini/skills"
 
     def argv(self, run: CliRun) -> list[str]:
-        return [self.program, f"--prompt={run.prompt}", "--output-format", "stream-json", "--approval-mode", "yolo",
-                "--skip-trust", "--model", bare_model(run.model)]
+        return [
+            self.program,
+            f"--prompt={run.prompt}",
+            "--output-format",
+            "stream-json",
+            "--approval-mode",
+            "yolo",
+            "--skip-trust",
+            "--model",
+            bare_model(run.model),
+        ]
 
     def environment(self, run: CliRun) -> dict[str, str]:
         env = {"GEMINI_API_KEY": run.api_key, "TMPDIR": str(run.home / "tmp")}
@@ -85,7 +94,8 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
             name, arguments = str(event.get("tool_name", "")), event.get("parameters")
             arguments = arguments if isinstance(arguments, dict) else {}
             _reply(messages).setdefault("tool_calls", []).append(
-                function_call(str(event.get("tool_id", "")), name, arguments))
+                function_call(str(event.get("tool_id", "")), name, arguments)
+            )
             named = [str(arguments.get("name", ""))] if name == SKILL_TOOL else []
             note(loaded, [skill for skill in named if skill in skills] + skills_read(arguments, skills))
         elif kind == "tool_result":
@@ -97,18 +107,28 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     calls = sum(1 for message in messages if message["role"] == "assistant")
     stats = (result or {}).get("stats")
     stats = stats if isinstance(stats, dict) else {}
-    usage = Usage(calls=calls, prompt_tokens=int(stats.get("input_tokens") or 0),
-                  completion_tokens=int(stats.get("output_tokens") or 0))
+    usage = Usage(
+        calls=calls,
+        prompt_tokens=int(stats.get("input_tokens") or 0),
+        completion_tokens=int(stats.get("output_tokens") or 0),
+    )
     if result is None:
         error = warning or "the transcript has no result event: the run ended early"
     elif result.get("status") != "success":
-        error = _text((result.get("error") or {}).get("message") if isinstance(result.get("error"), dict)
-                      else result.get("error")) or f"the run ended with status {result.get('status')!r}"
+        error = (
+            _text(
+                (result.get("error") or {}).get("message")
+                if isinstance(result.get("error"), dict)
+                else result.get("error")
+            )
+            or f"the run ended with status {result.get('status')!r}"
+        )
     else:
         error = None
     answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]), None)
-    return CliTranscript(answer=None if error else answer, messages=messages, usage=usage,
-                         skills_loaded=loaded, error=error)
+    return CliTranscript(
+        answer=None if error else answer, messages=messages, usage=usage, skills_loaded=loaded, error=error
+    )
 
 
 def _reply(messages: list[dict]) -> dict:

@@ -46,8 +46,10 @@ def host_install(preset: CliPreset) -> HostInstall:
     program = os.path.realpath(program_path(preset))
     modules = [parent for parent in Path(program).parents if parent.name == "node_modules"]
     if not modules:
-        raise ConfigError(f"agent.runner: {preset.name}'s `{preset.program}` ({program}) is not in a global npm "
-                          "package folder, which is what is mounted into a Harbor task's container")
+        raise ConfigError(
+            f"agent.runner: {preset.name}'s `{preset.program}` ({program}) is not in a global npm "
+            "package folder, which is what is mounted into a Harbor task's container"
+        )
     node = shutil.which("node")
     if node is None:
         raise ConfigError(f"agent.runner: {preset.name} runs on node, which is not on PATH")

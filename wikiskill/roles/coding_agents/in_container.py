@@ -64,29 +64,40 @@ def loopback(api_base: str | None) -> bool:
         return False
 
 
-def check_model_network(environment: EnvironmentSettings, api_base: str | None, runner: str,
-                        tasks: Iterable[HarborTask] = ()) -> None:
+def check_model_network(
+    environment: EnvironmentSettings, api_base: str | None, runner: str, tasks: Iterable[HarborTask] = ()
+) -> None:
     """Refuse in one line a CLI whose container cannot reach its model: an endpoint on this
     machine's loopback, or `tasks` without a network, unless `environment.host_network`."""
     if environment.host_network:
         return
     if loopback(api_base):
-        raise ConfigError(f"agent.runner: {runner} calls {api_base} from inside each task's container, which "
-                          "reaches this machine's loopback only over the host's network: set "
-                          "environment.host_network: true (the container then shares the host's network, "
-                          "allow_internet = false included), or use an endpoint the container can reach")
+        raise ConfigError(
+            f"agent.runner: {runner} calls {api_base} from inside each task's container, which "
+            "reaches this machine's loopback only over the host's network: set "
+            "environment.host_network: true (the container then shares the host's network, "
+            "allow_internet = false included), or use an endpoint the container can reach"
+        )
     offline = sorted(task.id for task in tasks if not task.config.environment.allow_internet)
     if offline:
-        raise ConfigError(f"agent.runner: {runner} calls the model from inside each task's container, and "
-                          f"{len(offline)} task(s) have no network (allow_internet = false, e.g. {offline[0]}): "
-                          "set environment.host_network: true")
+        raise ConfigError(
+            f"agent.runner: {runner} calls the model from inside each task's container, and "
+            f"{len(offline)} task(s) have no network (allow_internet = false, e.g. {offline[0]}): "
+            "set environment.host_network: true"
+        )
 
 
 class ContainerCliAgent:
     """Follows `protocols.EnvironmentAgent` and `environments.base.NeedsMounts`."""
 
-    def __init__(self, preset: CliPreset, benchmark: Benchmark, skills: Sequence[Skill], settings: AgentSettings,
-                 model: RoleSettings):
+    def __init__(
+        self,
+        preset: CliPreset,
+        benchmark: Benchmark,
+        skills: Sequence[Skill],
+        settings: AgentSettings,
+        model: RoleSettings,
+    ):
         self.preset = preset
         self.install = host_install(preset)
         self.benchmark = benchmark
@@ -102,10 +113,16 @@ class ContainerCliAgent:
             raise ConfigError(f"agent.runner: {self.preset.name} runs inside a task's container only")
         private = f"{PRIVATE_ROOT}{uuid.uuid4().hex[:12]}"
         model = self.model.model or ""
-        run = CliRun(prompt=render("agent_cli", question=task.question, answer_tags=False),
-                     workdir=Path(environment.workdir), home=Path(private, "home"),
-                     skills=tuple(skill.name for skill in self.skills), model=model, api_base=self.model.api_base,
-                     api_key=api_key(model), max_turns=self.settings.max_steps)
+        run = CliRun(
+            prompt=render("agent_cli", question=task.question, answer_tags=False),
+            workdir=Path(environment.workdir),
+            home=Path(private, "home"),
+            skills=tuple(skill.name for skill in self.skills),
+            model=model,
+            api_base=self.model.api_base,
+            api_key=api_key(model),
+            max_turns=self.settings.max_steps,
+        )
         with tempfile.TemporaryDirectory(prefix="wikiskill-cli-") as scratch:
             staged = Path(scratch, "private")
             self.preset.prepare_home(replace(run, home=staged / "home"))
@@ -117,10 +134,10 @@ class ContainerCliAgent:
             try:
                 finished = await self._run(environment, run, Path(scratch, "env"), private)
             finally:
-                await environment.run(f"rm -rf {shlex.quote(private)} {shlex.quote(created) if created else ''}",
-                                      SETUP_TIMEOUT_S, 2000)
-        return read_back(task, self.benchmark.spec.kind, run, self.preset, finished, self.settings,
-                         self.preset.program)
+                await environment.run(
+                    f"rm -rf {shlex.quote(private)} {shlex.quote(created) if created else ''}", SETUP_TIMEOUT_S, 2000
+                )
+        return read_back(task, self.benchmark.spec.kind, run, self.preset, finished, self.settings, self.preset.program)
 
     async def _set_up(self, container: Container, task: Task, private: str) -> str | None:
         """Check that the mounted node starts, and copy the skills into the skills folder; the
@@ -129,32 +146,53 @@ class ContainerCliAgent:
         node, root = shlex.quote(self.install.node), shlex.quote(private)
         parts = self.preset.skills_folder.split("/")
         folders = " ".join(shlex.quote(posixpath.join(container.workdir, *parts[:n])) for n in range(1, len(parts) + 1))
-        script = (f"{node} --version >/dev/null 2>&1 || {{ {node} --version 2>&1 | head -c 300; exit {NO_NODE}; }}\n"
-                  f"mkdir -p {root}/tmp\n"
-                  f"for p in {folders}; do [ -e \"$p\" ] || {{ printf '%s' \"$p\"; break; }}; done\n"
-                  f"mkdir -p {skills_dir} && cp -R {root}/skills/. {skills_dir}/\n")
+        script = (
+            f"{node} --version >/dev/null 2>&1 || {{ {node} --version 2>&1 | head -c 300; exit {NO_NODE}; }}\n"
+            f"mkdir -p {root}/tmp\n"
+            f'for p in {folders}; do [ -e "$p" ] || {{ printf \'%s\' "$p"; break; }}; done\n'
+            f"mkdir -p {skills_dir} && cp -R {root}/skills/. {skills_dir}/\n"
+        )
         done = await container.run(script, SETUP_TIMEOUT_S, 2000)
         if done.exit_code == NO_NODE:
             said = " ".join(done.output.split()) or "it cannot be run"
-            raise ConfigError(f"agent.runner: {self.preset.name} cannot start in {task.id}'s container: this "
-                              f"machine's node ({self.install.node}, mounted read-only) fails there ({said}); "
-                              "the mounted install needs a glibc image such as Debian's")
+            raise ConfigError(
+                f"agent.runner: {self.preset.name} cannot start in {task.id}'s container: this "
+                f"machine's node ({self.install.node}, mounted read-only) fails there ({said}); "
+                "the mounted install needs a glibc image such as Debian's"
+            )
         if done.exit_code != 0:
             raise InfrastructureError(f"cannot copy the skills into {task.id}'s container: {done.output.strip()}")
         return done.output.strip() or None
 
     async def _run(self, container: Container, run: CliRun, env_file: Path, private: str) -> Finished:
         """The CLI run to its end inside the container, killed with its group after `agent.timeout_s`."""
-        variables = {"PATH": self.install.path_variable(), "HOME": str(run.home), "TERM": "dumb",
-                     "LANG": "C.UTF-8", "TMPDIR": f"{private}/tmp", **self.preset.environment(run)}
+        variables = {
+            "PATH": self.install.path_variable(),
+            "HOME": str(run.home),
+            "TERM": "dumb",
+            "LANG": "C.UTF-8",
+            "TMPDIR": f"{private}/tmp",
+            **self.preset.environment(run),
+        }
         if any("\n" in value for value in variables.values()):
             raise ConfigError(f"agent.runner: {self.preset.name}: an environment value holds a line break")
         env_file.write_text("".join(f"{name}={value}\n" for name, value in variables.items()), encoding="utf-8")
         env_file.chmod(0o600)
         timeout_s = self.settings.timeout_s
-        argv = container.runtime.argv("exec", "-w", container.workdir, "--env-file", str(env_file), container.id,
-                                      "timeout", "-s", "KILL", f"{timeout_s:g}", *self.install.command,
-                                      *self.preset.argv(run)[1:])
+        argv = container.runtime.argv(
+            "exec",
+            "-w",
+            container.workdir,
+            "--env-file",
+            str(env_file),
+            container.id,
+            "timeout",
+            "-s",
+            "KILL",
+            f"{timeout_s:g}",
+            *self.install.command,
+            *self.preset.argv(run)[1:],
+        )
         finished = await run_limited(argv, str(env_file.parent), dict(os.environ), timeout_s + EXEC_GRACE_S)
         if finished.returncode == KILLED and finished.seconds >= timeout_s:
             return replace(finished, returncode=None, timed_out=True)

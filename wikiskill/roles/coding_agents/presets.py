@@ -63,8 +63,15 @@ def _version(argv: tuple[str, ...], real: str, _mtime: int) -> str:
     with tempfile.TemporaryDirectory(prefix="wikiskill-version-") as home:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TERM": "dumb"}
         try:
-            done = subprocess.run(argv, env=env, cwd=home, capture_output=True, text=True,
-                                  timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                argv,
+                env=env,
+                cwd=home,
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
             lines = (done.stdout or done.stderr).strip().splitlines() if done.returncode == 0 else []
         except (OSError, subprocess.TimeoutExpired):
             lines = []
@@ -75,8 +82,16 @@ def _version(argv: tuple[str, ...], real: str, _mtime: int) -> str:
 def placeholder_run(settings: AgentSettings, model: str) -> CliRun:
     """A run whose per-task values are their names in braces: the preset's argv and environment
     for it are its arguments, whatever the task."""
-    return CliRun(prompt="{prompt}", workdir=Path("{workdir}"), home=Path("{home}"), skills=(), model=model,
-                  api_base="{api_base}", api_key="{api_key}", max_turns=settings.max_steps)
+    return CliRun(
+        prompt="{prompt}",
+        workdir=Path("{workdir}"),
+        home=Path("{home}"),
+        skills=(),
+        model=model,
+        api_base="{api_base}",
+        api_key="{api_key}",
+        max_turns=settings.max_steps,
+    )
 
 
 def preset_fingerprint(settings: AgentSettings, model: str) -> dict:

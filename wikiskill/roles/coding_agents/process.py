@@ -43,8 +43,14 @@ async def run_limited(argv: list[str], cwd: str, env: dict[str, str], timeout_s:
     """Run `argv` to its end or for `timeout_s` seconds, whichever is first."""
     start = time.monotonic()
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
     out: list[bytes] = []
     err: list[bytes] = []
     assert process.stdout is not None and process.stderr is not None
@@ -65,6 +71,10 @@ async def run_limited(argv: list[str], cwd: str, env: dict[str, str], timeout_s:
         await asyncio.wait_for(readers, DRAIN_S)
     except TimeoutError:
         pass
-    return Finished(stdout=b"".join(out).decode("utf-8", "replace"), stderr=b"".join(err).decode("utf-8", "replace"),
-                    returncode=None if timed_out else process.returncode, timed_out=timed_out,
-                    seconds=time.monotonic() - start)
+    return Finished(
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+        returncode=None if timed_out else process.returncode,
+        timed_out=timed_out,
+        seconds=time.monotonic() - start,
+    )

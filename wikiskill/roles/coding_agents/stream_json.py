@@ -57,16 +57,18 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
         usage = reported.model_copy(update={"calls": calls})
     usage.cost_usd = float(result.get("total_cost_usd") or result.get("cost_usd") or 0.0)
     if result.get("is_error") or str(result.get("subtype", "")).startswith("error_"):
-        return CliTranscript(answer=None, messages=messages, usage=usage, skills_loaded=loaded,
-                             error=_error_text(result))
+        return CliTranscript(
+            answer=None, messages=messages, usage=usage, skills_loaded=loaded, error=_error_text(result)
+        )
     answer = result.get("result")
     if not isinstance(answer, str):
         answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]), None)
     return CliTranscript(answer=answer, messages=messages, usage=usage, skills_loaded=loaded)
 
 
-def _add_blocks(messages: list[dict], message: dict, loaded: list[str], skills: Sequence[str],
-                tools: SkillTools) -> None:
+def _add_blocks(
+    messages: list[dict], message: dict, loaded: list[str], skills: Sequence[str], tools: SkillTools
+) -> None:
     """Add one assistant event's blocks; consecutive assistant events are one turn, one message
     (Claude Code sends a response's blocks as events sharing its id, Qwen Code with ids of their
     own)."""
@@ -82,9 +84,13 @@ def _add_blocks(messages: list[dict], message: dict, loaded: list[str], skills: 
         elif block.get("type") == "tool_use":
             arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
             last.setdefault("tool_calls", []).append(
-                function_call(str(block.get("id", "")), str(block.get("name", "")), arguments))
-            named = ([str(arguments.get(key) or "").rsplit(":", 1)[-1].strip() for key in tools.keys]
-                     if block.get("name") in tools.names else [])
+                function_call(str(block.get("id", "")), str(block.get("name", "")), arguments)
+            )
+            named = (
+                [str(arguments.get(key) or "").rsplit(":", 1)[-1].strip() for key in tools.keys]
+                if block.get("name") in tools.names
+                else []
+            )
             note(loaded, [name for name in named if name in skills] + skills_read(arguments, skills))
 
 
@@ -98,8 +104,13 @@ def _user_messages(content: object) -> list[dict]:
             continue
         if block.get("type") == "tool_result":
             text = _text(block.get("content"))
-            out.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id", "")),
-                        "content": f"[tool error] {text}" if block.get("is_error") else text})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(block.get("tool_use_id", "")),
+                    "content": f"[tool error] {text}" if block.get("is_error") else text,
+                }
+            )
         elif block.get("type") == "text" and block.get("text"):
             out.append({"role": "user", "content": str(block["text"])})
     return out
@@ -121,8 +132,10 @@ def _usage(usage: object) -> Usage:
     if usage.get("total_tokens"):
         prompt = int(usage["total_tokens"]) - output
     else:
-        prompt = sum(int(usage.get(key) or 0)
-                     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+        prompt = sum(
+            int(usage.get(key) or 0)
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
     return Usage(prompt_tokens=max(prompt, 0), completion_tokens=output)
 
 

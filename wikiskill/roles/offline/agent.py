@@ -23,7 +23,8 @@ class OfflineAgent:
         if not benchmark.spec.offline_playable:
             raise BenchmarkError(
                 f"the offline model cannot play {benchmark.name}; it needs an LLM "
-                "(pass --model, e.g. --model openai/gpt-4o-mini)")
+                "(pass --model, e.g. --model openai/gpt-4o-mini)"
+            )
         self.benchmark = cast(InteractiveBenchmark, benchmark)
         self.skills = skills
         self.rules = parse_rules(skills)
@@ -52,12 +53,20 @@ class OfflineAgent:
         finally:
             env.close()
         return Trajectory(
-            task_id=task.id, split=task.split, kind=BenchmarkKind.INTERACTIVE, question=task.question, steps=steps,
-            score=normalized_score(state), won=state.won, lost=state.lost, skills=[s.name for s in self.skills],
+            task_id=task.id,
+            split=task.split,
+            kind=BenchmarkKind.INTERACTIVE,
+            question=task.question,
+            steps=steps,
+            score=normalized_score(state),
+            won=state.won,
+            lost=state.lost,
+            skills=[s.name for s in self.skills],
         )
 
-    def choose(self, state: EnvStep, room: str, tried: set[tuple[str, str]],
-               rng: random.Random) -> tuple[str, str | None]:
+    def choose(
+        self, state: EnvStep, room: str, tried: set[tuple[str, str]], rng: random.Random
+    ) -> tuple[str, str | None]:
         """The next action and, when a skill decided it, which rule did."""
         options = sorted(set(state.admissible_actions or LAST_RESORT))
         avoided = [rule for rule in self.rules if rule.kind == "avoid"]

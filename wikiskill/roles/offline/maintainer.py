@@ -31,14 +31,22 @@ DESCRIPTION = {
     "loop": "The agent repeated `{pattern}` several times in one episode without progress.",
 }
 WHY = {
-    "loss": ("Episodes ended in a loss right after an action of this form. The agent has no rule "
-             "telling it the action is irreversible, so it takes it while exploring."),
-    "gain": ("Actions of this form earned points. The agent found them only by chance while "
-             "exploring and spent its steps on actions that earn nothing."),
-    "success": ("Every won episode in the sample contains this action and no failed one does: "
-                "it is a step the failures never reached."),
-    "loop": ("The agent repeated the same action without progress: its exploration ran out of "
-             "untried actions where it stood and it kept retrying."),
+    "loss": (
+        "Episodes ended in a loss right after an action of this form. The agent has no rule "
+        "telling it the action is irreversible, so it takes it while exploring."
+    ),
+    "gain": (
+        "Actions of this form earned points. The agent found them only by chance while "
+        "exploring and spent its steps on actions that earn nothing."
+    ),
+    "success": (
+        "Every won episode in the sample contains this action and no failed one does: "
+        "it is a step the failures never reached."
+    ),
+    "loop": (
+        "The agent repeated the same action without progress: its exploration ran out of "
+        "untried actions where it stood and it kept retrying."
+    ),
 }
 
 
@@ -55,9 +63,12 @@ class Finding:
         return page_slug(f"{prefix} {self.pattern.replace('*', 'x')}")
 
     def title(self) -> str:
-        return {"loss": f"Losing after `{self.pattern}`", "gain": f"Points from `{self.pattern}`",
-                "success": f"Won episodes all do `{self.pattern}`",
-                "loop": f"Repeating `{self.pattern}`"}[self.kind]
+        return {
+            "loss": f"Losing after `{self.pattern}`",
+            "gain": f"Points from `{self.pattern}`",
+            "success": f"Won episodes all do `{self.pattern}`",
+            "loop": f"Repeating `{self.pattern}`",
+        }[self.kind]
 
     def fix(self) -> str:
         if self.rule == "avoid":
@@ -74,24 +85,52 @@ class Finding:
 
     def page(self) -> str:
         front = yaml.safe_dump({"finding": self.kind, "rule": self.rule, "pattern": self.pattern}, sort_keys=False)
-        return "\n".join([
-            f"---\n{front.strip()}\n---", "", f"# {self.title()}", "",
-            "## Description", "", DESCRIPTION[self.kind].format(pattern=self.pattern), "",
-            "## Root cause", "", WHY[self.kind], "",
-            "## Evidence", "", "Exact action sequences, last action last:", *self.evidence_lines(), "",
-            "## Fix", "", self.fix(), "",
-        ])
+        return "\n".join(
+            [
+                f"---\n{front.strip()}\n---",
+                "",
+                f"# {self.title()}",
+                "",
+                "## Description",
+                "",
+                DESCRIPTION[self.kind].format(pattern=self.pattern),
+                "",
+                "## Root cause",
+                "",
+                WHY[self.kind],
+                "",
+                "## Evidence",
+                "",
+                "Exact action sequences, last action last:",
+                *self.evidence_lines(),
+                "",
+                "## Fix",
+                "",
+                self.fix(),
+                "",
+            ]
+        )
 
     def create(self) -> PageCreate:
-        return PageCreate(name=self.slug, title=self.title(), content=self.page(), summary=self.summary(),
-                          kind=PageKind.SUCCESS if self.kind in ("gain", "success") else PageKind.FAILURE,
-                          evidence=sorted({task_id for task_id, _, _ in self.evidence}))
+        return PageCreate(
+            name=self.slug,
+            title=self.title(),
+            content=self.page(),
+            summary=self.summary(),
+            kind=PageKind.SUCCESS if self.kind in ("gain", "success") else PageKind.FAILURE,
+            evidence=sorted({task_id for task_id, _, _ in self.evidence}),
+        )
 
     def summary(self) -> str:
-        problem = {"loss": "lost after", "gain": "points from", "success": "every win does",
-                   "loop": "repeats"}[self.kind]
-        cause = {"loss": "irreversible action taken blindly", "gain": "found only by chance",
-                 "success": "failures never reach it", "loop": "exploration exhausted"}[self.kind]
+        problem = {"loss": "lost after", "gain": "points from", "success": "every win does", "loop": "repeats"}[
+            self.kind
+        ]
+        cause = {
+            "loss": "irreversible action taken blindly",
+            "gain": "found only by chance",
+            "success": "failures never reach it",
+            "loop": "exploration exhausted",
+        }[self.kind]
         return f"{problem} `{self.pattern}` + {cause} + {self.fix()}"
 
 
@@ -101,7 +140,7 @@ def _outcome(trace: Trajectory) -> str:
 
 
 def _context(trace: Trajectory, index: int) -> list[str]:
-    return [step.action for step in trace.steps[max(0, index - CONTEXT_STEPS + 1): index + 1]]
+    return [step.action for step in trace.steps[max(0, index - CONTEXT_STEPS + 1) : index + 1]]
 
 
 def mine(traces: list[Trajectory]) -> list[Finding]:
@@ -124,9 +163,15 @@ def _success_actions(traces: list[Trajectory]) -> list[Finding]:
         return []
     common = set.intersection(*({s.action for s in t.steps} for t in won))
     never_failed = common - {s.action for t in failed for s in t.steps}
-    return [Finding("success", "prefer", action,
-                    [(t.task_id, [s.action for s in t.steps][-CONTEXT_STEPS:], _outcome(t)) for t in won])
-            for action in sorted(never_failed)]
+    return [
+        Finding(
+            "success",
+            "prefer",
+            action,
+            [(t.task_id, [s.action for s in t.steps][-CONTEXT_STEPS:], _outcome(t)) for t in won],
+        )
+        for action in sorted(never_failed)
+    ]
 
 
 def _loops(traces: list[Trajectory]) -> list[Finding]:
@@ -135,21 +180,31 @@ def _loops(traces: list[Trajectory]) -> list[Finding]:
         counts = Counter(step.action for step in trace.steps)
         action, times = counts.most_common(1)[0] if counts else ("", 0)
         if times >= 3:
-            findings.append(Finding("loop", None, action,
-                                    [(trace.task_id, [action] * times, _outcome(trace))]))
+            findings.append(Finding("loop", None, action, [(trace.task_id, [action] * times, _outcome(trace))]))
     return findings[:2]
 
 
 class OfflineMaintainer:
     """Creates one page per finding; for a page that exists, the harness adds the new evidence."""
 
-    def run(self, round_number: int, wiki: WikiView, traces: list[Trajectory], train_score: float,
-            passed: int, total: int, max_chars: int, check: Check = lambda output: []) -> MaintainerResult:
+    def run(
+        self,
+        round_number: int,
+        wiki: WikiView,
+        traces: list[Trajectory],
+        train_score: float,
+        passed: int,
+        total: int,
+        max_chars: int,
+        check: Check = lambda output: [],
+    ) -> MaintainerResult:
         findings = {f.slug: f for f in mine(traces)}
         creates = [findings[slug].create() for slug in sorted(findings)]
-        summary = (f"Round {round_number}: train {passed}/{total} won (mean score {train_score:.3f}). "
-                   f"Mined {len(traces)} sampled traces into {len(creates)} pattern(s): "
-                   f"{', '.join(c.name for c in creates) or 'none'}.")
+        summary = (
+            f"Round {round_number}: train {passed}/{total} won (mean score {train_score:.3f}). "
+            f"Mined {len(traces)} sampled traces into {len(creates)} pattern(s): "
+            f"{', '.join(c.name for c in creates) or 'none'}."
+        )
         output = MaintainerOutput(create_patterns=creates, append_log=summary)
         transcript = Transcript(role=Role.MAINTAINER, outcome=output.model_dump())
         transcript.add_turn(None, Usage(), ["the offline maintainer: fixed rules, no model"])

@@ -23,19 +23,25 @@ from .rules import parse_rules, rule_line
 SKILL_FOR = {"avoid": "avoid-losing-actions", "prefer": "prefer-scoring-actions"}
 DESCRIPTION = {
     "avoid": "Actions that ended earlier episodes in a loss, and the exceptions the goal needs. "
-             "Use before every action in a text game.",
+    "Use before every action in a text game.",
     "prefer": "Actions that earned points in earlier episodes. Use whenever one of them is available.",
 }
 WHEN = {
-    "avoid": ("Before choosing any action in a text game.",
-              "When the action is exactly one the goal requires (listed as an exception)."),
-    "prefer": ("When an action of a listed form is available and has not been tried here yet.",
-               "When the action was already tried in the current place."),
+    "avoid": (
+        "Before choosing any action in a text game.",
+        "When the action is exactly one the goal requires (listed as an exception).",
+    ),
+    "prefer": (
+        "When an action of a listed form is available and has not been tried here yet.",
+        "When the action was already tried in the current place.",
+    ),
 }
 KIND_ORDER = {"loss": 0, "success": 1, "gain": 2}
-NOTHING_MINED = ("no pattern could be mined from these traces: no active wiki page holds an avoid- or prefer-rule "
-                 "(the offline maintainer mines the actions of interactive episodes; answers, task-folder runs "
-                 "and your own agent's transcripts have none)")
+NOTHING_MINED = (
+    "no pattern could be mined from these traces: no active wiki page holds an avoid- or prefer-rule "
+    "(the offline maintainer mines the actions of interactive episodes; answers, task-folder runs "
+    "and your own agent's transcripts have none)"
+)
 
 
 @dataclass
@@ -83,8 +89,9 @@ class OfflineProposer:
                 continue
             extra = page.meta.model_extra or {}
             if page.active and extra.get("rule") in SKILL_FOR and isinstance(extra.get("pattern"), str):
-                found.append(Candidate(page.slug, str(extra.get("finding")), extra["rule"], extra["pattern"],
-                                       page.meta.tasks()))
+                found.append(
+                    Candidate(page.slug, str(extra.get("finding")), extra["rule"], extra["pattern"], page.meta.tasks())
+                )
         return found
 
     def run(self, context: ProposerContext) -> ProposerResult:
@@ -92,8 +99,9 @@ class OfflineProposer:
         result = ProposerResult(proposal=None)
         self._decide(context, result)
         turn = result.transcript.add_turn(None, Usage(), ["the offline proposer: fixed rules, no model"])
-        turn.calls = [TranscriptCall(name="read_file", arguments={"path": path}, protocol="offline")
-                      for path in result.reads]
+        turn.calls = [
+            TranscriptCall(name="read_file", arguments={"path": path}, protocol="offline") for path in result.reads
+        ]
         result.transcript.outcome = result.proposal
         return result
 
@@ -105,28 +113,48 @@ class OfflineProposer:
         rejected = _rejected_entries(context.impact)
         covered = {(rule.kind, rule.pattern) for rule in parse_rules(_parsed(skills.values()))}
         patterns = self.candidates(result)
-        pool = [c for c in patterns
-                if (c.rule, c.pattern) not in covered and not any(f"`{c.pattern}`" in entry for entry in rejected)]
+        pool = [
+            c
+            for c in patterns
+            if (c.rule, c.pattern) not in covered and not any(f"`{c.pattern}`" in entry for entry in rejected)
+        ]
         self._read_traces(pool, result)
         if not pool:
-            result.proposal = {"action": Action.NO_ACTION, "rationale": NOTHING_MINED if not patterns else
-                               "every mined pattern is already covered by a skill or was rejected before"}
+            result.proposal = {
+                "action": Action.NO_ACTION,
+                "rationale": NOTHING_MINED
+                if not patterns
+                else "every mined pattern is already covered by a skill or was rejected before",
+            }
             return
         best = max(pool, key=lambda c: (len(c.evidence), -KIND_ORDER.get(c.kind, 3), c.slug))
-        exceptions = [c.pattern for c in patterns
-                      if c.rule == "prefer" and best.rule == "avoid" and fnmatchcase(c.pattern, best.pattern)]
+        exceptions = [
+            c.pattern
+            for c in patterns
+            if c.rule == "prefer" and best.rule == "avoid" and fnmatchcase(c.pattern, best.pattern)
+        ]
         line = rule_line(best.rule, best.pattern, exceptions)
-        rationale = (f"pattern `wiki/patterns/{best.slug}.md` has evidence in {len(best.evidence)} "
-                     f"episode(s) ({', '.join(best.evidence[:5])}); no active skill covers `{best.pattern}` and "
-                     f"skill-impact.md records no rejection of it. New rule: {line[2:]}")
+        rationale = (
+            f"pattern `wiki/patterns/{best.slug}.md` has evidence in {len(best.evidence)} "
+            f"episode(s) ({', '.join(best.evidence[:5])}); no active skill covers `{best.pattern}` and "
+            f"skill-impact.md records no rejection of it. New rule: {line[2:]}"
+        )
         name = SKILL_FOR[best.rule]
         if name in skills:
-            result.proposal = {"action": Action.PATCH, "name": name, "rationale": rationale,
-                               "edits": [{"op": "append", "content": line}]}
+            result.proposal = {
+                "action": Action.PATCH,
+                "name": name,
+                "rationale": rationale,
+                "edits": [{"op": "append", "content": line}],
+            }
         else:
-            result.proposal = {"action": Action.CREATE, "name": name, "rationale": rationale,
-                               "skill_md": self._skill_md(best.rule, line),
-                               "purpose_md": self._purpose_md(name, best)}
+            result.proposal = {
+                "action": Action.CREATE,
+                "name": name,
+                "rationale": rationale,
+                "skill_md": self._skill_md(best.rule, line),
+                "purpose_md": self._purpose_md(name, best),
+            }
 
     def _read_traces(self, pool: list[Candidate], result: ProposerResult) -> None:
         """Read the evidence traces first, then others, until `min_trace_reads` are read."""
@@ -147,11 +175,15 @@ class OfflineProposer:
     @staticmethod
     def _skill_md(rule: str, line: str) -> str:
         when, when_not = WHEN[rule]
-        return (f"---\nname: {SKILL_FOR[rule]}\ndescription: {DESCRIPTION[rule]}\n---\n\n"
-                f"## When to Apply\n{when}\n\n## When NOT to Apply\n{when_not}\n\n## Instructions\n{line}\n")
+        return (
+            f"---\nname: {SKILL_FOR[rule]}\ndescription: {DESCRIPTION[rule]}\n---\n\n"
+            f"## When to Apply\n{when}\n\n## When NOT to Apply\n{when_not}\n\n## Instructions\n{line}\n"
+        )
 
     @staticmethod
     def _purpose_md(name: str, best: Candidate) -> str:
-        return (f"# {name}\n\n## Origin\nMined by the offline maintainer from train traces "
-                f"({', '.join(best.evidence[:5])}).\n\n## Patterns Addressed\n"
-                f"- [{best.slug}](../../wiki/patterns/{best.slug}.md)\n\n## Evolution History\n")
+        return (
+            f"# {name}\n\n## Origin\nMined by the offline maintainer from train traces "
+            f"({', '.join(best.evidence[:5])}).\n\n## Patterns Addressed\n"
+            f"- [{best.slug}](../../wiki/patterns/{best.slug}.md)\n\n## Evolution History\n"
+        )

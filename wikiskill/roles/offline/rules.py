@@ -65,7 +65,7 @@ def shape(action: str) -> ActionShape:
         return ActionShape("", "")
     for index, word in enumerate(words[1:], 1):
         if word in PREPOSITIONS:
-            return ActionShape(words[0], " ".join(words[1:index]), word, " ".join(words[index + 1:]))
+            return ActionShape(words[0], " ".join(words[1:index]), word, " ".join(words[index + 1 :]))
     return ActionShape(words[0], " ".join(words[1:]))
 
 

@@ -27,8 +27,15 @@ class LocalLoop:
     def open(cls, config: Config, place: Place, team: Roles) -> LocalLoop:
         return cls(team)
 
-    def run(self, recipe: AgentRecipe, tasks: list[Task], concurrency: int, meter: Meter,
-            cache: ResultCache | None = None, on_done: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+    def run(
+        self,
+        recipe: AgentRecipe,
+        tasks: list[Task],
+        concurrency: int,
+        meter: Meter,
+        cache: ResultCache | None = None,
+        on_done: Callable[[Trajectory], None] | None = None,
+    ) -> list[Trajectory]:
         agent = self.team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
         return run_tasks(tasks, agent, concurrency, meter, cache, on_done)
 

@@ -60,8 +60,9 @@ class ProcessPool(RemoteExecutor):
         for index in range(self.size):
             take, give = context.Pipe(duplex=False)
             collect, report = context.Pipe(duplex=False)
-            process = context.Process(target=_serve, args=(self.place, take, report, self._lifeline.end),
-                                      name=f"wikiskill-worker-{index}")
+            process = context.Process(
+                target=_serve, args=(self.place, take, report, self._lifeline.end), name=f"wikiskill-worker-{index}"
+            )
             process.start()
             take.close()
             report.close()

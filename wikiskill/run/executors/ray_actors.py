@@ -75,13 +75,22 @@ class RayActors(RemoteExecutor):
             try:
                 if address:
                     self._shipped = _package_with_data()
-                    ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
-                             runtime_env=cluster_runtime_env(self._shipped, self.place.root, self.settings.pip))
+                    ray.init(
+                        address=address,
+                        logging_level=logging.WARNING,
+                        log_to_driver=False,
+                        runtime_env=cluster_runtime_env(self._shipped, self.place.root, self.settings.pip),
+                    )
                     place = Place()
                 else:
                     before = _children()
-                    ray.init(address="local", num_cpus=self.settings.num_cpus, include_dashboard=False,
-                             logging_level=logging.WARNING, log_to_driver=False)
+                    ray.init(
+                        address="local",
+                        num_cpus=self.settings.num_cpus,
+                        include_dashboard=False,
+                        logging_level=logging.WARNING,
+                        log_to_driver=False,
+                    )
                     self._reaper = _reaper_of(_children() - before)
             except Exception as exc:  # noqa: BLE001 - Ray's own errors, told in one line
                 self.close()
@@ -157,8 +166,9 @@ def _reaper_of(pids: set[int]) -> subprocess.Popen | None:
     """A watcher holding the ids of the Ray processes this command started (see ray_reaper)."""
     if not pids:
         return None
-    return subprocess.Popen([sys.executable, "-m", "wikiskill.run.executors.ray_reaper", *map(str, sorted(pids))],
-                            stdin=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "wikiskill.run.executors.ray_reaper", *map(str, sorted(pids))], stdin=subprocess.PIPE
+    )
 
 
 def cluster_runtime_env(package: Path, root: Path | None, pip: list[str]) -> dict[str, Any]:

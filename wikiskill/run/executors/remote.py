@@ -24,8 +24,15 @@ class RemoteExecutor(ABC):
     every outcome is cached, counted and reported here as it arrives. A subclass moves recipes,
     assignments and outcomes between the command and its workers."""
 
-    def run(self, recipe: AgentRecipe, tasks: list[Task], concurrency: int, meter: Meter,
-            cache: ResultCache | None = None, on_done: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+    def run(
+        self,
+        recipe: AgentRecipe,
+        tasks: list[Task],
+        concurrency: int,
+        meter: Meter,
+        cache: ResultCache | None = None,
+        on_done: Callable[[Trajectory], None] | None = None,
+    ) -> list[Trajectory]:
         results: dict[str, Trajectory] = {}
         todo = []
         for task in tasks:
@@ -43,8 +50,7 @@ class RemoteExecutor(ABC):
             self._deal(recipe, todo, concurrency, meter, _Delivery(results, cache, on_done))
         return [results[task.id] for task in tasks]
 
-    def _deal(self, recipe: AgentRecipe, todo: list[Task], concurrency: int, meter: Meter,
-              delivery: _Delivery) -> None:
+    def _deal(self, recipe: AgentRecipe, todo: list[Task], concurrency: int, meter: Meter, delivery: _Delivery) -> None:
         waiting, running = deque(todo), 0
         errors: list[BaseException] = []
         while True:
@@ -93,8 +99,9 @@ class _Delivery:
     """Where a finished trajectory goes: the cache first (a killed command keeps it), then the
     step's results and its progress."""
 
-    def __init__(self, results: dict[str, Trajectory], cache: ResultCache | None,
-                 on_done: Callable[[Trajectory], None] | None):
+    def __init__(
+        self, results: dict[str, Trajectory], cache: ResultCache | None, on_done: Callable[[Trajectory], None] | None
+    ):
         self.results, self.cache, self.on_done = results, cache, on_done
 
     def __call__(self, outcome: TaskReport) -> None:
