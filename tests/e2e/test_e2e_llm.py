@@ -219,7 +219,7 @@ def test_show_reads_a_rejected_candidate_from_its_tag(evolved):
 
 def test_the_readmes_decision_log_reads_one_line_per_decision(evolved, tmp_path):
     source, _, _, runner = evolved
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     command = re.search(r"`git (log [^`]*)` reads\s+as\s+one\s+line\s+per\s+decision", readme).group(1)
 
     def decision_log(ws: Path) -> list[str]:
