@@ -51,7 +51,7 @@ def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, l
     outcomes = {}
     for executor in ("local", "ray"):
         with FakeOpenAIServer(ScriptedWorld()) as server:
-            ws = api.init_workspace(tmp_path / executor.value, "example-qa", "openai/fake-model", server.base_url)
+            ws = api.init_workspace(tmp_path / executor, "example-qa", "openai/fake-model", server.base_url)
             workers = 2 if executor == "ray" else 1
             result = api.evolve(ws, 1, executor=executor, workers=workers)
         folders = {
