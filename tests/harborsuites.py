@@ -103,3 +103,18 @@ def tag_of(task_folder: Path) -> str:
     from wikiskill.environments.images import IMAGE_REPOSITORY, environment_digest
 
     return f"{IMAGE_REPOSITORY}:{environment_digest(task_folder / 'environment')[:12]}"
+
+
+UNREACHABLE = "http://127.0.0.1:9/v1"
+"""A model endpoint for commands that must refuse before any model call."""
+
+
+def init_harbor(workspace: Path, suite: Path, api_base: str = UNREACHABLE, *more: str):
+    """`wikiskill init WORKSPACE --benchmark harbor:SUITE` with the fake model, through the CLI
+    runner; `more` are further options (`--agent qwen-code`)."""
+    from typer.testing import CliRunner
+
+    from wikiskill.cli import app
+
+    arguments = ["init", str(workspace), "--benchmark", f"harbor:{suite}", "--model", "openai/fake"]
+    return CliRunner().invoke(app, [*arguments, "--api-base", api_base, *more])

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from harborsuites import harbor_suite, write_harbor_task
+from harborsuites import harbor_suite, init_harbor, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite, read_task
 from wikiskill.cli import app
 from wikiskill.core.config import HarborIds, HarborSettings, SplitSizes
@@ -61,19 +61,7 @@ def test_a_broken_task_folder_is_refused_in_one_line_naming_the_file_and_nothing
     suite = harbor_suite(tmp_path)
     break_it, message = BROKEN[case]
     break_it(suite / "rev-dog")
-    result = CliRunner().invoke(
-        app,
-        [
-            "init",
-            str(tmp_path / "ws"),
-            "--benchmark",
-            f"harbor:{suite}",
-            "--model",
-            "openai/fake",
-            "--api-base",
-            "http://127.0.0.1:9/v1",
-        ],
-    )
+    result = init_harbor(tmp_path / "ws", suite)
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and str(suite / "rev-dog") in lines[0], result.output
@@ -129,19 +117,7 @@ def test_explicit_ids_split_the_suite_and_the_split_enters_the_fingerprint(tmp_p
 
 def test_init_prints_the_split_counts(tmp_path):
     suite = harbor_suite(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        [
-            "init",
-            str(tmp_path / "ws"),
-            "--benchmark",
-            f"harbor:{suite}",
-            "--model",
-            "openai/fake",
-            "--api-base",
-            "http://127.0.0.1:9/v1",
-        ],
-    )
+    result = init_harbor(tmp_path / "ws", suite)
     assert result.exit_code == 0, result.output
     assert "Split: 2 train, 1 val, 1 test tasks." in result.output
 
@@ -149,19 +125,7 @@ def test_init_prints_the_split_counts(tmp_path):
 def test_without_docker_a_harbor_suite_is_refused_naming_the_package(tmp_path, monkeypatch):
     suite = harbor_suite(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    result = CliRunner().invoke(
-        app,
-        [
-            "init",
-            str(tmp_path / "ws"),
-            "--benchmark",
-            f"harbor:{suite}",
-            "--model",
-            "openai/fake",
-            "--api-base",
-            "http://127.0.0.1:9/v1",
-        ],
-    )
+    result = init_harbor(tmp_path / "ws", suite)
     assert result.exit_code == 1 and "docker is not installed (apt-get install docker.io)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "ws").exists()
 

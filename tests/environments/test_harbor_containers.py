@@ -24,6 +24,7 @@ from harborsuites import (
     containers_of,
     harbor_suite,
     image_id,
+    init_harbor,
     remove_images,
     tag_of,
     word_of,
@@ -70,9 +71,7 @@ class ContainerWorld(ScriptedWorld):
 
 def harbor_workspace(tmp_path: Path, base_url: str, suite: Path, extra: dict | None = None) -> Path:
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(
-        app, ["init", str(ws), "--benchmark", f"harbor:{suite}", "--model", "openai/fake", "--api-base", base_url]
-    )
+    result = init_harbor(ws, suite, base_url)
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((ws / "wikiskill.yaml").read_text())
     config.update({"harbor": {"ids": IDS}, "proposer": {"min_trace_reads": 2}, "concurrency": 2, **(extra or {})})
@@ -161,19 +160,7 @@ def test_an_unknown_reward_key_is_refused_in_one_line(tmp_path, suite):
 def test_a_daemon_that_is_not_running_is_refused_saying_how_to_start_it(tmp_path, monkeypatch):
     suite = harbor_suite(tmp_path)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
-    result = CliRunner().invoke(
-        app,
-        [
-            "init",
-            str(tmp_path / "ws"),
-            "--benchmark",
-            f"harbor:{suite}",
-            "--model",
-            "openai/fake",
-            "--api-base",
-            "http://127.0.0.1:9/v1",
-        ],
-    )
+    result = init_harbor(tmp_path / "ws", suite)
     assert result.exit_code == 1 and "the docker daemon is not running" in result.output
     assert "sudo systemctl start docker" in result.output and not (tmp_path / "ws").exists()
 

@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs, needs_docker
-from harborsuites import IDS, MARKER, containers_of, harbor_suite, remove_images, tag_of, word_of
+from harborsuites import IDS, MARKER, containers_of, harbor_suite, init_harbor, remove_images, tag_of, word_of
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite
@@ -84,21 +84,7 @@ def suite(tmp_path):
 
 def qwen_workspace(tmp_path: Path, base_url: str, suite: Path, host_network: bool = True) -> Path:
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(
-        app,
-        [
-            "init",
-            str(ws),
-            "--benchmark",
-            f"harbor:{suite}",
-            "--model",
-            "openai/fake",
-            "--api-base",
-            base_url,
-            "--agent",
-            "qwen-code",
-        ],
-    )
+    result = init_harbor(ws, suite, base_url, "--agent", "qwen-code")
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((ws / "wikiskill.yaml").read_text())
     config.update(
