@@ -4,7 +4,9 @@ It reads project skills from `.qwen/skills/<name>/SKILL.md`, lists them to the m
 one through its `skill` tool (`{"skill": name}`). The model is an OpenAI-compatible endpoint
 given by flags; the key goes in `OPENAI_API_KEY` so it never shows in a process listing. The
 private HOME's `.qwen/settings.json` turns off telemetry, usage statistics and the managed-memory
-subagent that would otherwise run after the answer (its calls would count in the task's usage).
+subagent that would otherwise run after the answer (its calls would count in the task's usage),
+and runs its shell tool in a PTY: without one, Qwen Code settles a command when the process
+exits, sometimes before its output is read, and the model is told a command printed nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ SETTINGS = {
     "memory": {"enableManagedAutoMemory": False},
     "telemetry": {"enabled": False},
     "privacy": {"usageStatisticsEnabled": False},
+    "tools": {"shell": {"enableInteractiveShell": True}},
 }
 """The private HOME's `.qwen/settings.json`."""
 
