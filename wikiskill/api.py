@@ -309,7 +309,7 @@ def evaluate(
     split = _split(split)
     ws.resolve(ref)
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    with traced_command("evaluate", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
+    with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
         with _harness(ws, config, console, model_factory) as harness:
             harness.benchmark.prepare((split,))
             return harness.evaluate(ref, split, f"eval {split}")

@@ -117,3 +117,20 @@ def _decoded(span: Any) -> ReceivedSpan:
 def _value(value: Any) -> Any:
     kind = value.WhichOneof("value")
     return getattr(value, kind) if kind else None
+
+
+def main() -> None:
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description="A local OTLP/HTTP trace receiver that drops what it receives.")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with OtlpReceiver(keep=False, port=args.port) as receiver:
+        print(f"OTLP receiver at {receiver.url} (dropping spans)", flush=True)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
