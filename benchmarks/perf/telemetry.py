@@ -28,7 +28,9 @@ from pathlib import Path
 
 from _common import MODEL, fake_server, qa_suite, table
 from wikiskill import api
+from wikiskill.core.config import Role, TelemetrySettings
 from wikiskill.llm.backend import import_litellm
+from wikiskill.telemetry.spans import command, model_call_span, task_span, tasks_span
 
 
 @contextmanager
@@ -59,6 +61,20 @@ def one_run(root: Path, suite: Path, url: str, concurrency: int, endpoint: str |
     started, cpu = time.perf_counter(), time.process_time()
     api.evolve(ws, 1)
     return time.perf_counter() - started, time.process_time() - cpu
+
+
+def span_cost(endpoint: str, tasks: int = 300) -> float:
+    """CPU seconds per span of a traced command of `tasks` tasks with one model call each, its
+    opening, closing and export included."""
+    settings = TelemetrySettings(otlp=endpoint)
+    cpu = time.process_time()
+    with command("bench", settings), tasks_span("train", "main", tasks):
+        for index in range(tasks):
+            with task_span(f"train-{index:05d}") as task:
+                with model_call_span(Role.AGENT, MODEL, {"temperature": 0.0}) as call:
+                    call.set({"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 12})
+                task.set({"wikiskill.score": 1.0})
+    return (time.process_time() - cpu) / (2 * tasks + 2)
 
 
 def summary(values: list[float]) -> list[str]:
@@ -94,6 +110,7 @@ def main() -> None:
                 where = endpoint if mode == "on" else None
                 times[mode].append(one_run(root / f"{mode}-{repeat}", suite, url, args.concurrency, where))
             print(f"repeat {repeat + 1} of {args.repeats} done", flush=True)
+        per_span = statistics.median(span_cost(endpoint) for _ in range(5))
     walls = {mode: [wall for wall, _ in runs] for mode, runs in times.items()}
     cpus = {mode: [cpu for _, cpu in runs] for mode, runs in times.items()}
     rows = [
@@ -108,6 +125,7 @@ def main() -> None:
         for name, pick in (("medians", statistics.median), ("fastest", min)):
             ratio = pick(figures["on"]) / pick(figures["off"])
             print(f"{what} on / off ({name}): {ratio:.3f} ({ratio - 1:+.1%})")
+    print(f"CPU per span (a task and its model call, export included): {per_span * 1e6:.0f} us")
     print(f"off imported OpenTelemetry: {imported_off}")
     print(
         f"train {args.train}, val 50, L = {args.latency} s, concurrency {args.concurrency}; "

@@ -133,7 +133,12 @@ def model_call_span(role: object, model: str, request: Mapping[str, Any]) -> Any
     )
 
 
+TOOL_NAME_CHARS = 100
+"""A tool's name is the model's text: a longer one is cut in a span's name and attribute."""
+
+
 def tool_call_span(name: str) -> Any:
+    name = name[:TOOL_NAME_CHARS]
     return span(f"execute_tool {name}", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name})
 
 
