@@ -28,6 +28,7 @@ from .roles.python_agent import load_runner
 from .run.team import ModelFactory
 from .store.settings import check_judge, check_runner, load_config, parse_config
 from .store.workspace import Workspace
+from .telemetry.spans import command as traced_command
 
 if TYPE_CHECKING:
     import threading
@@ -275,7 +276,11 @@ def evolve(
 ) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    with holding(ws, commit_human_edits), _harness(ws, config, console, model_factory) as harness:
+    with (
+        traced_command("evolve", config.telemetry, benchmark=config.benchmark, rounds=rounds),
+        holding(ws, commit_human_edits),
+        _harness(ws, config, console, model_factory) as harness,
+    ):
         return run_rounds(harness, rounds, commit_human_edits)
 
 
@@ -304,9 +309,10 @@ def evaluate(
     split = _split(split)
     ws.resolve(ref)
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    with _harness(ws, config, console, model_factory) as harness:
-        harness.benchmark.prepare((split,))
-        return harness.evaluate(ref, split, f"eval {split}")
+    with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
+        with _harness(ws, config, console, model_factory) as harness:
+            harness.benchmark.prepare((split,))
+            return harness.evaluate(ref, split, f"eval {split}")
 
 
 def compare(
@@ -332,9 +338,10 @@ def compare(
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
     config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
-    with _harness(ws, config, console, model_factory) as harness:
-        harness.benchmark.prepare((split,))
-        return _compare(harness, ref_a, ref_b, split)
+    with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
+        with _harness(ws, config, console, model_factory) as harness:
+            harness.benchmark.prepare((split,))
+            return _compare(harness, ref_a, ref_b, split)
 
 
 def audit(
@@ -351,9 +358,10 @@ def audit(
     from .history.audit import audit as _audit
 
     config = _config(ws, model, api_base, concurrency, None, model_factory, None)
-    with _harness(ws, config, console, model_factory) as harness:
-        harness.benchmark.prepare(("val",))
-        return _audit(harness, rerun)
+    with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
+        with _harness(ws, config, console, model_factory) as harness:
+            harness.benchmark.prepare(("val",))
+            return _audit(harness, rerun)
 
 
 def status(ws: Workspace) -> Status:

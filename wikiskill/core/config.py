@@ -405,6 +405,16 @@ class HarborSettings(_Section):
     """Which key of a verifier's `reward.json` is the score; unset: the mean of its values."""
 
 
+class TelemetrySettings(_Section):
+    otlp: str | None = None
+    """OpenTelemetry traces of every `evolve`, `evaluate`, `compare` and `audit` to this OTLP/HTTP
+    endpoint (`http://localhost:4318`; spans are posted to its `/v1/traces`): one trace per
+    command, with a span per round, step, task, model call and tool call. Unset: traces go out
+    only when OpenTelemetry's own variables name an endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+    `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); with neither, nothing of OpenTelemetry is imported.
+    Needs `pip install 'wikiskill[otel]'`."""
+
+
 class Config(_Section):
     benchmark: str
     """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `textworld:<challenge>`,
@@ -457,6 +467,8 @@ class Config(_Section):
     """The containers a Harbor suite's tasks run in (docs/benchmarks.md)."""
     harbor: HarborSettings = HarborSettings()
     """How a Harbor suite (`harbor:PATH`) is split and its rewards read."""
+    telemetry: TelemetrySettings = TelemetrySettings()
+    """OpenTelemetry traces of a command (docs/observability.md)."""
 
     @field_validator("executor", mode="before")
     @classmethod

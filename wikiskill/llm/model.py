@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from ..core.config import LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..core.errors import ModelError
 from ..core.redact import Scrubber
+from ..telemetry.spans import model_call_span
 from .backend import import_litellm, to_reply
 from .cache import ResponseCache
 from .call import Call
@@ -88,19 +89,23 @@ class LiteLLMModel:
         call_required: bool = False,
     ) -> Reply:
         call = self.call(messages, tools, response_model, call_required)
-        hit = self._cached(call)
-        if hit is not None:
-            return hit
-        litellm = import_litellm()
-        while True:
-            kwargs = self._attempt(call)
-            started = time.monotonic()
-            try:
-                response = litellm.completion(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
-                time.sleep(call.recover(exc))
-                continue
-            return self._finish(call, response, litellm, time.monotonic() - started)
+        with model_call_span(self.role, self.settings.model or "", call.request) as span:
+            hit = self._cached(call)
+            if hit is not None:
+                span.set({"wikiskill.cache_hit": True})
+                return hit
+            litellm = import_litellm()
+            while True:
+                kwargs = self._attempt(call)
+                started = time.monotonic()
+                try:
+                    response = litellm.completion(**kwargs)
+                except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
+                    time.sleep(call.recover(exc))
+                    continue
+                reply = self._finish(call, response, litellm, time.monotonic() - started)
+                span.usage(reply.usage, call.attempt)
+                return reply
 
     async def acomplete(
         self,
@@ -110,19 +115,23 @@ class LiteLLMModel:
         call_required: bool = False,
     ) -> Reply:
         call = self.call(messages, tools, response_model, call_required)
-        hit = self._cached(call)
-        if hit is not None:
-            return hit
-        litellm = import_litellm()
-        while True:
-            kwargs = self._attempt(call)
-            started = time.monotonic()
-            try:
-                response = await litellm.acompletion(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
-                await asyncio.sleep(call.recover(exc))
-                continue
-            return self._finish(call, response, litellm, time.monotonic() - started)
+        with model_call_span(self.role, self.settings.model or "", call.request) as span:
+            hit = self._cached(call)
+            if hit is not None:
+                span.set({"wikiskill.cache_hit": True})
+                return hit
+            litellm = import_litellm()
+            while True:
+                kwargs = self._attempt(call)
+                started = time.monotonic()
+                try:
+                    response = await litellm.acompletion(**kwargs)
+                except Exception as exc:  # noqa: BLE001 - Call.recover classifies it
+                    await asyncio.sleep(call.recover(exc))
+                    continue
+                reply = self._finish(call, response, litellm, time.monotonic() - started)
+                span.usage(reply.usage, call.attempt)
+                return reply
 
     def _cached(self, call: Call) -> Reply | None:
         """A hit costs nothing and makes no request: its usage counts no call and no USD."""

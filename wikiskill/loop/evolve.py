@@ -15,6 +15,7 @@ from ..core.errors import WorkspaceError
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
+from ..telemetry.spans import round_span, step_span
 from .harness import Harness
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
@@ -97,7 +98,8 @@ def run_round(harness: Harness, number: int) -> Decision | None:
         if state.closed:
             break
         if not step.done(harness, state):
-            step.run(harness, state)
+            with step_span(step.kind, number):
+                step.run(harness, state)
     state = round_state(ws, number)
     if state.branch is not None:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
@@ -121,20 +123,23 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
     done = completed_rounds(ws)
     target = done + rounds
     harness.reporter.info(rounds_plan(ws, rounds))
-    ensure_baseline(harness)
+    with step_span(Step.BASELINE, 0):
+        ensure_baseline(harness)
     decisions: list[Decision | None] = []
     stopped_early = False
     while done < target:
         check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
         number = done + 1
-        if not round_state(ws, number).started:
-            if not incumbent_recorded(harness):
-                record_incumbent(harness, number)
-            main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
-            if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
-                stopped_early = True
-                break
-        decisions.append(run_round(harness, number))
+        with round_span(number):
+            if not round_state(ws, number).started:
+                if not incumbent_recorded(harness):
+                    with step_span(Step.INCUMBENT, number):
+                        record_incumbent(harness, number)
+                main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
+                if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
+                    stopped_early = True
+                    break
+            decisions.append(run_round(harness, number))
         done = number
         harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
     final = harness.recorded(MAIN)

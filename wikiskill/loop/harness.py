@@ -26,8 +26,12 @@ from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
 from ..store.workspace import MAIN, Commit, Workspace
+from ..telemetry.spans import annotate, tasks_span
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
+
+TRACED_TRAILERS = ("decision", "action", "skill", "score", "incumbent", "fingerprint", "policy", "cost_usd", "tokens")
+"""The trailers of a step's commit that its span carries too."""
 
 
 class QuietReporter:
@@ -185,7 +189,7 @@ class Harness:
         skills = self.skills_at(ref)
         shelf = WikiShelf.from_files(self.ws.read_files(ref, "wiki")) if self.config.agent.wiki_access else None
         recipe = AgentRecipe(self.config, tuple(skills), seed, shelf)
-        with self.reporter.tasks(description, len(tasks)) as on_done:
+        with tasks_span(split, ref, len(tasks)), self.reporter.tasks(description, len(tasks)) as on_done:
             return self.executor.run(recipe, tasks, self.config.concurrency, self.meter, cache, on_done)
 
     def train_results(self, round_number: int) -> list[Trajectory]:
@@ -237,6 +241,7 @@ class Harness:
                 filter(None, [body, *(f"- left alone, not written: {path} is a symbolic link" for path in linked)])
             )
         message = format_message(subject[:120], costed, body)
+        annotate(**{key: getattr(costed, key) for key in TRACED_TRAILERS})
         return self.ws.commit(changes, message, branch=branch, base=base, extra_parents=extra_parents)
 
     def _leave_links_alone(

@@ -26,6 +26,7 @@ from ..llm.chat import ChatModel, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
+from ..telemetry.spans import tool_call_span
 
 RESULT_SUMMARY_CHARS = 200
 INVALID_CALL = "Error: invalid call:"
@@ -120,7 +121,8 @@ class Proposer:
             for call in calls:
                 read = call.arguments if call.name == "read_file" and isinstance(call.arguments, dict) else {}
                 path = read.get("path") if isinstance(read.get("path"), str) else None
-                answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
+                with tool_call_span(call.name):
+                    answer, proposal = self._handle(call.name, call.arguments, traces_read, result)
                 key = f"{call.name} {call.raw_arguments}"
                 repeated = repeated or (key in made and path not in self._hidden)  # a stubbed read is no loop
                 made.add(key)

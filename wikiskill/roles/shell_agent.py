@@ -30,6 +30,7 @@ from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, Reply, ToolCall
 from ..store.traces import Trajectory, Usage
+from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
 from .bash_block import FINISH_MARKER, bash_blocks, finished
 from .workdir_listing import WorkdirSource, listing_of, render_listing
@@ -161,7 +162,7 @@ class ShellAgent:
             episode.nudged = True
             return _Turn([{"role": "user", "content": render("agent_workdir_nudge").strip()}])
         answers = [
-            {"role": "tool", "tool_call_id": call.id, "content": await self._answer(call, environment)}
+            {"role": "tool", "tool_call_id": call.id, "content": await self._traced_answer(call, environment)}
             for call in reply.tool_calls
         ]
         finish = next((call for call in reply.tool_calls if call.name == FINISH_TOOL["function"]["name"]), None)
@@ -189,6 +190,10 @@ class ShellAgent:
         if answer is not None:
             return _Turn([], done=True, prediction=answer)
         return _Turn([{"role": "user", "content": result.render(self.timeout_s)}])
+
+    async def _traced_answer(self, call: ToolCall, environment: TaskEnvironment) -> str:
+        with tool_call_span(call.name):
+            return await self._answer(call, environment)
 
     async def _answer(self, call: ToolCall, environment: TaskEnvironment) -> str:
         if call.name == FINISH_TOOL["function"]["name"]:

@@ -21,6 +21,7 @@ from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import ChatModel, ToolCall
 from ..store.traces import Trajectory, Usage
+from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
 
 
@@ -91,7 +92,7 @@ class ToolUseAgent:
         """One tool message per call: the task's calls run together as one step, look-ups locally."""
         lookups = self.lookups
         task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in lookups.names]
-        results = iter(await asyncio.to_thread(session.execute, turn, task_calls) if task_calls else [])
+        results = iter(await _execute(session, turn, task_calls) if task_calls else [])
         return [
             {
                 "role": "tool",
@@ -100,3 +101,9 @@ class ToolUseAgent:
             }
             for call in calls
         ]
+
+
+async def _execute(session: ToolSession, turn: int, calls: list[FunctionCall]) -> list[str]:
+    """One turn's task calls, run together: one tool span names them all."""
+    with tool_call_span(",".join(call.name for call in calls)):
+        return await asyncio.to_thread(session.execute, turn, calls)

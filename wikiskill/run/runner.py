@@ -13,6 +13,7 @@ from ..contracts.roles import TaskAgent
 from ..llm.meter import Meter
 from ..store.results import ResultCache
 from ..store.traces import Trajectory
+from ..telemetry.spans import task_span
 
 
 async def run_all(
@@ -38,12 +39,14 @@ async def run_all(
             async with limit:
                 if stop.is_set():
                     return
-                try:
-                    meter.check()
-                    trajectory = await agent.run(task)
-                except BaseException:
-                    stop.set()
-                    raise
+                with task_span(task.id) as span:
+                    try:
+                        meter.check()
+                        trajectory = await agent.run(task)
+                    except BaseException:
+                        stop.set()
+                        raise
+                    span.set({"wikiskill.score": trajectory.score, "wikiskill.failure": trajectory.failure})
             if cache:
                 cache.put(trajectory)
         results[task.id] = trajectory
