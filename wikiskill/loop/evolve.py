@@ -15,6 +15,7 @@ from ..core.errors import WorkspaceError
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
+from .estimate import check_round_budget
 from .harness import Harness
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
@@ -121,12 +122,15 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
     done = completed_rounds(ws)
     target = done + rounds
     harness.reporter.info(rounds_plan(ws, rounds))
+    check_round_budget(harness, done + 1)  # the baseline is part of round 1's spend
     ensure_baseline(harness)
     decisions: list[Decision | None] = []
     stopped_early = False
     while done < target:
         check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
         number = done + 1
+        if decisions:
+            check_round_budget(harness, number)
         if not round_state(ws, number).started:
             if not incumbent_recorded(harness):
                 record_incumbent(harness, number)
