@@ -164,6 +164,9 @@ def estimate_command(
 
 def print_estimate(estimate: Estimate) -> None:
     first = estimate.rounds[0]
+    if not first.parts:
+        console.print(f"r{first.round:03d} calls no model: every role that would is offline or done")
+        return
     table = Table(title=f"r{first.round:03d}: the model calls it will make (tokens: prompt and completion)")
     for column in ("part", "calls", "prompt", "completion", "USD", "from"):
         table.add_column(column, no_wrap=True)

@@ -41,6 +41,7 @@ from .impact import IMPACT
 from .steps.evaluation import incumbent_recorded
 
 if TYPE_CHECKING:
+    from ..store.rounds import RoundState
     from .harness import Harness
 
 COMPLETION_SHARE = 0.1
@@ -164,35 +165,39 @@ def estimate_round(harness: Harness, number: int, later: bool = False) -> RoundE
     ws, config = harness.ws, harness.config
     state = round_state(ws, number)
     started = state.started and not later
-    main_skills = harness.skills_at(MAIN)
-    agent, skill_tokens, scale = agent_per_task(ws, config, main_skills, harness.benchmark.spec.kind)
-    judge = judge_per_task(ws, config) if harness.benchmark.spec.judged else None
-    train = len(harness.benchmark.tasks("train"))
-    val = len(harness.benchmark.tasks("val")) * harness.setup("val").repeats
-    plan = harness.policy.plan()
-    candidate_runs = 0 if state.closed and started else 1 + plan.confirms
-    if started and state.validations:
-        candidate_runs = int(plan.confirms and not state.confirmations)
-    incumbent_tasks = 0 if later or incumbent_recorded(harness) else val
-    scored = {
-        Part.TRAIN: 0 if started and state.rollout else train,
-        Part.INCUMBENT: incumbent_tasks,
-        Part.VAL: val * candidate_runs,
-    }
+    agent, skill_tokens, scale = agent_per_task(ws, config, harness.skills_at(MAIN), harness.benchmark.spec.kind)
+    judged = harness.benchmark.spec.judged and not _offline(config, Role.JUDGE)
     parts: list[PartEstimate] = []
-    if not _offline(config, Role.AGENT):
-        prompts = {Part.TRAIN: agent, Part.INCUMBENT: agent, Part.VAL: agent.with_prompt(skill_tokens)}
-        for part, tasks in scored.items():
-            if tasks:
-                parts.append(_part(config, part, Role.AGENT, prompts[part], tasks))
-    if judge is not None and not _offline(config, Role.JUDGE) and sum(scored.values()):
-        parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge, sum(scored.values())))
+    if not _offline(config, Role.AGENT) or judged:  # only then are the tasks counted (a suite may generate them)
+        scored = _tasks_played(harness, state if started else None, later)
+        if not _offline(config, Role.AGENT):
+            prompts = {Part.TRAIN: agent, Part.INCUMBENT: agent, Part.VAL: agent.with_prompt(skill_tokens)}
+            parts += [_part(config, part, Role.AGENT, prompts[part], tasks) for part, tasks in scored.items() if tasks]
+        if judged and sum(scored.values()):
+            parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge_per_task(ws, config), sum(scored.values())))
     if config.maintainer.enabled and not _offline(config, Role.MAINTAINER) and not (started and state.maintain):
         parts.append(_part(config, Part.MAINTAINER, Role.MAINTAINER, _maintainer(ws, config, number, scale), 1))
     proposed = started and (state.closed or state.proposal is not None)
     if not _offline(config, Role.PROPOSER) and not proposed:
         parts.append(_part(config, Part.PROPOSER, Role.PROPOSER, _proposer(ws, config, number, scale), 1))
     return RoundEstimate(round=number, parts=parts)
+
+
+def _tasks_played(harness: Harness, started: RoundState | None, later: bool) -> dict[Part, int]:
+    """Tasks the agent will play per part of the round (`started`: what git records of it)."""
+    train = len(harness.benchmark.tasks("train"))
+    val = len(harness.benchmark.tasks("val")) * harness.setup("val").repeats
+    plan = harness.policy.plan()
+    candidate_runs = 1 + plan.confirms  # the whole pool, and a confirmation: an upper bound
+    if started is not None and started.closed:
+        candidate_runs = 0
+    elif started is not None and started.validations:
+        candidate_runs = int(plan.confirms and not started.confirmations)
+    return {
+        Part.TRAIN: 0 if started is not None and started.rollout else train,
+        Part.INCUMBENT: 0 if later or incumbent_recorded(harness) else val,
+        Part.VAL: val * candidate_runs,
+    }
 
 
 def check_round_budget(harness: Harness, number: int) -> None:
