@@ -86,6 +86,13 @@ def test_estimate_of_a_scripted_round_is_within_a_fifth_of_what_it_spends(server
     usd = sum(each[1] for each in spent.values())
     assert abs(estimate.usd - usd) <= 0.2 * usd
 
+    third = api.estimate(api.open_workspace(ws)).rounds[0]
+    edit_config(api.open_workspace(ws), **{"budget.max_usd": round(third.usd * 0.9, 6)})
+    asked_before = len(server.requests)
+    result = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+    assert result.exit_code == 1 and "budget too small for r003" in result.output
+    assert len(server.requests) == asked_before
+
 
 def test_dry_run_and_estimate_write_nothing_and_call_no_model(server, tmp_path):
     ws = tmp_path / "ws"
