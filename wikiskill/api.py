@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .integrations.watch import WatchReport
     from .knowledge.lint import Problem
     from .llm.doctor import RoleCheck
+    from .loop.estimate import Estimate
     from .loop.usage import SkillUsage
     from .run.suite_check import TaskCheck
 
@@ -55,6 +56,7 @@ __all__ = [
     "init_workspace",
     "open_workspace",
     "evolve",
+    "estimate",
     "evaluate",
     "compare",
     "audit",
@@ -282,6 +284,29 @@ def evolve(
         _harness(ws, config, console, model_factory) as harness,
     ):
         return run_rounds(harness, rounds, commit_human_edits)
+
+
+def estimate(
+    ws: Workspace,
+    rounds: int = 1,
+    model: str | None = None,
+    api_base: str | None = None,
+    agent: str | None = None,
+    model_factory: ModelFactory | None = None,
+) -> Estimate:
+    """What the next `rounds` rounds of `evolve` will call, part by part (`evolve --dry-run`):
+    calls, tokens, and USD where the model is priced, from the settings and the usage the last
+    round measured, with `budget.max_usd`. Writes nothing and calls no model."""
+    from .loop.estimate import Estimate, estimate_round
+    from .store.rounds import completed_rounds
+
+    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, runner=agent)
+    check_runner(config, "--agent" if agent else CONFIG_FILE)
+    check_judge(config, CONFIG_FILE)
+    first = completed_rounds(ws) + 1
+    with Harness(ws, config, model_factory=model_factory) as harness:
+        estimates = [estimate_round(harness, number, later=number > first) for number in range(first, first + rounds)]
+    return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
 
 
 def _split(split: str) -> Split:

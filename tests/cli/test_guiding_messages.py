@@ -186,9 +186,9 @@ def test_an_unknown_benchmark_suggests_the_nearest_name(tmp_path):
 
 
 def test_an_unknown_command_suggests_the_nearest_name():
-    result = run("statu")
+    result = run("stauts")
     assert result.exit_code == 2
-    assert "No such command 'statu'. Did you mean 'status'?" in result.output
+    assert "No such command 'stauts'. Did you mean 'status'?" in result.output
 
 
 def test_version_prints_the_version_the_package_declares():

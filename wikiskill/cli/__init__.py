@@ -15,6 +15,7 @@ __all__ = ["app"]
 for name, command in [
     ("init", running.init),
     ("evolve", running.evolve),
+    ("estimate", running.estimate_command),
     ("eval", running.eval_command),
     ("compare", running.compare_command),
     ("audit", running.audit_command),

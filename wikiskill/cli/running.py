@@ -13,6 +13,7 @@ from rich.text import Text
 
 from .. import api
 from ..core.errors import ConfigError
+from ..loop.estimate import Estimate, RoundEstimate
 from .common import (
     AgentOption,
     ApiBaseOption,
@@ -107,12 +108,19 @@ def evolve(
     commit_human_edits: bool = typer.Option(
         False, "--commit-human-edits", help="Commit uncommitted edits under skills/ and wiki/ as a human step."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what the rounds would call and spend (as `estimate`); run nothing."
+    ),
 ) -> None:
     """Run rounds of rollout -> maintain -> propose -> validate -> gate (resumes an interrupted run).
 
     `--rounds N` always means N more completed rounds from now: a round an interrupted run left
-    unfinished is resumed as the first of the N, and what it is doing is said before the first round."""
+    unfinished is resumed as the first of the N, and what it is doing is said before the first round.
+    With `budget.max_usd`, a round whose estimate the budget cannot pay for is not started."""
     ws = workspace_of(ctx)
+    if dry_run:
+        print_estimate(api.estimate(ws, rounds, model=model, api_base=api_base, agent=agent))
+        return
     result = api.evolve(
         ws,
         rounds,
@@ -137,6 +145,54 @@ def evolve(
         f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
         f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`."
     )
+
+
+def estimate_command(
+    ctx: typer.Context,
+    rounds: int = typer.Option(1, "--rounds", "-n", min=1, help="Rounds to estimate, from the next one."),
+    model: str | None = ModelOption,
+    api_base: str | None = ApiBaseOption,
+    agent: str | None = AgentOption,
+) -> None:
+    """Print the model calls and tokens the next rounds will make per part, and USD where the model
+    is priced, from the settings and the last round's measured usage; writes nothing, calls no model.
+
+    Each part says where its figures come from: a round measured in raw/, the baseline, or
+    conservative defaults. `budget.max_usd` is checked against the same estimate before each round."""
+    print_estimate(api.estimate(workspace_of(ctx), rounds, model=model, api_base=api_base, agent=agent))
+
+
+def print_estimate(estimate: Estimate) -> None:
+    first = estimate.rounds[0]
+    if not first.parts:
+        console.print(f"r{first.round:03d} calls no model: every role that would is offline or done")
+        return
+    table = Table(title=f"r{first.round:03d}: the model calls it will make (tokens: prompt and completion)")
+    for column in ("part", "calls", "prompt", "completion", "USD", "from"):
+        table.add_column(column, no_wrap=True)
+    for part in first.parts:
+        usd = f"${part.usd:.4f}" if part.usd is not None else "not priced"
+        table.add_row(
+            part.part.value, str(part.calls), f"{part.prompt_tokens:,}", f"{part.completion_tokens:,}", usd, part.basis
+        )
+    console.print(table)
+    console.print(f"r{first.round:03d}: {_totals([first])}")
+    if len(estimate.rounds) > 1:
+        console.print(f"{len(estimate.rounds)} rounds: {_totals(estimate.rounds)}")
+    unpriced = sorted({part.value for part in first.unpriced})
+    if unpriced:
+        console.print(f"USD leaves out {', '.join(unpriced)}: litellm has no price for its model")
+    affordable = estimate.affordable
+    if affordable is not None:
+        fits = "all of them" if affordable == len(estimate.rounds) else f"{affordable} of {len(estimate.rounds)}"
+        console.print(
+            f"budget.max_usd ${estimate.max_usd}: {fits} fit; `evolve` does not start a round the rest cannot pay for"
+        )
+
+
+def _totals(rounds: list[RoundEstimate]) -> str:
+    calls, tokens = sum(each.calls for each in rounds), sum(each.tokens for each in rounds)
+    return f"about {calls:,} calls, {tokens:,} tokens, ${sum(each.usd for each in rounds):.4f}"
 
 
 def eval_command(

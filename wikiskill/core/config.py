@@ -269,7 +269,8 @@ class SamplingSettings(_Section):
 
 class BudgetSettings(_Section):
     max_usd: float | None = Field(None, ge=0)
-    """Stop cleanly between tasks once the run has spent this much (USD); empty = no limit."""
+    """Stop cleanly between tasks once the run has spent this much (USD), and start no round whose
+    estimate (`wikiskill estimate`) would take the run past it; empty = no limit."""
     max_calls: int | None = Field(None, ge=0)
     """Stop cleanly once the run has made this many model calls; empty = no limit."""
     judge_share: float | None = Field(None, gt=0, le=1)

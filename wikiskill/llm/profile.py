@@ -94,6 +94,16 @@ class ModelProfile:
         info = self.model_info()
         return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
 
+    def price(self, prompt_tokens: float, completion_tokens: float) -> float | None:
+        """USD of these tokens at the model's list price in litellm's model map (no prompt-cache
+        discount); None for a model it has no price for."""
+        if not self.price_known():
+            return None
+        info = self.model_info()
+        return prompt_tokens * float(info.get("input_cost_per_token") or 0) + completion_tokens * float(
+            info.get("output_cost_per_token") or 0
+        )
+
     def reserved_tokens(self) -> int:
         """Tokens of the window kept for the completion."""
         return self.settings.max_tokens or min(MAX_DEFAULT_COMPLETION_TOKENS, self.context_window // 4)

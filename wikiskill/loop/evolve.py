@@ -16,6 +16,7 @@ from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_l
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from ..telemetry.spans import round_span, step_span
+from .estimate import check_round_budget
 from .harness import Harness
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
@@ -123,6 +124,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
     done = completed_rounds(ws)
     target = done + rounds
     harness.reporter.info(rounds_plan(ws, rounds))
+    check_round_budget(harness, done + 1)  # the baseline is part of round 1's spend
     with step_span(Step.BASELINE, 0):
         ensure_baseline(harness)
     decisions: list[Decision | None] = []
@@ -130,6 +132,8 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
     while done < target:
         check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
         number = done + 1
+        if decisions:
+            check_round_budget(harness, number)
         with round_span(number):
             if not round_state(ws, number).started:
                 if not incumbent_recorded(harness):

@@ -1,0 +1,129 @@
+"""`wikiskill estimate` / `evolve --dry-run` say what a round will call before it runs, and
+`budget.max_usd` refuses a round whose estimate it cannot pay for before any model call."""
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import git
+from scripted import ScriptedWorld
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.core.config import Role
+from wikiskill.store.rounds import REJECTED_PREFIX
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config
+
+PRICED = "openai/gpt-4o-mini"
+"""litellm prices it from its bundled map; the scripted server answers any model name."""
+SYSTEM_OF = {
+    Role.MAINTAINER: "You are a Wiki Maintainer Agent",
+    Role.PROPOSER: "You are a Skill Proposer Agent",
+}
+
+
+def role_of(request: dict) -> Role:
+    system = request["messages"][0]["content"]
+    return next((role for role, start in SYSTEM_OF.items() if system.startswith(start)), Role.AGENT)
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(ScriptedWorld()) as running:
+        yield running
+
+
+def workspace_state(ws, *status: str) -> tuple[str, str, str]:
+    """What a command must leave as it was: the working tree, every ref, HEAD."""
+    return git(ws, "status", "--porcelain", *status), git(ws, "for-each-ref"), git(ws, "rev-parse", "HEAD")
+
+
+def spent_in_round(ws, number: int) -> dict[Role, tuple[int, float]]:
+    """Tokens and USD per role that the trailers of round `number`'s commits record, on main and
+    on its candidate's branch (merged into main, or kept as a rejected tag)."""
+    workspace = api.open_workspace(ws)
+    tags = list(workspace.refs(f"refs/tags/{REJECTED_PREFIX}"))
+    commits = {c.sha: c for ref in ["main", *tags] for c in workspace.log(ref, first_parent=False)}
+    spent: dict[Role, tuple[int, float]] = {}
+    for commit in commits.values():
+        if commit.meta.round != number:
+            continue
+        for role in Role:
+            tokens, usd = spent.get(role, (0, 0.0))
+            spent[role] = (
+                tokens + commit.meta.role_tokens.get(role.value, 0),
+                usd + commit.meta.role_costs.get(role.value, 0.0),
+            )
+    return spent
+
+
+@pytest.mark.slow
+def test_estimate_of_a_scripted_round_is_within_a_fifth_of_what_it_spends(server, tmp_path):
+    ws = tmp_path / "ws"
+    invoke("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", server.base_url)
+    invoke("-C", str(ws), "evolve", "--rounds", "1")
+    estimate = api.estimate(api.open_workspace(ws)).rounds[0]
+    assert estimate.round == 2
+    assert {part.basis for part in estimate.parts} == {"measured in r001"}
+
+    asked_before = len(server.requests)
+    invoke("-C", str(ws), "evolve", "--rounds", "1")
+    calls = {role: 0 for role in Role}
+    for request in server.requests[asked_before:]:
+        calls[role_of(request)] += 1
+    spent = spent_in_round(ws, 2)
+    for role in (Role.AGENT, Role.MAINTAINER, Role.PROPOSER):
+        estimated_calls, estimated_tokens = estimate.of(role)
+        tokens, _ = spent[role]
+        assert calls[role] > 0 and tokens > 0
+        assert abs(estimated_calls - calls[role]) <= 0.2 * calls[role], (role, estimated_calls, calls[role])
+        assert abs(estimated_tokens - tokens) <= 0.2 * tokens, (role, estimated_tokens, tokens)
+    usd = sum(each[1] for each in spent.values())
+    assert abs(estimate.usd - usd) <= 0.2 * usd
+
+    third = api.estimate(api.open_workspace(ws)).rounds[0]
+    edit_config(api.open_workspace(ws), **{"budget.max_usd": round(third.usd * 0.9, 6)})
+    asked_before = len(server.requests)
+    result = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+    assert result.exit_code == 1 and "budget too small for r003" in result.output
+    assert len(server.requests) == asked_before
+
+
+def test_dry_run_and_estimate_write_nothing_and_call_no_model(server, tmp_path):
+    ws = tmp_path / "ws"
+    invoke("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", server.base_url)
+    before, asked = workspace_state(ws, "--ignored"), len(server.requests)
+    dry_run = invoke("-C", str(ws), "evolve", "--rounds", "3", "--dry-run")
+    estimate = invoke("-C", str(ws), "estimate")
+    assert workspace_state(ws, "--ignored") == before  # .wikiskill/ included
+    assert len(server.requests) == asked
+    for output in (dry_run, estimate):
+        assert "agent on train" in output and "agent on val, main" in output and "proposer" in output
+        assert "defaults" in output and "r001: about" in output
+    assert "3 rounds: about" in dry_run
+
+
+def test_a_budget_below_one_rounds_estimate_refuses_before_any_model_call(tmp_path):
+    with FakeOpenAIServer(ScriptedWorld()) as fresh:
+        ws = tmp_path / "ws"
+        invoke("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", fresh.base_url)
+        workspace = api.open_workspace(ws)
+        first = api.estimate(workspace).rounds[0]
+        assert {part.basis for part in first.parts} == {"defaults"}  # no round, no baseline yet
+        limit = round(first.usd / 2, 6)
+        edit_config(workspace, **{"budget.max_usd": limit})
+        git(ws, "commit", "-qam", "a budget")
+        before = workspace_state(ws)
+
+        result = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+        assert fresh.requests == []
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: budget too small for r001: it would spend about $")
+    assert f"over budget.max_usd ${limit}" in errors[0]
+    assert workspace_state(ws) == before
