@@ -2,7 +2,8 @@
 task in a container of an image built once; the tests' marker reaches no model request and no
 agent-visible file; a train task's failing verifier output reaches the proposer and val's no
 role; a kill -9 leaves a container that the next command removes; Ctrl-C removes them within
-5 s; a broken build names its log; an unknown reward key is refused in one line."""
+5 s; a broken build names its log, and through `evolve` is infra on both sides, out of the gate;
+an unknown reward key is refused in one line."""
 
 import asyncio
 import json
