@@ -30,10 +30,12 @@ def write_harbor_task(
     dockerfile: str | None = None,
     agent_timeout: float = 120.0,
     nonce: str = "",
+    storage_mb: int | None = None,
 ) -> Path:
     """A Terminal-Bench-2-style task folder: reverse `word` into /app/answer.txt; its verifier
     prints `failing` when the answer is wrong and writes reward.txt. `nonce`, a comment in the
     Dockerfile, makes the environment (so the image tag) the caller's own."""
+    storage = f"storage_mb = {storage_mb}\n" if storage_mb else ""
     folder = root / task_id
     (folder / "environment").mkdir(parents=True)
     (folder / "tests").mkdir()
@@ -45,6 +47,7 @@ def write_harbor_task(
             f'version = "1.0"\n\n[metadata]\ncategory = "{category}"\ndifficulty = "easy"\n\n'
             f"[agent]\ntimeout_sec = {agent_timeout}\n\n[verifier]\ntimeout_sec = 60.0\n\n"
             "[environment]\nbuild_timeout_sec = 300.0\ncpus = 1\nmemory_mb = 512\nallow_internet = false\n"
+            f"{storage}"
         )
     )
     (folder / "instruction.md").write_text(f"Write the word '{word}' backwards into /app/answer.txt.\n")

@@ -1,25 +1,31 @@
 """A Harbor task's container overhead against the task's time: per step (create, start, copy the
 tests in, exec one command, copy the logs out, remove), then whole tasks played by the built-in
-agent in their containers against the fake server, one at a time and `--parallel` at once.
+agent in their containers, one at a time and `--parallel` at once.
 
     python benchmarks/perf/containers.py [--tasks 6] [--parallel 3] [--runtime docker|podman]
+        [--api-base URL --model openai/NAME]
 
-The task reverses a word into /app/answer.txt (the agent: two commands and `finish`), its image
-FROM wikiskill/base:bookworm; the fake server answers at once, so the task time is nearly all
-container work: the worst case for the overhead's share. The image is built first (its time
-printed) and removed at the end.
+The task reverses a word into /app/answer.txt, its image FROM wikiskill/base:bookworm. By
+default the agent is scripted by the fake server (two commands and `finish`), which answers at
+once, so the task time is nearly all container work: the worst case for the overhead's share.
+With `--api-base` a real model on an OpenAI-compatible server plays instead (a local one, e.g.
+llama.cpp's llama-server with a small model; set OPENAI_API_KEY if it wants one); its score is
+reported, not required. The image is built first (its time printed) and removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _common import table
@@ -32,7 +38,7 @@ from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 TOML = (
-    '[metadata]\ncategory = "perf"\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 60.0\n'
+    '[metadata]\ncategory = "perf"\n[agent]\ntimeout_sec = 300.0\n[verifier]\ntimeout_sec = 60.0\n'
     "[environment]\ncpus = 1\nmemory_mb = 512\n"
 )
 TEST = (
@@ -95,23 +101,37 @@ def step_times(runtime: str, image: str, tests: Path, repeats: int) -> dict[str,
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-async def play(suite: HarborSuite, setup, url: str, parallel: int) -> tuple[list[float], float]:
-    model = LiteLLMModel(RoleSettings(model="openai/fake", api_base=url), LLMSettings(retries=0), "agent", Meter())
+@dataclass
+class Played:
+    walls: list[float]
+    """Each task's seconds, container start to removal."""
+    wall: float
+    """All the tasks' seconds together."""
+    scores: list[float]
+    turns: int
+    """The model's replies, each but the last one command (one `exec`)."""
+
+
+async def play(suite: HarborSuite, setup, role: RoleSettings, parallel: int, scripted: bool) -> Played:
+    model = LiteLLMModel(role, LLMSettings(retries=0), "agent", Meter())
     agent = HarborTaskAgent(ShellAgent(model, [], SkillsSettings(), 10), suite, setup)
     tasks = [suite.as_task(task, "train") for task in suite.by_id.values()]
     gate = asyncio.Semaphore(parallel)
-    walls: list[float] = []
+    played = Played([], 0.0, [], 0)
 
     async def one(task) -> None:
         async with gate:
             began = time.perf_counter()
             trajectory = await agent.run(task)
-            walls.append(time.perf_counter() - began)
-            assert trajectory.score == 1.0, trajectory
+            played.walls.append(time.perf_counter() - began)
+            played.scores.append(trajectory.score)
+            played.turns += sum(1 for message in trajectory.messages if message["role"] == "assistant")
+            assert trajectory.score == 1.0 or not scripted, trajectory
 
     began = time.perf_counter()
     await asyncio.gather(*(one(task) for task in tasks))
-    return walls, time.perf_counter() - began
+    played.wall = time.perf_counter() - began
+    return played
 
 
 def main() -> None:
@@ -119,7 +139,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=6)
     parser.add_argument("--parallel", type=int, default=3)
     parser.add_argument("--runtime", choices=[kind.value for kind in ContainerRuntime], default="docker")
+    parser.add_argument("--api-base", help="an OpenAI-compatible server whose model plays (default: the fake one)")
+    parser.add_argument("--model", default="openai/fake", help="the litellm model string on --api-base")
     options = parser.parse_args()
+    scripted = options.api_base is None
     with tempfile.TemporaryDirectory() as scratch:
         suite = HarborSuite(write_suite(Path(scratch) / "suite", options.tasks))
         setup = open_setup(
@@ -137,12 +160,15 @@ def main() -> None:
         try:
             steps = step_times(options.runtime, image, first.tests, repeats=5)
             overhead = sum(steps.values())
-            with FakeOpenAIServer(agent_script) as server:
-                serial, serial_wall = asyncio.run(play(suite, setup, server.base_url, 1))
-                _, parallel_wall = asyncio.run(play(suite, setup, server.base_url, options.parallel))
+            with FakeOpenAIServer(agent_script) if scripted else contextlib.nullcontext() as server:
+                role = RoleSettings(model=options.model, api_base=server.base_url if scripted else options.api_base)
+                os.environ.setdefault("OPENAI_API_KEY", "unused")
+                serial = asyncio.run(play(suite, setup, role, 1, scripted))
+                parallel = asyncio.run(play(suite, setup, role, options.parallel, scripted))
         finally:
             subprocess.run([options.runtime, "rmi", "-f", image], capture_output=True)
-    task = statistics.median(serial)
+    task = statistics.median(serial.walls)
+    player = "fake server" if scripted else options.model
     print(
         table(
             ["step", "median ms"],
@@ -150,12 +176,13 @@ def main() -> None:
         )
     )
     print(
-        f"median task (fake server, one at a time): {task:.2f} s (slowest {max(serial):.2f} s); the container "
-        f"steps: {100 * overhead / task:.0f}% of the median"
+        f"median task ({player}, one at a time): {task:.2f} s (slowest {max(serial.walls):.2f} s); the container "
+        f"steps: {100 * overhead / task:.0f}% of the median; {serial.turns} model replies in all; "
+        f"scores {serial.scores}"
     )
     print(
-        f"{options.tasks} tasks: one at a time {serial_wall:.2f} s, {options.parallel} at once "
-        f"{parallel_wall:.2f} s ({serial_wall / parallel_wall:.2f}x)"
+        f"{options.tasks} tasks: one at a time {serial.wall:.2f} s, {options.parallel} at once "
+        f"{parallel.wall:.2f} s ({serial.wall / parallel.wall:.2f}x); scores at once {parallel.scores}"
     )
 
 

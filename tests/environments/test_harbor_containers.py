@@ -2,7 +2,8 @@
 task in a container of an image built once; the tests' marker reaches no model request and no
 agent-visible file; a train task's failing verifier output reaches the proposer and val's no
 role; a kill -9 leaves a container that the next command removes; Ctrl-C removes them within
-5 s; a broken build names its log; an unknown reward key is refused in one line."""
+5 s; a broken build names its log, and through `evolve` is infra on both sides, out of the gate;
+an unknown reward key is refused in one line."""
 
 import asyncio
 import json
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from typer.testing import CliRunner
 
 from conftest import needs, needs_docker
 from harborsuites import (
+    BASE_IMAGE,
     IDS,
     MARKER,
     containers_of,
@@ -40,6 +43,7 @@ from wikiskill.roles.python_agent import PythonAgent
 from wikiskill.roles.reference_agent import NopAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.store.traces import FailureKind
+from wikiskill.store.trailers import Decision, Step
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from workspaces import hears_ctrl_c, until
 
@@ -137,6 +141,39 @@ def test_check_suite_says_oracle_scores_one_nop_zero_and_names_a_broken_builds_l
     log = Path(problem.split("its log: ")[1])
     assert log.is_file() and "exit 3" in log.read_text()
     assert containers_of(suite) == []
+
+
+@pytest.mark.slow
+@needs_docker
+def test_evolve_records_a_task_whose_image_will_not_build_as_infra_never_zero_and_out_of_the_gate(
+    tmp_path, suite
+):
+    nonce = uuid.uuid4().hex  # in the failing step's command: finds any build container left behind
+    broken = write_harbor_task(suite, "rev-yak", "yak", dockerfile=f"FROM {BASE_IMAGE}\nRUN exit 3 # {nonce}\n")
+    ids = {"train": IDS["train"], "val": [*IDS["val"], "rev-yak"]}
+    try:
+        with FakeOpenAIServer(ContainerWorld()) as server:
+            extra = {"harbor": {"ids": ids}, "gate": {"max_infra_share": 0.5}}
+            ws = harbor_workspace(tmp_path, server.base_url, suite, extra)
+            result = api.evolve(api.open_workspace(ws), 1)
+    finally:
+        remove_images([tag_of(broken)])
+    log = ws / ".wikiskill" / "images" / f"build-{tag_of(broken).partition(':')[2]}.log"
+    for evaluation in ("baseline", "r001"):
+        rows = [json.loads(line) for line in (ws / "raw" / evaluation / "val.jsonl").read_text().splitlines()]
+        yak = next(row for row in rows if row["id"] == "rev-yak")
+        assert yak["failure"] == "infra" and yak["score"] is None, yak
+        assert "2 tries" in yak["error"] and f"failed to build (exit 3); its log: {log}" in yak["error"]
+    assert "exit 3" in log.read_text()
+    # main 0 of 2, the candidate 2 of 2: the broken task counts on neither side, so 1.0, not 2/3
+    assert result.rounds_completed == 1 and result.incumbent == 1.0
+    gate = next(commit for commit in api.open_workspace(ws).log("main") if commit.meta.step == Step.GATE)
+    assert gate.meta.decision == Decision.ACCEPTED and gate.meta.infra == 1 and gate.meta.tasks == 2
+    commands = subprocess.run(
+        ["docker", "ps", "-a", "--no-trunc", "--format", "{{.Command}}"], capture_output=True, text=True, check=True
+    )
+    assert nonce not in commands.stdout  # the failed builds left no intermediate container
+    assert containers_of(ws) == []
 
 
 @needs_docker

@@ -27,6 +27,7 @@ from ..core.errors import InfrastructureError
 from .mounts import Mount
 from .output import OutputBudget, ShellResult
 from .runtime import Runtime
+from .storage import StorageOptRefused, refused, storage_argv
 
 WORKSPACE_LABEL = "wikiskill.workspace"
 PID_LABEL = "wikiskill.pid"
@@ -47,6 +48,8 @@ class Limits:
 
     cpus: float | None = None
     memory_mb: int | None = None
+    storage_mb: int | None = None
+    """Passed as `--storage-opt size=`, which not every engine takes (`storage.py`)."""
     network: str = "none"
     """`none`, `host`, or `bridge` (a task that allows the internet)."""
     mounts: tuple[Mount, ...] = ()
@@ -87,12 +90,15 @@ class Container:
             argv += ["--cpus", f"{limits.cpus:g}"]
         if limits.memory_mb:
             argv += ["--memory", f"{limits.memory_mb}m"]
+        argv += storage_argv(limits.storage_mb)
         if workdir:
             argv += ["-w", workdir]
         for mount in limits.mounts:
             argv += mount.argv()
         _hook_interrupt()
         started = await asyncio.to_thread(_run_listed, runtime, name, [*argv, image, "infinity"])
+        if limits.storage_mb and refused(started):
+            raise StorageOptRefused(f"{runtime.kind} cannot limit a container's disk: {_said(started)}")
         if started.returncode != 0:
             raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
         container_id = name

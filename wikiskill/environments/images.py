@@ -2,7 +2,8 @@
 `environment/` folder, the Dockerfile included, by path and content), tagged
 `wikiskill-env:<digest12>`, and reused by every task, round and candidate that shares it. Skills
 never go into an image: they reach a task's container when it runs. Each build's log is kept;
-a failed build raises InfrastructureError naming it."""
+a failed build raises InfrastructureError naming it and leaves no intermediate container behind
+(`--force-rm`)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ class ImageCache:
         log_path = self.log_path(tag)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = self.runtime.argv(
-            "build", "--label", f"{IMAGE_LABEL}=1", "-t", tag, "-f", str(context / "Dockerfile"), str(context)
+            "build", "--force-rm", "--label", f"{IMAGE_LABEL}=1", "-t", tag, "-f", str(context / "Dockerfile"),
+            str(context),
         )
         with log_path.open("w", encoding="utf-8") as log:
             log.write(f"$ {' '.join(argv)}\n")

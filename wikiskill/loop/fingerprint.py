@@ -89,6 +89,7 @@ AGENT_CODE = (
     "environments/base.py",
     "environments/runtime.py",
     "environments/mounts.py",
+    "environments/storage.py",
     "roles/reference_agent.py",
     "roles/offline/agent.py",
     "roles/offline/rules.py",

@@ -3,8 +3,9 @@ environment digest), the inner agent's play inside it under the task's `[agent] 
 then verification as Harbor does it: only now are the task's `tests/` copied in (as `/tests`),
 `test.sh` runs under `[verifier] timeout_sec`, and the reward is read from
 `/logs/verifier/reward.txt` (a number) or `reward.json` (a flat map: `harbor.reward_key`, or the
-mean of its values; a key it lacks stops the command, a ConfigError). The container is removed
-whatever happens.
+mean of its values; a key it lacks stops the command, a ConfigError). A task's `storage_mb` is
+the engine's to enforce where it can, else checked after the agent and after the verifier
+(`environments/storage.py`). The container is removed whatever happens.
 
 The verifier's output, with the failing tests of a CTRF (`ctrf.json`) or JUnit (`*.xml`) report
 it leaves in /logs/verifier, is the task's feedback (which the roles read on train tasks only).
@@ -19,7 +20,7 @@ import asyncio
 import json
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..benchmarks import Task
@@ -32,6 +33,7 @@ from ..environments.container import Container, Limits
 from ..environments.images import ImageCache
 from ..environments.mounts import Mount
 from ..environments.runtime import Runtime, open_runtime
+from ..environments.storage import StorageLimit, StorageOptRefused
 from ..store.traces import FailureKind, Score, Trajectory, cut
 from .scorers import junit_score
 
@@ -50,11 +52,31 @@ class ContainerSetup:
     images: ImageCache
     workspace: Path
     settings: EnvironmentSettings
+    storage: StorageLimit
 
     def limits(self, task: HarborTask, mounts: tuple[Mount, ...] = ()) -> Limits:
         environment = task.config.environment
         network = "host" if self.settings.host_network else ("bridge" if environment.allow_internet else "none")
-        return Limits(cpus=environment.cpus, memory_mb=environment.memory_mb, network=network, mounts=mounts)
+        return Limits(
+            cpus=environment.cpus,
+            memory_mb=environment.memory_mb,
+            storage_mb=self.storage.wanted(environment.storage_mb),
+            network=network,
+            mounts=mounts,
+        )
+
+    async def start(self, task: HarborTask, image: str, mounts: tuple[Mount, ...] = ()) -> Container:
+        """A fresh container for `task`, its disk limited where the engine can, else without."""
+        limits, workdir = self.limits(task, mounts), task.config.environment.workdir
+        try:
+            container = await Container.start(self.runtime, image, workdir, limits, self.workspace)
+        except StorageOptRefused:
+            self.storage.learn(False)
+            limits = replace(limits, storage_mb=None)
+            return await Container.start(self.runtime, image, workdir, limits, self.workspace)
+        if limits.storage_mb:
+            self.storage.learn(True)
+        return container
 
     async def image(self, task: HarborTask) -> str:
         environment = task.config.environment
@@ -69,7 +91,9 @@ def open_setup(settings: EnvironmentSettings, state_dir: Path, workspace: Path |
     holding `state_dir`)."""
     log_dir = Path(settings.cache_dir).expanduser() if settings.cache_dir else state_dir / "images"
     runtime = open_runtime(settings.runtime)
-    return ContainerSetup(runtime, ImageCache(runtime, log_dir), workspace or state_dir.parent, settings)
+    return ContainerSetup(
+        runtime, ImageCache(runtime, log_dir), workspace or state_dir.parent, settings, StorageLimit(runtime)
+    )
 
 
 class HarborTaskAgent:
@@ -84,13 +108,8 @@ class HarborTaskAgent:
         harbor = self.suite.task(task)
         image = await self.setup.image(harbor)
         mounts = self.inner.mounts() if isinstance(self.inner, NeedsMounts) else ()
-        container = await Container.start(
-            self.setup.runtime,
-            image,
-            harbor.config.environment.workdir,
-            self.setup.limits(harbor, mounts),
-            self.setup.workspace,
-        )
+        container = await self.setup.start(harbor, image, mounts)
+        storage_mb = harbor.config.environment.storage_mb
         try:
             timeout_s = harbor.config.agent.timeout_sec
             try:
@@ -104,12 +123,20 @@ class HarborTaskAgent:
                     error=f"the agent ran past the task's timeout of {timeout_s:g} s",
                     failure=FailureKind.TIMEOUT,
                 )
+            over = await self.setup.storage.over(container.id, storage_mb)
+            if over is not None:
+                return trajectory.model_copy(update={"score": 0.0, "error": over, "feedback": over})
             score, failure = await verify(container, harbor, self.suite.settings.reward_key)
+            over = await self.setup.storage.over(container.id, storage_mb) if failure is None else None
+            if over is not None:
+                score = Score(value=0.0, feedback=over)
         finally:
             await asyncio.shield(container.close())
         update: dict[str, object] = {"score": score.value, "feedback": score.feedback or None}
         if failure is not None:
             update.update(failure=failure, error=score.feedback)
+        elif over is not None:
+            update.update(error=over)
         return trajectory.model_copy(update=update)
 
 
