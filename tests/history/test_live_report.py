@@ -81,12 +81,14 @@ def test_a_committed_step_moves_the_version_and_the_page_shows_it(served):
     assert '<script src="/plotly.min.js">' in page and len(page) < 200_000  # plotly.js is served apart
     assert b"Plotly" in get(server, "/plotly.min.js")
 
-    commit_skills(ws, ["spell-letters"], round_number=1, step="rollout", decision=None)
-    ws.tag("round/001", ws.head())
-    after = live_state(server)["version"]
-    assert after != before
+    commit_skills(ws, ["spell-letters"], round_number=1, step="rollout", decision=None)  # a step lands
+    stepped = live_state(server)["version"]
+    assert stepped != before and f'data-version="{stepped}"' in get(server, "/").decode()
+    ws.tag("round/001", ws.head())  # and the round closes
+    closed = live_state(server)["version"]
+    assert closed != stepped
     page = get(server, "/").decode()
-    assert f'data-version="{after}"' in page and "1 round(s) completed" in page and "spell-letters" in page
+    assert f'data-version="{closed}"' in page and "1 round(s) completed" in page and "spell-letters" in page
 
 
 def test_serving_the_report_writes_nothing_in_the_workspace_and_takes_no_lock(served):
@@ -145,9 +147,7 @@ class HeldWorld(ScriptedWorld):
 class Tab:
     """A headless Chromium's page, driven over the DevTools protocol."""
 
-    def __init__(self, profile: Path):
-        from websockets.sync.client import connect
-
+    def __init__(self, profile: Path, connect):
         self.process = subprocess.Popen(
             [
                 installed(*needs_chromium.args),
@@ -219,6 +219,7 @@ def killed_at_exit(process: subprocess.Popen):
 @pytest.mark.slow
 @needs_chromium
 def test_the_served_report_shows_the_running_step_then_the_new_round_without_a_reload(tmp_path):
+    client = pytest.importorskip("websockets.sync.client", reason="needs the test extra: pip install -e '.[test]'")
     world = HeldWorld()
     with contextlib.ExitStack() as stack:
         model = stack.enter_context(FakeOpenAIServer(world))
@@ -233,7 +234,7 @@ def test_the_served_report_shows_the_running_step_then_the_new_round_without_a_r
         log = stack.enter_context((tmp_path / "evolve.log").open("w"))
         running = wikiskill("-C", str(ws.root), "evolve", "--rounds", "1", stdout=log, stderr=subprocess.STDOUT)
         evolve = stack.enter_context(killed_at_exit(running))
-        tab = stack.enter_context(contextlib.closing(Tab(tmp_path / "profile")))
+        tab = stack.enter_context(contextlib.closing(Tab(tmp_path / "profile", client.connect)))
         banner = serve.stdout.readline()
         url = banner.split(" at ")[1].split()[0]
         assert url.startswith("http://127.0.0.1:"), banner
