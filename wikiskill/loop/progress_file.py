@@ -116,7 +116,7 @@ class ProgressRecorder:
         spend = self._spend()
         self._progress.cost_usd, self._progress.tokens = spend.cost_usd, spend.tokens
         self._progress.updated = time.time()
-        temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
+        temporary = self._path.with_name(f".{self._path.name}.tmp")  # one writer: it holds the lock
         temporary.write_text(self._progress.model_dump_json(), encoding="utf-8")
         os.replace(temporary, self._path)
 
