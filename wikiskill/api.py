@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .environments.base_image import BaseImage
     from .history.audit import AuditReport
     from .history.compare import Comparison
+    from .history.live import LiveReportServer
     from .history.roundstory import RoundStory
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
@@ -647,3 +648,13 @@ def report(ws: Workspace, out: Path) -> Path:
 
     load_config(ws.root)
     return write_report(ws, out)
+
+
+def live_report(ws: Workspace, port: int) -> LiveReportServer:
+    """The report served on 127.0.0.1:`port` (0: any free port), refreshed in the browser as the
+    steps of a running `evolve` land; it only reads the workspace. Bound here (a port in use is
+    refused in one line); `serve_forever()` serves it until interrupted, `server_close()` ends it."""
+    from .history.live import LiveReportServer
+
+    load_config(ws.root)
+    return LiveReportServer(ws, port)

@@ -9,6 +9,7 @@ from rich import box
 from rich.table import Table
 
 from .. import api
+from ..history.live import DEFAULT_PORT
 from .common import console, plain, print_table, score_text, shorten, workspace_of
 
 
@@ -135,10 +136,28 @@ def rollback_command(
 def report_command(
     ctx: typer.Context,
     out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+    serve: bool = typer.Option(
+        False, "--serve", help="Serve the page on 127.0.0.1 instead, refreshed as a running evolve's steps land."
+    ),
+    port: int = typer.Option(DEFAULT_PORT, "--port", help="The port --serve listens on (0: any free one)."),
 ) -> None:
     """One static HTML page, readable offline: val score, cost, skills timeline, wiki growth per round.
 
     The val score per round (candidate and incumbent, decisions marked), cost and tokens per
-    round, the skills timeline, the wiki's growth and the latest validation task by task."""
-    path = api.report(workspace_of(ctx), out)
-    console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)
+    round, the skills timeline, the wiki's growth and the latest validation task by task. With
+    --serve, the same page on loopback while a run goes: new rounds, the step running now with
+    its progress, and the run's spend so far appear without a reload; it writes nothing and
+    runs beside `evolve`. Ctrl-C stops it."""
+    ws = workspace_of(ctx)
+    if not serve:
+        path = api.report(ws, out)
+        console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)
+        return
+    server = api.live_report(ws, port)
+    console.print(f"Serving the live report at {server.url} (Ctrl-C to stop)", markup=False, highlight=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        console.print("Stopped serving the report.", highlight=False)
+    finally:
+        server.server_close()

@@ -118,7 +118,9 @@ def _incumbent_scores(ws: Workspace, number: int) -> dict[str, float]:
     return found[1].scores if found else {}
 
 
-def render_report(data: ReportData, title: str) -> str:
+def render_report(data: ReportData, title: str, live: str | None = None) -> str:
+    """The page; with `live` (the workspace's version, see `history.live`) the one the live
+    report serves, which loads plotly.js from the server and refreshes itself as the run goes."""
     import plotly.graph_objects as go
 
     figures = {
@@ -130,13 +132,13 @@ def render_report(data: ReportData, title: str) -> str:
     charts = {
         name: figure.to_html(
             full_html=False,
-            include_plotlyjs=index == 0,  # plotly.js inlined once
+            include_plotlyjs=index == 0 and live is None,  # plotly.js inlined once
             config={"displaylogo": False},
             div_id=f"chart-{name}",
         )
         for index, (name, figure) in enumerate(figures.items())
     }
-    return render("report.html", title=title, data=data, charts=charts)
+    return render("report.html", title=title, data=data, charts=charts, live=live)
 
 
 def write_report(ws: Workspace, out: Path) -> Path:

@@ -18,6 +18,7 @@ from ..store.workspace import MAIN, Workspace, format_message
 from ..telemetry.spans import round_span, step_span
 from .estimate import check_round_budget
 from .harness import Harness
+from .progress_file import recording
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
 
@@ -118,7 +119,12 @@ def evolve(harness: Harness, rounds: int, commit_human_edits: bool = False) -> E
 def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) -> EvolveResult:
     """Run `rounds` more rounds in a workspace already held; a round an interrupted run started is
     finished first and counts as the first of them. A new round is not started once the incumbent
-    scores 1.0 on every val task."""
+    scores 1.0 on every val task. Its progress is kept in the progress file meanwhile."""
+    with recording(harness):
+        return _run_rounds(harness, rounds, commit_human_edits)
+
+
+def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
