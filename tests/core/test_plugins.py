@@ -15,6 +15,7 @@ from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -171,7 +172,7 @@ def test_a_plugin_executor_runs_the_tasks(tmp_path, installed):
 
     with FakeOpenAIServer(ScriptedWorld()) as server:
         ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
-        evaluated = api.evaluate(ws, "val", executor="counting")
+        evaluated = api.evaluate(ws, "val", options=RunOptions(executor="counting"))
     assert acme_parts.RUNS == [evaluated.evaluation.n] and evaluated.evaluation.n >= 6
 
 

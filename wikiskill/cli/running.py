@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -13,17 +14,7 @@ from rich.text import Text
 
 from .. import api
 from ..core.errors import ConfigError
-from .common import (
-    AgentOption,
-    ApiBaseOption,
-    ConcurrencyOption,
-    ExecutorOption,
-    ModelOption,
-    WorkersOption,
-    console,
-    shorten,
-    workspace_of,
-)
+from .common import AgentOption, ApiBaseOption, ModelOption, console, run_options, shorten, workspace_of
 
 
 def init(
@@ -88,6 +79,7 @@ def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
         raise ConfigError(f"--command {command!r} does not split into words: {exc}") from exc
 
 
+@run_options()
 def evolve(
     ctx: typer.Context,
     rounds: int = typer.Option(
@@ -98,12 +90,8 @@ def evolve(
         help="More rounds to complete from now; a round left unfinished by an interrupted "
         "run is finished first and counts as the first of them.",
     ),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
     commit_human_edits: bool = typer.Option(
         False, "--commit-human-edits", help="Commit uncommitted edits under skills/ and wiki/ as a human step."
     ),
@@ -113,18 +101,7 @@ def evolve(
     `--rounds N` always means N more completed rounds from now: a round an interrupted run left
     unfinished is resumed as the first of the N, and what it is doing is said before the first round."""
     ws = workspace_of(ctx)
-    result = api.evolve(
-        ws,
-        rounds,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        commit_human_edits=commit_human_edits,
-        console=console,
-    )
+    result = api.evolve(ws, rounds, options, commit_human_edits=commit_human_edits)
     ran = len(result.decisions)
     if result.stopped_early and not ran:
         console.print(
@@ -139,33 +116,19 @@ def evolve(
     )
 
 
+@run_options()
 def eval_command(
     ctx: typer.Context,
     split: str = typer.Option("val", "--split", help="val, test or train."),
     ref: str = typer.Option("main", "--ref", help="Evaluate the skills at this git ref."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
 
     Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = workspace_of(ctx)
-    evaluated = api.evaluate(
-        ws,
-        split,
-        ref=ref,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        console=console,
-    )
+    evaluated = api.evaluate(ws, split, ref, options)
     e = evaluated.evaluation
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
     failed = []
@@ -183,17 +146,14 @@ def eval_command(
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
+@run_options()
 def compare_command(
     ctx: typer.Context,
     ref_a: str = typer.Argument(..., help="The reference skills (e.g. baseline, round/003, a rejected/... tag)."),
     ref_b: str = typer.Argument(..., help="The skills compared with them (e.g. main)."),
     split: str = typer.Option("val", "--split", help="val, test or train."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
@@ -201,19 +161,7 @@ def compare_command(
     records, or the result cache holds, under the current fingerprint are not rerun."""
     from ..history.compare import Change
 
-    result = api.compare(
-        workspace_of(ctx),
-        ref_a,
-        ref_b,
-        split,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        console=console,
-    )
+    result = api.compare(workspace_of(ctx), ref_a, ref_b, split, options)
     table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
     for row in result.rows:
         table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
@@ -230,26 +178,19 @@ def compare_command(
     )
 
 
+@run_options("model", "api_base", "concurrency")
 def audit_command(
     ctx: typer.Context,
     rerun: bool = typer.Option(False, "--rerun", help="Evaluate every merge again from scratch (model calls)."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
 
     Each merge must record an evaluation of exactly its own skills, compared with an
     incumbent evaluated under the same setup, with the claimed score in its results file;
     --rerun also evaluates each merge again under the current settings."""
-    report = api.audit(
-        workspace_of(ctx),
-        rerun=rerun,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        console=console if rerun else None,
-    )
+    report = api.audit(workspace_of(ctx), rerun, options if rerun else replace(options, console=None))
     for problem in report.problems:
         typer.echo(problem)
     rerun_note = f", {report.rerun} re-evaluated" if rerun else ""
