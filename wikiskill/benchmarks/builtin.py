@@ -15,6 +15,8 @@ from .specs import JSONL, QA_MAX_STEPS, TEXTWORLD_COOKING
 
 
 class TextWorldCookingFamily:
+    """`textworld-cooking`: TextWorld cooking games (First TextWorld Problems recipes), generated offline."""
+
     spec = TEXTWORLD_COOKING
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
@@ -114,6 +116,8 @@ class ReasoningGymFamily:
 
 
 class ExampleQAFamily:
+    """`example-qa`: a small letter-counting and word-reversal QA suite that ships with wikiskill."""
+
     spec = BenchmarkSpec(
         family="example-qa",
         kind=BenchmarkKind.QA,
@@ -132,6 +136,8 @@ class ExampleQAFamily:
 
 
 class JsonlFamily:
+    """`jsonl:DIR`: your own QA data, DIR/{train,val,test}.jsonl with an id, question and answer per line."""
+
     spec = JSONL
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
