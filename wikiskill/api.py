@@ -303,9 +303,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
         return harness.evaluate(ref, split, f"eval {split}")
 
 
-def compare(
-    ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None
-) -> Comparison:
+def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from .history.compare import compare as _compare

@@ -27,6 +27,7 @@ from .base import Benchmark, BenchmarkFamily, BenchmarkSpec, LoadRequest, Progre
 if TYPE_CHECKING:
     from ..core.config import Config
 
+
 def split_name(name: str) -> tuple[str, str | None]:
     """`family:argument` as (family, argument); a bare family has argument None."""
     family, colon, argument = name.partition(":")
