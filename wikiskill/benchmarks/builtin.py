@@ -164,10 +164,12 @@ class JsonlFamily:
 class TaskFoldersFamily:
     """`tasks:PATH`: a suite of task folders (`task_folders.py`); QA or workdir by its scorer."""
 
-    def __init__(self) -> None:
+    @property
+    def spec(self) -> BenchmarkSpec:
+        """From `task_folders`, imported only when the family is used."""
         from .task_folders import TASKS
 
-        self.spec = TASKS
+        return TASKS
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         """With a `base`, the folder is made absolute and the whole suite is checked."""
@@ -203,10 +205,12 @@ class TaskFoldersFamily:
 class HarborFamily:
     """`harbor:PATH`: Harbor-format task folders, each task in its own container (`harbor.py`)."""
 
-    def __init__(self) -> None:
+    @property
+    def spec(self) -> BenchmarkSpec:
+        """From `harbor`, imported only when the family is used."""
         from .harbor import HARBOR
 
-        self.spec = HARBOR
+        return HARBOR
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         """With a `base`, the folder is made absolute and every task folder is checked."""
