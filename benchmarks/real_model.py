@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.core.config import Role
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
@@ -92,7 +93,7 @@ def main() -> None:
         return LiteLLMModel(config.role(role), config.llm, role, meter)
 
     started = time.perf_counter()
-    result = api.evolve(ws, args.rounds, model_factory=factory)
+    result = api.evolve(ws, args.rounds, options=RunOptions(model_factory=factory))
     wall = time.perf_counter() - started
 
     stories = [api.show_round(ws, number) for number in range(1, result.rounds_completed + 1)]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from scripted import ScriptedWorld, skill_md
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.llm.chat import Reply, ToolCall
 from wikiskill.loop.harness import QuietReporter
 from wikiskill.store.traces import Usage
@@ -53,9 +54,9 @@ def scripted_workspace(path: Path) -> Workspace:
     )
 
 
-def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, **options):
+def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, commit_human_edits: bool = False):
     model = WorldModel(world or ScriptedWorld())
-    return api.evolve(ws, rounds, model_factory=lambda role: model, **options)
+    return api.evolve(ws, rounds, RunOptions(model_factory=lambda role: model), commit_human_edits)
 
 
 class DiesAfter(QuietReporter):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .contracts.running import Reporter
 from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.parts import CLI_PRESETS, COMMAND_PRESET
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Sequence
 
+    from rich.console import Console
+
     from .benchmarks.harbor_export import HarborExport
     from .environments.base_image import BaseImage
     from .history.audit import AuditReport
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Workspace",
+    "RunOptions",
     "init_workspace",
     "open_workspace",
     "evolve",
@@ -228,61 +231,64 @@ def open_workspace(path: Path | None = None) -> Workspace:
     return ws
 
 
-def _config(
-    ws: Workspace,
-    model: str | None,
-    api_base: str | None,
-    concurrency: int | None,
-    workers: int | None,
-    model_factory: ModelFactory | None,
-    executor: str | None,
-    agent: str | None = None,
-) -> Config:
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """What every command that runs tasks (`evolve`, `eval`, `compare`, `audit`) takes beside its
+    own arguments: the settings it overrides for this run (None keeps wikiskill.yaml's; `agent` is
+    `agent.runner`), the console its progress is shown on (None: quiet), and the models of its
+    roles when a host or a test supplies them (then no provider key is checked)."""
+
+    model: str | None = None
+    api_base: str | None = None
+    concurrency: int | None = None
+    workers: int | None = None
+    executor: str | None = None
+    agent: str | None = None
+    console: Console | None = None
+    model_factory: ModelFactory | None = None
+
+
+def _config(ws: Workspace, options: RunOptions) -> Config:
     """The workspace's settings with the command's overrides; a missing provider key, or an agent
     runner that cannot be loaded or cannot play the suite, is refused here, before any progress
     bar, lock or file, in one line."""
     config = load_config(ws.root).with_overrides(
-        model=model, api_base=api_base, concurrency=concurrency, workers=workers, executor=executor, runner=agent
+        model=options.model,
+        api_base=options.api_base,
+        concurrency=options.concurrency,
+        workers=options.workers,
+        executor=options.executor,
+        runner=options.agent,
     )
-    check_runner(config, "--agent" if agent else CONFIG_FILE)
+    check_runner(config, "--agent" if options.agent else CONFIG_FILE)
     check_judge(config, CONFIG_FILE)
     _check_agent(config)
     _check_containers(config, ws)
-    if model_factory is None:
+    if options.model_factory is None:
         check_credentials(config)
     return config
 
 
-def _harness(ws: Workspace, config: Config, console=None, model_factory: ModelFactory | None = None) -> Harness:
-    reporter: Reporter | None = None
-    if console is not None:
-        from .loop.progress import RichReporter
+def _harness(ws: Workspace, config: Config, options: RunOptions) -> Harness:
+    console = options.console
+    if console is None:
+        return Harness(ws, config, None, options.model_factory)
+    from .loop.progress import RichReporter
 
-        reporter = RichReporter(console)
-        with console.status(f"loading the {config.benchmark} benchmark"):  # shown at once, gone when done
-            return Harness(ws, config, reporter, model_factory)
-    return Harness(ws, config, reporter, model_factory)
+    with console.status(f"loading the {config.benchmark} benchmark"):  # shown at once, gone when done
+        return Harness(ws, config, RichReporter(console), options.model_factory)
 
 
 def evolve(
-    ws: Workspace,
-    rounds: int,
-    model: str | None = None,
-    api_base: str | None = None,
-    concurrency: int | None = None,
-    workers: int | None = None,
-    commit_human_edits: bool = False,
-    console=None,
-    model_factory: ModelFactory | None = None,
-    executor: str | None = None,
-    agent: str | None = None,
+    ws: Workspace, rounds: int, options: RunOptions | None = None, commit_human_edits: bool = False
 ) -> EvolveResult:
-    """Run or resume `rounds` rounds of evolution on the workspace; `agent` overrides `agent.runner`."""
-    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+    """Run or resume `rounds` rounds of evolution on the workspace."""
+    options = options or RunOptions()
+    config = _config(ws, options)
     with (
         traced_command("evolve", config.telemetry, benchmark=config.benchmark, rounds=rounds),
         holding(ws, commit_human_edits),
-        _harness(ws, config, console, model_factory) as harness,
+        _harness(ws, config, options) as harness,
     ):
         return run_rounds(harness, rounds, commit_human_edits)
 
@@ -316,76 +322,43 @@ def _split(split: str) -> Split:
     return split  # type: ignore[return-value]
 
 
-def evaluate(
-    ws: Workspace,
-    split: str,
-    ref: str = "main",
-    model: str | None = None,
-    api_base: str | None = None,
-    concurrency: int | None = None,
-    workers: int | None = None,
-    console=None,
-    model_factory: ModelFactory | None = None,
-    executor: str | None = None,
-    agent: str | None = None,
-) -> Evaluated:
+def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions | None = None) -> Evaluated:
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
-    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. `agent`
-    overrides `agent.runner`: the same skills measured on another agent, under its own fingerprint."""
-    split = _split(split)
+    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. Another
+    `options.agent` measures the same skills on another agent, under its own fingerprint."""
+    split, options = _split(split), options or RunOptions()
     ws.resolve(ref)
-    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+    config = _config(ws, options)
     with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
-        with _harness(ws, config, console, model_factory) as harness:
+        with _harness(ws, config, options) as harness:
             harness.benchmark.prepare((split,))
             return harness.evaluate(ref, split, f"eval {split}")
 
 
-def compare(
-    ws: Workspace,
-    ref_a: str,
-    ref_b: str,
-    split: str = "val",
-    model: str | None = None,
-    api_base: str | None = None,
-    concurrency: int | None = None,
-    workers: int | None = None,
-    console=None,
-    model_factory: ModelFactory | None = None,
-    executor: str | None = None,
-    agent: str | None = None,
-) -> Comparison:
+def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
     """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
-    mean difference. Evaluations git records under the current fingerprint are not rerun. `agent`
-    overrides `agent.runner`."""
+    mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from .history.compare import compare as _compare
 
-    split = _split(split)
+    split, options = _split(split), options or RunOptions()
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
-    config = _config(ws, model, api_base, concurrency, workers, model_factory, executor, agent)
+    config = _config(ws, options)
     with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
-        with _harness(ws, config, console, model_factory) as harness:
+        with _harness(ws, config, options) as harness:
             harness.benchmark.prepare((split,))
             return _compare(harness, ref_a, ref_b, split)
 
 
-def audit(
-    ws: Workspace,
-    rerun: bool = False,
-    model: str | None = None,
-    api_base: str | None = None,
-    concurrency: int | None = None,
-    console=None,
-    model_factory: ModelFactory | None = None,
-) -> AuditReport:
+def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:
     """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
     from .history.audit import audit as _audit
 
-    config = _config(ws, model, api_base, concurrency, None, model_factory, None)
+    options = options or RunOptions()
+    config = _config(ws, options)
     with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
-        with _harness(ws, config, console, model_factory) as harness:
+        with _harness(ws, config, options) as harness:
             harness.benchmark.prepare(("val",))
             return _audit(harness, rerun)
 

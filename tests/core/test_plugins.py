@@ -1,8 +1,10 @@
-"""A plugin package adds a gate policy, an executor and a coding-agent CLI preset with no edit of
-wikiskill: a real package folder with entry points in the kinds' groups (`wikiskill.gate_policies`,
-`wikiskill.executors`, `wikiskill.cli_presets`), installed by pip into a folder on sys.path; the
-settings then accept the plugins' names, which `wikiskill` lists beside the built-ins."""
+"""A plugin package adds a gate policy, an executor, a coding-agent CLI preset and a QA scorer with
+no edit of wikiskill: a real package folder with entry points in the kinds' groups
+(`wikiskill.gate_policies`, `wikiskill.executors`, `wikiskill.cli_presets`, `wikiskill.scorers`),
+installed by pip into a folder on sys.path; the settings then accept the plugins' names, which
+`wikiskill` lists beside the built-ins."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -15,7 +17,8 @@ from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
-from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES
+from wikiskill.api import RunOptions
+from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES, SCORERS
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import UNUSED_SERVER, edit_config, gate_of
@@ -40,10 +43,13 @@ counting = "acme_parts:Counting"
 
 [project.entry-points."wikiskill.cli_presets"]
 echo-answer = "acme_parts:EchoAnswer"
+
+[project.entry-points."wikiskill.scorers"]
+any-answer = "acme_parts:AnyAnswer"
 """
 
 MODULE = '''
-"""Three parts of wikiskill, each found by its entry point."""
+"""Four parts of wikiskill, each found by its entry point."""
 import os
 import sys
 
@@ -104,6 +110,13 @@ class EchoAnswer:
     def parse(self, lines, skills):
         text = "\\n".join(lines).strip()
         return CliTranscript(answer=text or None, messages=[{"role": "assistant", "content": text}])
+
+
+class AnyAnswer:
+    """Any answer at all scores 1."""
+
+    def score(self, prediction, answer):
+        return float(bool(prediction))
 '''
 
 
@@ -146,6 +159,7 @@ def test_the_plugins_names_are_accepted_and_listed_after_the_built_ins(installed
     assert GATE_POLICIES.names()[-1] == "veto" and GATE_POLICIES.check("VETO") == "veto"
     assert EXECUTORS.names() == [*EXECUTORS.builtins, "counting"]
     assert "echo-answer" in CLI_PRESETS.names()
+    assert SCORERS.names() == [*SCORERS.builtins, "any-answer"]
 
 
 def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
@@ -171,7 +185,7 @@ def test_a_plugin_executor_runs_the_tasks(tmp_path, installed):
 
     with FakeOpenAIServer(ScriptedWorld()) as server:
         ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
-        evaluated = api.evaluate(ws, "val", executor="counting")
+        evaluated = api.evaluate(ws, "val", options=RunOptions(executor="counting"))
     assert acme_parts.RUNS == [evaluated.evaluation.n] and evaluated.evaluation.n >= 6
 
 
@@ -185,3 +199,16 @@ def test_a_plugin_cli_preset_plays_every_task(tmp_path, installed, monkeypatch):
     evaluation = api.evaluate(ws, "val").evaluation
     assert len(log.read_text().splitlines()) == evaluation.n >= 6
     assert 0 < evaluation.mean < 1  # it answers one kind of task only
+
+
+def test_a_plugin_scorer_scores_a_jsonl_suite(tmp_path, installed):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for split in ("train", "val", "test"):
+        rows = [{"id": f"{split}-{n}", "question": f"Name the number {n}.", "answer": str(n)} for n in range(3)]
+        (suite / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (suite / "suite.json").write_text(json.dumps({"scorer": "any-answer"}))
+    with FakeOpenAIServer(lambda body: "<answer>a wrong answer</answer>") as server:
+        ws = api.init_workspace(tmp_path / "ws", f"jsonl:{suite}", "openai/fake-model", server.base_url)
+        evaluation = api.evaluate(ws, "val").evaluation
+    assert evaluation.scores == {"val-0": 1.0, "val-1": 1.0, "val-2": 1.0}  # `exact` would score each 0

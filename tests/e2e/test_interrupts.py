@@ -106,10 +106,11 @@ def test_kill_9_of_a_command_leaves_no_worker_behind_and_its_resume_recomputes_n
         from pathlib import Path
 
         from wikiskill import api
+        from wikiskill.api import RunOptions
 
         if __name__ == "__main__":
             ws = api.open_workspace(Path(sys.argv[1]))
-            api.evaluate(ws, "test", executor=sys.argv[2], workers=2, concurrency=6)
+            api.evaluate(ws, "test", options=RunOptions(executor=sys.argv[2], workers=2, concurrency=6))
     """,
     )
     world = ScriptedWorld()

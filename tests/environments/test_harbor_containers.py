@@ -35,6 +35,7 @@ from harborsuites import (
 )
 from scripted import SPELL, ScriptedWorld
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
 from wikiskill.core.config import EnvironmentSettings, RoleSettings, SkillsSettings
@@ -251,7 +252,7 @@ def test_after_a_kill_9_the_next_command_removes_the_labelled_container(tmp_path
         )
     try:
         with FakeOpenAIServer(ContainerWorld()) as server:
-            api.evaluate(api.open_workspace(ws), "val", ref="main", api_base=server.base_url)
+            api.evaluate(api.open_workspace(ws), "val", ref="main", options=RunOptions(api_base=server.base_url))
         assert containers_of(ws) == []
         assert containers_of(tmp_path / "other") == [other.stdout.strip()[:12]]  # another workspace's: left alone
     finally:
@@ -349,7 +350,7 @@ def test_eval_with_the_oracle_scores_every_task_one_and_with_nop_zero(tmp_path, 
         ws = harbor_workspace(tmp_path, server.base_url, suite)
         scores = {}
         for agent in ("oracle", "nop"):
-            evaluated = api.evaluate(api.open_workspace(ws), "val", ref="main", agent=agent)
+            evaluated = api.evaluate(api.open_workspace(ws), "val", ref="main", options=RunOptions(agent=agent))
             scores[agent] = [trajectory.score for trajectory in evaluated.runs[0]]
         assert server.requests == []  # neither asks a model
     assert scores == {"oracle": [1.0, 1.0], "nop": [0.0, 0.0]}

@@ -13,6 +13,7 @@ from conftest import git
 from inprocess import WorldModel, evolve_scripted, merge_change, scripted_workspace
 from scripted import ScriptedWorld, skill_md
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WorkspaceError
 from wikiskill.history.rollback import accepted_merges
@@ -43,7 +44,7 @@ def commit_by_hand(ws: Workspace, subject: str) -> str:
 
 def assert_audit_is_sound(ws: Workspace) -> None:
     model = WorldModel(ScriptedWorld())
-    assert api.audit(ws, model_factory=lambda role: model).problems == []
+    assert api.audit(ws, options=RunOptions(model_factory=lambda role: model)).problems == []
 
 
 def test_rollback_by_name_reverts_a_hand_commit_too_and_names_it(evolved):

@@ -17,6 +17,7 @@ from scripted import ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import RoleSettings
+from wikiskill.core.errors import ConfigError
 from wikiskill.llm.credentials import KEY_ENV, missing_key
 from wikiskill.roles.sandbox import Sandbox
 from wikiskill.store.workspace import MAIN
@@ -125,7 +126,7 @@ def test_doctor_reports_an_unreachable_server_and_exits_1(text_round):
     assert result.exit_code == 1 and "agent: " in result.output
 
 
-def test_a_missing_key_is_one_line_before_any_network_call_or_write(tmp_path):
+def test_a_missing_key_is_one_line_before_any_network_call_or_write(tmp_path, monkeypatch):
     ws = tmp_path / "ws"
     api.init_workspace(ws, benchmark="example-qa", model="openai/gpt-4o-mini")
     before = sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if ".git/" not in str(p))
@@ -147,6 +148,9 @@ def test_a_missing_key_is_one_line_before_any_network_call_or_write(tmp_path):
         )
         assert done.stdout.strip() == "no litellm 1"
         assert done.stderr.count("\n") == 1 and "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="the agent's model openai/gpt-4o-mini needs OPENAI_API_KEY"):
+        api.evaluate(api.open_workspace(ws), "val")
     assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if ".git/" not in str(p)) == before
     assert git(ws, "rev-parse", "HEAD") == head and git(ws, "status", "--porcelain") == ""
 

@@ -13,6 +13,7 @@ from conftest import git
 from inprocess import DiesAfter, WorldModel, evolve_scripted, merge_change, scripted_workspace
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.core.errors import ValidationIndecisive, WikiskillError, WorkspaceError
 from wikiskill.history.rollback import accepted_merges
 from wikiskill.loop.evolve import evolve
@@ -50,7 +51,7 @@ def assert_every_merge_is_sound(ws: Workspace) -> None:
     """Each accepted merge on main (rolled back or not) records an evaluation of exactly its own
     skills tree against an incumbent of the same setup, and re-running it gives the claimed score."""
     model = WorldModel(ScriptedWorld())
-    report = api.audit(ws, rerun=True, model_factory=lambda role: model)
+    report = api.audit(ws, rerun=True, options=RunOptions(model_factory=lambda role: model))
     assert report.merges and report.problems == []
     assert report.rerun == len(report.merges)
 

@@ -10,6 +10,7 @@ from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.core.errors import ConfigError
 from wikiskill.core.parts import REGISTRIES
 from wikiskill.store.trailers import Decision
@@ -80,7 +81,7 @@ def test_a_user_executor_named_by_its_dotted_path_runs_the_tasks(tmp_path, user_
 
     with FakeOpenAIServer(ScriptedWorld()) as server:
         ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
-        evaluated = api.evaluate(ws, "val", executor="myexecutors.Counting")
+        evaluated = api.evaluate(ws, "val", options=RunOptions(executor="myexecutors.Counting"))
     assert myexecutors.RUNS == [evaluated.evaluation.n] and evaluated.evaluation.n >= 6
 
 

@@ -14,6 +14,7 @@ import yaml
 from inprocess import WorldModel, evolve_scripted
 from scripted import ScriptedWorld, reversal_suite
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import report_data
@@ -248,7 +249,8 @@ def test_after_a_sequential_merge_another_policy_and_compare_evaluate_main_on_ev
     ws = sequential_workspace(tmp_path)
     assert evolve_scripted(ws, rounds=1).decisions == ["accepted"]
     assert round_state(ws, 1).gate.meta.tasks == 15  # main's recorded evaluation covers these only
-    comparison = api.compare(ws, "baseline", "main", model_factory=lambda role: WorldModel(ScriptedWorld()))
+    world = RunOptions(model_factory=lambda role: WorldModel(ScriptedWorld()))
+    comparison = api.compare(ws, "baseline", "main", options=world)
     assert len(comparison.rows) == 40 and comparison.mean_diff == 1.0
     set_gate(ws, policy="paired")
     result = evolve_scripted(ws, rounds=1)

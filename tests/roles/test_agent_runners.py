@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from inprocess import WorldModel
 from scripted import SPELL, ScriptedWorld, skill_md
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import ConfigError
 from wikiskill.store.workspace import format_message
@@ -94,7 +95,7 @@ def test_a_python_runner_is_evolved_end_to_end(tmp_path, agents):
     ws = workspace(tmp_path, runner)
     assert f'runner: "{runner}"' in (ws.root / "wikiskill.yaml").read_text()
 
-    result = api.evolve(ws, 1, model_factory=world_factory())
+    result = api.evolve(ws, 1, options=RunOptions(model_factory=world_factory()))
 
     assert result.rounds_completed == 1 and result.incumbent == pytest.approx(5 / 6)
     assert [s.name for s in api.load_skills(ws)] == ["spell-letters"]
@@ -125,16 +126,17 @@ def test_eval_with_another_runner_is_another_fingerprint(tmp_path, agents):
     second, second_log = agents("second_agent")
     ws = workspace(tmp_path, first)
     factory = world_factory()
-    own = api.evaluate(ws, "val", model_factory=factory).evaluation
-    other = api.evaluate(ws, "val", model_factory=factory, agent=second).evaluation
+    own = api.evaluate(ws, "val", options=RunOptions(model_factory=factory)).evaluation
+    other = api.evaluate(ws, "val", options=RunOptions(model_factory=factory, agent=second)).evaluation
     assert own.fingerprint != other.fingerprint
     assert len(read_log(second_log)) == other.n  # nothing of the first runner's was reused
-    assert api.evaluate(ws, "val", model_factory=factory, agent=first).evaluation.fingerprint == own.fingerprint
+    again = api.evaluate(ws, "val", options=RunOptions(model_factory=factory, agent=first)).evaluation
+    assert again.fingerprint == own.fingerprint
 
     (tmp_path / "agents" / "first_agent.py").write_text(
         (tmp_path / "agents" / "first_agent.py").read_text() + "\n# edited\n"
     )
-    assert api.evaluate(ws, "val", model_factory=factory).evaluation.fingerprint != own.fingerprint
+    assert api.evaluate(ws, "val", options=RunOptions(model_factory=factory)).evaluation.fingerprint != own.fingerprint
 
 
 def test_a_failing_callable_fails_that_task_alone(tmp_path, agents):
@@ -142,7 +144,7 @@ def test_a_failing_callable_fails_that_task_alone(tmp_path, agents):
         "flaky_agent", 'if "backwards" in run.task:\n    raise ValueError("cannot\\n reverse")\n' + ANSWER
     )
     ws = workspace(tmp_path, runner)
-    evaluated = api.evaluate(ws, "val", model_factory=world_factory())
+    evaluated = api.evaluate(ws, "val", options=RunOptions(model_factory=world_factory()))
     errors = {t.task_id: t.error for t in evaluated.runs[0]}
     failed = {task: error for task, error in errors.items() if error}
     assert failed and len(failed) < len(errors)
@@ -189,7 +191,7 @@ def test_a_runner_registered_as_an_entry_point_is_found_by_name(tmp_path, agents
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: registered-agent\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[wikiskill.agents]\nmine = registered_agent:solve\n")
     ws = workspace(tmp_path, "python:mine")
-    evaluated = api.evaluate(ws, "val", model_factory=world_factory())
+    evaluated = api.evaluate(ws, "val", options=RunOptions(model_factory=world_factory()))
     assert len(read_log(log)) == evaluated.evaluation.n and runner == "python:registered_agent:solve"
 
 
@@ -217,5 +219,5 @@ def test_the_example_runner_answers_through_litellm_with_the_skills_in_its_promp
 def test_worker_processes_import_the_runner_from_pythonpath(tmp_path, agents):
     runner, log = agents("pooled_agent")
     ws = workspace(tmp_path, runner)
-    pooled = api.evaluate(ws, "val", executor="processes", workers=2, concurrency=2).evaluation
+    pooled = api.evaluate(ws, "val", options=RunOptions(executor="processes", workers=2, concurrency=2)).evaluation
     assert len(read_log(log)) == pooled.n and pooled.mean == pytest.approx(0.5)

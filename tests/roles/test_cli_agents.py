@@ -18,6 +18,7 @@ from processes import alive
 from scripted import SPELL, ScriptedWorld, skill_md
 from taskfolders import bugfix_suite
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.benchmarks.registry import load_benchmark
 from wikiskill.cli import app
 from wikiskill.core.config import Config, Role
@@ -221,7 +222,7 @@ def test_a_command_runner_is_evaluated_and_its_template_keys_the_fingerprint(tmp
     assert api.evaluate(ws, "val").evaluation.fingerprint == first.fingerprint
     assert len(read_log(log)) == first.n  # the same setup: every task came from the result cache
     other = command_workspace(tmp_path / "other", [*command[:-1], "--verbose", "{prompt}"])
-    pooled = api.evaluate(other, "val", executor="processes", workers=2, concurrency=2).evaluation
+    pooled = api.evaluate(other, "val", options=RunOptions(executor="processes", workers=2, concurrency=2)).evaluation
     assert pooled.fingerprint != first.fingerprint and pooled.mean == pytest.approx(0.5)
     assert len(read_log(log)) == 2 * first.n  # run again, in worker processes
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from conftest import needs, needs_cli
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.store.traces import Trajectory
@@ -156,9 +157,9 @@ def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path)
         result = CliRunner().invoke(app, ["-C", str(ws.root), "eval", "--split", "val", "--agent", "qwen-code"])
         assert result.exit_code == 0, result.output
         ran = len(world.seen)
-        qwen = api.evaluate(ws, "val", agent="qwen-code").evaluation
+        qwen = api.evaluate(ws, "val", options=RunOptions(agent="qwen-code")).evaluation
         assert len(world.seen) == ran  # the same setup: the result cache answered
-        comparison = api.compare(ws, before, "main", agent="qwen-code")
+        comparison = api.compare(ws, before, "main", options=RunOptions(agent="qwen-code"))
     assert builtin.mean == pytest.approx(2 / 3) and qwen.mean == pytest.approx(2 / 3)
     assert qwen.fingerprint != builtin.fingerprint
     assert comparison.a.mean == pytest.approx(1 / 3) and comparison.b.mean == pytest.approx(2 / 3)

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from scripted import ScriptedWorld
 from taskfolders import BUGGY, checks_of, install_runner, write_task
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import ValidationIndecisive
@@ -298,10 +299,10 @@ def test_infra_tasks_are_retried_once_and_never_cached_in_every_executor(tmp_pat
         api_base="http://127.0.0.1:9/v1",
         agent=runner_module,
     )
-    first = api.evaluate(ws, "val", executor=executor).evaluation
+    first = api.evaluate(ws, "val", options=RunOptions(executor=executor)).evaluation
     assert first.scores == {"fine-v": 1.0} and "the check crashed: KeyError" in first.infra["crash-v"]
     set_modes(tmp_path, fine_v="pass")
-    again = api.evaluate(ws, "val", executor=executor).evaluation
+    again = api.evaluate(ws, "val", options=RunOptions(executor=executor)).evaluation
     assert again.scores == {"fine-v": 1.0, "crash-v": 0.0} and not again.infra
     assert runs(tmp_path) == {"fine-v": 1, "crash-v": 3}
     assert (

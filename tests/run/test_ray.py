@@ -14,6 +14,7 @@ import ray
 
 from scripted import ScriptedWorld
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,7 @@ def test_an_eval_on_ray_gives_the_local_executors_trajectories_and_scores(tmp_pa
         ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
         local = api.evaluate(ws, "val")
         shutil.rmtree(ws.state_dir / "results")
-        on_ray = api.evaluate(ws, "val", executor="ray", workers=2)
+        on_ray = api.evaluate(ws, "val", options=RunOptions(executor="ray", workers=2))
         asked = [body["messages"][-1]["content"] for body in server.requests]
     tasks = len(local.evaluation.scores)
     assert tasks >= 6 and len(asked) == 2 * tasks and len(set(asked)) == tasks  # each task once per executor
@@ -53,7 +54,7 @@ def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, l
         with FakeOpenAIServer(ScriptedWorld()) as server:
             ws = api.init_workspace(tmp_path / executor, "example-qa", "openai/fake-model", server.base_url)
             workers = 2 if executor == "ray" else 1
-            result = api.evolve(ws, 1, executor=executor, workers=workers)
+            result = api.evolve(ws, 1, options=RunOptions(executor=executor, workers=workers))
         folders = {
             folder: {path: COMMIT.sub("<commit>", text) for path, text in ws.read_files("main", folder).items()}
             for folder in ("raw", "wiki", "skills")

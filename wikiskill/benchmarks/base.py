@@ -248,6 +248,12 @@ class LoadRequest:
         return {split: size for split, size in sizes.items() if size is not None}
 
 
+class AnswerScorer(Protocol):
+    """How a QA suite scores a prediction against a task's answer, from 0 to 1."""
+
+    def score(self, prediction: str | None, answer: str) -> float: ...
+
+
 @runtime_checkable
 class BenchmarkFamily(Protocol):
     """One family of suites, as an entry point names it."""

@@ -13,6 +13,8 @@ network or a model download and are left out."""
 
 
 class BfclFamily:
+    """`bfcl[:<category>]`: BFCL v4 multi-turn function calling against its simulated APIs."""
+
     spec = BenchmarkSpec(
         family="bfcl",
         kind=BenchmarkKind.TOOL_USE,

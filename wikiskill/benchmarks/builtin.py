@@ -15,6 +15,8 @@ from .specs import JSONL, QA_MAX_STEPS, TEXTWORLD_COOKING
 
 
 class TextWorldCookingFamily:
+    """`textworld-cooking`: TextWorld cooking games (First TextWorld Problems recipes), generated offline."""
+
     spec = TEXTWORLD_COOKING
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
@@ -114,6 +116,8 @@ class ReasoningGymFamily:
 
 
 class ExampleQAFamily:
+    """`example-qa`: a small letter-counting and word-reversal QA suite that ships with wikiskill."""
+
     spec = BenchmarkSpec(
         family="example-qa",
         kind=BenchmarkKind.QA,
@@ -132,6 +136,8 @@ class ExampleQAFamily:
 
 
 class JsonlFamily:
+    """`jsonl:DIR`: your own QA data, DIR/{train,val,test}.jsonl with an id, question and answer per line."""
+
     spec = JSONL
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
@@ -158,10 +164,12 @@ class JsonlFamily:
 class TaskFoldersFamily:
     """`tasks:PATH`: a suite of task folders (`task_folders.py`); QA or workdir by its scorer."""
 
-    def __init__(self) -> None:
+    @property
+    def spec(self) -> BenchmarkSpec:
+        """From `task_folders`, imported only when the family is used."""
         from .task_folders import TASKS
 
-        self.spec = TASKS
+        return TASKS
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         """With a `base`, the folder is made absolute and the whole suite is checked."""
@@ -197,10 +205,12 @@ class TaskFoldersFamily:
 class HarborFamily:
     """`harbor:PATH`: Harbor-format task folders, each task in its own container (`harbor.py`)."""
 
-    def __init__(self) -> None:
+    @property
+    def spec(self) -> BenchmarkSpec:
+        """From `harbor`, imported only when the family is used."""
         from .harbor import HARBOR
 
-        self.spec = HARBOR
+        return HARBOR
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
         """With a `base`, the folder is made absolute and every task folder is checked."""

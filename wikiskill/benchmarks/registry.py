@@ -1,15 +1,14 @@
-"""Benchmark families found through the `wikiskill.benchmarks` entry-point group.
+"""Benchmark families: the built-ins and those of plugins, `core.parts.BENCHMARK_FAMILIES`.
 
-A benchmark name is `family` or `family:argument` (`jsonl:DIR`, `scienceworld:boil`). Each entry
-point names a family: a class with a `spec` (`BenchmarkSpec`), `check` and `load`. The built-in
-families are registered the same way in wikiskill's own package metadata, so a user's package
-adds a suite by declaring, in its pyproject.toml:
+A benchmark name is `family` or `family:argument` (`jsonl:DIR`, `scienceworld:boil`). Each name
+is a family: a class with a `spec` (`BenchmarkSpec`), `check` and `load`. A user's package adds a
+suite by declaring, in its pyproject.toml:
 
     [project.entry-points."wikiskill.benchmarks"]
     my-suite = "my_package.suite:MySuiteFamily"
 
-Entry points are loaded only when their family is asked for, so listing the suites never imports a
-heavy environment, and one broken plugin breaks only its own name.
+A family is imported only when it is asked for, so listing the suites never imports a heavy
+environment, and one broken plugin breaks only its own name.
 """
 
 from __future__ import annotations
@@ -17,17 +16,16 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import BenchmarkError, did_you_mean
+from ..core.parts import BENCHMARK_FAMILIES
+from ..core.registry import import_object
 from .base import Benchmark, BenchmarkFamily, BenchmarkSpec, LoadRequest, Progress
 
 if TYPE_CHECKING:
     from ..core.config import Config
-
-ENTRY_POINT_GROUP = "wikiskill.benchmarks"
 
 
 def split_name(name: str) -> tuple[str, str | None]:
@@ -36,52 +34,35 @@ def split_name(name: str) -> tuple[str, str | None]:
     return family.strip(), (argument.strip() if colon else None)
 
 
-BUILTIN_FAMILIES = {"harbor": "wikiskill.benchmarks.builtin:HarborFamily"}
-"""Built-in families also registered here, so that an install made before their entry point
-was added (an editable one) still finds them."""
-
-
-@cache
-def _entry_points() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(point.name, point)
-    for name, value in BUILTIN_FAMILIES.items():
-        found.setdefault(name, EntryPoint(name, value, ENTRY_POINT_GROUP))
-    return found
-
-
 def family_names() -> list[str]:
     """Every registered family: wikiskill's own first, then plugins, each group by name."""
-    points = _entry_points()
-    builtin = sorted(name for name, point in points.items() if point.value.startswith("wikiskill."))
-    return builtin + sorted(name for name in points if name not in builtin)
+    return sorted(BENCHMARK_FAMILIES.builtins) + sorted(BENCHMARK_FAMILIES.plugins())
 
 
 @cache
 def family(name: str) -> BenchmarkFamily:
     """The family registered as `name`, loaded on first use."""
-    point = _entry_points().get(name)
-    if point is None:
+    names = family_names()
+    if name not in names:
         raise BenchmarkError(
-            f"unknown benchmark {name!r}{did_you_mean(name, _entry_points())}; "
-            f"choose one of: {', '.join(known_benchmarks())}"
+            f"unknown benchmark {name!r}{did_you_mean(name, names)}; choose one of: {', '.join(known_benchmarks())}"
         )
+    path = BENCHMARK_FAMILIES.path(name)
     try:
-        loaded = point.load()
+        loaded = import_object(path)
         found = loaded() if isinstance(loaded, type) else loaded
     except Exception as exc:  # noqa: BLE001 - a plugin may fail in any way; say which one
         raise BenchmarkError(
-            f"benchmark plugin {name!r} ({point.value}) cannot be loaded: {type(exc).__name__}: {exc}"
+            f"benchmark plugin {name!r} ({path}) cannot be loaded: {type(exc).__name__}: {exc}"
         ) from exc
     spec = getattr(found, "spec", None)
     if not isinstance(found, BenchmarkFamily) or not isinstance(spec, BenchmarkSpec):
         raise BenchmarkError(
-            f"benchmark plugin {name!r} ({point.value}) is not a benchmark family: "
+            f"benchmark plugin {name!r} ({path}) is not a benchmark family: "
             "it needs a BenchmarkSpec `spec` and `check` and `load` methods"
         )
     if spec.family != name:
-        raise BenchmarkError(f"benchmark plugin {name!r} ({point.value}) declares family {spec.family!r}")
+        raise BenchmarkError(f"benchmark plugin {name!r} ({path}) declares family {spec.family!r}")
     return found
 
 

@@ -10,6 +10,8 @@ from .base import Benchmark, BenchmarkKind, BenchmarkSpec, LoadRequest, SplitCou
 
 
 class ScienceWorldFamily:
+    """`scienceworld[:<task-name>]`: ScienceWorld's elementary-science tasks in a simulated world."""
+
     spec = BenchmarkSpec(
         family="scienceworld",
         kind=BenchmarkKind.INTERACTIVE,

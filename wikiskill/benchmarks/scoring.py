@@ -1,4 +1,5 @@
-"""Scorers for QA predictions: exact (normalised), numeric, contains, regex, or module:function."""
+"""Scorers for QA predictions: the registered ones (`core.parts.SCORERS`: exact, contains, numeric,
+regex and plugins'), or a function named `module:function`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 import string
 from collections.abc import Callable
 
-from ..core.errors import BenchmarkError
+from ..core.errors import BenchmarkError, ConfigError
+from ..core.parts import SCORERS
 
 Scorer = Callable[[str | None, str], float]
 
@@ -20,38 +22,63 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def exact(prediction: str | None, answer: str) -> float:
-    return float(prediction is not None and normalize(prediction) == normalize(answer))
+@SCORERS.builtin
+class Exact:
+    """The prediction is the answer, both normalised (case, punctuation, articles, white space)."""
+
+    @staticmethod
+    def score(prediction: str | None, answer: str) -> float:
+        return float(prediction is not None and normalize(prediction) == normalize(answer))
 
 
-def contains(prediction: str | None, answer: str) -> float:
-    return float(prediction is not None and normalize(answer) in normalize(prediction))
+@SCORERS.builtin
+class Contains:
+    """The normalised answer appears in the normalised prediction."""
+
+    @staticmethod
+    def score(prediction: str | None, answer: str) -> float:
+        return float(prediction is not None and normalize(answer) in normalize(prediction))
 
 
-def numeric(prediction: str | None, answer: str) -> float:
-    def number(text: str | None) -> float | None:
-        match = re.search(r"-?\d[\d,]*(?:\.\d+)?", text or "")
-        return float(match.group().replace(",", "")) if match else None
+@SCORERS.builtin
+class Numeric:
+    """The first number in the prediction equals the answer's (thousands separators allowed)."""
 
-    got, want = number(prediction), number(answer)
-    return float(got is not None and want is not None and abs(got - want) <= 1e-6 * max(1.0, abs(want)))
-
-
-def regex(prediction: str | None, answer: str) -> float:
-    return float(
-        prediction is not None and re.fullmatch(answer, prediction.strip(), re.IGNORECASE | re.DOTALL) is not None
-    )
+    @staticmethod
+    def score(prediction: str | None, answer: str) -> float:
+        got, want = _number(prediction), _number(answer)
+        return float(got is not None and want is not None and abs(got - want) <= 1e-6 * max(1.0, abs(want)))
 
 
-BUILTIN: dict[str, Scorer] = {"exact": exact, "contains": contains, "numeric": numeric, "regex": regex}
+def _number(text: str | None) -> float | None:
+    match = re.search(r"-?\d[\d,]*(?:\.\d+)?", text or "")
+    return float(match.group().replace(",", "")) if match else None
+
+
+@SCORERS.builtin
+class Regex:
+    """The answer is a regular expression the whole prediction matches (any case)."""
+
+    @staticmethod
+    def score(prediction: str | None, answer: str) -> float:
+        return float(
+            prediction is not None and re.fullmatch(answer, prediction.strip(), re.IGNORECASE | re.DOTALL) is not None
+        )
+
+
+exact, contains, numeric, regex = Exact.score, Contains.score, Numeric.score, Regex.score
 
 
 def get_scorer(spec: str) -> Scorer:
-    if spec in BUILTIN:
-        return BUILTIN[spec]
+    """The scorer `spec` names: a registered scorer (built-in or a plugin's) or `module:function`."""
+    if spec in SCORERS.builtins or spec in SCORERS.plugins():
+        try:
+            return SCORERS.load(spec)().score
+        except ConfigError as exc:
+            raise BenchmarkError(str(exc)) from exc
     module_name, _, function_name = spec.partition(":")
     if not function_name:
-        raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(BUILTIN)} or module:function")
+        raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(SCORERS.names())} or module:function")
     try:
         scorer = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:

@@ -25,15 +25,17 @@ import shlex
 import shutil
 import sys
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.errors import BenchmarkError
+from ..core.parts import SCORERS
 from ..core.registry import import_object
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
-from .scoring import BUILTIN as QA_SCORERS
+from .scoring import Scorer, get_scorer
 from .specs import QA_MAX_STEPS
 
 SUITE_FILE = "suite.yaml"
@@ -112,9 +114,9 @@ class SuiteSettings(BaseModel):
     @classmethod
     def _known_scorer(cls, value: str) -> str:
         text = value.strip()
-        if text in {*ScorerName, *QA_SCORERS} or PYTHON_SCORER.fullmatch(text):
+        if text in {*ScorerName, *SCORERS.names()} or PYTHON_SCORER.fullmatch(text):
             return text
-        names = ", ".join([*ScorerName, *QA_SCORERS, "python:MODULE:FUNCTION"])
+        names = ", ".join([*ScorerName, *SCORERS.names(), "python:MODULE:FUNCTION"])
         raise ValueError(f"unknown scorer {text!r}; choose one of: {names}")
 
     @model_validator(mode="after")
@@ -130,7 +132,7 @@ class SuiteSettings(BaseModel):
     @property
     def qa(self) -> bool:
         """Scored by a QA scorer against `answer` files: a QA suite."""
-        return self.scorer in QA_SCORERS
+        return self.scorer in SCORERS.names()
 
     @property
     def judged(self) -> bool:
@@ -214,7 +216,11 @@ class TaskFolders:
 
     def score(self, task: Task, prediction: str | None) -> float:
         """A QA suite's score of `prediction` against the task's `answer`."""
-        return float(QA_SCORERS[self.scoring.scorer](prediction, task.answer or ""))
+        return float(self._answer_scorer(prediction, task.answer or ""))
+
+    @cached_property
+    def _answer_scorer(self) -> Scorer:
+        return get_scorer(self.scoring.scorer)
 
     def setup_digest(self) -> str:
         """Every file of the suite (suite.yaml, checks, prompts, files, rubrics) by path and

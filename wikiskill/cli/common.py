@@ -3,9 +3,11 @@ the workspace of `-C`, and how a score or a long value is printed."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import typer
@@ -73,6 +75,45 @@ ExecutorOption = typer.Option(
     "or the dotted path of an executor class (package.module:Class); "
     "default: processes with --workers above 1, else local.",
 )
+RUN_OPTIONS: dict[str, tuple[type, object]] = {
+    "model": (str, ModelOption),
+    "api_base": (str, ApiBaseOption),
+    "concurrency": (int, ConcurrencyOption),
+    "workers": (int, WorkersOption),
+    "executor": (str, ExecutorOption),
+    "agent": (str, AgentOption),
+}
+"""The options of a command that runs tasks, by the `api.RunOptions` field each one fills."""
+
+
+def run_options(*names: str) -> Callable[[Callable], Callable]:
+    """Give a command the options of `RUN_OPTIONS` (those `names`, else all) in place of its
+    `options` parameter, which receives them as one `api.RunOptions` with progress on the console."""
+    names = names or tuple(RUN_OPTIONS)
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        added = [_keyword(name, *RUN_OPTIONS[name]) for name in names]
+        parameters = [
+            replaced
+            for parameter in signature.parameters.values()
+            for replaced in (added if parameter.name == "options" else [parameter.replace(kind=parameter.KEYWORD_ONLY)])
+        ]
+
+        @functools.wraps(command)
+        def with_options(**values: object) -> object:
+            chosen: dict[str, Any] = {name: values.pop(name) for name in names}
+            return command(**values, options=api.RunOptions(console=console, **chosen))
+
+        with_options.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+        return with_options
+
+    return decorate
+
+
+def _keyword(name: str, kind: type, option: object) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind | None)
 
 
 def help_text(command: Callable) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -14,17 +15,7 @@ from rich.text import Text
 from .. import api
 from ..core.errors import ConfigError
 from ..loop.estimate import Estimate, RoundEstimate
-from .common import (
-    AgentOption,
-    ApiBaseOption,
-    ConcurrencyOption,
-    ExecutorOption,
-    ModelOption,
-    WorkersOption,
-    console,
-    shorten,
-    workspace_of,
-)
+from .common import AgentOption, ApiBaseOption, ModelOption, console, run_options, shorten, workspace_of
 
 
 def init(
@@ -89,6 +80,7 @@ def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
         raise ConfigError(f"--command {command!r} does not split into words: {exc}") from exc
 
 
+@run_options()
 def evolve(
     ctx: typer.Context,
     rounds: int = typer.Option(
@@ -99,12 +91,8 @@ def evolve(
         help="More rounds to complete from now; a round left unfinished by an interrupted "
         "run is finished first and counts as the first of them.",
     ),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
     commit_human_edits: bool = typer.Option(
         False, "--commit-human-edits", help="Commit uncommitted edits under skills/ and wiki/ as a human step."
     ),
@@ -119,20 +107,9 @@ def evolve(
     With `budget.max_usd`, a round whose estimate the budget cannot pay for is not started."""
     ws = workspace_of(ctx)
     if dry_run:
-        print_estimate(api.estimate(ws, rounds, model=model, api_base=api_base, agent=agent))
+        print_estimate(api.estimate(ws, rounds, model=options.model, api_base=options.api_base, agent=options.agent))
         return
-    result = api.evolve(
-        ws,
-        rounds,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        commit_human_edits=commit_human_edits,
-        console=console,
-    )
+    result = api.evolve(ws, rounds, options, commit_human_edits=commit_human_edits)
     ran = len(result.decisions)
     if result.stopped_early and not ran:
         console.print(
@@ -195,33 +172,20 @@ def _totals(rounds: list[RoundEstimate]) -> str:
     return f"about {calls:,} calls, {tokens:,} tokens, ${sum(each.usd for each in rounds):.4f}"
 
 
+
+@run_options()
 def eval_command(
     ctx: typer.Context,
     split: str = typer.Option("val", "--split", help="val, test or train."),
     ref: str = typer.Option("main", "--ref", help="Evaluate the skills at this git ref."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
 
     Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = workspace_of(ctx)
-    evaluated = api.evaluate(
-        ws,
-        split,
-        ref=ref,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        console=console,
-    )
+    evaluated = api.evaluate(ws, split, ref, options)
     e = evaluated.evaluation
     table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
     failed = []
@@ -239,17 +203,14 @@ def eval_command(
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
+@run_options()
 def compare_command(
     ctx: typer.Context,
     ref_a: str = typer.Argument(..., help="The reference skills (e.g. baseline, round/003, a rejected/... tag)."),
     ref_b: str = typer.Argument(..., help="The skills compared with them (e.g. main)."),
     split: str = typer.Option("val", "--split", help="val, test or train."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
-    workers: int | None = WorkersOption,
-    executor: str | None = ExecutorOption,
-    agent: str | None = AgentOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
@@ -257,19 +218,7 @@ def compare_command(
     records, or the result cache holds, under the current fingerprint are not rerun."""
     from ..history.compare import Change
 
-    result = api.compare(
-        workspace_of(ctx),
-        ref_a,
-        ref_b,
-        split,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        workers=workers,
-        executor=executor,
-        agent=agent,
-        console=console,
-    )
+    result = api.compare(workspace_of(ctx), ref_a, ref_b, split, options)
     table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
     for row in result.rows:
         table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
@@ -286,26 +235,19 @@ def compare_command(
     )
 
 
+@run_options("model", "api_base", "concurrency")
 def audit_command(
     ctx: typer.Context,
     rerun: bool = typer.Option(False, "--rerun", help="Evaluate every merge again from scratch (model calls)."),
-    model: str | None = ModelOption,
-    api_base: str | None = ApiBaseOption,
-    concurrency: int | None = ConcurrencyOption,
+    *,
+    options: api.RunOptions,
 ) -> None:
     """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
 
     Each merge must record an evaluation of exactly its own skills, compared with an
     incumbent evaluated under the same setup, with the claimed score in its results file;
     --rerun also evaluates each merge again under the current settings."""
-    report = api.audit(
-        workspace_of(ctx),
-        rerun=rerun,
-        model=model,
-        api_base=api_base,
-        concurrency=concurrency,
-        console=console if rerun else None,
-    )
+    report = api.audit(workspace_of(ctx), rerun, options if rerun else replace(options, console=None))
     for problem in report.problems:
         typer.echo(problem)
     rerun_note = f", {report.rerun} re-evaluated" if rerun else ""

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError, did_you_mean
+from .errors import ConfigError, ConfigProblem, did_you_mean
 from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL
 from .registry import DOTTED_PATH
 
@@ -546,17 +546,24 @@ Location = tuple[str | int, ...]
 def config_error(
     exc: ValidationError, source: str, line_of: Callable[[Location], int | None] | None = None
 ) -> ConfigError:
-    """One line for a failed validation: its first error, where it is (the file's line, when
-    `line_of` can tell it), and how many more there are."""
-    first = exc.errors()[0]
-    line = line_of(first["loc"]) if line_of is not None else None
-    at = f"{source}, line {line}" if line is not None else source
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    if first["type"] == "extra_forbidden":
-        return ConfigError(f"{at}: {unknown_setting(first['loc'])}{more}")
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    message = first["msg"].removeprefix("Value error, ")
-    return ConfigError(f"{at}: {where}: {message}{more}")
+    """One error for a failed validation that names every problem, each where it is (the file's
+    line, when `line_of` can tell it)."""
+    return ConfigError.found(source, config_problems(exc, line_of))
+
+
+def config_problems(
+    exc: ValidationError, line_of: Callable[[Location], int | None] | None = None
+) -> list[ConfigProblem]:
+    """Each error of a failed validation as a problem: `setting: why`, on its line when `line_of` tells it."""
+    problems = []
+    for error in exc.errors():
+        line = line_of(error["loc"]) if line_of is not None else None
+        if error["type"] == "extra_forbidden":
+            problems.append(ConfigProblem(unknown_setting(error["loc"]), line))
+            continue
+        where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        problems.append(ConfigProblem(f"{where}: {error['msg'].removeprefix('Value error, ')}", line))
+    return problems
 
 
 def unknown_setting(loc: Location) -> str:

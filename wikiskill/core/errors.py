@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
@@ -14,8 +15,30 @@ class WikiskillError(Exception):
     """Base of every error that comes from input, configuration or workspace state."""
 
 
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One thing wrong in wikiskill.yaml: what (`setting: why`), and on which line (from 1) when
+    the file tells."""
+
+    text: str
+    line: int | None = None
+
+
 class ConfigError(WikiskillError):
-    """wikiskill.yaml or a command-line option is invalid."""
+    """wikiskill.yaml or a command-line option is invalid; `problems` holds each thing found wrong
+    in one reading of the file (empty for an error that is not about a file's settings)."""
+
+    def __init__(self, message: str, problems: Sequence[ConfigProblem] = ()):
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+    @classmethod
+    def found(cls, source: str, problems: Sequence[ConfigProblem]) -> ConfigError:
+        """Every problem of `source` in one line, each after its line: `wikiskill.yaml, line 3:
+        concurrency: ...; line 9: gate.policy: ...`."""
+        placed = [f"line {problem.line}: {problem.text}" if problem.line else problem.text for problem in problems]
+        separator = ": " if problems[0].line is None else ", "
+        return cls(source + separator + "; ".join(placed), problems)
 
 
 class WorkspaceError(WikiskillError):

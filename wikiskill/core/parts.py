@@ -19,6 +19,40 @@ PROCESS_POOL = "processes"
 COMMAND_PRESET = "command"
 """The CLI preset that runs the argv template of `agent.command`."""
 
+BENCHMARK_FAMILIES: Registry[Any] = Registry(
+    what="benchmark family",
+    setting="benchmark",
+    group="wikiskill.benchmarks",
+    contract="wikiskill.benchmarks.base:BenchmarkFamily",
+    builtins={
+        "textworld-cooking": "wikiskill.benchmarks.builtin:TextWorldCookingFamily",
+        "textworld": "wikiskill.benchmarks.builtin:TextWorldFamily",
+        "reasoning-gym": "wikiskill.benchmarks.builtin:ReasoningGymFamily",
+        "example-qa": "wikiskill.benchmarks.builtin:ExampleQAFamily",
+        "jsonl": "wikiskill.benchmarks.builtin:JsonlFamily",
+        "tasks": "wikiskill.benchmarks.builtin:TaskFoldersFamily",
+        "scienceworld": "wikiskill.benchmarks.scienceworld_family:ScienceWorldFamily",
+        "bfcl": "wikiskill.benchmarks.bfcl_family:BfclFamily",
+        "harbor": "wikiskill.benchmarks.builtin:HarborFamily",
+    },
+)
+"""A family's `spec.family` must be the name it is registered under (`benchmarks/registry.py`)."""
+
+SCORERS: Registry[Any] = Registry(
+    what="scorer",
+    setting="scorer",
+    group="wikiskill.scorers",
+    contract="wikiskill.benchmarks.base:AnswerScorer",
+    builtins={
+        "exact": "wikiskill.benchmarks.scoring:Exact",
+        "contains": "wikiskill.benchmarks.scoring:Contains",
+        "numeric": "wikiskill.benchmarks.scoring:Numeric",
+        "regex": "wikiskill.benchmarks.scoring:Regex",
+    },
+)
+"""The scorers of a QA suite's answers, named by `scorer` in a jsonl suite's suite.json or a
+task-folder suite's suite.yaml (whose workdir scorers, `command` and `judge`, are not answer scorers)."""
+
 GATE_POLICIES: Registry[Any] = Registry(
     what="gate policy",
     setting="gate.policy",
@@ -87,5 +121,13 @@ SESSION_FORMATS: Registry[Any] = Registry(
     },
 )
 
-REGISTRIES: tuple[Registry[Any], ...] = (GATE_POLICIES, EXECUTORS, CLI_PRESETS, EXPORT_TARGETS, SESSION_FORMATS)
+REGISTRIES: tuple[Registry[Any], ...] = (
+    BENCHMARK_FAMILIES,
+    SCORERS,
+    GATE_POLICIES,
+    EXECUTORS,
+    CLI_PRESETS,
+    EXPORT_TARGETS,
+    SESSION_FORMATS,
+)
 """Every kind, for the reference docs and the tests."""

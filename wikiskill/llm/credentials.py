@@ -6,7 +6,7 @@ import os
 
 from ..benchmarks import spec_of
 from ..core.config import OFFLINE_MODEL, Config, Role, RoleSettings
-from ..core.errors import ModelError
+from ..core.errors import ConfigError
 from .backend import import_litellm
 
 KEY_ENV = {
@@ -66,12 +66,13 @@ def roles_in_use(config: Config) -> list[Role]:
 
 
 def check_credentials(config: Config) -> None:
-    """Raise one ModelError naming the variable to set when a role's provider key is missing."""
+    """Raise one ConfigError naming the variable to set when a role's provider key is missing: a
+    setting of the run, like the others checked before it starts, not a failed model call."""
     for role in roles_in_use(config):
         settings = config.role(role)
         missing = missing_key(settings)
         if missing:
-            raise ModelError(
+            raise ConfigError(
                 f"the {role}'s model {settings.model} needs {missing}: set it in the environment, "
                 "or point `api_base` at a local OpenAI-compatible server (`--api-base URL`)"
             )

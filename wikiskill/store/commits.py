@@ -49,10 +49,11 @@ def build_commit(
         stream.append(b'M 040000 %s ""\n' % tree.encode())
     for path in sorted(changes):
         quoted = _quote_path(path)
-        if changes[path] is None:
+        content = changes[path]
+        if content is None:
             stream.append(b"D %s\n" % quoted)
         else:
-            data = scrub_text(changes[path]).encode("utf-8")
+            data = scrub_text(content).encode("utf-8")
             stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (quoted, len(data), data))
     stream.append(b"\nget-mark :1\nreset %s\n\ndone\n" % SCRATCH_REF.encode())
     # Kept as a small pack: unpacking it into loose objects would cost another git process a

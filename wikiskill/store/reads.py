@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import git
 
@@ -81,7 +82,7 @@ class WorkspaceReads:
         found = self._ask_cat_file(self.repo.git.get_object_data, name)
         return found[3] if found else None
 
-    def _ask_cat_file(self, ask: Callable[[str], tuple], name: str) -> tuple | None:
+    def _ask_cat_file(self, ask: Callable[[str], tuple[Any, ...]], name: str) -> tuple[Any, ...] | None:
         """`ask(name)`: one of GitPython's calls to its long-running `git cat-file --batch[-check]`,
         which spares a git process per read; None when `name` names no object. That protocol is a
         name per line, so a name holding a line break is first resolved to an id by `rev-parse`."""
@@ -168,7 +169,8 @@ class WorkspaceReads:
     def is_symlink(self, ref: str, path: str) -> bool:
         """Whether `path` at `ref` is a committed symbolic link (its blob is the link's target)."""
         try:
-            return self.repo.git.ls_tree(ref, "--", path).startswith(f"{SYMLINK_MODE} ")
+            listing: str = self.repo.git.ls_tree(ref, "--", path)
+            return listing.startswith(f"{SYMLINK_MODE} ")
         except git.GitCommandError:
             return False
 
@@ -222,7 +224,8 @@ class WorkspaceReads:
         return [path for path in self.repo.git.diff(*args).split("\0") if path]
 
     def diff(self, old: str, new: str, prefix: str) -> str:
-        return self.repo.git.diff("--no-renames", "--no-color", old, new, "--", prefix)
+        text: str = self.repo.git.diff("--no-renames", "--no-color", old, new, "--", prefix)
+        return text
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         try:
@@ -240,7 +243,8 @@ class WorkspaceReads:
     def merged_tree(self, ours: str, theirs: str) -> str:
         """A three-way merge computed without touching the working tree; raises on conflicts."""
         try:
-            return self.repo.git.merge_tree("--write-tree", "--no-messages", ours, theirs).splitlines()[0]
+            merged: str = self.repo.git.merge_tree("--write-tree", "--no-messages", ours, theirs)
+            return merged.splitlines()[0]
         except git.GitCommandError as exc:
             raise WorkspaceError(f"cannot combine {ours[:8]} with {theirs[:8]}: conflicting changes") from exc
 

@@ -4,7 +4,9 @@ in one line. The settings themselves are `core.config`'s models, which look noth
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -12,14 +14,14 @@ from pydantic import ValidationError
 from ..benchmarks import BenchmarkKind, resolve, spec_of
 from ..benchmarks.harbor import HARBOR
 from ..benchmarks.registry import split_name
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_error
-from ..core.errors import BenchmarkError, ConfigError
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
+from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, except that a key given twice in one mapping is an error, not a silent merge."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: dict[object, yaml.Mark] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -43,15 +45,20 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
         raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: must be a YAML mapping of settings")
+    problems: list[ConfigProblem] = []
+    config = None
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, source, lambda loc: line_of(text, loc)) from exc
-    try:
-        resolve(config.benchmark, installed=False)
-    except BenchmarkError as exc:
-        line = line_of(text, ("benchmark",))
-        raise ConfigError(f"{source}{'' if line is None else f', line {line}'}: benchmark: {exc}") from exc
+        problems += config_problems(exc, lambda loc: line_of(text, loc))
+    benchmark = data.get("benchmark")
+    if isinstance(benchmark, str):
+        try:
+            resolve(benchmark, installed=False)
+        except BenchmarkError as exc:
+            problems.append(ConfigProblem(f"benchmark: {exc}", line_of(text, ("benchmark",))))
+    if problems or config is None:
+        raise ConfigError.found(source, sorted(problems, key=lambda problem: problem.line or 0))
     check_runner(config, source)
     return config
 

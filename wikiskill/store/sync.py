@@ -122,7 +122,7 @@ def _touches(changed: frozenset[str] | None, paths: tuple[str, ...] | None) -> b
     return any(a == b or a.startswith(b + "/") or b.startswith(a + "/") for a in changed for b in paths)
 
 
-def write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict[str, object]) -> None:
     """Replace `path` with `data` atomically."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")

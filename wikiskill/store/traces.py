@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -102,7 +102,7 @@ class Trajectory(BaseModel):
     kind: BenchmarkKind | Literal["session"]
     """The kind of the suite whose task agent played it, or `session`."""
     question: str
-    messages: list[dict] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
     steps: list[TraceStep] = Field(default_factory=list)
     prediction: str | None = None
     expected: str | None = None
@@ -131,7 +131,7 @@ class Trajectory(BaseModel):
         """The machinery around the task failed: the task has no score."""
         return self.failure is FailureKind.INFRA
 
-    def outcome(self) -> dict:
+    def outcome(self) -> dict[str, Any]:
         """The line of outcomes.jsonl / val.jsonl for this task (an infra task's score is null)."""
         return {
             "id": self.task_id,
@@ -158,7 +158,7 @@ class Trajectory(BaseModel):
         """A readable rendering for the maintainer and proposer, cut to `max_chars`."""
         head = [
             f"# Trace {self.task_id} ({self.split})",
-            (f"score: none ({self.failure.value} failure)" if self.infra else f"score: {self.score:.3f}")
+            (f"score: none ({FailureKind.INFRA.value} failure)" if self.infra else f"score: {self.score:.3f}")
             + f" | success: {self.success}"
             + (f" | won: {self.won} | lost: {self.lost}" if self.won is not None else ""),
             f"task: {self.question}",
@@ -199,7 +199,7 @@ class Trajectory(BaseModel):
         return self.model_dump_json(indent=1) + "\n"
 
 
-def _call_line(call: dict) -> str:
+def _call_line(call: dict[str, Any]) -> str:
     function = call.get("function") or {}
     return f"-> {function.get('name')}({function.get('arguments') or ''})"
 

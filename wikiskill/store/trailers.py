@@ -212,7 +212,7 @@ class Trailers(BaseModel):
         (written only where a provider reported some)."""
         return {role: int(value or 0) for role, value in self._per_role("Cached-").items()}
 
-    def _per_role(self, prefix: str, suffix: str = "") -> dict[str, object]:
+    def _per_role(self, prefix: str, suffix: str = "") -> dict[str, str]:
         return {
             key[len(prefix) : len(key) - len(suffix)].lower(): value
             for key, value in (self.model_extra or {}).items()

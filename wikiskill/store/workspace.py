@@ -125,8 +125,8 @@ class Workspace(WorkspaceReads):
             touched = self.changed_paths(parent, sha)
             self._refuse_to_overwrite_edits(touched)
         self.move_branch(branch, sha, parent, touched)
-        parsed = parse_message(message) if (parent, True) in self._logs else None
-        if parsed:
+        parsed = parse_message(message) if parent and (parent, True) in self._logs else None
+        if parent and parsed:
             self._keep_log(sha, True, [Commit(sha, (parent, *extra_parents), *parsed), *self._logs[parent, True]])
         return sha
 
@@ -214,7 +214,7 @@ class Workspace(WorkspaceReads):
             return False
         # The marker names the commit being published, but syncs queued before it may be unfinished
         # too, whether or not its own ref moved: the tree must reach main's tip, whatever it is now.
-        sync_worktree(self._git_bytes, None, self.head())
+        sync_worktree(self._git_bytes, None, self.resolve(MAIN))
         marker.unlink()
         return True
 
