@@ -1,0 +1,68 @@
+"""`gate.cost` end to end: one round through the CLI against the scripted server, whose task agent
+spends fewer or more tokens per call when its skills carry a marker; the verdict, its trailers,
+its skill-impact lines and `audit`."""
+
+import pytest
+from typer.testing import CliRunner
+
+from scripted import SPELL, ScriptedWorld, create
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.store.trailers import Decision
+from wikiskill.store.workspace import MAIN
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+from workspaces import edit_config, gate_of
+
+BRIEF = "BRIEF-ANSWERS-MARKER"
+VERBOSE = "VERBOSE-MARKER"
+
+
+class TokenWorld(ScriptedWorld):
+    """The scripted world whose task agent's calls are half as long under a BRIEF skill and three
+    times as long under a VERBOSE one; its answers stay those of ScriptedWorld."""
+
+    def answer(self, system: str, question: str) -> Reply:
+        scale = 0.5 if BRIEF in system else 3 if VERBOSE in system else 1
+        return Reply(super().answer(system, question), prompt_tokens=int(400 * scale), completion_tokens=int(40 * scale))
+
+
+def one_round(tmp_path, proposal: dict, **gate) -> api.Workspace:
+    runner, ws = CliRunner(), tmp_path / "ws"
+    with FakeOpenAIServer(TokenWorld({1: proposal})) as server:
+        init = ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url]
+        assert runner.invoke(app, init).exit_code == 0
+        workspace = api.open_workspace(ws)
+        edit_config(workspace, **{f"gate.{key}": value for key, value in gate.items()})
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+        assert result.exit_code == 0, result.output
+    return api.open_workspace(ws)
+
+
+BRIEF_SKILL = create("brief-answers", BRIEF)
+
+
+@pytest.mark.parametrize("policy", ["strict", "paired"])
+def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_tiebreak(tmp_path, policy):
+    ws = one_round(tmp_path, BRIEF_SKILL, policy=policy, cost="tiebreak")
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.ACCEPTED and gate.cost_decided and gate.cost_passed
+    assert gate.cost_ratio == pytest.approx(0.5) and gate.cost_tasks == 6 and gate.mean_diff == 0
+    assert gate.cost_confidence == pytest.approx(0.975)
+    impact = ws.read_file(MAIN, "wiki/skill-impact.md")
+    assert "- Cost (tiebreak): tokens per task 220 vs main 440 on 6 task(s), ratio 0.500" in impact
+    assert "- Cost decided: accepted as cheaper" in impact
+    assert api.audit(ws).problems == []
+
+
+def test_the_same_skill_is_a_rejected_tie_when_the_gate_ignores_cost(tmp_path):
+    ws = one_round(tmp_path, BRIEF_SKILL, policy="paired")
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.REJECTED and gate.cost_rule is None
+
+
+def test_a_small_gain_that_triples_the_tokens_is_rejected_under_bound(tmp_path):
+    ws = one_round(tmp_path, create("spell-letters", f"{SPELL} {VERBOSE}"), policy="strict", cost="bound")
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.REJECTED and gate.cost_decided and not gate.cost_passed
+    assert gate.mean_diff > 0 and gate.cost_ratio == pytest.approx(3.0)
+    assert "but its cost is tokens per task 1320 vs main 440" in ws.body(gate_of(ws, 1).sha)
