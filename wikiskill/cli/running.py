@@ -214,9 +214,13 @@ def compare_command(
         agent=agent,
         console=console,
     )
-    table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
+    unit = result.unit.value
+    table = Table(
+        "task", ref_a, ref_b, "change", f"{ref_a} {unit}", f"{ref_b} {unit}", title=f"{split}: {ref_a} → {ref_b}"
+    )
+    cost = lambda value: "—" if value is None else f"{value:.6g}"  # noqa: E731
     for row in result.rows:
-        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
+        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value, cost(row.a_cost), cost(row.b_cost))
     console.print(table)
     counts = ", ".join(f"{result.count(change)} {change.value}" for change in Change)
     low, high = result.interval
@@ -228,6 +232,9 @@ def compare_command(
         highlight=False,
         soft_wrap=True,
     )
+    if result.cost is not None:
+        shown = f"cost ({result.cost.rule.value}): {ref_b} {result.cost.text(against=ref_a)}"
+        console.print(shown, markup=False, highlight=False, soft_wrap=True)
 
 
 def audit_command(

@@ -92,11 +92,11 @@ class CostCheck:
         """The mean per-task cost difference, candidate minus main."""
         return self.candidate - self.incumbent
 
-    def text(self) -> str:
+    def text(self, against: str = "main") -> str:
         unit = "USD" if self.unit is CostUnit.USD else "tokens"
         shown = "shown" if self.passed else "not shown"
         return (
-            f"{unit} per task {self.candidate:.6g} vs main {self.incumbent:.6g} on {self.n} task(s), "
+            f"{unit} per task {self.candidate:.6g} vs {against} {self.incumbent:.6g} on {self.n} task(s), "
             f"ratio {self.ratio:.3f}: {shown} below {self.limit:.3f} at {self.confidence:g} "
             f"(sign-flip p={self.p_value:.4f})"
         )
