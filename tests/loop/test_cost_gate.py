@@ -30,14 +30,15 @@ class TokenWorld(ScriptedWorld):
 
     def answer(self, system: str, question: str) -> Reply:
         scale = 0.5 if BRIEF in system else 3 if VERBOSE in system else 1
-        return Reply(super().answer(system, question), prompt_tokens=int(400 * scale), completion_tokens=int(40 * scale))
+        text = super().answer(system, question)
+        return Reply(text, prompt_tokens=int(400 * scale), completion_tokens=int(40 * scale))
 
 
 def one_round(tmp_path, proposal: dict, **gate) -> Workspace:
     runner, ws = CliRunner(), tmp_path / "ws"
     with FakeOpenAIServer(TokenWorld({1: proposal})) as server:
-        init = ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url]
-        assert runner.invoke(app, init).exit_code == 0
+        init = ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model"]
+        assert runner.invoke(app, [*init, "--api-base", server.base_url]).exit_code == 0
         workspace = api.open_workspace(ws)
         edit_config(workspace, **{f"gate.{key}": value for key, value in gate.items()})
         result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
@@ -54,11 +55,14 @@ def cheaper(tmp_path_factory) -> Workspace:
     return one_round(tmp_path_factory.mktemp("cheaper"), BRIEF_SKILL, policy="paired", cost="tiebreak")
 
 
-@pytest.mark.parametrize("policy", ["strict", "paired"])
+@pytest.mark.parametrize("policy", ["strict", "paired", "sequential"])
 def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_tiebreak(
     tmp_path, policy, cheaper
 ):
-    ws = cheaper if policy == "paired" else one_round(tmp_path, BRIEF_SKILL, policy=policy, cost="tiebreak")
+    if policy == "paired":
+        ws = cheaper
+    else:  # sequential in two looks: a tie runs to the pool's end instead of stopping for futility
+        ws = one_round(tmp_path, BRIEF_SKILL, policy=policy, cost="tiebreak", batch=3)
     gate = gate_of(ws, 1).meta
     assert gate.decision == Decision.ACCEPTED and gate.cost_decided and gate.cost_passed
     assert gate.cost_ratio == pytest.approx(0.5) and gate.cost_tasks == 6 and gate.mean_diff == 0
@@ -80,7 +84,8 @@ def test_audit_finds_a_cost_tiebreak_its_committed_results_do_not_give(tmp_path,
     forged = git(ws.root, "commit-tree", f"{merge.sha}^{{tree}}", *parents, "-m", message).strip()
     git(ws.root, "update-ref", "refs/heads/main", forged, merge.sha)
     problems = api.audit(api.open_workspace(ws.root)).problems
-    assert problems == [f"round 1 (brief-answers, {forged[:10]}): claims cost p=0.0010; its committed results give p=0.0156"]
+    claim = "claims cost p=0.0010; its committed results give p=0.0156"
+    assert problems == [f"round 1 (brief-answers, {forged[:10]}): {claim}"]
 
 
 def test_the_same_skill_is_a_rejected_tie_when_the_gate_ignores_cost(tmp_path):

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import Task
 from ..core.config import CostRule, GateSettings
+from ..core.parts import GATE_POLICIES
 from ..loop.cost_gate import below_p_value, costed_pairs
 from ..loop.fingerprint import digest
-from ..loop.gate_policies import evidence_of, gain_floor, gate_policy, infra_problem, left_out, paired
+from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
 from ..loop.harness import Harness
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.trailers import Action, Decision, Step
@@ -149,8 +150,10 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
         margin=meta.margin or 0.0,
         batch=meta.batch or 1,
         seed=harness.config.gate.seed,
+        cost=meta.cost_rule or CostRule.IGNORE,
     )
-    looks = gate_policy(settings).plan().looks
+    # the confidence recorded is the one the policy ran at: built as recorded, not split again
+    looks = GATE_POLICIES.load(settings.policy).from_settings(settings).plan().looks
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
