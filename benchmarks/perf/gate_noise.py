@@ -13,8 +13,11 @@ The noisy agent and the kinds of score are described in _gate_sim.py. Three sect
                against the classes on the first trials)
   judge        every policy on judged scores, one and three readings per task, on 18 and
                `--pool` tasks (vectorised)
+  cost         `gate.cost` (`tiebreak`, `bound`) through the classes: merges when score and
+               cost are A/A, when the cost is cut by 30% at an equal score, when a cheaper
+               candidate is worse, and when a gain comes at +10% or 3x the cost
 
-    python benchmarks/perf/gate_noise.py [--sections policies sequential judge] [--quick]
+    python benchmarks/perf/gate_noise.py [--sections policies sequential judge cost] [--quick]
                                          [--trials 2000] [--pool 200] [--batch 10]
 """
 
@@ -27,7 +30,8 @@ import time
 import numpy as np
 
 from _gate_sim import KINDS, agreement, no_regression, paired, play, probabilities, sequential, strict
-from wikiskill.core.config import GateSettings
+from wikiskill.core.config import CostRule, GateSettings
+from wikiskill.loop.cost_gate import weigh_cost
 from wikiskill.loop.gate_policies import gate_policy
 from wikiskill.store.evaluations import Evaluation
 from wikiskill.store.trailers import Decision
@@ -222,13 +226,75 @@ def judge_section(trials: int, pool: int, batch: int, checks: int, seed: int) ->
     )
 
 
+# -- cost: every class, one trial at a time -----------------------------------------------------------
+
+COST_RULES = {
+    "paired, ignore": GateSettings(policy="paired"),
+    "paired, tiebreak": GateSettings(policy="paired", cost=CostRule.TIEBREAK),
+    "sequential, tiebreak": GateSettings(policy="sequential", cost=CostRule.TIEBREAK),
+    "paired, tiebreak, noninferiority 0.1": GateSettings(policy="paired", cost=CostRule.TIEBREAK, noninferiority=0.1),
+    "strict, tiebreak": GateSettings(policy="strict", cost=CostRule.TIEBREAK),
+    "paired, bound": GateSettings(policy="paired", cost=CostRule.BOUND),
+    "strict, bound": GateSettings(policy="strict", cost=CostRule.BOUND),
+}
+COST_CASES = (
+    ("A/A, A/A cost", 0.0, 1.0),
+    ("A/A, cost -30%", 0.0, 0.7),
+    ("-0.05, cost -30%", -0.05, 0.7),
+    ("+0.1, A/A cost", 0.1, 1.0),
+    ("+0.1, cost +10%", 0.1, 1.1),
+    ("+0.1, cost x3", 0.1, 3.0),
+)
+"""(label, true mean score gain, true ratio of the candidate's per-task cost to main's)."""
+
+
+def costed(scores: dict[str, float], costs: list[float], name: str) -> Evaluation:
+    return Evaluation(name, "setup", name, scores, tokens=dict(zip(scores, costs, strict=True)))
+
+
+def cost_merge_rate(settings: GateSettings, n: int, delta: float, factor: float, trials: int, seed: int) -> float:
+    """Pass/fail scores as in `policies`; each task's tokens a log-normal size (about 400, a factor
+    of 1.6 between tasks) times log-normal run-to-run noise (sd 0.2 in log) on each side."""
+    policy = gate_policy(settings)
+    rng = random.Random(seed)
+    merged = 0
+    for _ in range(trials):
+        p = [rng.betavariate(0.5, 0.5) for _ in range(n)]
+        q = [min(1.0, max(0.0, x + delta)) for x in p]
+        size = [rng.lognormvariate(6.0, 0.5) for _ in range(n)]
+        incumbent = costed(draw(p, rng, False), [s * rng.lognormvariate(0, 0.2) for s in size], "incumbent")
+        candidate = costed(draw(q, rng, False), [s * factor * rng.lognormvariate(0, 0.2) for s in size], "candidate")
+        verdict = weigh_cost(settings, policy.judge(candidate, incumbent), candidate, incumbent)
+        merged += verdict.decision == Decision.ACCEPTED
+    return merged / trials
+
+
+def cost_section(trials: int, sizes: list[int]) -> None:
+    print(
+        f"\ngate.cost on pass/fail scores: share of candidates merged, {trials} trials per cell (confidence "
+        "0.95, noninferiority 0.02, cost_margin 0.1, max_cost_increase 0.1; columns: true score gain, true "
+        "cost ratio)\n"
+    )
+    for n in sizes:
+        header = ["n", "policy, gate.cost", *[label for label, _, _ in COST_CASES]]
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for name, settings in COST_RULES.items():
+            start = time.perf_counter()
+            cells = [
+                f"{cost_merge_rate(settings, n, delta, factor, trials, seed=n):.3f}" for _, delta, factor in COST_CASES
+            ]
+            print("| " + " | ".join([str(n), name, *cells]) + f" |   ({time.perf_counter() - start:.0f} s)")
+        print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=("policies", "sequential", "judge"),
-        default=["policies", "sequential", "judge"],
+        choices=("policies", "sequential", "judge", "cost"),
+        default=["policies", "sequential", "judge", "cost"],
     )
     parser.add_argument("--quick", action="store_true", help="a tenth of the trials: a smoke run, not figures")
     parser.add_argument("--trials", type=int, default=2000)
@@ -239,6 +305,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--checks", type=int, default=100, help="trials on which the classes check the mirrors")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cost-trials", type=int, default=400, help="cost section: permutation tests cost more")
+    parser.add_argument("--cost-sizes", type=int, nargs="+", default=[18, 50, 200], help="cost section")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     started = time.perf_counter()
@@ -248,6 +316,8 @@ def main() -> None:
         sequential_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
     if "judge" in args.sections:
         judge_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
+    if "cost" in args.sections:
+        cost_section(args.cost_trials // scale, args.cost_sizes)
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 

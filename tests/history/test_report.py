@@ -20,7 +20,7 @@ from wikiskill.history.status import RoundRow, Status
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHARTS = ("val", "cost", "skills", "wiki")
+CHARTS = ("val", "cost", "tradeoff", "skills", "wiki")
 
 
 @pytest.fixture(scope="module")

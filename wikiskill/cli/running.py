@@ -203,6 +203,10 @@ def eval_command(
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
+def _cost(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
 @run_options()
 def compare_command(
     ctx: typer.Context,
@@ -219,9 +223,12 @@ def compare_command(
     from ..history.compare import Change
 
     result = api.compare(workspace_of(ctx), ref_a, ref_b, split, options)
-    table = Table("task", ref_a, ref_b, "change", title=f"{split}: {ref_a} → {ref_b}")
+    unit = result.unit.value
+    table = Table(
+        "task", ref_a, ref_b, "change", f"{ref_a} {unit}", f"{ref_b} {unit}", title=f"{split}: {ref_a} → {ref_b}"
+    )
     for row in result.rows:
-        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value)
+        table.add_row(row.task, f"{row.a:.3f}", f"{row.b:.3f}", row.change.value, _cost(row.a_cost), _cost(row.b_cost))
     console.print(table)
     counts = ", ".join(f"{result.count(change)} {change.value}" for change in Change)
     low, high = result.interval
@@ -233,6 +240,9 @@ def compare_command(
         highlight=False,
         soft_wrap=True,
     )
+    if result.cost is not None:
+        shown = f"cost ({result.cost.rule.value}): {ref_b} {result.cost.text(against=ref_a)}"
+        console.print(shown, markup=False, highlight=False, soft_wrap=True)
 
 
 @run_options("model", "api_base", "concurrency")

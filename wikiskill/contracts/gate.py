@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar, Protocol, runtime_checkable
 
-from ..core.config import GateSettings
+from ..core.config import CostRule, CostUnit, GateSettings
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed, Decision
 
@@ -54,6 +55,54 @@ class Look:
 
 
 @dataclass(frozen=True)
+class CostCheck:
+    """`gate.cost`: the candidate's per-task cost against main's on the tasks both recorded one
+    for, tested as "the candidate's mean cost is below `limit` times main's" (`tiebreak`: 1 -
+    `cost_margin`; `bound`: 1 + `max_cost_increase`)."""
+
+    rule: CostRule
+    unit: CostUnit
+    n: int
+    """Tasks scored, and costed, on both sides."""
+    candidate: float
+    incumbent: float
+    """Mean per-task cost of each side."""
+    limit: float
+    p_value: float
+    """One-sided sign-flip test of "mean(candidate - limit * main) >= 0"."""
+    confidence: float
+    passed: bool
+    """The cost was shown below `limit` times main's at `confidence`."""
+    floor: float | None = None
+    """`tiebreak`: the one-sided lower bound of the score gain (its non-inferiority test);
+    None for a policy without a confidence level, which needs equal means."""
+    noninferiority: float = 0.0
+    decided: bool = False
+    """The cost turned the policy's verdict: a tie accepted as cheaper, a gain rejected as too costly."""
+
+    @property
+    def ratio(self) -> float:
+        """The candidate's mean cost over main's (1 when both are 0)."""
+        if self.incumbent:
+            return self.candidate / self.incumbent
+        return 1.0 if not self.candidate else math.inf
+
+    @property
+    def change(self) -> float:
+        """The mean per-task cost difference, candidate minus main."""
+        return self.candidate - self.incumbent
+
+    def text(self, against: str = "main") -> str:
+        unit = "USD" if self.unit is CostUnit.USD else "tokens"
+        shown = "shown" if self.passed else "not shown"
+        return (
+            f"{unit} per task {self.candidate:.6g} vs {against} {self.incumbent:.6g} on {self.n} task(s), "
+            f"ratio {self.ratio:.3f}: {shown} below {self.limit:.3f} at {self.confidence:g} "
+            f"(sign-flip p={self.p_value:.4f})"
+        )
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a verdict rests on; written to the gate commit and the skill-impact entry."""
 
@@ -79,6 +128,8 @@ class Evidence:
     """`sequential`: the look that ended the validation and the boundary it crossed."""
     left_out: dict[str, str] = field(default_factory=dict)
     """Tasks left out on both sides because the machinery failed on one, with the reason."""
+    cost: CostCheck | None = None
+    """`gate.cost` other than `ignore`: the cost test and what it decided."""
 
     @property
     def mean_diff(self) -> float:

@@ -298,6 +298,25 @@ class LLMSettings(_Section):
     OpenAI-compatible proxy in front of Claude); `off` never does."""
 
 
+class CostRule(StrEnum):
+    """How the gate weighs what a candidate costs per val task (`gate.cost`; docs/gate.md)."""
+
+    IGNORE = "ignore"
+    """On score alone."""
+    TIEBREAK = "tiebreak"
+    """A candidate no worse than main that is shown cheaper by `cost_margin` is accepted too."""
+    BOUND = "bound"
+    """A score gain is accepted only when the cost is shown to grow by at most `max_cost_increase`."""
+
+
+class CostUnit(StrEnum):
+    """What a val task's cost is counted in (`gate.cost_unit`)."""
+
+    TOKENS = "tokens"
+    USD = "usd"
+    """The priced cost, where the model has a price."""
+
+
 class GateSettings(_Section):
     policy: Annotated[str, GATE_POLICIES] = GATE_POLICIES.default
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
@@ -332,6 +351,24 @@ class GateSettings(_Section):
     crashed or wrote no result, an image that would not build) on either side: such tasks are
     left out of the comparison on both sides; past this share the validation is `indecisive`,
     never merged, and the next `evolve` retries it."""
+    cost: CostRule = CostRule.IGNORE
+    """How the per-task cost of the candidate's validation counts: `ignore` (score alone),
+    `tiebreak` (a candidate not worse than main by `noninferiority` and cheaper by `cost_margin`
+    is accepted; every test then runs at half the significance level, so the false-merge rate
+    stays at 1 - `confidence`) or `bound` (a score gain is accepted only when the cost grows by at
+    most `max_cost_increase`). docs/gate.md."""
+    cost_unit: CostUnit = CostUnit.TOKENS
+    """What a task's cost is counted in: `tokens` (every model call of the task agent) or `usd`
+    (the priced cost, for priced models)."""
+    noninferiority: float = Field(0.02, ge=0.0, lt=1.0)
+    """`tiebreak`: how much lower a cheaper candidate's mean score may be: the one-sided lower bound
+    of its gain must be above minus this (`strict`: the means must be equal)."""
+    cost_margin: float = Field(0.1, ge=0.0, lt=1.0)
+    """`tiebreak`: the share by which the per-task cost must be shown lower (0.1: at most 90% of
+    main's)."""
+    max_cost_increase: float = Field(0.1, ge=0.0)
+    """`bound`: the share by which the per-task cost may grow with a score gain (0.1: at most 110%
+    of main's), shown at `confidence`."""
 
     @field_validator("policy", mode="before")
     @classmethod

@@ -4,7 +4,8 @@ For each accepted gate merge (rolled back or not): the trailers name an evaluati
 merge's own skills; that evaluation and the incumbent's it was compared with share one setup;
 the claimed score is the mean of the per-task results committed with it; a sequential verdict,
 recomputed from both sides' committed per-task results and the design its trailers record,
-accepts at the same look on the same tasks; the tasks left out as infrastructure failures are
+accepts at the same look on the same tasks; a `gate.cost` test, replayed, gives the p-value
+and outcome recorded and allows the merge; the tasks left out as infrastructure failures are
 those both sides' results record, no more than `gate.max_infra_share`; and, with `rerun`,
 evaluating the merge again from scratch under the current settings gives the claimed score.
 """
@@ -14,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchmarks import Task
-from ..core.config import GateSettings
+from ..core.config import CostRule, GateSettings
+from ..core.parts import GATE_POLICIES
+from ..loop.cost_gate import below_p_value, costed_pairs
 from ..loop.fingerprint import digest
-from ..loop.gate_policies import gate_policy, infra_problem, left_out
+from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
 from ..loop.harness import Harness
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.trailers import Action, Decision, Step
@@ -87,7 +90,37 @@ def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
         problems.append("it was compared with an incumbent evaluated under another setup")
     elif evaluation is not None:
         problems += _infra_problems(harness, merge, evaluation, incumbent[1])
+        problems += _cost_problems(harness, merge, evaluation, incumbent[1])
     return problems
+
+
+def _cost_problems(harness: Harness, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
+    """The cost test replayed on both sides' committed results gives the p-value and outcome the
+    commit records, and they allow the merge: `bound` needs the cost shown within its limit; a
+    `tiebreak` merge on cost needs it shown cheaper and the score shown no worse."""
+    meta, seed = merge.meta, harness.config.gate.seed
+    if meta.cost_rule is None:
+        return []
+    if None in (meta.cost_unit, meta.cost_limit, meta.cost_confidence, meta.cost_p_value, meta.cost_passed):
+        return [f"records the cost rule {meta.cost_rule.value} without its test"]
+    pairs = costed_pairs(candidate, incumbent, meta.cost_unit)
+    p = below_p_value(pairs, meta.cost_limit, seed)
+    passed = p < 1 - meta.cost_confidence
+    if abs(p - meta.cost_p_value) > 1e-6 or passed != meta.cost_passed:
+        return [f"claims cost p={meta.cost_p_value:.4f}; its committed results give p={p:.4f}"]
+    if meta.cost_rule is CostRule.BOUND and not passed:
+        return [f"accepted although its cost was not shown below {meta.cost_limit:g} times main's"]
+    if meta.cost_rule is not CostRule.TIEBREAK or not meta.cost_decided:
+        return []
+    if not passed:
+        return ["accepted as cheaper although its cost was not shown lower"]
+    if meta.score_floor is None:
+        gain = evidence_of(meta.policy or "", candidate, incumbent).gain
+        return [] if gain == 0 else [f"accepted as cheaper at equal means, but the means differ by {float(gain):+.4f}"]
+    floor = gain_floor(paired(candidate, incumbent), meta.cost_confidence, seed)
+    if abs(floor - meta.score_floor) > 1e-6 or not floor > -(meta.noninferiority or 0.0):
+        return [f"claims a score gain >= {meta.score_floor:+.4f}; its committed results give {floor:+.4f}"]
+    return []
 
 
 def _infra_problems(harness: Harness, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
@@ -117,16 +150,20 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
         margin=meta.margin or 0.0,
         batch=meta.batch or 1,
         seed=harness.config.gate.seed,
+        cost=meta.cost_rule or CostRule.IGNORE,
     )
-    looks = gate_policy(settings).plan().looks
+    # the confidence recorded is the one the policy ran at: built as recorded, not split again
+    looks = GATE_POLICIES.load(settings.policy).from_settings(settings).plan().looks
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
-    infra = _infra_problems(harness, merge, candidate, incumbent)
+    infra = _infra_problems(harness, merge, candidate, incumbent) + _cost_problems(harness, merge, candidate, incumbent)
     if infra:
         return infra
     look = verdict.evidence.look
     claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
+    if meta.cost_decided and look is not None and (look.number, look.tasks) == (meta.look, meta.tasks):
+        return []  # the looks stopped here; the cost tiebreak replayed above accepted it
     if verdict.decision != Decision.ACCEPTED or look is None or (look.number, look.tasks) != (meta.look, meta.tasks):
         found = f"look {look.number} on {look.tasks} tasks" if look else "no look"
         return [f"claims {claimed}; its committed results give {verdict.decision.value} at {found}"]

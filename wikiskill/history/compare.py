@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..benchmarks import Split
+from ..contracts.gate import CostCheck
+from ..core.config import CostRule, CostUnit
+from ..loop.cost_gate import check_cost
 from ..loop.gate_policies import mean_interval, paired
 from ..loop.harness import Harness
 from ..store.evaluations import Evaluation
@@ -26,6 +29,9 @@ class TaskRow:
     task: str
     a: float
     b: float
+    a_cost: float | None = None
+    b_cost: float | None = None
+    """Each side's cost of the task in the gate's unit (`gate.cost_unit`), where recorded."""
 
     @property
     def change(self) -> Change:
@@ -46,6 +52,10 @@ class Comparison:
     rows: list[TaskRow]
     interval: tuple[float, float]
     confidence: float
+    unit: CostUnit = CostUnit.TOKENS
+    cost: CostCheck | None = None
+    """B's per-task cost against A's, tested under `gate.cost` (`ignore`: the means alone,
+    tested as `bound` would)."""
 
     @property
     def mean_diff(self) -> float:
@@ -57,9 +67,16 @@ class Comparison:
 
 def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", confidence: float = 0.95) -> Comparison:
     a, b = _evaluation(harness, ref_a, split), _evaluation(harness, ref_b, split)
-    rows = [TaskRow(task, a_score, b_score) for task, b_score, a_score in paired(b, a)]
-    interval = mean_interval([r.b - r.a for r in rows], confidence, harness.config.gate.seed)
-    return Comparison(ref_a, ref_b, split, a, b, rows, interval, confidence)
+    settings = harness.config.gate
+    unit = settings.cost_unit
+    a_costs, b_costs = a.costs(unit), b.costs(unit)
+    rows = [
+        TaskRow(task, a_score, b_score, a_costs.get(task), b_costs.get(task)) for task, b_score, a_score in paired(b, a)
+    ]
+    interval = mean_interval([r.b - r.a for r in rows], confidence, settings.seed)
+    if settings.cost is CostRule.IGNORE:
+        settings = settings.model_copy(update={"cost": CostRule.BOUND})
+    return Comparison(ref_a, ref_b, split, a, b, rows, interval, confidence, unit, check_cost(settings, b, a))
 
 
 def _evaluation(harness: Harness, ref: str, split: Split) -> Evaluation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.config import CostUnit
 from ..core.prompts import render
 from ..knowledge.pages import read_pages
 from ..knowledge.search import tokens
@@ -52,6 +53,27 @@ class TaskRow:
     expected: str
 
 
+@dataclass(frozen=True)
+class RoundCost:
+    """A round's val score and mean per-task cost, candidate beside incumbent (the gate's
+    `Cost-*` trailers where it weighed cost, else the tokens of both sides' val results)."""
+
+    round: int
+    skill: str
+    decision: str
+    unit: str
+    candidate_score: float | None
+    incumbent_score: float | None
+    candidate_cost: float | None
+    incumbent_cost: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.candidate_cost is None or not self.incumbent_cost:
+            return None
+        return self.candidate_cost / self.incumbent_cost
+
+
 @dataclass
 class ReportData:
     status: Status
@@ -63,11 +85,12 @@ class ReportData:
     looks: str = ""
     """How a sequential verdict stopped (see `roundstory.looks_text`)."""
     tasks: list[TaskRow] = field(default_factory=list)
+    costs: list[RoundCost] = field(default_factory=list)
 
 
 def report_data(ws: Workspace) -> ReportData:
     rows = round_rows(ws)
-    data = ReportData(status(ws), rows, _wiki_sizes(ws))
+    data = ReportData(status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws))
     for number in sorted({row.round for row in rows}, reverse=True):
         story = round_story(ws, number)
         if story.validation:
@@ -109,6 +132,33 @@ def _wiki_sizes(ws: Workspace) -> list[WikiSize]:
     return sizes
 
 
+def _round_costs(ws: Workspace) -> list[RoundCost]:
+    """Score and cost per validated round, oldest first."""
+    costs = []
+    for gate in reversed(ws.log(MAIN)):
+        meta = gate.meta
+        if meta.step != Step.GATE or meta.round is None or meta.score is None:
+            continue
+        if meta.cost_rule is not None and meta.cost_unit is not None:
+            unit, candidate, incumbent = meta.cost_unit.value, meta.cost_candidate, meta.cost_main
+        else:
+            story = round_story(ws, meta.round)
+            unit = CostUnit.TOKENS.value
+            candidate = _mean([row.get("tokens") for row in story.validation if row.get("failure") != "infra"])
+            found = find_evaluation(ws, gate.parents[0], meta.incumbent_fingerprint or "")
+            incumbent = _mean(list(found[1].tokens.values())) if found else None
+        decision = meta.decision.value if meta.decision else ""
+        costs.append(
+            RoundCost(meta.round, meta.skill or "", decision, unit, meta.score, meta.incumbent, candidate, incumbent)
+        )
+    return costs
+
+
+def _mean(values: list[object]) -> float | None:
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
 def _incumbent_scores(ws: Workspace, number: int) -> dict[str, float]:
     """Per task, the incumbent's scores the round's gate compared the candidate with."""
     gate = next((c for c in ws.log(MAIN) if c.meta.round == number and c.meta.step == Step.GATE), None)
@@ -126,6 +176,7 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
     figures = {
         "val": _val_figure(go, data.rounds),
         "cost": _cost_figure(go, data.rounds),
+        "tradeoff": _tradeoff_figure(go, data.costs),
         "skills": _skills_figure(go, data.rounds),
         "wiki": _wiki_figure(go, data.wiki),
     }
@@ -235,6 +286,61 @@ def _cost_figure(go, rows: list[RoundRow]):
             line={"color": "#455a64"},
         )
     )
+    return figure
+
+
+def _tradeoff_figure(go, costs: list[RoundCost]):
+    """Val score against mean per-task cost: each round's incumbent joined to its candidate."""
+    unit = costs[-1].unit if costs else CostUnit.TOKENS.value
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            "Score against cost per val task",
+            xaxis={"title": f"{unit} per val task", "rangemode": "tozero"},
+            yaxis={"title": "val score", "tickformat": ".3f"},
+        )
+    )
+    plotted = [c for c in costs if c.candidate_cost is not None and c.incumbent_cost is not None]
+    for cost in plotted:
+        figure.add_trace(
+            go.Scatter(
+                x=[cost.incumbent_cost, cost.candidate_cost],
+                y=[cost.incumbent_score, cost.candidate_score],
+                mode="lines",
+                line={"color": "#b0bec5", "dash": "dot"},
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    figure.add_trace(
+        go.Scatter(
+            x=[c.incumbent_cost for c in plotted],
+            y=[c.incumbent_score for c in plotted],
+            mode="markers",
+            name="incumbent",
+            marker={"size": 9, "color": "#1565c0"},
+            text=[f"r{c.round}" for c in plotted],
+            hovertemplate="%{text} incumbent: %{y:.3f} at %{x:.6g}<extra></extra>",
+        )
+    )
+    for decision in sorted({c.decision for c in plotted}):
+        picked = [c for c in plotted if c.decision == decision]
+        figure.add_trace(
+            go.Scatter(
+                x=[c.candidate_cost for c in picked],
+                y=[c.candidate_score for c in picked],
+                mode="markers+text",
+                name=f"candidate: {decision}",
+                marker={
+                    "size": 13,
+                    "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
+                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open"),
+                },
+                text=[f"r{c.round}" for c in picked],
+                textposition="top center",
+                hovertemplate="%{text}: %{y:.3f} at %{x:.6g}<extra></extra>",
+            )
+        )
     return figure
 
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..contracts.gate import Evidence, GatePolicy, ValidationPlan, Verdict
-from ..core.config import GateSettings
+from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
@@ -211,15 +211,14 @@ class PairedPolicy:
     def _sign_test(self, candidate: Evaluation, incumbent: Evaluation) -> Verdict:
         """Given the k discordant tasks, the gain is k/n * (2q - 1) with q the chance that a
         discordant task is a fixed one; "gain at most margin" is "q at most q0"."""
-        from scipy.stats import beta, binomtest
+        from scipy.stats import binomtest
 
         evidence = evidence_of(self.name, candidate, incumbent)
         fixed, broken = len(evidence.fixed), len(evidence.broken)
         discordant, n = fixed + broken, evidence.n
         q0 = (1 + self.margin * n / discordant) / 2 if discordant else 1.0
         p = float(binomtest(fixed, discordant, q0, alternative="greater").pvalue) if q0 < 1 else 1.0
-        q_low = float(beta.ppf(self.alpha, fixed, broken + 1)) if fixed else 0.0
-        low = discordant / n * (2 * q_low - 1) if discordant else 0.0
+        low = gain_floor(paired(candidate, incumbent), self.confidence)
         evidence = replace(evidence, interval=(low, math.inf), p_value=p, confidence=self.confidence)
         reason = (
             f"val {candidate.mean:.3f} vs incumbent {incumbent.mean:.3f}: {fixed} fixed, {broken} broken, "
@@ -278,6 +277,22 @@ class PairedPolicy:
         return float(result.pvalue)
 
 
+def gain_floor(pairs: list[tuple[str, float, float]], confidence: float, seed: int = 0) -> float:
+    """The one-sided lower `confidence` bound of the mean per-task gain: on pass/fail scores the
+    exact (Clopper-Pearson) bound of the sign test on the discordant tasks, on other scores the
+    BCa bootstrap one; -inf with no task."""
+    if not pairs:
+        return -math.inf
+    if all(score in (0.0, 1.0) for _, c, i in pairs for score in (c, i)):
+        from scipy.stats import beta
+
+        fixed = sum(1 for _, c, i in pairs if c > i)
+        broken = sum(1 for _, c, i in pairs if c < i)
+        q_low = float(beta.ppf(1 - confidence, fixed, broken + 1)) if fixed else 0.0
+        return (fixed + broken) / len(pairs) * (2 * q_low - 1) if fixed + broken else 0.0
+    return mean_interval([float(d) for d in differences(pairs)], confidence, seed, one_sided=True)[0]
+
+
 def mean_interval(diffs: list[float], confidence: float, seed: int = 0, one_sided: bool = False) -> tuple[float, float]:
     """BCa bootstrap confidence interval of the mean of paired differences (one-sided: the upper
     end is +inf). With no variation the interval is the point; a bound the bootstrap cannot
@@ -303,6 +318,17 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0, one_side
 
 
 def gate_policy(settings: GateSettings) -> GatePolicy:
-    """The policy `gate.policy` names, configured by the rest of the `gate` section."""
+    """The policy `gate.policy` names, configured by the rest of the `gate` section; under
+    `gate.cost: tiebreak` at half the significance level (the other half is the tiebreak's)."""
     policy: type[GatePolicy] = GATE_POLICIES.load(settings.policy)
-    return policy.from_settings(settings)
+    return policy.from_settings(settings.model_copy(update={"confidence": policy_confidence(settings)}))
+
+
+def policy_confidence(settings: GateSettings) -> float:
+    """The confidence the policy's own test runs at (`gate.confidence`, split under `tiebreak`)."""
+    return split_confidence(settings.confidence) if settings.cost is CostRule.TIEBREAK else settings.confidence
+
+
+def split_confidence(confidence: float) -> float:
+    """The confidence of each of two routes to a merge that share a significance level."""
+    return round(1 - (1 - confidence) / 2, 12)

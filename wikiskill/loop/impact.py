@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..contracts.gate import Evidence
+from ..contracts.gate import CostCheck, Evidence
+from ..core.config import CostRule
 from ..knowledge.wiki import IMPACT
 from ..store.trailers import Decision
 
-__all__ = ["IMPACT", "ImpactEntry", "append_entry", "effect_lines"]
+__all__ = ["IMPACT", "ImpactEntry", "append_entry", "cost_lines", "effect_lines"]
 SHOWN_TASKS = 20
 
 
@@ -58,10 +59,26 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
         lines.append(f"- p-value: {evidence.p_value:.4f}")
     if evidence.look is not None:
         lines.append(f"- Sequential: {evidence.look.text()}")
+    if evidence.cost is not None:
+        lines += cost_lines(evidence.cost)
     lines.append(f"- Effect: {evidence.effect()}")
     lines += effect_lines(evidence, SHOWN_TASKS)
     if evidence.left_out:
         lines.append(f"- Left out as infra: {len(evidence.left_out)} ({infra_text(evidence.left_out)})")
+    return lines
+
+
+def cost_lines(check: CostCheck) -> list[str]:
+    """`- Cost: ...` (and the non-inferiority test of a `tiebreak`): what `gate.cost` weighed."""
+    decided = {
+        CostRule.TIEBREAK: "accepted as cheaper at a score no worse than main's",
+        CostRule.BOUND: "rejected: the score gain costs too much",
+    }
+    lines = [f"- Cost ({check.rule.value}): {check.text()}, change {check.change:+.6g} per task"]
+    if check.floor is not None:
+        lines.append(f"- Non-inferiority: score gain >= {check.floor:+.4f} (needs above -{check.noninferiority:g})")
+    if check.decided:
+        lines.append(f"- Cost decided: {decided[check.rule]}")
     return lines
 
 

@@ -30,7 +30,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..contracts.gate import Look, ValidationPlan, Verdict
-from ..core.config import GateSettings
+from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
@@ -136,12 +136,16 @@ class SequentialPolicy:
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks
     stays at most 1 - `confidence`."""
 
-    def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0):
+    def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0, futility: bool = True):
         self.confidence, self.margin, self.batch, self.seed = confidence, margin, batch, seed
+        self.futility = futility
+        """Stop early when a gain is out of reach; off under `gate.cost: tiebreak`, where a tie
+        may still be merged as cheaper (the efficacy boundaries do not depend on it)."""
 
     @classmethod
     def from_settings(cls, settings: GateSettings) -> SequentialPolicy:
-        return cls(settings.confidence, settings.margin, settings.batch, settings.seed)
+        futility = settings.cost is not CostRule.TIEBREAK
+        return cls(settings.confidence, settings.margin, settings.batch, settings.seed, futility)
 
     def plan(self) -> ValidationPlan:
         return ValidationPlan(looks=self)
@@ -185,7 +189,7 @@ class SequentialPolicy:
             crossed = None  # a retire is judged on the whole pool
         elif z_at_least(total, squares, upper):
             crossed = Crossed.EFFICACY
-        elif lower is not None and not z_at_least(total, squares, lower):
+        elif self.futility and lower is not None and not z_at_least(total, squares, lower):
             crossed = Crossed.FUTILITY
         else:
             crossed = None

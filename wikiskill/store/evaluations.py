@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from ..core.config import CostUnit
 from ..core.errors import WikiskillError
 from .traces import Trajectory
 from .workspace import Commit, Workspace
@@ -32,6 +33,10 @@ class Evaluation:
     tasks: tuple[str, ...] = ()
     """Every task evaluated, scored or not, in the split's order (default: the scored ones,
     then the infra ones)."""
+    tokens: dict[str, float] = field(default_factory=dict)
+    """The scored tasks' model tokens (the mean over repeats), where recorded."""
+    usd: dict[str, float] = field(default_factory=dict)
+    """The scored tasks' priced cost in USD (the mean over repeats), where recorded."""
 
     def __post_init__(self) -> None:
         if not self.tasks:
@@ -63,7 +68,13 @@ class Evaluation:
             {task: self.scores[task] for task in tasks if task in self.scores},
             {task: self.infra[task] for task in tasks if task in self.infra},
             tuple(tasks),
+            {task: self.tokens[task] for task in tasks if task in self.tokens},
+            {task: self.usd[task] for task in tasks if task in self.usd},
         )
+
+    def costs(self, unit: CostUnit) -> dict[str, float]:
+        """Each scored task's cost in `unit`, for the tasks that recorded one."""
+        return self.usd if unit is CostUnit.USD else self.tokens
 
     @property
     def mean(self) -> float:
@@ -100,15 +111,18 @@ class Outcomes:
     scores: dict[str, float]
     infra: dict[str, str]
     tasks: tuple[str, ...]
+    tokens: dict[str, float] = field(default_factory=dict)
+    usd: dict[str, float] = field(default_factory=dict)
 
     def evaluation(self, fingerprint: str, setup: str, skills: str) -> Evaluation:
-        return Evaluation(fingerprint, setup, skills, self.scores, self.infra, self.tasks)
+        return Evaluation(fingerprint, setup, skills, self.scores, self.infra, self.tasks, self.tokens, self.usd)
 
 
 def per_task_outcomes(runs: list[list[Trajectory]]) -> Outcomes:
-    """Each task's mean score over the repeats that scored it, in task order; a task that every
-    repeat recorded as an infrastructure failure has none (its last reason is kept)."""
-    scores: dict[str, list[float]] = {}
+    """Each task's mean score (and tokens and cost, as the outcomes file rounds them) over the
+    repeats that scored it, in task order; a task that every repeat recorded as an infrastructure
+    failure has none (its last reason is kept)."""
+    scored: dict[str, list[Trajectory]] = {}
     reasons: dict[str, str] = {}
     order: dict[str, None] = {}
     for run in runs:
@@ -117,9 +131,18 @@ def per_task_outcomes(runs: list[list[Trajectory]]) -> Outcomes:
             if trajectory.infra:
                 reasons[trajectory.task_id] = trajectory.error or "infrastructure failure"
             else:
-                scores.setdefault(trajectory.task_id, []).append(trajectory.score)
-    means = {task: sum(scores[task]) / len(scores[task]) for task in order if task in scores}
-    return Outcomes(means, {task: reasons[task] for task in order if task not in means}, tuple(order))
+                scored.setdefault(trajectory.task_id, []).append(trajectory)
+    kept = [task for task in order if task in scored]
+    means = {task: sum(t.score for t in scored[task]) / len(scored[task]) for task in kept}
+    tokens = {task: _mean_usage(scored[task], "tokens") for task in kept}
+    usd = {task: _mean_usage(scored[task], "cost") for task in kept}
+    return Outcomes(means, {task: reasons[task] for task in order if task not in means}, tuple(order), tokens, usd)
+
+
+def _mean_usage(trajectories: list[Trajectory], column: str) -> float:
+    """The `tokens` or `cost` column of the outcomes file for a task scored by these repeats."""
+    values = [t.outcome()[column] for t in trajectories]
+    return round(math.fsum(values) / len(values), 8)
 
 
 def outcomes_with_repeats(runs: list[list[Trajectory]]) -> str:
@@ -139,16 +162,21 @@ def outcomes_with_repeats(runs: list[list[Trajectory]]) -> str:
             row["error"] = next((run[index].error for run in reversed(runs) if run[index].infra), row["error"])
         if len(runs) > 1:
             row["scores"] = [None if run[index].infra else round(run[index].score, 6) for run in runs]
+            repeats = [run[index] for run in runs if not run[index].infra]
+            if repeats:
+                row["tokens"], row["cost"] = _mean_usage(repeats, "tokens"), _mean_usage(repeats, "cost")
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
 
 
 def read_outcomes(text: str) -> Outcomes:
     """A per-task outcomes file: a row with `failure: infra` is an infrastructure failure with
-    its `error` as the reason; lines that do not parse are skipped."""
+    its `error` as the reason; lines that do not parse are skipped, and so is a `tokens` or `cost`
+    that is not a finite number (the task then has no cost in that unit)."""
     scores: dict[str, float] = {}
     infra: dict[str, str] = {}
     order: dict[str, None] = {}
+    usage: dict[str, dict[str, float]] = {"tokens": {}, "cost": {}}
     for line in text.splitlines():
         try:
             row = json.loads(line)
@@ -164,7 +192,19 @@ def read_outcomes(text: str) -> Outcomes:
         else:
             scores[task] = value
             infra.pop(task, None)
-    return Outcomes(scores, infra, tuple(order))
+        for column, found in usage.items():
+            amount = _finite(row.get(column)) if value is not None else None
+            if amount is None:
+                found.pop(task, None)
+            else:
+                found[task] = amount
+    return Outcomes(scores, infra, tuple(order), usage["tokens"], usage["cost"])
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
 
 
 def read_scores(text: str) -> dict[str, float]:

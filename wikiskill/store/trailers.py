@@ -20,7 +20,7 @@ from enum import Enum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.config import Role
+from ..core.config import CostRule, CostUnit, Role
 from ..core.errors import SchemaError
 
 PREFIX = "Wikiskill-"
@@ -136,6 +136,28 @@ class Trailers(BaseModel):
     """`sequential`: the boundary it crossed (or, while it continues, the upper one it did not)."""
     crossed: Crossed | None = Field(None, alias="Crossed")
     """`sequential`: which boundary ended the validation; absent while it continues."""
+    cost_rule: CostRule | None = Field(None, alias="Cost-Rule")
+    """`gate.cost` other than `ignore`: the rule the verdict was weighed by."""
+    cost_unit: CostUnit | None = Field(None, alias="Cost-Unit")
+    cost_candidate: float | None = Field(None, alias="Cost-Candidate")
+    """The candidate's mean per-task cost on the tasks costed on both sides."""
+    cost_main: float | None = Field(None, alias="Cost-Main")
+    """Main's mean per-task cost on the same tasks."""
+    cost_ratio: float | None = Field(None, alias="Cost-Ratio")
+    cost_limit: float | None = Field(None, alias="Cost-Limit")
+    """The ratio to main's cost the candidate's had to be shown below."""
+    cost_p_value: float | None = Field(None, alias="Cost-P-Value")
+    """The sign-flip test's p-value of "the cost is at least the limit"."""
+    cost_confidence: float | None = Field(None, alias="Cost-Confidence")
+    cost_tasks: int | None = Field(None, alias="Cost-Tasks")
+    cost_passed: bool | None = Field(None, alias="Cost-Passed")
+    """The cost was shown below the limit."""
+    cost_decided: bool | None = Field(None, alias="Cost-Decided")
+    """The cost turned the policy's verdict (a tie accepted as cheaper, a gain rejected as too costly)."""
+    noninferiority: float | None = Field(None, alias="Noninferiority")
+    """`tiebreak`: how much lower the score could be (`gate.noninferiority`)."""
+    score_floor: float | None = Field(None, alias="Score-Floor")
+    """`tiebreak`: the one-sided lower bound of the score gain its non-inferiority test found."""
     incumbent_results: str | None = Field(None, alias="Incumbent-Results")
     """`sequential`: path of main's per-task outcomes on the same tasks."""
     reads: int | None = Field(None, alias="Reads")
@@ -236,6 +258,8 @@ def role_cached_key(role: Role) -> str:
 def _text(value: object) -> str:
     if isinstance(value, Enum):
         return str(value.value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.6f}"
     return str(value)

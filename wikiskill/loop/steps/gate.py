@@ -4,9 +4,11 @@ one gate commit on main that records the evidence and appends the skill-impact e
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from ...contracts.gate import Evidence, Verdict
+from ...contracts.gate import CostCheck, Evidence, Verdict
+from ...core.config import CostRule
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
@@ -14,6 +16,7 @@ from ...store.evaluations import Evaluation
 from ...store.rounds import rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers
 from ...store.workspace import MAIN
+from ..cost_gate import weigh_cost
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
 from .evaluation import current_evaluation, incumbent
 from .looks import current_look, incumbent_at, look_trailers
@@ -92,7 +95,12 @@ class Gate:
             )
         action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
         rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
-        verdict = self._verdict(harness, state, candidate, main_eval, action == Action.RETIRE)
+        verdict = weigh_cost(
+            harness.config.gate,
+            self._verdict(harness, state, candidate, main_eval, action == Action.RETIRE),
+            candidate,
+            main_eval,
+        )
         tip = state.tip
         tag = rejected_tag(state.branch)
         accepted = verdict.decision == Decision.ACCEPTED
@@ -176,6 +184,25 @@ def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
         "broken": len(evidence.broken),
         "infra": len(evidence.left_out) or None,
         **looked,
+        **(cost_trailers(evidence.cost) if evidence.cost is not None else {}),
+    }
+
+
+def cost_trailers(check: CostCheck) -> dict[str, object]:
+    return {
+        "cost_rule": check.rule,
+        "cost_unit": check.unit,
+        "cost_candidate": check.candidate,
+        "cost_main": check.incumbent,
+        "cost_ratio": check.ratio if math.isfinite(check.ratio) else None,
+        "cost_limit": check.limit,
+        "cost_p_value": check.p_value,
+        "cost_confidence": check.confidence,
+        "cost_tasks": check.n,
+        "cost_passed": check.passed,
+        "cost_decided": check.decided,
+        "noninferiority": check.noninferiority if check.rule is CostRule.TIEBREAK else None,
+        "score_floor": check.floor if check.floor is not None and math.isfinite(check.floor) else None,
     }
 
 

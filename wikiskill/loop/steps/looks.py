@@ -19,6 +19,7 @@ from ...store.evaluations import Evaluation, read_outcomes
 from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers
 from ...store.workspace import MAIN, Commit
+from ..gate_policies import policy_confidence
 from .indecisive import indecisive, refuse_infra
 from .summary import of_evaluation
 
@@ -45,7 +46,7 @@ def current_look(harness: Harness, state: RoundState, policy: Looks) -> Commit |
             and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
             and meta.pool == pool
             and meta.batch == policy.batch
-            and _same(meta.confidence, harness.config.gate.confidence)
+            and _same(meta.confidence, policy_confidence(harness.config.gate))
             and _same(meta.margin, harness.config.gate.margin)
         )
         return commit if same else None

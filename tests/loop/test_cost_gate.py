@@ -1,0 +1,126 @@
+"""`gate.cost` end to end: one round through the CLI against the scripted server, whose task agent
+spends fewer or more tokens per call when its skills carry a marker; the verdict, its trailers,
+its skill-impact lines and `audit`."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import git
+from inprocess import WorldModel
+from scripted import SPELL, ScriptedWorld, create
+from wikiskill import api
+from wikiskill.cli import app
+from wikiskill.core.config import CostRule
+from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.store.trailers import Decision
+from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+from workspaces import edit_config, gate_of
+
+BRIEF = "BRIEF-ANSWERS-MARKER"
+VERBOSE = "VERBOSE-MARKER"
+
+
+class TokenWorld(ScriptedWorld):
+    """The scripted world whose task agent's calls are half as long under a BRIEF skill and three
+    times as long under a VERBOSE one; its answers stay those of ScriptedWorld."""
+
+    def answer(self, system: str, question: str) -> Reply:
+        scale = 0.5 if BRIEF in system else 3 if VERBOSE in system else 1
+        text = super().answer(system, question)
+        return Reply(text, prompt_tokens=int(400 * scale), completion_tokens=int(40 * scale))
+
+
+def one_round(tmp_path, proposal: dict, **gate) -> Workspace:
+    runner, ws = CliRunner(), tmp_path / "ws"
+    with FakeOpenAIServer(TokenWorld({1: proposal})) as server:
+        init = ["init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model"]
+        assert runner.invoke(app, [*init, "--api-base", server.base_url]).exit_code == 0
+        workspace = api.open_workspace(ws)
+        edit_config(workspace, **{f"gate.{key}": value for key, value in gate.items()})
+        result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+        assert result.exit_code == 0, result.output
+    return api.open_workspace(ws)
+
+
+BRIEF_SKILL = create("brief-answers", BRIEF)
+
+
+@pytest.fixture(scope="module")
+def cheaper(tmp_path_factory) -> Workspace:
+    """Round 1 under `paired` and `tiebreak`: the brief-answers skill, scoring as main does."""
+    return one_round(tmp_path_factory.mktemp("cheaper"), BRIEF_SKILL, policy="paired", cost="tiebreak")
+
+
+@pytest.mark.parametrize("policy", ["strict", "paired", "sequential"])
+def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_tiebreak(
+    tmp_path, policy, cheaper
+):
+    if policy == "paired":
+        ws = cheaper
+    else:  # sequential in two looks: a tie runs to the pool's end instead of stopping for futility
+        ws = one_round(tmp_path, BRIEF_SKILL, policy=policy, cost="tiebreak", batch=3)
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.ACCEPTED and gate.cost_decided and gate.cost_passed
+    assert gate.cost_ratio == pytest.approx(0.5) and gate.cost_tasks == 6 and gate.mean_diff == 0
+    assert gate.cost_confidence == pytest.approx(0.975)
+    impact = ws.read_file(MAIN, "wiki/skill-impact.md")
+    assert "- Cost (tiebreak): tokens per task 220 vs main 440 on 6 task(s), ratio 0.500" in impact
+    assert "- Cost decided: accepted as cheaper" in impact
+    assert api.audit(ws).problems == []
+
+
+def test_audit_finds_a_cost_tiebreak_its_committed_results_do_not_give(tmp_path, cheaper):
+    shutil.copytree(cheaper.root, tmp_path / "ws", symlinks=True)
+    ws = api.open_workspace(tmp_path / "ws")
+    merge = gate_of(ws, 1)
+    message = git(ws.root, "log", "-1", "--format=%B", merge.sha).replace(
+        "Wikiskill-Cost-P-Value: 0.015625", "Wikiskill-Cost-P-Value: 0.001000"
+    )
+    parents = [arg for parent in merge.parents for arg in ("-p", parent)]
+    forged = git(ws.root, "commit-tree", f"{merge.sha}^{{tree}}", *parents, "-m", message).strip()
+    git(ws.root, "update-ref", "refs/heads/main", forged, merge.sha)
+    problems = api.audit(api.open_workspace(ws.root)).problems
+    claim = "claims cost p=0.0010; its committed results give p=0.0156"
+    assert problems == [f"round 1 (brief-answers, {forged[:10]}): {claim}"]
+
+
+def test_the_same_skill_is_a_rejected_tie_when_the_gate_ignores_cost(tmp_path):
+    ws = one_round(tmp_path, BRIEF_SKILL, policy="paired")
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.REJECTED and gate.cost_rule is None
+
+
+def test_a_small_gain_that_triples_the_tokens_is_rejected_under_bound(tmp_path):
+    ws = one_round(tmp_path, create("spell-letters", f"{SPELL} {VERBOSE}"), policy="strict", cost="bound")
+    gate = gate_of(ws, 1).meta
+    assert gate.decision == Decision.REJECTED and gate.cost_decided and not gate.cost_passed
+    assert gate.mean_diff > 0 and gate.cost_ratio == pytest.approx(3.0)
+    assert "but its cost is tokens per task 1320 vs main 440" in ws.body(gate_of(ws, 1).sha)
+
+
+def chart(html: str, name: str) -> tuple[list[dict], dict]:
+    """The traces and the layout of chart `name` as plotly was given them in the page."""
+    decoder = json.JSONDecoder()
+    traces, end = decoder.raw_decode(html, html.index("[", html.index(f'"chart-{name}"')))
+    return traces, decoder.raw_decode(html, html.index("{", end))[0]
+
+
+def test_the_report_shows_score_and_cost_per_round_and_charts_one_against_the_other(cheaper):
+    data = report_data(cheaper)
+    assert [(c.round, c.decision, c.candidate_cost, c.incumbent_cost, c.ratio) for c in data.costs] == [
+        (1, "accepted", 220.0, 440.0, 0.5)
+    ]
+    traces, layout = chart(render_report(data, "t"), "tradeoff")
+    candidate = next(trace for trace in traces if trace.get("name") == "candidate: accepted")
+    assert candidate["x"] == [220.0] and candidate["y"] == [gate_of(cheaper, 1).meta.score]
+    assert layout["xaxis"]["title"]["text"] == "tokens per val task"
+
+
+def test_compare_puts_each_sides_cost_beside_its_score(cheaper):
+    result = api.compare(cheaper, "baseline", "main", model_factory=lambda role: WorldModel(ScriptedWorld()))
+    assert {(row.a_cost, row.b_cost) for row in result.rows} == {(440.0, 220.0)}
+    assert result.cost.ratio == 0.5 and result.cost.rule is CostRule.TIEBREAK and result.cost.passed
