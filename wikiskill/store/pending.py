@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
-from .rounds import PENDING_PREFIX, candidate_id
+from .rounds import PENDING_PREFIX, candidate_id, pending_branch, round_label
 from .trailers import Decision, Step
 from .workspace import MAIN, Commit, Workspace
 
@@ -24,7 +24,8 @@ class Pending:
     id: str
     """`rNNN-<name>`, as in the branch name."""
     branch: str
-    tip: str
+    tip: str | None
+    """None: decided, and its branch already removed."""
     evidence: Commit
     """The gate's `pending` commit on the branch (a later re-validation commits above it)."""
     decided: Commit | None = None
@@ -61,14 +62,32 @@ def pending_candidates(ws: Workspace, decided_too: bool = False) -> list[Pending
 
 
 def find_pending(ws: Workspace, name: str) -> Pending:
-    """The candidate named `rNNN-<name>` or by its skill's name (when one candidate has it)."""
+    """The candidate named `rNNN-<name>` or by its skill's name (when one candidate has it): one
+    with a `pending/` branch, else the newest that main records a decision on (its branch gone)."""
     every = pending_candidates(ws, decided_too=True)
-    matches = [item for item in every if name in (item.id, item.branch)] or [
-        item for item in every if item.skill == name
-    ]
+    matches = _named(every, name)
     if len(matches) == 1:
         return matches[0]
     waiting = ", ".join(item.id for item in every if item.decided is None) or "none"
     if matches:
         raise WorkspaceError(f"{name!r} names {len(matches)} pending candidates; use one of {waiting}")
+    decided = _named(_decided(ws), name)
+    if decided:
+        return decided[0]
     raise WorkspaceError(f"no pending candidate {name!r} (pending: {waiting}; `wikiskill review` lists them)")
+
+
+def _named(items: list[Pending], name: str) -> list[Pending]:
+    return [item for item in items if name in (item.id, item.branch)] or [item for item in items if item.skill == name]
+
+
+def _decided(ws: Workspace) -> list[Pending]:
+    """The candidates main records a decision on, newest first."""
+    found = []
+    for commit in ws.log(MAIN):
+        meta = commit.meta
+        if meta.candidate and meta.decision in (Decision.ACCEPTED, Decision.REJECTED):
+            evidence = ws.log(meta.candidate)[0]
+            branch = pending_branch(f"skill/{round_label(evidence.meta.round or 0)}-{evidence.meta.skill}")
+            found.append(Pending(candidate_id(branch), branch, None, evidence, commit))
+    return found
