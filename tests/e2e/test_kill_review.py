@@ -30,6 +30,7 @@ POINTS = {  # (command, before/after, the call's key begins with, which of those
     "accept, after its merge moves main": ("accept", "after", "update-ref refs/heads/main ", -1),
     "accept, before the merge's working-tree sync": ("accept", "before", "read-tree --reset -u ", -1),
     "accept, after main is merged into the pending branch": ("accept", "after", "update-ref refs/heads/pending/", 0),
+    "accept, after the pending branch is deleted": ("accept", "after", "update-ref -d refs/heads/pending/", 0),
     "reject, after the rejected tag": ("reject", "after", "tag -f rejected/", 0),
     "reject, before the pending branch is deleted": ("reject", "before", "update-ref -d refs/heads/pending/", 0),
 }

@@ -95,7 +95,8 @@ def test_a_two_round_run_under_human_review_ends_with_one_pending_candidate(queu
     assert api.load_skills(ws) == []  # nothing merged
     assert api.status(ws).pending == ["r001-spell-letters"]
     assert "## r001 · create · spell-letters · PENDING" in ws.read_file(MAIN, "wiki/skill-impact.md")
-    assert "pending/r001-spell-letters" in world.proposer_prompts[1]  # round 2's proposer is told
+    told = world.proposer_prompts[1].split("# Candidates waiting for a person's review")[1].split("\n#")[0]
+    assert "- create spell-letters (pending/r001-spell-letters)" in told  # round 2's proposer is told
     [item] = api.review(ws)
     assert (item.id, item.skill) == ("r001-spell-letters", "spell-letters")
     assert (item.candidate, item.incumbent) == (0.833333, 0.5)
@@ -156,6 +157,13 @@ def test_the_reason_of_a_rejection_reaches_the_next_proposer_through_the_server(
             if body["messages"][0]["content"].startswith(PROPOSER) and len(body["messages"]) == 2
         ]
     assert len(prompts) == 1 and why in prompts[0]
+
+
+def test_a_proposal_of_a_skill_that_waits_for_review_is_refused_before_validation(workspace):
+    world = RecordingWorld({3: create("spell-letters", SPELL)})
+    assert evolve_scripted(workspace, rounds=1, world=world).decisions == [Decision.INVALID]
+    assert "already waits for review as pending/r001-spell-letters" in workspace.body(gate_of(workspace, 3).sha)
+    assert world.answers == 12  # the rollout's train tasks only
 
 
 def test_reject_without_a_reason_is_refused_and_writes_nothing(workspace):
