@@ -19,6 +19,8 @@ from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError, WorkspaceError
+from wikiskill.core.prompts import render
+from wikiskill.history.htmlreport import report_data
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -111,6 +113,19 @@ def test_review_json_lists_the_queue_for_scripts(queued):
     assert out.exit_code == 0, out.output
     [item] = json.loads(out.stdout)
     assert item["id"] == "r001-spell-letters" and item["fixed"] == ["val-01", "val-03"]
+
+
+def test_status_show_and_the_report_show_the_queue(queued):
+    ws = queued[0]
+    runner = CliRunner()
+    status = runner.invoke(app, ["-C", str(ws.root), "status"])
+    assert "review      1 pending: r001-spell-letters" in status.output
+    show = runner.invoke(app, ["-C", str(ws.root), "show", "1"])
+    assert "validation: 6 tasks" in show.output and "decision: pending" in show.output
+    charts = dict.fromkeys(["val", "cost", "skills", "wiki"], "")  # the page without plotly's figures
+    page = render("report.html", title="queued", data=report_data(ws), charts=charts)
+    queue = page.split('<table id="review-queue">')[1].split("</table>")[0]
+    assert "r001-spell-letters (create spell-letters)" in queue and "val-01, val-03" in queue
 
 
 def test_accept_merges_the_pending_candidate_in_one_commit_decided_by_a_person(workspace):

@@ -1,4 +1,5 @@
 """The evolution loop: `evolve` runs rounds of the steps in `steps/` (one class per
 step, resumable from git), over the `harness` that every step shares; the gate's policies, the
-evaluation fingerprint, trace sampling, skill impact and usage, and progress bars. It may import
+evaluation fingerprint, trace sampling, skill impact and usage, progress bars, and a person's
+decisions (`review`: accept or reject a pending candidate, lock a skill). It may import
 every layer below it (`core` to `integrations`)."""
