@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .history.audit import AuditReport
     from .history.compare import Comparison
     from .history.live import LiveReportServer
+    from .history.review import ReviewItem
     from .history.roundstory import RoundStory
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from .knowledge.lint import Problem
     from .llm.doctor import RoleCheck
     from .loop.estimate import Estimate
+    from .loop.review import ReviewDecision
     from .loop.usage import SkillUsage
     from .run.suite_check import TaskCheck
 
@@ -70,6 +72,11 @@ __all__ = [
     "show_skill",
     "prompt",
     "rollback",
+    "review",
+    "accept",
+    "reject",
+    "lock",
+    "unlock",
     "skill_set",
     "export",
     "lint",
@@ -393,12 +400,74 @@ def prompt(ws: Workspace, task: str = "", mode: str | None = None, ref: str = "m
 
 
 def rollback(
-    ws: Workspace, skill: str | None = None, round_number: int | None = None, keep_human_edits: bool = False
+    ws: Workspace,
+    skill: str | None = None,
+    round_number: int | None = None,
+    keep_human_edits: bool = False,
+    force: bool = False,
 ) -> RollbackResult:
     """Revert every change of `skill` since its oldest active accepted change, the edits by hand
     included (only the accepted changes with `keep_human_edits`), or the change accepted in
-    `round_number`, in one commit."""
-    return _rollback(ws, skill, round_number, keep_human_edits)
+    `round_number`, in one commit; a locked skill (`skills.locked`) only with `force`."""
+    return _rollback(ws, skill, round_number, keep_human_edits, force)
+
+
+# -- a person in the loop: the review queue and locked skills --------------------------------------
+
+
+def review(ws: Workspace) -> list[ReviewItem]:
+    """The candidates waiting for a person's review (`gate.review: human`), oldest first, each with
+    its diff, fixed and broken tasks, interval, cost change and the wiki pages and traces it cites."""
+    from .history.review import review_queue
+
+    return review_queue(ws)
+
+
+def accept(ws: Workspace, name: str, options: RunOptions | None = None) -> ReviewDecision:
+    """Merge the pending candidate `name` (`rNNN-<name>` or its skill's name) in one commit decided
+    by a person; when main's skills or the evaluation setup changed since it was validated, it is
+    validated again first and the gate's verdict on that decides."""
+    from .loop.review import accept as _accept
+    from .store.pending import find_pending
+
+    find_pending(ws, name)  # an unknown name is refused before the benchmark loads
+    options = options or RunOptions()
+    config = _config(ws, options)
+    with ws.lock("wikiskill accept"):
+        ws.recover()
+        with _harness(ws, config, options) as harness:
+            harness.benchmark.prepare(("val",))
+            return _accept(harness, name)
+
+
+def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
+    """Turn down the pending candidate `name` for the reason `why`, in one commit decided by a
+    person: tagged `rejected/rNNN-<name>`, the reason in skill-impact.md for the proposer."""
+    from .loop.review import reject as _reject
+
+    load_config(ws.root)
+    with ws.lock("wikiskill reject"):
+        ws.recover()
+        return _reject(ws, name, why)
+
+
+def lock(ws: Workspace, name: str) -> str | None:
+    """Add `name` to `skills.locked` in one commit (with the skill's uncommitted files, when a
+    person wrote it by hand); None when it was locked and committed already."""
+    from .loop.review import set_lock
+
+    with ws.lock("wikiskill lock"):
+        ws.recover()
+        return set_lock(ws, name, True)
+
+
+def unlock(ws: Workspace, name: str) -> str | None:
+    """Remove `name` from `skills.locked` in one commit."""
+    from .loop.review import set_lock
+
+    with ws.lock("wikiskill unlock"):
+        ws.recover()
+        return set_lock(ws, name, False)
 
 
 # -- using the skills elsewhere: host API, export, lint, watch -----------------------------------

@@ -114,8 +114,7 @@ def main() -> None:
     walls = {mode: [wall for wall, _ in runs] for mode, runs in times.items()}
     cpus = {mode: [cpu for _, cpu in runs] for mode, runs in times.items()}
     rows = [
-        [mode, *(f"{wall:.2f}" for wall in walls[mode]), *summary(walls[mode]), *summary(cpus[mode])]
-        for mode in times
+        [mode, *(f"{wall:.2f}" for wall in walls[mode]), *summary(walls[mode]), *summary(cpus[mode])] for mode in times
     ]
     print()
     runs = [f"run {n + 1} s" for n in range(args.repeats)]

@@ -66,9 +66,7 @@ def test_an_agent_that_writes_past_storage_mb_fails_the_task_before_its_verifier
 
 @pytest.mark.slow
 @needs_docker
-def test_a_task_within_storage_mb_scores_and_one_past_it_in_its_verifier_fails_warned_once(
-    tmp_path, suite, caplog
-):
+def test_a_task_within_storage_mb_scores_and_one_past_it_in_its_verifier_fails_warned_once(tmp_path, suite, caplog):
     with caplog.at_level(logging.WARNING, logger="wikiskill.environments.storage"):
         setup, (fits, verifier) = play(tmp_path, suite, "fits", "verifier-fills")
     assert fits.score == 1.0 and fits.error is None

@@ -146,9 +146,7 @@ def test_check_suite_says_oracle_scores_one_nop_zero_and_names_a_broken_builds_l
 
 @pytest.mark.slow
 @needs_docker
-def test_evolve_records_a_task_whose_image_will_not_build_as_infra_never_zero_and_out_of_the_gate(
-    tmp_path, suite
-):
+def test_evolve_records_a_task_whose_image_will_not_build_as_infra_never_zero_and_out_of_the_gate(tmp_path, suite):
     nonce = uuid.uuid4().hex  # in the failing step's command: finds any build container left behind
     broken = write_harbor_task(suite, "rev-yak", "yak", dockerfile=f"FROM {BASE_IMAGE}\nRUN exit 3 # {nonce}\n")
     ids = {"train": IDS["train"], "val": [*IDS["val"], "rev-yak"]}

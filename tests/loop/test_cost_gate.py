@@ -56,9 +56,7 @@ def cheaper(tmp_path_factory) -> Workspace:
 
 
 @pytest.mark.parametrize("policy", ["strict", "paired", "sequential"])
-def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_tiebreak(
-    tmp_path, policy, cheaper
-):
+def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_tiebreak(tmp_path, policy, cheaper):
     if policy == "paired":
         ws = cheaper
     else:  # sequential in two looks: a tie runs to the pool's end instead of stopping for futility

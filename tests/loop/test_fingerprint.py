@@ -112,6 +112,8 @@ def test_a_setting_that_decides_the_score_changes_the_fingerprint(ws, change):
         {"concurrency": 16},
         {"maintainer.model": "openai/other-model"},
         {"proposer.max_turns": 3},
+        {"skills.locked": ["spell-letters"]},
+        {"gate.review": "human"},
     ],
 )
 def test_how_a_score_is_obtained_leaves_the_fingerprint_alone(ws, change):

@@ -155,7 +155,9 @@ def test_telemetry_otlp_in_the_settings_turns_the_trace_on(otel, tmp_path):
 
 def test_without_the_extra_a_configured_trace_fails_in_one_line_naming_it(tmp_path, monkeypatch):
     ws = tmp_path / "ws"
-    run("init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", "http://127.0.0.1:9")
+    run(
+        "init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", "http://127.0.0.1:9"
+    )
     edit_config(_workspace(ws), **{"telemetry.otlp": "http://127.0.0.1:9"})
     head = subprocess.run(["git", "-C", str(ws), "rev-parse", "main"], capture_output=True, text=True).stdout
     monkeypatch.setitem(sys.modules, "opentelemetry", None)  # as if the extra were not installed

@@ -1,5 +1,5 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `skills`, `tasks`, `environments`) over what they share (`common`). This
+(`running`, `history`, `review`, `skills`, `tasks`, `environments`) over what they share (`common`). This
 module lists the commands in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from . import environments, history, running, skills, tasks
+from . import environments, history, review, running, skills, tasks
 from .common import app, help_text
 
 __all__ = ["app"]
@@ -23,6 +23,11 @@ for name, command in [
     ("log", history.log),
     ("prompt", skills.prompt),
     ("rollback", history.rollback_command),
+    ("review", review.review_command),
+    ("accept", review.accept_command),
+    ("reject", review.reject_command),
+    ("lock", review.lock_command),
+    ("unlock", review.unlock_command),
     ("show", history.show_command),
     ("doctor", running.doctor_command),
     ("benchmarks", running.benchmarks_command),

@@ -24,6 +24,8 @@ def status(ctx: typer.Context) -> None:
         f"(skills block: {info.skills_tokens} tokens)"
     )
     console.print(f"wiki pages  {info.wiki_pages}")
+    if info.pending:
+        console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`wikiskill review`)")
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
     for role, spend in info.by_role.items():
         cached = f" ({spend.cached_tokens} cached)" if spend.cached_tokens else ""
@@ -108,15 +110,18 @@ def rollback_command(
         help="With NAME: revert only the accepted changes and keep later edits by hand (refused where an "
         "edit builds on a change being reverted).",
     ),
+    force: bool = typer.Option(False, "--force", help="Roll back a locked skill (skills.locked) too."),
 ) -> None:
     """Revert skill changes in one commit, or refuse having written nothing.
 
     NAME puts the skill back as it was before its oldest active accepted change: every change
     since, accepted or by hand (a commit of your own, `evolve --commit-human-edits`), is reverted,
     and the commit body names the hand edits. --round N reverts that round's change, keeping later
-    edits where they can be separated from it. A refusal names the command that works. The wiki
-    stays."""
-    result = api.rollback(workspace_of(ctx), skill=name, round_number=round_number, keep_human_edits=keep_human_edits)
+    edits where they can be separated from it. A locked skill is rolled back only with --force. A
+    refusal names the command that works. The wiki stays."""
+    result = api.rollback(
+        workspace_of(ctx), skill=name, round_number=round_number, keep_human_edits=keep_human_edits, force=force
+    )
     undone = ", ".join(f"round {c.meta.round} ({c.meta.action or 'change'} {c.meta.skill})" for c in result.reverted)
     if result.human_edits:
         undone += (

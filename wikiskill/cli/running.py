@@ -172,7 +172,6 @@ def _totals(rounds: list[RoundEstimate]) -> str:
     return f"about {calls:,} calls, {tokens:,} tokens, ${sum(each.usd for each in rounds):.4f}"
 
 
-
 @run_options()
 def eval_command(
     ctx: typer.Context,

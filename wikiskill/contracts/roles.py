@@ -59,6 +59,10 @@ class ProposerContext:
     skills: list[Skill] = field(default_factory=list)
     outcomes: list[dict[str, Any]] = field(default_factory=list)
     """One row per train (and ingested) trajectory: `id`, `success`, `score`, `prediction`, `expected`."""
+    pending: list[str] = field(default_factory=list)
+    """The candidates waiting for a person's review (`gate.review: human`), one line each."""
+    locked: list[str] = field(default_factory=list)
+    """The skills a person locked (`skills.locked`): no patch or retire of them is accepted."""
 
     def prompt_fields(self) -> dict[str, object]:
         """The template's variables, by field name."""

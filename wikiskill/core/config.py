@@ -234,6 +234,15 @@ class SkillsMode(StrEnum):
     RETRIEVE = "retrieve"
 
 
+class ReviewMode(StrEnum):
+    """Who has the last word on a candidate the gate policy accepts (`gate.review`)."""
+
+    AUTO = "auto"
+    """The gate merges it."""
+    HUMAN = "human"
+    """It waits as `pending/rNNN-<name>` for `wikiskill accept` or `wikiskill reject`."""
+
+
 class SkillsSettings(_Section):
     mode: SkillsMode = SkillsMode.FULL
     """How skills reach the task agent: every skill's name, description and body (`full`), names +
@@ -243,6 +252,9 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+    locked: list[str] = []
+    """Skills the proposer may not patch or retire (such a proposal is refused before validation)
+    and `rollback` reverts only with `--force`; `wikiskill lock NAME` and `unlock NAME` edit it."""
 
     def with_mode(self, mode: str | None) -> SkillsSettings:
         """These settings in `mode` (any case; None keeps `mode`); ConfigError in one line naming the modes."""
@@ -369,6 +381,11 @@ class GateSettings(_Section):
     max_cost_increase: float = Field(0.1, ge=0.0)
     """`bound`: the share by which the per-task cost may grow with a score gain (0.1: at most 110%
     of main's), shown at `confidence`."""
+    review: ReviewMode = ReviewMode.AUTO
+    """`auto`: a candidate the policy accepts is merged. `human`: it is kept as
+    `pending/rNNN-<name>` with the gate's evidence, and evolution goes on; a person merges it with
+    `wikiskill accept NAME` (validated again first when main moved) or turns it down with
+    `wikiskill reject NAME --why TEXT`; `wikiskill review` lists the queue (docs/review.md)."""
 
     @field_validator("policy", mode="before")
     @classmethod

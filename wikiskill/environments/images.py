@@ -71,7 +71,14 @@ class ImageCache:
         log_path = self.log_path(tag)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = self.runtime.argv(
-            "build", "--force-rm", "--label", f"{IMAGE_LABEL}=1", "-t", tag, "-f", str(context / "Dockerfile"),
+            "build",
+            "--force-rm",
+            "--label",
+            f"{IMAGE_LABEL}=1",
+            "-t",
+            tag,
+            "-f",
+            str(context / "Dockerfile"),
             str(context),
         )
         with log_path.open("w", encoding="utf-8") as log:

@@ -18,6 +18,7 @@ from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Workspace
+from .review import ReviewItem, review_queue
 from .roundstory import round_story
 from .status import RoundRow, Status, round_rows, status
 
@@ -25,9 +26,15 @@ DECISION_COLOURS = {
     Decision.ACCEPTED.value: "#2e7d32",
     Decision.REJECTED.value: "#c62828",
     Decision.ROLLED_BACK.value: "#6a1b9a",
+    Decision.PENDING.value: "#ef6c00",
 }
 OTHER_COLOUR = "#757575"
-COLOUR_NAMES = {Decision.ACCEPTED.value: "green", Decision.REJECTED.value: "red", Decision.ROLLED_BACK.value: "purple"}
+COLOUR_NAMES = {
+    Decision.ACCEPTED.value: "green",
+    Decision.REJECTED.value: "red",
+    Decision.ROLLED_BACK.value: "purple",
+    Decision.PENDING.value: "orange",
+}
 SCORE_MARGIN = 0.1
 """The val chart's y axis spans the scores plotted and this share of their spread on each side."""
 MIN_SCORE_MARGIN = 0.005
@@ -86,11 +93,13 @@ class ReportData:
     """How a sequential verdict stopped (see `roundstory.looks_text`)."""
     tasks: list[TaskRow] = field(default_factory=list)
     costs: list[RoundCost] = field(default_factory=list)
+    queue: list[ReviewItem] = field(default_factory=list)
+    """The candidates waiting for a person's review (`gate.review: human`)."""
 
 
 def report_data(ws: Workspace) -> ReportData:
     rows = round_rows(ws)
-    data = ReportData(status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws))
+    data = ReportData(status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws), queue=review_queue(ws))
     for number in sorted({row.round for row in rows}, reverse=True):
         story = round_story(ws, number)
         if story.validation:

@@ -17,6 +17,7 @@ from ..core.errors import WorkspaceError
 from ..knowledge.purpose import HISTORY, add_history
 from ..loop.impact import IMPACT, ImpactEntry, append_entry
 from ..store.rounds import completed_rounds
+from ..store.settings import load_config
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 
@@ -48,10 +49,14 @@ def accepted_merges(ws: Workspace) -> list[Commit]:
 
 
 def rollback(
-    ws: Workspace, skill: str | None = None, round_number: int | None = None, keep_human_edits: bool = False
+    ws: Workspace,
+    skill: str | None = None,
+    round_number: int | None = None,
+    keep_human_edits: bool = False,
+    force: bool = False,
 ) -> RollbackResult:
     """Revert the accepted change(s) of a skill (and, by name, the hand edits since) or of a round
-    in one commit."""
+    in one commit; a locked skill (`skills.locked`) only with `force`."""
     if (skill is None) == (round_number is None):
         raise WorkspaceError(
             "name a skill (`wikiskill rollback NAME`) or a round (`wikiskill rollback --round N`), one of the two"
@@ -67,6 +72,12 @@ def rollback(
         ]
         if not targets:
             raise WorkspaceError(_nothing_to_roll_back(ws, skill, round_number))
+        locked = sorted({c.meta.skill or "" for c in targets} & set(load_config(ws.root).skills.locked))
+        if locked and not force:
+            raise WorkspaceError(
+                f"skill {locked[0]!r} is locked (skills.locked): roll it back with --force, "
+                f"or `wikiskill unlock {locked[0]}` first"
+            )
         edits: list[Commit] = []
         if skill is not None and not keep_human_edits:
             changes, edits = _restore_before(ws, skill, targets, active)

@@ -2,7 +2,7 @@
 
 Main's first-parent history has the round's rollout, maintain and gate commits; the proposal,
 the proposer's transcript and the validation live where the candidate ended: merged into main,
-under a `rejected/` tag, or still on its `skill/` branch.
+under a `rejected/` tag, on a `pending/` branch waiting for review, or still on its `skill/` branch.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core.errors import WikiskillError
 from ..store.evaluations import read_scores
-from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, REJECTED_PREFIX, round_label
+from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, PENDING_PREFIX, REJECTED_PREFIX, round_label
 from ..store.trailers import Crossed, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace
 
@@ -76,7 +76,7 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
         story.action, story.skill = meta.action, meta.skill
         story.looks = looks_text(meta)
     refs = [gate.sha] if gate is not None else []
-    for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX)):
+    for kind, prefix in (("tags", REJECTED_PREFIX), ("heads", BRANCH_PREFIX), ("heads", PENDING_PREFIX)):
         refs += [
             sha
             for name, sha in sorted(ws.refs(f"refs/{kind}/{prefix}").items())

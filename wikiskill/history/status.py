@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..knowledge.search import tokens
 from ..knowledge.skills import load_skills
 from ..knowledge.skillsblock import render_skills
+from ..store.pending import pending_candidates
 from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config
 from ..store.trailers import Decision, Step
@@ -38,6 +39,8 @@ class Status:
     cost_usd: float
     tokens: int
     by_role: dict[str, RoleSpend]
+    pending: list[str] = field(default_factory=list)
+    """The candidates waiting for a person's review (`gate.review: human`), `rNNN-<name>` each."""
 
 
 @dataclass
@@ -70,6 +73,7 @@ def status(ws: Workspace) -> Status:
         cost_usd=sum(c.meta.cost_usd or 0.0 for c in every),
         tokens=sum(c.meta.tokens or 0 for c in every),
         by_role=_by_role(every),
+        pending=[item.id for item in pending_candidates(ws)],
     )
 
 

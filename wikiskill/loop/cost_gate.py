@@ -85,9 +85,7 @@ def check_cost(
     )
 
 
-def weigh_cost(
-    settings: GateSettings, verdict: Verdict, candidate: Evaluation, incumbent: Evaluation
-) -> Verdict:
+def weigh_cost(settings: GateSettings, verdict: Verdict, candidate: Evaluation, incumbent: Evaluation) -> Verdict:
     """The policy's verdict turned by `gate.cost` (unchanged under `ignore`)."""
     if settings.cost is CostRule.IGNORE:
         return verdict

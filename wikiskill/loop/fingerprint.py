@@ -160,7 +160,7 @@ def eval_setup(
         split=split,
         tasks=digest([[t.id, t.question, t.answer] for t in benchmark.tasks(split)]),
         agent=agent_settings(agent),
-        skills_rendering=config.skills.model_dump(),
+        skills_rendering=config.skills.model_dump(exclude={"locked"}),
         seed=config.seed,
         repeats=repeats,
         first_repeat=first_repeat,

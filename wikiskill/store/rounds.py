@@ -10,6 +10,7 @@ from .workspace import MAIN, Commit, Workspace
 
 BRANCH_PREFIX = "skill/"
 REJECTED_PREFIX = "rejected/"
+PENDING_PREFIX = "pending/"
 ROUND_TAG = "round/"
 MAIN_SIDE_FILE = "val-main.jsonl"
 """In raw/rNNN/ on a candidate branch: main's per-task outcomes on the tasks a sequential
@@ -24,8 +25,17 @@ def candidate_branch(number: int, name: str) -> str:
     return f"{BRANCH_PREFIX}{round_label(number)}-{name}"
 
 
+def candidate_id(branch: str) -> str:
+    """`rNNN-<name>` of a candidate's `skill/`, `pending/` or `rejected/` ref."""
+    return branch.split("/", 1)[1]
+
+
 def rejected_tag(branch: str) -> str:
-    return f"{REJECTED_PREFIX}{branch[len(BRANCH_PREFIX) :]}"
+    return f"{REJECTED_PREFIX}{candidate_id(branch)}"
+
+
+def pending_branch(branch: str) -> str:
+    return f"{PENDING_PREFIX}{candidate_id(branch)}"
 
 
 @dataclass
@@ -73,16 +83,22 @@ def round_state(workspace: Workspace, number: int) -> RoundState:
     for branch, tip in sorted(workspace.refs(f"refs/heads/{BRANCH_PREFIX}").items()):
         if not branch.startswith(prefix):
             continue
-        state.branch, state.tip = branch, tip
-        for commit in workspace.log(branch):
-            if commit.meta.round != number:
-                continue
-            if commit.meta.step == Step.PROPOSE:
-                state.proposal = commit
-            elif commit.meta.step == Step.VALIDATE:
-                state.validations.append(commit)
-            elif commit.meta.step == Step.CONFIRM:
-                state.confirmations.append(commit)
+        read_branch(workspace, state, branch, tip)
+    return state
+
+
+def read_branch(workspace: Workspace, state: RoundState, branch: str, tip: str) -> RoundState:
+    """Fill `state` with the candidate on `branch` (a `skill/` or a `pending/` one)."""
+    state.branch, state.tip = branch, tip
+    for commit in workspace.log(branch):
+        if commit.meta.round != state.number:
+            continue
+        if commit.meta.step == Step.PROPOSE:
+            state.proposal = commit
+        elif commit.meta.step == Step.VALIDATE:
+            state.validations.append(commit)
+        elif commit.meta.step == Step.CONFIRM:
+            state.confirmations.append(commit)
     return state
 
 

@@ -4,6 +4,7 @@ in one line. The settings themselves are `core.config`'s models, which look noth
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,35 @@ def load_config(root: Path) -> Config:
     except FileNotFoundError as exc:
         raise ConfigError(f"{path} is missing") from exc
     return parse_config(text, str(path))
+
+
+def with_locked(text: str, names: list[str]) -> str:
+    """wikiskill.yaml's `text` with `skills.locked` set to `names`, every other line (comments
+    included) kept; the result is read back like any wikiskill.yaml."""
+    value = "[" + ", ".join(json.dumps(name) for name in names) + "]"
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    skills = _entry(root, "skills")
+    if skills is None:
+        changed = f"{text.rstrip()}\n\nskills:\n  locked: {value}\n"
+    elif isinstance(skills[1], yaml.MappingNode) and skills[1].flow_style is False and skills[1].value:
+        locked = _entry(skills[1], "locked")
+        if locked is not None:
+            start, end = locked[1].start_mark.index, locked[1].end_mark.index
+            changed = text[:start] + value + text[end:]
+        else:
+            first = skills[1].value[0][0].start_mark
+            line_end = text.find("\n", skills[0].end_mark.index) + 1 or len(text)
+            changed = text[:line_end] + " " * first.column + f"locked: {value}\n" + text[line_end:]
+    else:
+        raise ConfigError(f"{CONFIG_FILE}: skills: is not a block of settings; set skills.locked by hand")
+    parse_config(changed)
+    return changed
+
+
+def _entry(node: yaml.Node | None, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next(
+        ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key),
+        None,
+    )

@@ -73,6 +73,9 @@ class Decision(StrEnum):
     NO_ACTION = "no_action"
     INVALID = "invalid"
     INDECISIVE = "indecisive"
+    PENDING = "pending"
+    """`gate.review: human`: the policy accepted the candidate; it waits on `pending/rNNN-<name>`
+    for a person's `wikiskill accept` or `wikiskill reject`."""
     ROLLED_BACK = "rolled_back"
 
 
@@ -171,6 +174,10 @@ class Trailers(BaseModel):
     retired: int | None = Field(None, alias="Retired")
     reverts: str | None = Field(None, alias="Reverts")
     """Comma-separated ids of the merge commits a rollback reverts."""
+    decided_by: str | None = Field(None, alias="Decided-By")
+    """`person`: the decision is a person's (`wikiskill accept`, `wikiskill reject`)."""
+    candidate: str | None = Field(None, alias="Candidate")
+    """The commit id of the pending candidate a person decided on (its evidence commit)."""
     cost_usd: float | None = Field(None, alias="Cost-USD")
     tokens: int | None = Field(None, alias="Tokens")
 

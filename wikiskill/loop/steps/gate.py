@@ -1,21 +1,25 @@
 """The gate: the policy's verdict on the candidate's validation against the incumbent's, both
-under one setup; merge, or keep the candidate as a rejected tag. Either way the round closes with
-one gate commit on main that records the evidence and appends the skill-impact entry."""
+under one setup; merge, keep the candidate as a rejected tag, or (`gate.review: human`) keep an
+accepted one as `pending/rNNN-<name>` for a person. Each way the round closes with one gate
+commit on main that records the evidence and appends the skill-impact entry."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
-from ...core.config import CostRule
+from ...core.config import CostRule, ReviewMode
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
 from ...store.evaluations import Evaluation
-from ...store.rounds import rejected_tag, round_label
-from ...store.trailers import Action, Decision, Step, Trailers
-from ...store.workspace import MAIN
+from ...store.pending import REVIEW_FILE
+from ...store.rounds import pending_branch, rejected_tag, round_label
+from ...store.trailers import Action, Decision, Step, Trailers, format_message
+from ...store.workspace import MAIN, Commit
 from ..cost_gate import weigh_cost
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
 from .evaluation import current_evaluation, incumbent
@@ -66,6 +70,122 @@ def close_without_merge(
         harness.ws.delete_branch(branch)
 
 
+@dataclass(frozen=True)
+class Judged:
+    """The gate's verdict on a candidate branch, with what the verdict rests on."""
+
+    number: int
+    action: Action
+    name: str
+    rationale: str
+    verdict: Verdict
+    validation: Commit
+    """The validation (or the sequential look) the verdict read."""
+    candidate: Evaluation
+    main_eval: Evaluation
+    merged: str
+    """The tree of main merged with the candidate: what a merge publishes."""
+    tip: str
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict.decision == Decision.ACCEPTED
+
+    def trailers(self, decision: Decision, **more: object) -> Trailers:
+        return Trailers(
+            round=self.number,
+            step=Step.GATE,
+            decision=decision,
+            action=self.action,
+            skill=self.name,
+            score=self.candidate.mean,
+            incumbent=self.main_eval.mean,
+            incumbent_fingerprint=self.main_eval.fingerprint,
+            **_evidence_trailers(self.verdict.evidence),
+            **more,
+        )
+
+    def evaluation_trailers(self) -> dict[str, object]:
+        """What an accepted merge or a pending candidate records of its own evaluation: the next
+        incumbent is found in git, and `audit` checks it."""
+        return {
+            "skills_id": self.candidate.skills_id,
+            "setup": self.candidate.setup,
+            "fingerprint": self.candidate.fingerprint,
+            "results": self.validation.meta.results,
+            "incumbent_results": self.validation.meta.incumbent_results,
+        }
+
+    def entry(self, decision: Decision, reason: str, where: str, diff: str) -> ImpactEntry:
+        return ImpactEntry(
+            self.number,
+            self.action,
+            self.name,
+            decision,
+            reason,
+            self.rationale,
+            where,
+            self.candidate.mean,
+            self.main_eval.mean,
+            self.verdict.evidence,
+            diff,
+        )
+
+    def body(self, reason: str | None = None) -> str:
+        return "\n".join([reason or self.verdict.reason, *_task_lines(self.verdict.evidence)])
+
+
+def judge_candidate(harness: Harness, state: RoundState) -> Judged:
+    """The policy's verdict on the candidate on `state.branch`, from the validation recorded on
+    it; refused when that validation is not of main's skills plus the proposal under the current
+    setup."""
+    label = round_label(state.number)
+    validated = current_evaluation(harness, state, state.validations)
+    if validated is None or state.proposal is None or state.tip is None:
+        raise WorkspaceError(f"{label}: the gate found no current validation on {state.branch}")
+    validation, candidate = validated
+    looks = harness.policy.plan().looks
+    if looks is not None:
+        look = current_look(harness, state, looks)
+        if look is None or look.meta.crossed is None:
+            raise WorkspaceError(f"{label}: the gate found no finished sequential validation on {state.branch}")
+        validation, main_eval = look, incumbent_at(harness, look)
+    else:
+        main_eval = incumbent(harness)
+    merged = harness.ws.merged_tree(MAIN, state.tip)
+    if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
+        raise WorkspaceError(
+            f"{label}: the validation on {state.branch} is not of main's skills plus the "
+            "proposal under the current setup; run `wikiskill evolve` again"
+        )
+    action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
+    rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
+    verdict = weigh_cost(
+        harness.config.gate,
+        _verdict(harness, state, candidate, main_eval, action == Action.RETIRE),
+        candidate,
+        main_eval,
+    )
+    return Judged(state.number, action, name, rationale, verdict, validation, candidate, main_eval, merged, state.tip)
+
+
+def merge_candidate(harness: Harness, judged: Judged, branch: str, reason: str | None = None, **decided: object) -> str:
+    """Merge an accepted candidate into main in one commit that records its evaluation, the
+    skill-impact entry and the skill's PURPOSE.md (`decided`: the trailers of a person's decision)."""
+    reason = reason or judged.verdict.reason
+    where = f"merged from {branch} ({judged.tip[:10]})"
+    entry = judged.entry(Decision.ACCEPTED, reason, where, harness.ws.diff(MAIN, judged.tip, "skills"))
+    changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
+    if judged.action != Action.RETIRE:
+        changes.update(_purpose_after_merge(harness, judged))
+    trailers = judged.trailers(Decision.ACCEPTED, **judged.evaluation_trailers(), **decided)
+    verb = "accepted by a person" if decided else Decision.ACCEPTED.value
+    subject = f"{round_label(judged.number)} gate: {verb} {judged.name} ({judged.verdict.reason})"
+    return harness.commit(
+        subject, trailers, changes, body=judged.body(reason), base=judged.merged, extra_parents=(judged.tip,)
+    )
+
+
 class Gate:
     kind = Step.GATE
 
@@ -73,103 +193,135 @@ class Gate:
         return state.closed or state.tip is None
 
     def run(self, harness: Harness, state: RoundState) -> None:
-        number, label = state.number, round_label(state.number)
         harness.begin_step()
-        validated = current_evaluation(harness, state, state.validations)
-        if validated is None or state.proposal is None:
-            raise WorkspaceError(f"{label}: the gate found no current validation on {state.branch}")
-        validation, candidate = validated
-        looks = harness.policy.plan().looks
-        if looks is not None:
-            look = current_look(harness, state, looks)
-            if look is None or look.meta.crossed is None:
-                raise WorkspaceError(f"{label}: the gate found no finished sequential validation on {state.branch}")
-            validation, main_eval = look, incumbent_at(harness, look)
+        judged = judge_candidate(harness, state)
+        label, name, tip = round_label(state.number), judged.name, judged.tip
+        decision = judged.verdict.decision
+        if judged.accepted and harness.config.gate.review is ReviewMode.HUMAN:
+            decision = Decision.PENDING
+            keep_pending(harness, state, judged)
+        elif judged.accepted:
+            merge_candidate(harness, judged, state.branch)
         else:
-            main_eval = incumbent(harness)
-        merged = harness.ws.merged_tree(MAIN, state.tip)
-        if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
-            raise WorkspaceError(
-                f"{label}: the validation on {state.branch} is not of main's skills plus the "
-                "proposal under the current setup; run `wikiskill evolve` again"
+            tag = rejected_tag(state.branch)
+            entry = judged.entry(
+                decision, judged.verdict.reason, f"tag {tag} ({tip[:10]})", harness.ws.diff(MAIN, tip, "skills")
             )
-        action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
-        rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
-        verdict = weigh_cost(
-            harness.config.gate,
-            self._verdict(harness, state, candidate, main_eval, action == Action.RETIRE),
-            candidate,
-            main_eval,
-        )
-        tip = state.tip
-        tag = rejected_tag(state.branch)
-        accepted = verdict.decision == Decision.ACCEPTED
-        where = f"merged from {state.branch} ({tip[:10]})" if accepted else f"tag {tag} ({tip[:10]})"
-        entry = ImpactEntry(
-            number,
-            action,
-            name,
-            verdict.decision,
-            verdict.reason,
-            rationale,
-            where,
-            candidate.mean,
-            main_eval.mean,
-            verdict.evidence,
-            harness.ws.diff(MAIN, tip, "skills"),
-        )
-        changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
-        trailers = Trailers(
-            round=number,
-            step=self.kind,
-            decision=verdict.decision,
-            action=action,
-            skill=name,
-            score=candidate.mean,
-            incumbent=main_eval.mean,
-            incumbent_fingerprint=main_eval.fingerprint,
-            **_evidence_trailers(verdict.evidence),
-        )
-        subject = f"{label} gate: {verdict.decision.value} {name} ({verdict.reason})"
-        body = "\n".join([verdict.reason, *_task_lines(verdict.evidence)])
-        if accepted:
-            if action != Action.RETIRE:
-                changes.update(
-                    _purpose_after_merge(
-                        harness, merged, number, action, name, rationale, candidate, main_eval, verdict.evidence
-                    )
-                )
-            # the merge records the evaluation of its own skills: the next incumbent is found in git
-            trailers = trailers.model_copy(
-                update={
-                    "skills_id": candidate.skills_id,
-                    "setup": candidate.setup,
-                    "fingerprint": candidate.fingerprint,
-                    "results": validation.meta.results,
-                    "incumbent_results": validation.meta.incumbent_results,
-                }
-            )
-            harness.commit(subject, trailers, changes, body=body, base=merged, extra_parents=(tip,))
-        else:
             harness.ws.tag(tag, tip, force=True)
-            harness.commit(subject, trailers, changes, body=body)
+            harness.commit(
+                f"{label} gate: {decision.value} {name} ({judged.verdict.reason})",
+                judged.trailers(decision),
+                {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)},
+                body=judged.body(),
+            )
         harness.ws.delete_branch(state.branch)
-        harness.reporter.info(f"{label} gate: {verdict.decision.value} {name}")
+        harness.reporter.info(f"{label} gate: {decision.value} {name}")
 
-    def _verdict(self, harness: Harness, state: RoundState, candidate, main_eval, at_least: bool) -> Verdict:
-        plan = harness.policy.plan()
-        if plan.looks is not None:  # the looks recorded on the branch, replayed: the same verdict
-            return plan.looks.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
-        verdict = harness.policy.judge(candidate, main_eval, at_least)
-        if verdict.decision != Decision.ACCEPTED or not plan.confirms:
-            return verdict
-        confirmed = current_evaluation(harness, state, state.confirmations, harness.config.gate.repeats)
-        if confirmed is None:
-            raise WorkspaceError(f"{round_label(state.number)}: the gate found no confirmation run on {state.branch}")
-        second = harness.policy.judge(confirmed[1], main_eval, at_least)
-        if second.decision != Decision.ACCEPTED:
-            return Verdict(Decision.REJECTED, f"{verdict.reason}; not confirmed: {second.reason}", second.evidence)
-        return Verdict(Decision.ACCEPTED, f"{verdict.reason}; confirmed: {second.reason}", verdict.evidence)
+
+def keep_pending(harness: Harness, state: RoundState, judged: Judged) -> None:
+    """`gate.review: human`: the accepted candidate waits for a person on `pending/rNNN-<name>`,
+    whose evidence commit (the verdict's trailers, the evaluation and raw/rNNN/review.json)
+    `wikiskill review` reads; the round closes with a `pending` gate commit on main. Each write
+    is checked first, so a run killed between them redoes only what is missing."""
+    ws, label = harness.ws, round_label(judged.number)
+    pending = pending_branch(state.branch)
+    if ws.head(pending) is None:
+        ws.create_branch(pending, judged.tip)
+    if ws.head(pending) == judged.tip:
+        record = review_record(harness, judged)
+        message = format_message(
+            f"{label} gate: pending {judged.name} ({judged.verdict.reason})",
+            judged.trailers(Decision.PENDING, **judged.evaluation_trailers(), cost_usd=0.0),
+            judged.body(),
+        )
+        ws.commit({f"raw/{label}/{REVIEW_FILE}": record}, message, branch=pending)
+    evidence = ws.head(pending) or ""
+    reason = f"{judged.verdict.reason}; waits for a person's review (`wikiskill review`)"
+    entry = judged.entry(Decision.PENDING, reason, f"{pending} ({evidence[:10]})", ws.diff(MAIN, judged.tip, "skills"))
+    harness.commit(
+        f"{label} gate: pending {judged.name} ({judged.verdict.reason})",
+        judged.trailers(Decision.PENDING, candidate=evidence),
+        {IMPACT: append_entry(ws.read_file(MAIN, IMPACT), entry)},
+        body=judged.body(reason),
+    )
+
+
+def review_record(harness: Harness, judged: Judged) -> str:
+    """raw/rNNN/review.json: the verdict's per-task evidence and the change in the agent's
+    per-task tokens and cost, for `wikiskill review`."""
+    evidence = judged.verdict.evidence
+    candidate_rows = _rows(harness.ws.read_file(judged.tip, judged.validation.meta.results or ""))
+    main_rows = _rows(_incumbent_results(harness, judged))
+    tasks = [task for task in candidate_rows if task in main_rows]
+    record = {
+        "round": judged.number,
+        "action": judged.action.value,
+        "skill": judged.name,
+        "reason": judged.verdict.reason,
+        "candidate": judged.candidate.mean,
+        "incumbent": judged.main_eval.mean,
+        "policy": evidence.policy,
+        "tasks": evidence.n,
+        "mean_diff": evidence.mean_diff,
+        "interval": evidence.interval_text(),
+        "p_value": evidence.p_value,
+        "fixed": evidence.fixed,
+        "broken": evidence.broken,
+        "helped": evidence.helped,
+        "hurt": evidence.hurt,
+        "left_out": evidence.left_out,
+        "cost": {
+            "tasks": len(tasks),
+            "candidate_tokens": _mean([candidate_rows[task].get("tokens") for task in tasks]),
+            "incumbent_tokens": _mean([main_rows[task].get("tokens") for task in tasks]),
+            "candidate_usd": _mean([candidate_rows[task].get("cost") for task in tasks]),
+            "incumbent_usd": _mean([main_rows[task].get("cost") for task in tasks]),
+        },
+    }
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+
+def _incumbent_results(harness: Harness, judged: Judged) -> str | None:
+    """Main's per-task outcomes the verdict compared with: a sequential look's main side on the
+    branch, else main's recorded evaluation."""
+    if judged.validation.meta.incumbent_results:
+        return harness.ws.read_file(judged.tip, judged.validation.meta.incumbent_results)
+    found = harness.recorded(MAIN)
+    if found is None or not found[0].meta.results:
+        return None
+    return harness.ws.read_file(found[0].sha, found[0].meta.results)
+
+
+def _rows(text: str | None) -> dict[str, dict]:
+    rows = {}
+    for line in (text or "").splitlines():
+        try:
+            row = json.loads(line)
+            rows[str(row["id"])] = row
+        except (ValueError, KeyError, TypeError):
+            continue
+    return rows
+
+
+def _mean(values: list[object]) -> float:
+    numbers = [float(value) for value in values if isinstance(value, (int, float))]
+    return sum(numbers) / len(numbers) if numbers else 0.0
+
+
+def _verdict(harness: Harness, state: RoundState, candidate, main_eval, at_least: bool) -> Verdict:
+    plan = harness.policy.plan()
+    if plan.looks is not None:  # the looks recorded on the branch, replayed: the same verdict
+        return plan.looks.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
+    verdict = harness.policy.judge(candidate, main_eval, at_least)
+    if verdict.decision != Decision.ACCEPTED or not plan.confirms:
+        return verdict
+    confirmed = current_evaluation(harness, state, state.confirmations, harness.config.gate.repeats)
+    if confirmed is None:
+        raise WorkspaceError(f"{round_label(state.number)}: the gate found no confirmation run on {state.branch}")
+    second = harness.policy.judge(confirmed[1], main_eval, at_least)
+    if second.decision != Decision.ACCEPTED:
+        return Verdict(Decision.REJECTED, f"{verdict.reason}; not confirmed: {second.reason}", second.evidence)
+    return Verdict(Decision.ACCEPTED, f"{verdict.reason}; confirmed: {second.reason}", verdict.evidence)
 
 
 def _evidence_trailers(evidence: Evidence) -> dict[str, object]:
@@ -211,33 +363,23 @@ def _task_lines(evidence: Evidence) -> list[str]:
     return lines + [f"Left out as infra: {task}: {reason}" for task, reason in evidence.left_out.items()]
 
 
-def _purpose_after_merge(
-    harness: Harness,
-    merged: str,
-    number: int,
-    action: Action,
-    name: str,
-    rationale: str,
-    candidate: Evaluation,
-    main_eval: Evaluation,
-    evidence: Evidence,
-) -> dict[str, str]:
+def _purpose_after_merge(harness: Harness, judged: Judged) -> dict[str, str]:
     """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
     decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""
-    path = f"skills/{name}/PURPOSE.md"
-    purpose = harness.ws.read_file(merged, path) or ""
+    path = f"skills/{judged.name}/PURPOSE.md"
+    purpose = harness.ws.read_file(judged.merged, path) or ""
     pages = read_pages(harness.ws.read_files(MAIN, "wiki"))
     return {
         path: record_decision(
             purpose,
-            name,
-            number,
-            action,
+            judged.name,
+            judged.number,
+            judged.action,
             Decision.ACCEPTED.value,
-            candidate.mean,
-            main_eval.mean,
-            addressed_pages(purpose, rationale, name, pages),
+            judged.candidate.mean,
+            judged.main_eval.mean,
+            addressed_pages(purpose, judged.rationale, judged.name, pages),
             pages,
-            evidence.effect(),
+            judged.verdict.evidence.effect(),
         )
     }

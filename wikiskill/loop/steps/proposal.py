@@ -11,8 +11,9 @@ from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
 from ...knowledge.junk import Known, junk_reason, reserved_names
-from ...knowledge.proposals import InvalidProposal, prepare_proposal
+from ...knowledge.proposals import InvalidProposal, Proposal, prepare_proposal
 from ...roles.sandbox import Sandbox
+from ...store.pending import Pending, pending_candidates
 from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score, scored
 from ...store.trailers import Action, Decision, Step, Trailers
@@ -44,6 +45,8 @@ class Propose:
         harness.begin_step()
         results = harness.train_results(number)
         score = incumbent(harness).mean
+        pending = pending_candidates(harness.ws)
+        locked = harness.config.skills.locked
         context = ProposerContext(
             round=number,
             incumbent=score,
@@ -52,6 +55,8 @@ class Propose:
             impact=harness.ws.read_file(MAIN, IMPACT) or "",
             skills=harness.skills_at(MAIN),
             outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
+            pending=[f"{item.evidence.meta.action} {item.skill} ({item.branch})" for item in pending],
+            locked=list(locked),
         )
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
@@ -60,7 +65,9 @@ class Propose:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
-            junk = junk_reason(proposal, _known(harness, context, result.transcript.messages[:1]))
+            junk = _refusal(proposal, locked, pending) or junk_reason(
+                proposal, _known(harness, context, result.transcript.messages[:1])
+            )
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
@@ -143,6 +150,19 @@ class Reapply:
             base=tree,
             extra_parents=(main,),
         )
+
+
+def _refusal(proposal: Proposal, locked: list[str], pending: list[Pending]) -> str | None:
+    """Why a proposal is refused before validation: it changes a locked skill (`skills.locked`),
+    or a candidate of the same skill already waits for a person's review."""
+    if proposal.action == Action.NO_ACTION:
+        return None
+    if proposal.name in locked:
+        return f"skill {proposal.name!r} is locked (skills.locked); a person unlocks it with `wikiskill unlock`"
+    waiting = next((item for item in pending if item.skill == proposal.name), None)
+    if waiting is not None:
+        return f"a candidate of skill {proposal.name!r} already waits for review as {waiting.branch}"
+    return None
 
 
 def _known(harness: Harness, context: ProposerContext, system: list[dict]) -> Known:

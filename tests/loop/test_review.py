@@ -1,0 +1,266 @@
+"""A person in the loop. Under `gate.review: human` a candidate the gate policy accepts waits on
+`pending/rNNN-<name>` and evolution goes on; `accept` merges it (validated again first when
+main's skills moved), `reject --why` tags it rejected with the reason, which the next proposer
+reads. `skills.locked` keeps the proposer's hands off a skill and `rollback` off it without
+--force. Workspaces evolved by the scripted world: round 1 proposes `spell-letters` (val 0.500 ->
+0.833), round 2 a useless skill."""
+
+import json
+import re
+import shutil
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import git
+from inprocess import WorldModel, evolve_scripted, scripted_workspace
+from scripted import SPELL, ScriptedWorld, create, skill_md
+from wikiskill import api
+from wikiskill.api import RunOptions
+from wikiskill.cli import app
+from wikiskill.core.errors import WikiskillError, WorkspaceError
+from wikiskill.core.prompts import render
+from wikiskill.history.htmlreport import report_data
+from wikiskill.store.trailers import Decision, Step
+from wikiskill.store.workspace import MAIN, Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config, gate_of
+
+LONG = "LONG-WORDS-MARKER"
+PROPOSER = "You are a Skill Proposer Agent"
+
+
+class RecordingWorld(ScriptedWorld):
+    """The scripted world, keeping each proposer request's user prompt and counting agent answers."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.proposer_prompts: list[str] = []
+        self.answers = 0
+
+    def propose(self, messages):
+        if len(messages) == 2:
+            self.proposer_prompts.append(messages[1]["content"])
+        return super().propose(messages)
+
+    def answer(self, system, question):
+        self.answers += 1
+        return super().answer(system, question)
+
+
+class LongWordsWorld(RecordingWorld):
+    """A second marker, LONG, fixes the reversals of words longer than 6 letters."""
+
+    def answer(self, system, question):
+        text = super().answer(system, question)
+        word = re.search(r"Write the word '(\w+)' backwards", question)
+        if word and LONG in system and len(word.group(1)) > 6:
+            return f"<answer>{word.group(1)[::-1]}</answer>"
+        return text
+
+
+def model(world):
+    chat = WorldModel(world)
+    return lambda role: chat
+
+
+def human_review(ws: Workspace) -> None:
+    edit_config(ws, **{"gate.review": "human"})
+    git(ws.root, "commit", "-qam", "review by a person")
+
+
+@pytest.fixture(scope="module")
+def queued(tmp_path_factory):
+    """Two rounds under human review: round 1's spell-letters waits, round 2's skill was rejected."""
+    ws = scripted_workspace(tmp_path_factory.mktemp("queued") / "ws")
+    human_review(ws)
+    world = RecordingWorld()
+    result = evolve_scripted(ws, rounds=2, world=world)
+    return ws, world, result
+
+
+@pytest.fixture()
+def workspace(queued, tmp_path) -> Workspace:
+    """A copy of the queued workspace, for a test that decides."""
+    shutil.copytree(queued[0].root, tmp_path / "ws", symlinks=True)
+    return Workspace(tmp_path / "ws")
+
+
+def audit_problems(ws: Workspace) -> list[str]:
+    return api.audit(ws, model_factory=model(ScriptedWorld())).problems
+
+
+def test_a_two_round_run_under_human_review_ends_with_one_pending_candidate(queued):
+    ws, world, result = queued
+    assert result.decisions == [Decision.PENDING, Decision.REJECTED]
+    assert list(ws.refs("refs/heads/pending/")) == ["pending/r001-spell-letters"]
+    assert api.load_skills(ws) == []  # nothing merged
+    assert api.status(ws).pending == ["r001-spell-letters"]
+    assert "## r001 · create · spell-letters · PENDING" in ws.read_file(MAIN, "wiki/skill-impact.md")
+    told = world.proposer_prompts[1].split("# Candidates waiting for a person's review")[1].split("\n#")[0]
+    assert "- create spell-letters (pending/r001-spell-letters)" in told  # round 2's proposer is told
+    [item] = api.review(ws)
+    assert (item.id, item.skill) == ("r001-spell-letters", "spell-letters")
+    assert (item.candidate, item.incumbent) == (0.833333, 0.5)
+    assert item.fixed == ["val-01", "val-03"] and item.broken == []
+    assert item.pages == ["wiki/patterns/reversal-slips.md"] and item.traces[0] == "traces/train-00"
+    assert item.cost["candidate_tokens"] > 0 and "+name: spell-letters" in item.diff
+    assert not item.main_moved and audit_problems(ws) == []
+
+
+def test_review_json_lists_the_queue_for_scripts(queued):
+    out = CliRunner().invoke(app, ["-C", str(queued[0].root), "review", "--json"])
+    assert out.exit_code == 0, out.output
+    [item] = json.loads(out.stdout)
+    assert item["id"] == "r001-spell-letters" and item["fixed"] == ["val-01", "val-03"]
+
+
+def test_status_show_and_the_report_show_the_queue(queued):
+    ws = queued[0]
+    runner = CliRunner()
+    status = runner.invoke(app, ["-C", str(ws.root), "status"])
+    assert "review      1 pending: r001-spell-letters" in status.output
+    show = runner.invoke(app, ["-C", str(ws.root), "show", "1"])
+    assert "validation: 6 tasks" in show.output and "decision: pending" in show.output
+    charts = dict.fromkeys(["val", "cost", "skills", "wiki"], "")  # the page without plotly's figures
+    page = render("report.html", title="queued", data=report_data(ws), charts=charts)
+    queue = page.split('<table id="review-queue">')[1].split("</table>")[0]
+    assert "r001-spell-letters (create spell-letters)" in queue and "val-01, val-03" in queue
+
+
+def test_accept_merges_the_pending_candidate_in_one_commit_decided_by_a_person(workspace):
+    before = workspace.head(MAIN)
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert (decision.decision, decision.revalidated) == (Decision.ACCEPTED, False)
+    merge = workspace.log(MAIN)[0]
+    assert merge.parents[0] == before and merge.sha == decision.commit
+    assert (merge.meta.step, merge.meta.decision, merge.meta.decided_by) == (Step.GATE, Decision.ACCEPTED, "person")
+    assert [skill.name for skill in api.load_skills(workspace)] == ["spell-letters"]
+    assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
+    assert audit_problems(workspace) == []
+    again = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert (again.decision, again.commit) == (Decision.ACCEPTED, merge.sha) and workspace.head(MAIN) == merge.sha
+    with pytest.raises(WorkspaceError, match="already accepted"):
+        api.reject(workspace, "spell-letters", "too late")
+
+
+WHY = "spelling out every word doubles the answer length"
+
+
+def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
+    decision = api.reject(workspace, "r001-spell-letters", WHY)
+    commit = workspace.log(MAIN)[0]
+    assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
+    assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
+    assert f"rejected by a person: {WHY}" in workspace.read_file(MAIN, "wiki/skill-impact.md")
+    assert api.review(workspace) == [] and api.load_skills(workspace) == []
+    world = RecordingWorld()
+    evolve_scripted(workspace, rounds=1, world=world)
+    assert WHY in world.proposer_prompts[0] and "Candidates waiting" not in world.proposer_prompts[0]
+    assert audit_problems(workspace) == []
+
+
+@pytest.mark.slow
+def test_the_reason_of_a_rejection_reaches_the_next_proposer_through_the_server(workspace):
+    why = WHY
+    api.reject(workspace, "spell-letters", why)
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        assert api.evolve(workspace, 1, api_base=server.base_url).rounds_completed == 3
+        prompts = [
+            body["messages"][1]["content"]
+            for body in server.requests
+            if body["messages"][0]["content"].startswith(PROPOSER) and len(body["messages"]) == 2
+        ]
+    assert len(prompts) == 1 and why in prompts[0]
+
+
+def test_a_proposal_of_a_skill_that_waits_for_review_is_refused_before_validation(workspace):
+    world = RecordingWorld({3: create("spell-letters", SPELL)})
+    assert evolve_scripted(workspace, rounds=1, world=world).decisions == [Decision.INVALID]
+    assert "already waits for review as pending/r001-spell-letters" in workspace.body(gate_of(workspace, 3).sha)
+    assert world.answers == 12  # the rollout's train tasks only
+
+
+def test_reject_without_a_reason_is_refused_and_writes_nothing(workspace):
+    before = workspace.head(MAIN)
+    with pytest.raises(WikiskillError, match="say why"):
+        api.reject(workspace, "spell-letters", "  ")
+    assert workspace.head(MAIN) == before and "pending/r001-spell-letters" in workspace.refs("refs/heads/pending/")
+
+
+def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    world = LongWordsWorld({1: create("spell-letters", SPELL), 2: create("long-words", LONG)})
+    assert evolve_scripted(ws, rounds=1, world=world).decisions == [Decision.ACCEPTED]
+    human_review(ws)
+    assert evolve_scripted(ws, rounds=1, world=world).decisions == [Decision.PENDING]  # 1.000 against 0.833
+    api.rollback(ws, "spell-letters")
+    [item] = api.review(ws)
+    assert item.main_moved and item.candidate == 1.0
+    answers = world.answers
+    decision = api.accept(ws, "long-words", RunOptions(model_factory=model(world)))
+    assert (decision.decision, decision.revalidated) == (Decision.ACCEPTED, True)
+    assert world.answers - answers == 6  # the candidate's val tasks (git records main's: the baseline's skills)
+    merge = ws.log(MAIN)[0]
+    validated, reapplied = ws.log(merge.parents[1])[:2]  # on the candidate: main merged in, then validated
+    assert (validated.meta.step, reapplied.meta.step) == (Step.VALIDATE, Step.REAPPLY)
+    assert reapplied.parents[1] == merge.parents[0]
+    assert (merge.meta.score, merge.meta.incumbent) == (pytest.approx(0.666667), 0.5)
+    assert "re-validated on main's current skills" in ws.body(merge.sha)
+    assert [skill.name for skill in api.load_skills(ws)] == ["long-words"]
+    assert audit_problems(ws) == []
+
+
+def locked_world(proposal: dict) -> RecordingWorld:
+    return RecordingWorld({1: proposal})
+
+
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        {"action": "patch", "name": "spell-letters", "edits": [{"op": "append", "content": "- more"}], "rationale": ""},
+        {"action": "retire", "name": "spell-letters", "rationale": "unused"},
+    ],
+    ids=["patch", "retire"],
+)
+def test_a_proposal_to_change_a_locked_skill_is_refused_before_any_val_task_runs(tmp_path, proposal):
+    ws = scripted_workspace(tmp_path / "ws")
+    (ws.root / "skills/spell-letters").mkdir(parents=True)
+    (ws.root / "skills/spell-letters/SKILL.md").write_text(skill_md("spell-letters", SPELL))
+    sha = api.lock(ws, "spell-letters")  # written by hand: committed and locked at once
+    assert sorted(ws.changed_paths(f"{sha}^", sha)) == ["skills/spell-letters/SKILL.md", "wikiskill.yaml"]
+    world = locked_world(proposal)
+    assert evolve_scripted(ws, rounds=1, world=world).decisions == [Decision.INVALID]
+    assert world.answers == 6 + 12  # the baseline's val tasks and the rollout's train tasks, no validation
+    assert "skill 'spell-letters' is locked" in ws.body(gate_of(ws, 1).sha)
+    assert "spell-letters" in world.proposer_prompts[0].split("# Locked skills")[1]
+
+
+def test_lock_and_unlock_each_commit_the_setting_and_say_when_there_is_nothing_to_do(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    with pytest.raises(WorkspaceError, match="no skill 'spell-letters' to lock"):
+        api.lock(ws, "spell-letters")
+    (ws.root / "skills/spell-letters").mkdir(parents=True)
+    (ws.root / "skills/spell-letters/SKILL.md").write_text(skill_md("spell-letters", SPELL))
+    locked = api.lock(ws, "spell-letters")
+    text = ws.read_file(locked, "wikiskill.yaml")
+    assert yaml.safe_load(text)["skills"] == {"mode": "full", "locked": ["spell-letters"]} and "# full |" in text
+    assert ws.log(MAIN)[0].meta.decided_by == "person"
+    assert api.lock(ws, "spell-letters") is None
+    unlocked = api.unlock(ws, "spell-letters")
+    assert yaml.safe_load(ws.read_file(unlocked, "wikiskill.yaml"))["skills"]["locked"] == []
+    with pytest.raises(WorkspaceError, match="is not locked"):
+        api.unlock(ws, "spell-letters")
+
+
+def test_rollback_of_a_locked_skill_needs_force(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    assert evolve_scripted(ws, rounds=1).decisions == [Decision.ACCEPTED]
+    api.lock(ws, "spell-letters")
+    before = ws.head(MAIN)
+    with pytest.raises(WorkspaceError, match="locked .* --force"):
+        api.rollback(ws, "spell-letters")
+    assert ws.head(MAIN) == before
+    api.rollback(ws, "spell-letters", force=True)
+    assert api.load_skills(ws) == []
