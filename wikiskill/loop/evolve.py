@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
+from ..integrations.tracking import open_tracker
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
@@ -117,11 +118,13 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
     finished first and counts as the first of them. A new round is not started once the incumbent
     scores 1.0 on every val task."""
     ws = harness.ws
+    tracker = open_tracker(ws, harness.config, harness.reporter)  # a bad address fails before any work
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
     target = done + rounds
     harness.reporter.info(rounds_plan(ws, rounds))
     ensure_baseline(harness)
+    tracker.sync()
     decisions: list[Decision | None] = []
     stopped_early = False
     while done < target:
@@ -136,7 +139,9 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
                 break
         decisions.append(run_round(harness, number))
         done = number
+        tracker.sync()
         harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
+    tracker.finish()
     final = harness.recorded(MAIN)
     score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
     return EvolveResult(done, target, score, decisions, stopped_early)
