@@ -197,8 +197,13 @@ def test_each_nested_run_carries_its_rounds_metrics_tags_and_artifacts(evolved, 
 def test_logging_again_logs_no_round_twice_and_finds_the_run_with_its_id_file_lost(evolved, mlflow_uri):
     from wikiskill.integrations.tracking import open_tracker
 
-    run, _ = evolution_run(mlflow_uri, evolved.root)
+    run, before = evolution_run(mlflow_uri, evolved.root)
     (evolved.state_dir / "mlflow.json").unlink()
+    half_logged = client(mlflow_uri).create_run(  # what a kill -9 while logging round 2 leaves
+        run.info.experiment_id,
+        tags={"mlflow.parentRunId": run.info.run_id, "wikiskill.round": "2"},
+        run_name="r002",
+    )
     with pytest.MonkeyPatch.context() as env:
         env.setenv("MLFLOW_TRACKING_URI", mlflow_uri)
         tracker = open_tracker(evolved, load_config(evolved.root), QuietReporter())
@@ -207,6 +212,10 @@ def test_logging_again_logs_no_round_twice_and_finds_the_run_with_its_id_file_lo
     again, nested = evolution_run(mlflow_uri, evolved.root)
     assert again.info.run_id == run.info.run_id
     assert sorted(nested) == ["r001", "r002"]
+    assert {name: child.info.run_id for name, child in nested.items()} == {
+        name: child.info.run_id for name, child in before.items()
+    }
+    assert client(mlflow_uri).get_run(half_logged.info.run_id).info.lifecycle_stage == "deleted"
     assert steps(mlflow_uri, run.info.run_id, "val_incumbent") == [0, 1, 2]
     assert steps(mlflow_uri, nested["r001"].info.run_id, "val_candidate") == [1]
 

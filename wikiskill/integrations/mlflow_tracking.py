@@ -28,7 +28,6 @@ from ..core.errors import WikiskillError
 from ..store.rounds import completed_rounds, round_label
 from ..store.workspace import Workspace
 from .round_record import Record, baseline_record, round_record, settings_params, workspace_id
-from .tracking import Tracker
 
 EXPERIMENT_VARIABLE = "MLFLOW_EXPERIMENT_NAME"
 DEFAULT_EXPERIMENT = "wikiskill"
@@ -43,7 +42,7 @@ LANDED = "round"
 """The parent's metric, logged last with each round's values: its steps are the rounds logged."""
 
 
-class MlflowTracker(Tracker):
+class MlflowTracker:
     def __init__(self, ws: Workspace, config: Config, reporter: Reporter, client: MlflowClient, run_id: str):
         self.ws, self.config, self.reporter = ws, config, reporter
         self.client, self.run_id = client, run_id
@@ -78,7 +77,8 @@ class MlflowTracker(Tracker):
                     continue
                 if number not in rounds:
                     self._log_round(number, record)
-                self._land(number, record)
+                if number not in landed:
+                    self._land(number, record)
         except (MlflowException, OSError) as exc:
             self.reporter.info(f"MLflow logging failed, to be retried after the next round: {_first_line(exc)}")
 

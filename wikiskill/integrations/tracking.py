@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from ..contracts.integrations import ExperimentTracker
 from ..contracts.running import Reporter
 from ..core.config import Config, Tracking
 from ..core.errors import ConfigError
@@ -17,17 +18,17 @@ from ..store.workspace import Workspace
 MLFLOW_URI_VARIABLE = "MLFLOW_TRACKING_URI"
 
 
-class Tracker:
-    """Logs nothing: `tracking` unset. A tracker of a package overrides both."""
+class NoTracking:
+    """`tracking` unset: logs nothing."""
 
     def sync(self) -> None:
-        """Log what is in git and not yet logged: the baseline, every closed round."""
+        pass
 
     def finish(self) -> None:
-        """The run ended without error: mark it finished."""
+        pass
 
 
-def open_tracker(ws: Workspace, config: Config, reporter: Reporter) -> Tracker:
+def open_tracker(ws: Workspace, config: Config, reporter: Reporter) -> ExperimentTracker:
     """The tracker `config.tracking` names, connected (a bad address fails here, before any step
     runs), or one that logs nothing."""
     if config.tracking is Tracking.MLFLOW:
@@ -39,4 +40,4 @@ def open_tracker(ws: Workspace, config: Config, reporter: Reporter) -> Tracker:
         from .mlflow_tracking import MlflowTracker
 
         return MlflowTracker.open(ws, config, reporter, uri)
-    return Tracker()
+    return NoTracking()
