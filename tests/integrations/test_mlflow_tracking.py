@@ -19,7 +19,7 @@ from conftest import CI_VALUES
 from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
-from wikiskill.core.errors import ConfigError
+from wikiskill.core.errors import ConfigError, WikiskillError
 from wikiskill.loop.harness import QuietReporter
 from wikiskill.store.rounds import round_state
 from wikiskill.store.settings import load_config
@@ -153,6 +153,22 @@ def test_tracking_without_a_tracking_uri_fails_in_one_line_before_anything_is_wr
     with pytest.raises(ConfigError, match="tracking: mlflow needs MLFLOW_TRACKING_URI"):
         evolve_scripted(ws, rounds=1)
     assert ws.head() == before and not ws.refs("refs/tags/")
+
+
+@pytest.mark.slow  # imports MLflow
+def test_a_server_that_does_not_answer_stops_evolve_in_one_line_before_anything_is_written(tmp_path, monkeypatch):
+    needs_mlflow()
+    ws = scripted_workspace(tmp_path / "ws")
+    track(ws)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://person:hunter22@127.0.0.1:{free_port()}")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    before = ws.head()
+    with pytest.raises(WikiskillError) as failed:
+        evolve_scripted(ws, rounds=1)
+    message = str(failed.value)
+    assert message.startswith("tracking: mlflow could not reach http://127.0.0.1:") and "\n" not in message
+    assert "hunter22" not in message
+    assert ws.head() == before and not ws.refs("refs/tags/") and not (ws.state_dir / "mlflow.json").exists()
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ import json
 import os
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mlflow.entities import Metric, Param, RunStatus, RunTag, ViewType
 from mlflow.exceptions import MlflowException
@@ -39,13 +40,16 @@ GIT_TAG = "tracking/mlflow/"
 RUN_NAME = "evolution"
 ROUND_TAG = "wikiskill.round"
 LANDED = "round"
-"""The parent's metric, logged last with each round's values: its steps are the rounds logged."""
+"""The parent's metric, logged in the one request that carries a round's values to the parent: its
+steps are the rounds logged."""
 
 
 class MlflowTracker:
-    def __init__(self, ws: Workspace, config: Config, reporter: Reporter, client: MlflowClient, run_id: str):
+    def __init__(
+        self, ws: Workspace, config: Config, reporter: Reporter, client: MlflowClient, run_id: str, uri: str
+    ):
         self.ws, self.config, self.reporter = ws, config, reporter
-        self.client, self.run_id = client, run_id
+        self.client, self.run_id, self.uri = client, run_id, uri
 
     @classmethod
     def open(cls, ws: Workspace, config: Config, reporter: Reporter, uri: str) -> MlflowTracker:
@@ -55,9 +59,9 @@ class MlflowTracker:
             run_id = _evolution_run(ws, client, uri)
             client.update_run(run_id, status=RunStatus.to_string(RunStatus.RUNNING))
         except (MlflowException, OSError) as exc:
-            raise WikiskillError(f"tracking: mlflow could not reach {uri}: {_first_line(exc)}") from None
+            raise WikiskillError(f"tracking: mlflow could not reach {_without_login(uri)}: {_said(exc, uri)}") from None
         reporter.info(f"tracking in MLflow: run {run_id}")
-        return cls(ws, config, reporter, client, run_id)
+        return cls(ws, config, reporter, client, run_id, uri)
 
     def sync(self) -> None:
         """Log what git holds and this run does not; a failure is reported and left to the next sync."""
@@ -80,13 +84,13 @@ class MlflowTracker:
                 if number not in landed:
                     self._land(number, record)
         except (MlflowException, OSError) as exc:
-            self.reporter.info(f"MLflow logging failed, to be retried after the next round: {_first_line(exc)}")
+            self.reporter.info(f"MLflow logging failed, to be retried after the next round: {_said(exc, self.uri)}")
 
     def finish(self) -> None:
         try:
             self.client.set_terminated(self.run_id, RunStatus.to_string(RunStatus.FINISHED))
         except (MlflowException, OSError) as exc:
-            self.reporter.info(f"MLflow: could not mark run {self.run_id} finished: {_first_line(exc)}")
+            self.reporter.info(f"MLflow: could not mark run {self.run_id} finished: {_said(exc, self.uri)}")
 
     def _log_settings(self) -> None:
         """The settings as params, those the run lacks (params cannot change: a round's own nested
@@ -193,5 +197,12 @@ def _read_state(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+def _without_login(uri: str) -> str:
+    """`uri` without a `user:password@` part."""
+    parts = urlsplit(uri)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if parts.netloc else uri
+
+
+def _said(exc: BaseException, uri: str) -> str:
+    """The first line of what the MLflow client said, its address without a login."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0].replace(uri, _without_login(uri))
