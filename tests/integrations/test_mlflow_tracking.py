@@ -140,7 +140,8 @@ def test_without_the_extra_tracking_mlflow_fails_in_one_line_naming_it(tmp_path,
     monkeypatch.setitem(sys.modules, "mlflow", None)  # what the import system reads as not installed
     with pytest.raises(ConfigError) as failed:
         load_config(ws.root)
-    assert "tracking: mlflow needs MLflow: pip install 'wikiskill[mlflow]'" in str(failed.value)
+    assert "wikiskill.yaml, line " in str(failed.value)
+    assert str(failed.value).endswith(": tracking: mlflow needs MLflow: pip install 'wikiskill[mlflow]'")
     assert "\n" not in str(failed.value)
 
 
