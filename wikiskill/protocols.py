@@ -1,7 +1,7 @@
 """The contracts a plugin implements, in one import: `from wikiskill.protocols import GatePolicy`.
-Each is stated once, in `contracts/` (the roles, running tasks, the gate, export targets and
-session formats) or beside its domain below it (`benchmarks.base` for suites, `llm.chat.ChatModel`
-for the model a role talks to); this module only names them."""
+Each is stated once, in `contracts/` (the roles, running tasks, the gate, export targets,
+session formats and experiment trackers) or beside its domain below it (`benchmarks.base` for
+suites, `llm.chat.ChatModel` for the model a role talks to); this module only names them."""
 
 from .benchmarks.base import (
     Benchmark,
@@ -14,7 +14,7 @@ from .benchmarks.base import (
 )
 from .contracts.coding_agent import CliPreset, CliRun, CliTranscript
 from .contracts.gate import Evidence, GatePolicy, Look, Looks, ValidationPlan, Verdict
-from .contracts.integrations import ExportTarget, SessionParser
+from .contracts.integrations import ExperimentTracker, ExportTarget, SessionParser
 from .contracts.roles import (
     Check,
     EnvironmentAgent,
@@ -43,6 +43,7 @@ __all__ = [
     "EnvironmentAgent",
     "Evidence",
     "Executor",
+    "ExperimentTracker",
     "ExportTarget",
     "GatePolicy",
     "InteractiveBenchmark",

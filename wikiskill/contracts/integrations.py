@@ -1,6 +1,7 @@
 """What a part that reaches outside wikiskill must do: an `ExportTarget` (where `wikiskill export`
-writes skill folders for a host agent) and a `SessionParser` (how `wikiskill ingest` reads one
-format of real session files)."""
+writes skill folders for a host agent), a `SessionParser` (how `wikiskill ingest` reads one
+format of real session files) and an `ExperimentTracker` (where `evolve` logs its rounds,
+`tracking` in wikiskill.yaml)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,16 @@ class SessionParser(Protocol):
 
     def messages(self, text: str, name: str) -> list[dict[str, Any]]:
         """The session's messages; raises TranscriptError naming `name` and the line."""
+
+
+class ExperimentTracker(Protocol):
+    """Logs an evolution to an experiment tracker, from what git holds: the loop calls `sync()`
+    after the baseline and after each round and passes it nothing."""
+
+    def sync(self) -> None:
+        """Log what is in git and not yet logged: the baseline, every closed round."""
+        ...
+
+    def finish(self) -> None:
+        """The run ended without error: mark it finished."""
+        ...

@@ -3,6 +3,7 @@ file (and checking the benchmark it names) is `store.settings`."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from enum import StrEnum
@@ -470,6 +471,13 @@ class TelemetrySettings(_Section):
     Needs `pip install 'wikiskill[otel]'`."""
 
 
+class Tracking(StrEnum):
+    """An experiment tracker an evolve run also logs its rounds to."""
+
+    MLFLOW = "mlflow"
+    """MLflow at `MLFLOW_TRACKING_URI` (docs/observability.md); needs `wikiskill[mlflow]`."""
+
+
 class Config(_Section):
     benchmark: str
     """Task suite: any name `wikiskill benchmarks` lists (`textworld-cooking`, `textworld:<challenge>`,
@@ -524,11 +532,21 @@ class Config(_Section):
     """How a Harbor suite (`harbor:PATH`) is split and its rewards read."""
     telemetry: TelemetrySettings = TelemetrySettings()
     """OpenTelemetry traces of a command (docs/observability.md)."""
+    tracking: Tracking | None = None
+    """Log each evolve run to an experiment tracker as well: `mlflow` (one MLflow run per
+    workspace with a nested run per round, on the server `MLFLOW_TRACKING_URI` names); unset: none."""
 
     @field_validator("executor", mode="before")
     @classmethod
     def _named_executor(cls, value: object) -> str | None:
         return None if value is None else EXECUTORS.check(value)
+
+    @field_validator("tracking")
+    @classmethod
+    def _tracker_installed(cls, value: Tracking | None) -> Tracking | None:
+        if value is Tracking.MLFLOW and importlib.util.find_spec("mlflow") is None:
+            raise ValueError("mlflow needs MLflow: pip install 'wikiskill[mlflow]'")
+        return value
 
     @model_validator(mode="after")
     def _local_runs_one_worker(self) -> Config:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
+from ..integrations.tracking import open_tracker
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
@@ -126,6 +127,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
 
 def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
+    tracker = open_tracker(ws, harness.config, harness.reporter)  # a bad address fails before any work
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
     target = done + rounds
@@ -133,6 +135,7 @@ def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> Evol
     check_round_budget(harness, done + 1)  # the baseline is part of round 1's spend
     with step_span(Step.BASELINE, 0):
         ensure_baseline(harness)
+    tracker.sync()
     decisions: list[Decision | None] = []
     stopped_early = False
     while done < target:
@@ -151,7 +154,9 @@ def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> Evol
                     break
             decisions.append(run_round(harness, number))
         done = number
+        tracker.sync()
         harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
+    tracker.finish()
     final = harness.recorded(MAIN)
     score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
     return EvolveResult(done, target, score, decisions, stopped_early)
