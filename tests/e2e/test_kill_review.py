@@ -19,6 +19,7 @@ import kill_resume  # noqa: E402
 from inprocess import WorldModel, evolve_scripted, scripted_workspace  # noqa: E402
 from scripted import ScriptedWorld  # noqa: E402
 from wikiskill import api  # noqa: E402
+from wikiskill.api import RunOptions  # noqa: E402
 from wikiskill.store.workspace import Workspace  # noqa: E402
 from workspaces import edit_config  # noqa: E402
 
@@ -93,4 +94,4 @@ def test_a_decision_killed_at_a_git_call_ends_as_an_uninterrupted_one_when_run_a
     assert again == 0, printed
     assert kill_resume.signature(ws) == expected
     assert kill_resume.consistency_problems(ws) == []
-    assert api.audit(Workspace(ws), model_factory=model_factory).problems == []
+    assert api.audit(Workspace(ws), options=RunOptions(model_factory=model_factory)).problems == []

@@ -12,6 +12,7 @@ from conftest import git
 from inprocess import WorldModel
 from scripted import SPELL, ScriptedWorld, create
 from wikiskill import api
+from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.config import CostRule
 from wikiskill.history.htmlreport import render_report, report_data
@@ -119,6 +120,8 @@ def test_the_report_shows_score_and_cost_per_round_and_charts_one_against_the_ot
 
 
 def test_compare_puts_each_sides_cost_beside_its_score(cheaper):
-    result = api.compare(cheaper, "baseline", "main", model_factory=lambda role: WorldModel(ScriptedWorld()))
+    result = api.compare(
+        cheaper, "baseline", "main", options=RunOptions(model_factory=lambda role: WorldModel(ScriptedWorld()))
+    )
     assert {(row.a_cost, row.b_cost) for row in result.rows} == {(440.0, 220.0)}
     assert result.cost.ratio == 0.5 and result.cost.rule is CostRule.TIEBREAK and result.cost.passed

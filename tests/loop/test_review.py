@@ -20,8 +20,7 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError, WorkspaceError
-from wikiskill.core.prompts import render
-from wikiskill.history.htmlreport import report_data
+from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -88,7 +87,7 @@ def workspace(queued, tmp_path) -> Workspace:
 
 
 def audit_problems(ws: Workspace) -> list[str]:
-    return api.audit(ws, model_factory=model(ScriptedWorld())).problems
+    return api.audit(ws, options=RunOptions(model_factory=model(ScriptedWorld()))).problems
 
 
 def test_a_two_round_run_under_human_review_ends_with_one_pending_candidate(queued):
@@ -123,8 +122,7 @@ def test_status_show_and_the_report_show_the_queue(queued):
     assert "review      1 pending: r001-spell-letters" in status.output
     show = runner.invoke(app, ["-C", str(ws.root), "show", "1"])
     assert "validation: 6 tasks" in show.output and "decision: pending" in show.output
-    charts = dict.fromkeys(["val", "cost", "skills", "wiki"], "")  # the page without plotly's figures
-    page = render("report.html", title="queued", data=report_data(ws), charts=charts)
+    page = render_report(report_data(ws), "queued")
     queue = page.split('<table id="review-queue">')[1].split("</table>")[0]
     assert "r001-spell-letters (create spell-letters)" in queue and "val-01, val-03" in queue
 
@@ -166,7 +164,7 @@ def test_the_reason_of_a_rejection_reaches_the_next_proposer_through_the_server(
     why = WHY
     api.reject(workspace, "spell-letters", why)
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        assert api.evolve(workspace, 1, api_base=server.base_url).rounds_completed == 3
+        assert api.evolve(workspace, 1, RunOptions(api_base=server.base_url)).rounds_completed == 3
         prompts = [
             body["messages"][1]["content"]
             for body in server.requests
