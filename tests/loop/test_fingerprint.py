@@ -62,6 +62,7 @@ NOT_AGENT_CODE = {
     "core.config": "its settings enter the fingerprint one by one",
     "core.prompts": "the renderer; the templates it renders are hashed themselves",
     "store.traces": "the record of a run, not what the agent does",
+    "telemetry.spans": "spans that observe a run; they change nothing the agent does",
     "core.errors": "exception classes",
     "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
 }
