@@ -97,6 +97,15 @@ class ReportData:
     """The candidates waiting for a person's review (`gate.review: human`)."""
 
 
+def decision_marker(decision: str) -> dict[str, object]:
+    """How a candidate's point looks in every chart: its decision's colour and symbol."""
+    return {
+        "size": 13,
+        "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
+        "symbol": DECISION_SYMBOLS.get(decision, "circle-open"),
+    }
+
+
 def report_data(ws: Workspace) -> ReportData:
     rows = round_rows(ws)
     data = ReportData(status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws), queue=review_queue(ws))
@@ -246,11 +255,7 @@ def _val_figure(go, rows: list[RoundRow]):
                 y=[r.incumbent if r.val is None else r.val for r in picked],
                 mode="markers",
                 name=f"candidate: {decision}",
-                marker={
-                    "size": 13,
-                    "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
-                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open"),
-                },
+                marker=decision_marker(decision),
                 text=[f"{r.action} {r.skill}" for r in picked],
                 hovertemplate="r%{x}: %{y:.3f} %{text}<extra></extra>",
             )
@@ -340,11 +345,7 @@ def _tradeoff_figure(go, costs: list[RoundCost]):
                 y=[c.candidate_score for c in picked],
                 mode="markers+text",
                 name=f"candidate: {decision}",
-                marker={
-                    "size": 13,
-                    "color": DECISION_COLOURS.get(decision, OTHER_COLOUR),
-                    "symbol": DECISION_SYMBOLS.get(decision, "circle-open"),
-                },
+                marker=decision_marker(decision),
                 text=[f"r{c.round}" for c in picked],
                 textposition="top center",
                 hovertemplate="%{text}: %{y:.3f} at %{x:.6g}<extra></extra>",
