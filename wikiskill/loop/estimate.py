@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ValidationError
 
 from ..benchmarks import BenchmarkKind
+from ..contracts.roles import ProposerContext
 from ..contracts.transcript import Transcript
 from ..core.config import OFFLINE_MODEL, Config, Role, SkillsSettings
 from ..core.errors import BudgetExceeded
@@ -342,16 +343,12 @@ def _wiki_view(ws: Workspace, ref: str, budget: int) -> int:
 def _proposer_context(ws: Workspace, ref: str) -> int:
     """Tokens of what the proposer's prompt shows of the workspace at `ref`: the wiki's index,
     skill-impact.md and the skills (the train outcomes are the same size every round)."""
-    text = render(
-        "proposer_user",
+    context = ProposerContext(
         index=ws.read_file(ref, "wiki/index.md") or "",
         impact=ws.read_file(ref, IMPACT) or "",
         skills=load_skills(ws.read_files(ref, "skills")),
-        outcomes=[],
-        round=0,
-        incumbent=0.0,
-        train_score=0.0,
     )
+    text = render("proposer_user", **context.prompt_fields())
     return estimate_tokens(text)
 
 
