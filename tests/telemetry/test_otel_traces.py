@@ -181,7 +181,7 @@ print("loaded:", loaded)
 
 
 @pytest.mark.slow
-def test_without_telemetry_configured_model_calls_import_nothing_of_opentelemetry(tmp_path):
+def test_without_telemetry_configured_model_calls_import_nothing_of_opentelemetry(otel, tmp_path):
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     with FakeOpenAIServer(ScriptedWorld()) as server:
