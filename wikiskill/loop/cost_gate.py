@@ -26,7 +26,7 @@ from ..contracts.gate import CostCheck, Verdict
 from ..core.config import CostRule, CostUnit, GateSettings
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
-from .gate_policies import gain_floor, paired, policy_confidence
+from .gate_policies import gain_floor, paired, policy_confidence, sign_flip_p
 
 
 def cost_limit(settings: GateSettings) -> float:
@@ -47,19 +47,7 @@ def below_p_value(pairs: list[tuple[str, float, float]], limit: float, seed: int
     excess = [c - limit * i for _, c, i in pairs]
     if not any(excess):
         return 1.0
-    import numpy as np
-    from scipy.stats import permutation_test
-
-    result = permutation_test(
-        (np.asarray(excess),),
-        np.mean,
-        permutation_type="samples",
-        alternative="less",
-        n_resamples=9999,
-        vectorized=True,
-        rng=np.random.default_rng(seed),
-    )
-    return float(result.pvalue)
+    return sign_flip_p(excess, "less", seed)
 
 
 def check_cost(

@@ -262,19 +262,25 @@ class PairedPolicy:
     def _sign_flip_p(self, diffs: list[float]) -> float:
         """One-sided p-value of "the mean difference is above 0" by a paired permutation (sign-flip)
         test: exact at up to 13 tasks, where a bootstrap interval alone accepts too often."""
-        import numpy as np
-        from scipy.stats import permutation_test
+        return sign_flip_p(diffs, "greater", self.seed)
 
-        result = permutation_test(
-            (np.asarray(diffs),),
-            np.mean,
-            permutation_type="samples",
-            alternative="greater",
-            n_resamples=9999,
-            vectorized=True,
-            rng=np.random.default_rng(self.seed),
-        )
-        return float(result.pvalue)
+
+def sign_flip_p(values: list[float], alternative: str, seed: int = 0) -> float:
+    """One-sided p-value of "the mean of `values` is above 0" (`greater`) or "below 0" (`less`)
+    by a sign-flip permutation test, the paired test every gate rule uses."""
+    import numpy as np
+    from scipy.stats import permutation_test
+
+    result = permutation_test(
+        (np.asarray(values),),
+        np.mean,
+        permutation_type="samples",
+        alternative=alternative,
+        n_resamples=9999,
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
 
 
 def gain_floor(pairs: list[tuple[str, float, float]], confidence: float, seed: int = 0) -> float:
