@@ -127,7 +127,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
 
 def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
-    tracker = open_tracker(ws, harness.config, harness.reporter)  # a bad address fails before any work
+    tracker = open_tracker(ws, harness.config, harness.reporter)  # off for this command if unreachable
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
     target = done + rounds
