@@ -159,11 +159,6 @@ def test_tracking_without_a_tracking_uri_fails_in_one_line_before_anything_is_wr
     assert ws.head() == before and not ws.refs("refs/tags/")
 
 
-def closed_port() -> int:
-    """A loopback port where nothing listens (bound, then closed)."""
-    return free_port()
-
-
 def evolve_shown(ws: Workspace, rounds: int = 1) -> tuple[list[str], float]:
     """`evolve` of the scripted world, in process: the lines it showed and the seconds it took."""
     shown = io.StringIO()
@@ -184,7 +179,7 @@ def test_with_the_server_down_evolve_finishes_in_bounded_time_and_warns_once_nam
     needs_mlflow()
     ws = scripted_workspace(tmp_path / "ws")
     track(ws)
-    port = closed_port()
+    port = free_port()  # bound, then closed: nothing listens there
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://person:hunter22@127.0.0.1:{port}")
     shown, seconds = evolve_shown(ws)
     assert seconds < OUTAGE_BOUND_S
@@ -205,7 +200,7 @@ def test_rounds_run_while_the_server_was_down_are_logged_by_the_next_evolve_that
     ws = scripted_workspace(tmp_path / "ws")
     track(ws)
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", f"outage-{time.monotonic_ns()}")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{free_port()}")  # nothing listens there
     evolve_shown(ws)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_uri)
     shown, _ = evolve_shown(ws)
