@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -321,3 +322,38 @@ def test_kill_9_of_a_tracked_evolve_then_resume_continues_the_same_mlflow_run(ml
     assert all(child.info.status == "FINISHED" for child in nested.values())
     assert steps(mlflow_uri, parent.info.run_id, "round") == [0, 1, 2]  # each round landed once
     assert len(client(mlflow_uri).search_runs([parent.info.experiment_id], "attributes.run_name = 'evolution'")) == 1
+
+
+@pytest.mark.slow  # imports MLflow
+def test_a_server_that_drops_every_request_costs_a_bounded_time_and_one_warning(tmp_path, monkeypatch):
+    """It accepts the connect, then closes each connection unanswered: the client's own retries
+    would take minutes; wikiskill bounds them and goes on without tracking."""
+    needs_mlflow()
+    ws = scripted_workspace(tmp_path / "ws")
+    track(ws)
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drop_every_connection() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                listener.accept()[0].close()
+            except TimeoutError:
+                continue
+
+    dropper = threading.Thread(target=drop_every_connection, daemon=True)
+    dropper.start()
+    port = listener.getsockname()[1]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
+    try:
+        shown, seconds = evolve_shown(ws)
+    finally:
+        stop.set()
+        dropper.join()
+        listener.close()
+    assert seconds < OUTAGE_BOUND_S
+    assert api.status(ws).rounds == 1
+    warnings = [line for line in shown if "could not reach" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"warning: tracking: mlflow could not reach http://127.0.0.1:{port} (")
