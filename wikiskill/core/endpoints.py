@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 CONNECT_TIMEOUT_S = 3.0
 """How long such a server gets to accept a connection before the command goes on without it."""
@@ -19,10 +20,15 @@ def unreachable(url: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
     parts = urlsplit(url)
     if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
         return None
+    proxy = getproxies().get(parts.scheme)
+    if proxy and not proxy_bypass(parts.hostname):  # the client connects to its proxy, not the server
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     try:
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
     except ValueError:
         return f"{parts.netloc.rpartition('@')[2]} is not a host and port"
+    if not parts.hostname:
+        return None
     try:
         with socket.create_connection((parts.hostname, port), timeout=timeout):
             return None
