@@ -49,6 +49,14 @@ BROKEN = {
         lambda folder: (folder / "environment" / "Dockerfile").unlink(),
         "environment/Dockerfile is missing (or set [environment] docker_image",
     ),
+    "task.toml not UTF-8": (
+        lambda folder: (folder / "task.toml").write_bytes(b"# na\xefve\n[agent]\ntimeout_sec = 1\n"),
+        "task.toml, line 1 (byte offset 4): not UTF-8 text (byte 0xef); it must be saved as UTF-8",
+    ),
+    "instruction.md not UTF-8": (
+        lambda folder: (folder / "instruction.md").write_bytes(b"Write it.\nCaf\xe9.\n"),
+        "instruction.md, line 2 (byte offset 13): not UTF-8 text (byte 0xe9)",
+    ),
     "non-numeric timeout": (
         lambda folder: (folder / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n'),
         "task.toml: agent.timeout_sec: Input should be a valid number",

@@ -13,11 +13,12 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer
 ROW = {"id": "t1", "question": "Reverse 'ab'.", "answer": "ba"}
 
 
-def suite(directory: Path, **splits: str) -> Path:
+def suite(directory: Path, **splits: str | bytes) -> Path:
     """A jsonl suite with one good task per split, unless a split's text is given."""
     directory.mkdir()
     for split in ("train", "val", "test"):
-        (directory / f"{split}.jsonl").write_text(splits.get(split, json.dumps(ROW) + "\n"))
+        text = splits.get(split, json.dumps(ROW) + "\n")
+        (directory / f"{split}.jsonl").write_bytes(text if isinstance(text, bytes) else text.encode())
     return directory
 
 
@@ -36,6 +37,10 @@ def suite(directory: Path, **splits: str) -> Path:
         ),
         ("\n", "val.jsonl: no tasks (the split is empty)"),
         ('["v1", "q", "a"]\n', "val.jsonl, line 1: must be a JSON object"),
+        (
+            b'{"id": "v1", "question": "q", "answer": "a"}\n{"id": "v2", "question": "caf\xe9", "answer": "a"}\n',
+            "val.jsonl, line 2 (byte offset 74): not UTF-8 text (byte 0xe9); it must be saved as UTF-8",
+        ),
     ],
 )
 def test_init_refuses_a_broken_jsonl_suite_naming_file_and_line(tmp_path, val, expected):

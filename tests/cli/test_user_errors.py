@@ -39,3 +39,12 @@ def test_every_command_refuses_yaml_that_does_not_parse(tmp_path):
     ws = yaml_with(tmp_path, "model: [\n")
     for command in (["status"], ["log"]):
         assert "not valid YAML" in one_error_line(run("-C", str(ws), *command))
+
+
+@pytest.mark.parametrize("command", [["status"], ["evolve"], ["lock", "any"]])
+def test_a_wikiskill_yaml_that_is_not_utf8_is_refused_in_one_line_naming_the_line(tmp_path, command):
+    ws = yaml_with(tmp_path, "")
+    config = ws / "wikiskill.yaml"
+    config.write_bytes(b"# caf\xe9 settings\n" + config.read_bytes())  # a Latin-1 comment
+    line = one_error_line(run("-C", str(ws), *command))
+    assert line == (f"error: {config}, line 1 (byte offset 5): not UTF-8 text (byte 0xe9); it must be saved as UTF-8")

@@ -79,3 +79,28 @@ def test_a_persons_file_in_raw_is_still_refused_after_a_kill_at_the_gate(runs, t
     )
     assert not (ws / ".wikiskill/sync.json").exists()  # the killed run's publish was finished all the same
     assert kill_resume.git(ws, "status", "--porcelain", "--untracked-files=all") == "?? raw/r001/mine.txt\n"
+
+
+def test_a_decided_candidates_branch_left_by_a_kill_is_named_by_audit_and_gone_on_the_next_start(runs, tmp_path):
+    """Killed once the rejecting gate's commit is on main, before its branch is deleted: `audit`
+    names the branch, and the next `evolve` deletes it on starting, even one that then refuses to
+    run (a person's uncommitted skill)."""
+    scenarios, start = runs
+    server, reference = scenarios["accept-reject"]
+    ws = kill_resume.new_workspace(tmp_path / "ws", server.base_url)
+    start.shim.reset(point(reference, 2, "after", "update-ref refs/heads/main "))
+    assert kill_resume.run_evolve(ws, start=start).exit_code == -9
+    start.shim.reset()
+    skill_branches = ("for-each-ref", "--format=%(refname:short)", "refs/heads/skill/")
+    assert kill_resume.git(ws, *skill_branches) == "skill/r002-useless-hint\n"
+    audited = CliRunner().invoke(app, ["-C", str(ws), "audit"])
+    assert audited.exit_code == 1
+    assert (
+        "branch skill/r002-useless-hint is left over: round 2's gate decided it; the next `wikiskill evolve` deletes it"
+    ) in audited.output.splitlines()
+    (ws / "skills/mine").mkdir()
+    (ws / "skills/mine/SKILL.md").write_text("---\nname: mine\ndescription: a person's own\n---\n")
+    refused = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])
+    assert refused.exit_code == 1 and "uncommitted edits in skills/mine/SKILL.md" in refused.output
+    assert kill_resume.git(ws, *skill_branches) == ""
+    assert kill_resume.git(ws, "tag", "--list", "rejected/*") == "rejected/r002-useless-hint\n"

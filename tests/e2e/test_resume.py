@@ -5,6 +5,7 @@ an interrupt, `--rounds N` means N more rounds from now, the cut-off round the f
 
 import importlib.util
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -61,6 +62,17 @@ def test_evolve_resumes_cleanly_after_kill_9(reference, tmp_path, point):
     assert outcome.problems == []
     kills = len(POINTS[point])
     assert all(run.startswith("killed") for run in outcome.runs[:kills]), outcome.runs  # every kill landed
+
+
+def test_five_kills_at_random_moments_leave_no_candidate_branch_once_evolve_finishes(reference, tmp_path):
+    """Five `kill -9`, each of the next run, at moments drawn from a seeded RNG (any event kind, at
+    most the reference's count of it: mid-validation, at a gate, between steps)."""
+    server, expected, start = reference
+    rng = random.Random(36)
+    triggers = [kill_resume.draw_trigger(rng, expected) for _ in range(5)]
+    outcome = kill_resume.kill_and_resume(server, tmp_path / "ws", expected, triggers, start)
+    assert outcome.problems == [], outcome.runs
+    assert kill_resume.git(tmp_path / "ws", "for-each-ref", "refs/heads/skill/") == ""
 
 
 def interrupted(ws, rounds: int, line: str) -> None:

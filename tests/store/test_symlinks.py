@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from conftest import git
-from scripted import MAINTAINER_REPLY, ScriptedWorld
+from scripted import MAINTAINER_REPLY, SPELL, ScriptedWorld, create
 from wikiskill import api
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
@@ -98,3 +98,27 @@ def test_a_maintainer_page_named_like_a_link_is_not_written_over_it(tmp_path):
     assert git(ws.root, "cat-file", "-p", f"main:{LINK}") == str(secret)
     maintain = git(ws.root, "log", "--format=%B", "--grep=maintain:", "-1", "main")
     assert f"- left alone, not written: {LINK} is a symbolic link" in maintain
+
+
+def test_a_proposal_to_create_a_skill_whose_folder_is_a_persons_link_is_invalid_before_validation(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.md").write_text(f"{SECRET}\n", encoding="utf-8")
+    world = ScriptedWorld(proposals={1: create("outlink", SPELL)})
+    with FakeOpenAIServer(world) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        (ws.root / "skills/outlink").symlink_to(outside, target_is_directory=True)
+        person = ["-c", "user.name=Person", "-c", "user.email=person@example.invalid"]
+        git(ws.root, *person, "add", "skills/outlink")
+        git(ws.root, *person, "commit", "-qm", "a skill folder that is a link")
+        result = api.evolve(ws, 1)
+    assert [decision.value for decision in result.decisions] == ["invalid"]
+    gate = git(ws.root, "log", "-1", "--format=%B", "main")
+    assert "invalid proposal: skills/outlink is a symbolic link; wikiskill never writes at or through one" in gate
+    steps = git(ws.root, "log", "--all", "--format=%(trailers:key=Wikiskill-Step,valueonly)").split()
+    assert "validate" not in steps and "propose" not in steps  # no candidate branch, no val task run for one
+    assert git(ws.root, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags/rejected").split() == [
+        "refs/heads/main"
+    ]
+    assert os.readlink(ws.root / "skills/outlink") == str(outside)
+    assert sorted(path.name for path in outside.iterdir()) == ["notes.md"]

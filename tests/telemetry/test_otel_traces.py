@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -212,3 +215,30 @@ def test_a_secret_in_an_attribute_is_exported_redacted(otel, monkeypatch):
     (step,) = [span for span in receiver.spans() if span.name == "step propose"]
     assert step.attributes["wikiskill.skill"] == "leaks-[REDACTED]"
     assert FAKE_KEY.encode() not in receiver.raw
+
+
+OUTAGE_BOUND_S = 60
+"""An `eval` with the endpoint down takes its usual seconds plus one bounded connect."""
+
+
+@pytest.mark.slow
+def test_with_the_endpoint_down_a_command_finishes_in_bounded_time_and_warns_once_naming_it(
+    otel, tmp_path, monkeypatch, caplog
+):
+    ws = tmp_path / "ws"
+    with socket.socket() as probe:  # a loopback port where nothing listens: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        run("init", str(ws), "--benchmark", "example-qa", "--model", "openai/fake-model", "--api-base", server.base_url)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        began = time.monotonic()
+        with caplog.at_level(logging.WARNING):
+            run("-C", str(ws), "eval", "--split", "val")
+        seconds = time.monotonic() - began
+    assert seconds < OUTAGE_BOUND_S
+    warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert warnings == [
+        f"warning: telemetry: the OTLP endpoint http://127.0.0.1:{port}/v1/traces could not be reached "
+        "(Connection refused); traces are off for this command"
+    ]

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.config import HarborSettings, SplitSizes
 from ..core.errors import BenchmarkError
+from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
 from .specs import QA_MAX_STEPS
 
@@ -134,8 +135,8 @@ def read_task(folder: Path) -> HarborTask:
     if not toml_path.is_file():
         raise BenchmarkError(f"{toml_path} is missing")
     try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(read_utf8(toml_path, BenchmarkError))
+    except tomllib.TOMLDecodeError as exc:
         raise BenchmarkError(f"{toml_path}: not valid TOML ({' '.join(str(exc).split())})") from exc
     try:
         config = HarborTaskConfig.model_validate(data)
@@ -146,7 +147,7 @@ def read_task(folder: Path) -> HarborTask:
     instruction_path = folder / INSTRUCTION
     if not instruction_path.is_file():
         raise BenchmarkError(f"{instruction_path} is missing: it is the task's prompt")
-    instruction = instruction_path.read_text(encoding="utf-8").strip()
+    instruction = read_utf8(instruction_path, BenchmarkError).strip()
     if not instruction:
         raise BenchmarkError(f"{instruction_path} is empty")
     if not (folder / TESTS_DIR / TEST_SCRIPT).is_file():

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from ..core.errors import BenchmarkError
+from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkSpec, Split, Task
 from .scoring import get_scorer
 from .specs import JSONL
@@ -25,8 +26,8 @@ def check_split_file(path: Path) -> int:
         raise BenchmarkError(f"{path} is missing")
     first_line: dict[str, int] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_utf8(path, BenchmarkError).splitlines()
+    except OSError as exc:
         raise BenchmarkError(f"{path}: cannot be read ({exc})") from exc
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -114,8 +115,8 @@ def _suite_settings(path: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        settings = json.loads(read_utf8(path, BenchmarkError))
+    except json.JSONDecodeError as exc:
         raise BenchmarkError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(settings, dict):
         raise BenchmarkError(f'{path}: must be a JSON object such as {{"scorer": "exact"}}')

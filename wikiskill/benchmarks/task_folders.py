@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..core.errors import BenchmarkError
 from ..core.parts import SCORERS
 from ..core.registry import import_object
+from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
 from .scoring import Scorer, get_scorer
 from .specs import QA_MAX_STEPS
@@ -146,8 +147,8 @@ def read_settings(directory: Path) -> SuiteSettings:
             f"{path} is missing: it names the scorer (e.g. `scorer: command` and `command: python -m pytest -q`)"
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        data = yaml.safe_load(read_utf8(path, BenchmarkError))
+    except yaml.YAMLError as exc:
         raise BenchmarkError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from exc
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: must be a mapping of settings, e.g. `scorer: command`")
@@ -316,9 +317,9 @@ def _read_text(path: Path, required: bool = False) -> str | None:
             raise BenchmarkError(f"{path} is missing")
         return None
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchmarkError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
+        return read_utf8(path, BenchmarkError)
+    except OSError as exc:
+        raise BenchmarkError(f"{path}: cannot be read ({exc})") from exc
 
 
 def _module_source(path: str) -> str:

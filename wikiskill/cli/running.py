@@ -254,8 +254,9 @@ def audit_command(
     """Check that every accepted merge is the evidence its commit claims; exit 1 on a problem.
 
     Each merge must record an evaluation of exactly its own skills, compared with an
-    incumbent evaluated under the same setup, with the claimed score in its results file;
-    --rerun also evaluates each merge again under the current settings."""
+    incumbent evaluated under the same setup, with the claimed score in its results file; no
+    candidate its gate decided may still have its skill/ branch. --rerun also evaluates each
+    merge again under the current settings."""
     report = api.audit(workspace_of(ctx), rerun, options if rerun else replace(options, console=None))
     for problem in report.problems:
         typer.echo(problem)

@@ -8,6 +8,8 @@ accepts at the same look on the same tasks; a `gate.cost` test, replayed, gives 
 and outcome recorded and allows the merge; the tasks left out as infrastructure failures are
 those both sides' results record, no more than `gate.max_infra_share`; and, with `rerun`,
 evaluating the merge again from scratch under the current settings gives the claimed score.
+It also names each `skill/` branch of a round its gate already decided, which only an
+interrupted run leaves (the next `evolve` deletes it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..loop.fingerprint import digest
 from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
 from ..loop.harness import Harness
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
+from ..store.rounds import leftover_branches
 from ..store.trailers import Action, Decision, Step
 from ..store.workspace import MAIN, Commit
 
@@ -37,6 +40,10 @@ class AuditReport:
 def audit(harness: Harness, rerun: bool = False) -> AuditReport:
     ws = harness.ws
     report = AuditReport()
+    for branch, number in sorted(leftover_branches(ws).items()):
+        report.problems.append(
+            f"branch {branch} is left over: round {number}'s gate decided it; the next `wikiskill evolve` deletes it"
+        )
     for merge in ws.log(MAIN):
         meta = merge.meta
         if meta.step != Step.GATE or meta.decision != Decision.ACCEPTED:

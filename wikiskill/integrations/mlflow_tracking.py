@@ -8,6 +8,11 @@ charts (metrics at step = round) in one batch whose `round` metric says it lande
 kill -9 at any point, a resumed evolve deletes a half-logged nested run and logs the round again,
 and no round is logged twice. The run's id is kept in .wikiskill/mlflow.json; lost, it is found
 again from the workspace's git tag `tracking/mlflow/<run id>`.
+
+Tracking never stalls or fails a run: the server gets a short bounded connect before anything is
+asked of it (and the client few retries), and the first request that fails turns tracking off
+for the rest of the command with one warning; the next command that reaches the server logs the
+rounds it missed, as after a kill.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import json
 import os
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from mlflow.entities import Metric, Param, RunStatus, RunTag, ViewType
 from mlflow.exceptions import MlflowException
@@ -25,7 +29,7 @@ from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
 
 from ..contracts.running import Reporter
 from ..core.config import Config
-from ..core.errors import WikiskillError
+from ..core.endpoints import unreachable, without_login
 from ..store.rounds import completed_rounds, round_label
 from ..store.workspace import Workspace
 from .round_record import Record, baseline_record, round_record, settings_params, workspace_id
@@ -38,6 +42,9 @@ PATH_TAG = "wikiskill.path"
 GIT_TAG = "tracking/mlflow/"
 """The workspace's git tag `tracking/mlflow/<run id>` (at its first commit) names its MLflow run."""
 RUN_NAME = "evolution"
+CLIENT_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+"""The MLflow client's retries and per-request timeout, where the environment sets none (its own
+defaults retry for minutes)."""
 ROUND_TAG = "wikiskill.round"
 LANDED = "round"
 """The parent's metric, logged in the one request that carries a round's values to the parent: its
@@ -48,21 +55,34 @@ class MlflowTracker:
     def __init__(self, ws: Workspace, config: Config, reporter: Reporter, client: MlflowClient, run_id: str, uri: str):
         self.ws, self.config, self.reporter = ws, config, reporter
         self.client, self.run_id, self.uri = client, run_id, uri
+        self.off = False
+        """Set by the first failed request: nothing more is asked of the server in this command."""
 
     @classmethod
-    def open(cls, ws: Workspace, config: Config, reporter: Reporter, uri: str) -> MlflowTracker:
+    def open(cls, ws: Workspace, config: Config, reporter: Reporter, uri: str) -> MlflowTracker | None:
+        """The tracker of the workspace's MLflow run; None, after one warning, when the server
+        cannot be reached."""
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")  # progress lines are the reporter's
+        for name, value in CLIENT_LIMITS.items():
+            os.environ.setdefault(name, value)
+        problem = unreachable(uri)
+        if problem is not None:
+            reporter.info(_off(uri, problem))
+            return None
         client = MlflowClient(tracking_uri=uri)
         try:
             run_id = _evolution_run(ws, client, uri)
             client.update_run(run_id, status=RunStatus.to_string(RunStatus.RUNNING))
         except (MlflowException, OSError) as exc:
-            raise WikiskillError(f"tracking: mlflow could not reach {_without_login(uri)}: {_said(exc, uri)}") from None
+            reporter.info(_off(uri, _said(exc, uri)))
+            return None
         reporter.info(f"tracking in MLflow: run {run_id}")
         return cls(ws, config, reporter, client, run_id, uri)
 
     def sync(self) -> None:
-        """Log what git holds and this run does not; a failure is reported and left to the next sync."""
+        """Log what git holds and this run does not; the first failure turns tracking off."""
+        if self.off:
+            return
         try:
             self._log_settings()
             landed = {m.step for m in self.client.get_metric_history(self.run_id, LANDED)}
@@ -82,13 +102,19 @@ class MlflowTracker:
                 if number not in landed:
                     self._land(number, record)
         except (MlflowException, OSError) as exc:
-            self.reporter.info(f"MLflow logging failed, to be retried after the next round: {_said(exc, self.uri)}")
+            self._turn_off(exc)
 
     def finish(self) -> None:
+        if self.off:
+            return
         try:
             self.client.set_terminated(self.run_id, RunStatus.to_string(RunStatus.FINISHED))
         except (MlflowException, OSError) as exc:
-            self.reporter.info(f"MLflow: could not mark run {self.run_id} finished: {_said(exc, self.uri)}")
+            self._turn_off(exc)
+
+    def _turn_off(self, exc: BaseException) -> None:
+        self.off = True
+        self.reporter.info(_off(self.uri, _said(exc, self.uri)))
 
     def _log_settings(self) -> None:
         """The settings as params, those the run lacks (params cannot change: a round's own nested
@@ -195,12 +221,14 @@ def _read_state(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _without_login(uri: str) -> str:
-    """`uri` without a `user:password@` part."""
-    parts = urlsplit(uri)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if parts.netloc else uri
+def _off(uri: str, why: str) -> str:
+    """The one warning of a command whose tracking went off."""
+    return (
+        f"warning: tracking: mlflow could not reach {without_login(uri)} ({why}); tracking is off for "
+        "this command, and the next command that reaches it logs the rounds it missed"
+    )
 
 
 def _said(exc: BaseException, uri: str) -> str:
     """The first line of what the MLflow client said, its address without a login."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0].replace(uri, _without_login(uri))
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0].replace(uri, without_login(uri))

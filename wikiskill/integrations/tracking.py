@@ -29,8 +29,8 @@ class NoTracking:
 
 
 def open_tracker(ws: Workspace, config: Config, reporter: Reporter) -> ExperimentTracker:
-    """The tracker `config.tracking` names, connected (a bad address fails here, before any step
-    runs), or one that logs nothing."""
+    """The tracker `config.tracking` names, connected; one that logs nothing when it is unset or
+    its server cannot be reached (the tracker warns once; git keeps what it will log later)."""
     if config.tracking is Tracking.MLFLOW:
         uri = os.environ.get(MLFLOW_URI_VARIABLE, "").strip()
         if not uri:
@@ -39,5 +39,5 @@ def open_tracker(ws: Workspace, config: Config, reporter: Reporter) -> Experimen
             )
         from .mlflow_tracking import MlflowTracker
 
-        return MlflowTracker.open(ws, config, reporter, uri)
+        return MlflowTracker.open(ws, config, reporter, uri) or NoTracking()
     return NoTracking()

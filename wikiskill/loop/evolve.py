@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
 from ..integrations.tracking import open_tracker
-from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, round_label, round_state
+from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, leftover_branches, round_label, round_state
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Workspace, format_message
 from ..telemetry.spans import round_span, step_span
@@ -65,10 +65,13 @@ def check_human_edits(ws: Workspace, commit_them: bool) -> None:
 def holding(ws: Workspace, commit_human_edits: bool) -> Iterator[None]:
     """The workspace held for one evolve, checked once, before its benchmark loads: no other
     writer; what a killed run left unfinished finished first (files behind main after a kill are
-    wikiskill's own publish, not a person's edits, and no person is asked to clean up after it);
+    wikiskill's own publish, not a person's edits, and no person is asked to clean up after it;
+    the branch of a candidate its gate decided is deleted);
     a person's uncommitted edits refused, or committed as a `human` step."""
     with ws.lock("wikiskill evolve"):
         ws.recover()
+        for branch in leftover_branches(ws):
+            ws.delete_branch(branch)
         check_human_edits(ws, commit_human_edits)
         yield
 
@@ -127,7 +130,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
 
 def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
-    tracker = open_tracker(ws, harness.config, harness.reporter)  # a bad address fails before any work
+    tracker = open_tracker(ws, harness.config, harness.reporter)  # off for this command if unreachable
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
     target = done + rounds

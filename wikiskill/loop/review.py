@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.config import CONFIG_FILE
-from ..core.errors import WikiskillError, WorkspaceError
+from ..core.errors import ConfigError, WikiskillError, WorkspaceError
+from ..core.text import read_utf8
 from ..store.pending import PERSON, Pending, find_pending
 from ..store.rounds import RoundState, completed_rounds, read_branch, rejected_tag, round_label
 from ..store.settings import parse_config, with_locked
@@ -133,7 +134,7 @@ def set_lock(ws: Workspace, name: str, locked: bool) -> str | None:
     skill's own uncommitted files when locking (a skill written by hand is locked as it is
     committed); None when there was nothing to change. Call it holding the lock."""
     path = ws.root / CONFIG_FILE
-    text = path.read_text(encoding="utf-8")
+    text = read_utf8(path, ConfigError)
     names = parse_config(text, CONFIG_FILE).skills.locked
     folder = f"skills/{name}"
     on_disk = (ws.root / folder / "SKILL.md").is_file()

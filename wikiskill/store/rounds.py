@@ -87,6 +87,19 @@ def round_state(workspace: Workspace, number: int) -> RoundState:
     return state
 
 
+def leftover_branches(workspace: Workspace) -> dict[str, int]:
+    """`{branch: round}` of the `skill/` branches whose round its gate already decided (a gate
+    commit on main): a decided candidate lives on as a merge or a `rejected/` tag, never as a
+    branch, so one still there is what an interrupted run left."""
+    decided = {commit.meta.round for commit in workspace.log(MAIN) if commit.meta.step == Step.GATE}
+    found = {}
+    for branch in workspace.refs(f"refs/heads/{BRANCH_PREFIX}"):
+        label = candidate_id(branch).split("-", 1)[0]
+        if label[:1] == "r" and label[1:].isdigit() and int(label[1:]) in decided:
+            found[branch] = int(label[1:])
+    return found
+
+
 def read_branch(workspace: Workspace, state: RoundState, branch: str, tip: str) -> RoundState:
     """Fill `state` with the candidate on `branch` (a `skill/` or a `pending/` one)."""
     state.branch, state.tip = branch, tip

@@ -17,6 +17,7 @@ from ..benchmarks.harbor import HARBOR
 from ..benchmarks.registry import split_name
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
+from ..core.text import read_utf8
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -169,7 +170,7 @@ def check_judge(config: Config, source: str) -> None:
 def load_config(root: Path) -> Config:
     path = root / CONFIG_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path, ConfigError)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path} is missing") from exc
     return parse_config(text, str(path))

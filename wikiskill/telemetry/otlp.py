@@ -3,17 +3,21 @@ OpenTelemetry, and only from `open_tracing`, so a command without telemetry neve
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
 from ..core.config import TelemetrySettings
+from ..core.endpoints import unreachable, without_login
 from ..core.errors import ConfigError
 
 EXTRA = "pip install 'wikiskill[otel]'"
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 TRACES_PATH = "/v1/traces"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,14 @@ class Destination:
 
     endpoint: str | None
     source: str
+
+    @property
+    def url(self) -> str:
+        """Where the exporter sends spans, whether named here or by OpenTelemetry's variables."""
+        if self.endpoint is not None:
+            return self.endpoint
+        traces = os.environ.get(ENDPOINT_VARIABLES[0], "").strip()
+        return traces or os.environ.get(ENDPOINT_VARIABLES[1], "").strip().rstrip("/") + TRACES_PATH
 
 
 def destination(settings: TelemetrySettings) -> Destination | None:
@@ -55,7 +67,10 @@ class Tracing:
         self.provider.shutdown()
 
 
-def open_tracing(where: Destination) -> Tracing:
+def open_tracing(where: Destination) -> Tracing | None:
+    """The command's tracing; None, after one warning, when the endpoint does not accept a
+    connection within a short bound (its exporter would retry every batch, and the command's end
+    would wait on them): traces are off for this command, and the run goes on."""
     try:
         from opentelemetry import trace
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -64,6 +79,14 @@ def open_tracing(where: Destination) -> Tracing:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
         raise ConfigError(f"{where.source} turns on OpenTelemetry traces, which need: {EXTRA}") from None
+    problem = unreachable(where.url)
+    if problem is not None:
+        log.warning(
+            "warning: telemetry: the OTLP endpoint %s could not be reached (%s); traces are off for this command",
+            without_login(where.url),
+            problem,
+        )
+        return None
     attributes = {"service.version": __version__}
     if not os.environ.get("OTEL_SERVICE_NAME"):
         attributes["service.name"] = "wikiskill"

@@ -67,7 +67,11 @@ def command(name: str, settings: TelemetrySettings, **attributes: object) -> Ite
     if where is None or _active is not None:
         yield
         return
-    _active, _scrub = open_tracing(where), Scrubber()
+    opened = open_tracing(where)
+    if opened is None:
+        yield
+        return
+    _active, _scrub = opened, Scrubber()
     try:
         with span(f"wikiskill {name}", _named({"command": name, **attributes})):
             yield

@@ -65,7 +65,8 @@ class Propose:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
-            junk = _refusal(proposal, locked, pending) or junk_reason(
+            links = harness.ws.links(MAIN, "skills")
+            junk = _refusal(proposal, locked, pending, links) or junk_reason(
                 proposal, _known(harness, context, result.transcript.messages[:1])
             )
             if junk:
@@ -152,11 +153,20 @@ class Reapply:
         )
 
 
-def _refusal(proposal: Proposal, locked: list[str], pending: list[Pending]) -> str | None:
+def _refusal(proposal: Proposal, locked: list[str], pending: list[Pending], links: list[str]) -> str | None:
     """Why a proposal is refused before validation: it changes a locked skill (`skills.locked`),
-    or a candidate of the same skill already waits for a person's review."""
+    writes at or through a symbolic link a person committed under skills/ (the commit would leave
+    the link alone, so the candidate would not be the proposal), or a candidate of the same skill
+    already waits for a person's review."""
     if proposal.action == Action.NO_ACTION:
         return None
+    linked = next(
+        (link for link in links for path in proposal.changes if path == link or path.startswith(f"{link}/")), None
+    )
+    if linked is not None:
+        return (
+            f"{linked} is a symbolic link; wikiskill never writes at or through one ({proposal.action} {proposal.name})"
+        )
     if proposal.name in locked:
         return f"skill {proposal.name!r} is locked (skills.locked); a person unlocks it with `wikiskill unlock`"
     waiting = next((item for item in pending if item.skill == proposal.name), None)
