@@ -68,9 +68,16 @@ class Container:
 
     @classmethod
     async def start(
-        cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits, workspace: Path
+        cls,
+        runtime: Runtime,
+        image: str,
+        workdir: str | None,
+        limits: Limits,
+        workspace: Path,
+        env: dict[str, str] | None = None,
     ) -> Container:
-        """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd in."""
+        """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd
+        in, with `env` in every command's environment."""
         name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         argv = [
             "run",
@@ -93,6 +100,8 @@ class Container:
         argv += storage_argv(limits.storage_mb)
         if workdir:
             argv += ["-w", workdir]
+        for name, value in (env or {}).items():
+            argv += ["-e", f"{name}={value}"]
         for mount in limits.mounts:
             argv += mount.argv()
         _hook_interrupt()

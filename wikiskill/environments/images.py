@@ -1,16 +1,22 @@
 """A Harbor task's image: built once per environment digest (the sha256 of every file of its
-`environment/` folder, the Dockerfile included, by path and content), tagged
-`wikiskill-env:<digest12>`, and reused by every task, round and candidate that shares it. Skills
-never go into an image: they reach a task's container when it runs. Each build's log is kept;
-a failed build raises InfrastructureError naming it and leaves no intermediate container behind
-(`--force-rm`)."""
+`environment/` folder, the Dockerfile included, by path and content, and whether the suite's own
+`skills/` folder in it is built empty), tagged `wikiskill-env:<digest12>`, and reused by every
+task, round and candidate that shares it. A workspace's skills never go into an image: they reach
+a task's container when it runs. Each build's log is kept; a failed build raises
+InfrastructureError naming it and leaves no intermediate container behind (`--force-rm`).
+
+An image task.toml pins (`[environment] docker_image`) is used as it is, pulled when it is not
+here; one that is neither here nor pullable is an InfrastructureError, never a rebuild that may
+differ from what the suite's authors ran."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -20,6 +26,8 @@ from .runtime import Runtime
 IMAGE_REPOSITORY = "wikiskill-env"
 IMAGE_LABEL = "wikiskill.image"
 IGNORED = frozenset({"__pycache__", ".pytest_cache", ".git", ".DS_Store"})
+SKILLS_DIR = "skills"
+"""A suite's own skills in the build context (SkillsBench's Dockerfiles copy them in)."""
 
 
 def environment_digest(context: Path) -> str:
@@ -48,26 +56,57 @@ class ImageCache:
         self.built: list[str] = []
         """The tags this cache built (not found ready), in order."""
 
-    async def image(self, context: Path, timeout_s: float) -> str:
-        """The tag of `context`'s image, built from its Dockerfile unless it is there already."""
-        return await asyncio.to_thread(self._image, context, timeout_s)
+    async def image(self, context: Path, timeout_s: float, remove_skills: bool = False) -> str:
+        """The tag of `context`'s image, built from its Dockerfile unless it is there already;
+        with `remove_skills`, its `skills/` folder is built empty."""
+        return await asyncio.to_thread(self._image, context, timeout_s, remove_skills)
 
-    def _image(self, context: Path, timeout_s: float) -> str:
+    async def pinned(self, image: str, timeout_s: float) -> str:
+        """`image` as it is, pulled first when it is not here."""
+        return await asyncio.to_thread(self._pinned, image, timeout_s)
+
+    def _image(self, context: Path, timeout_s: float, remove_skills: bool) -> str:
         digest = environment_digest(context)
+        removing = remove_skills and (context / SKILLS_DIR).is_dir()
+        if removing:
+            digest = hashlib.sha256(f"{digest}\0suite_skills=remove".encode()).hexdigest()
         tag = f"{IMAGE_REPOSITORY}:{digest[:12]}"
-        with self._guard:
-            lock = self._locks.setdefault(digest, threading.Lock())
-        with lock:  # a thread's lock: every event loop of the command shares this cache
-            if self.runtime.call("image", "inspect", "--format", "{{.Id}}", tag).returncode == 0:
+        with self._lock(tag):  # a thread's lock: every event loop of the command shares this cache
+            if self._present(tag):
                 return tag
-            self._build(context, tag, timeout_s)
+            with tempfile.TemporaryDirectory(prefix="wikiskill-context-") as scratch:
+                self._build(prepared_context(context, Path(scratch), removing), tag, timeout_s, context)
             self.built.append(tag)
         return tag
+
+    def _pinned(self, image: str, timeout_s: float) -> str:
+        with self._lock(image):
+            if self._present(image):
+                return image
+            try:
+                pulled = self.runtime.call("pull", "-q", image, timeout_s=timeout_s)
+            except InfrastructureError as exc:
+                raise InfrastructureError(f"the pinned image {image} is not here and {exc}") from None
+            if pulled.returncode != 0:
+                said = " ".join((pulled.stderr or pulled.stdout).split())[:300]
+                raise InfrastructureError(
+                    f"the pinned image {image} (task.toml's [environment] docker_image) is not here and "
+                    f"cannot be pulled ({said}): load it, or set harbor.force_build: true to build the "
+                    "task's environment/Dockerfile instead"
+                )
+        return image
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _present(self, image: str) -> bool:
+        return self.runtime.call("image", "inspect", "--format", "{{.Id}}", image).returncode == 0
 
     def log_path(self, tag: str) -> Path:
         return self.log_dir / f"build-{tag.partition(':')[2]}.log"
 
-    def _build(self, context: Path, tag: str, timeout_s: float) -> None:
+    def _build(self, context: Path, tag: str, timeout_s: float, named: Path) -> None:
         log_path = self.log_path(tag)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = self.runtime.argv(
@@ -95,8 +134,21 @@ class ImageCache:
                 ).returncode
             except subprocess.TimeoutExpired:
                 raise InfrastructureError(
-                    f"the image of {context} took over {timeout_s:g} s to build "
-                    f"(build_timeout_sec); its log: {log_path}"
+                    f"the image of {named} took over {timeout_s:g} s to build (build_timeout_sec); its log: {log_path}"
                 ) from None
         if status != 0:
-            raise InfrastructureError(f"the image of {context} failed to build (exit {status}); its log: {log_path}")
+            raise InfrastructureError(f"the image of {named} failed to build (exit {status}); its log: {log_path}")
+
+
+def prepared_context(context: Path, scratch: Path, remove_skills: bool) -> Path:
+    """The folder to build from: `context` itself, or a copy of it in `scratch` with its
+    `skills/` folder left empty."""
+    if not remove_skills:
+        return context
+    copy = scratch / "context"
+    shutil.copytree(context, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
+    skills = copy / SKILLS_DIR
+    shutil.rmtree(skills)
+    skills.mkdir()
+    (skills / ".keep").write_text("")
+    return copy
