@@ -31,6 +31,7 @@ from ..contracts.roles import EnvironmentAgent
 from ..core.config import EnvironmentSettings, HarborSettings, SuiteSkills
 from ..core.errors import ConfigError, InfrastructureError
 from ..environments.base import NeedsMounts
+from ..environments.compose import ComposeProject
 from ..environments.container import Container, Limits
 from ..environments.images import ImageCache
 from ..environments.mounts import Mount
@@ -69,10 +70,20 @@ class ContainerSetup:
             mounts=mounts,
         )
 
-    async def start(self, task: HarborTask, image: str, mounts: tuple[Mount, ...] = ()) -> Container:
-        """A fresh container for `task`, its disk limited where the engine can, else without."""
+    async def start(self, task: HarborTask, image: str | None, mounts: tuple[Mount, ...] = ()) -> Container:
+        """A fresh container for `task` (the service `main` of its compose project, if it has
+        one), its disk limited where the engine can, else without."""
         limits, workdir = self.limits(task, mounts), task.config.environment.workdir
         env = resolve_env(task.config.environment.env, f"{task.id}: [environment.env]")
+        if task.compose_file is not None:
+            internal = not all(task.config.network(phase).needs_network for phase in Phase)
+            limits = replace(limits, storage_mb=None)
+            pinned = task.config.environment.docker_image
+            return await ComposeProject.start(
+                self.runtime, task.compose_file, image, workdir, limits, self.workspace, env, pinned, internal
+            )
+        if image is None:
+            raise InfrastructureError(f"{task.id} has no image: no Dockerfile, docker_image or docker-compose.yaml")
         try:
             container = await Container.start(self.runtime, image, workdir, limits, self.workspace, env)
         except StorageOptRefused:
@@ -83,12 +94,15 @@ class ContainerSetup:
             self.storage.learn(True)
         return container
 
-    async def image(self, task: HarborTask) -> str:
+    async def image(self, task: HarborTask) -> str | None:
         """The pinned `docker_image` unless `harbor.force_build` (and a Dockerfile to build),
-        else the image built from environment/."""
+        else the image built from environment/; None for a compose task with neither, whose
+        file gives `main` its image."""
         environment = task.config.environment
         if environment.docker_image and not (self.harbor.force_build and task.has_dockerfile):
             return await self.images.pinned(environment.docker_image, environment.build_timeout_sec)
+        if not task.has_dockerfile:
+            return None
         remove_skills = self.harbor.suite_skills == SuiteSkills.REMOVE
         return await self.images.image(task.context, environment.build_timeout_sec, remove_skills)
 
@@ -161,7 +175,10 @@ class HarborTaskAgent:
 
 async def verify(container: Container, task: HarborTask, reward_key: str | None) -> tuple[Score, FailureKind | None]:
     """The reward of the work left in `container`, with the verifier's output as feedback."""
-    prepared = await container.run(f"rm -rf {TESTS_MOUNT} {LOGS_DIR} && mkdir -p {LOGS_DIR}", 60, 2000)
+    # emptied, not removed: a compose task may mount a folder of this machine there, as Harbor does
+    prepared = await container.run(
+        f"rm -rf {TESTS_MOUNT} && mkdir -p {LOGS_DIR} && find {LOGS_DIR} -mindepth 1 -delete", 60, 2000
+    )
     if prepared.exit_code != 0:
         raise InfrastructureError(f"cannot prepare {LOGS_DIR} in the container: {prepared.output.strip()}")
     await container.copy_in(task.tests, TESTS_MOUNT)
