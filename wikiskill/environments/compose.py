@@ -10,11 +10,12 @@ for them (`HOST_*_LOGS_PATH`, `HOST_ARTIFACTS_PATH`), and the task's `[environme
 Every service is labelled like a single task's container, so Ctrl-C and the next command's sweep
 of a killed run's leftovers (`orphans`) find them; the project's name carries the workspace's
 digest and the owner's pid, so the sweep also finds its networks and volumes. `close` takes the
-whole project down, its volumes included."""
+whole project down, its volumes included: compose is called once per task, to bring it up."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -37,15 +38,17 @@ LOGS = {"VERIFIER_LOGS_PATH": "/logs/verifier", "AGENT_LOGS_PATH": "/logs/agent"
 """Harbor's log folders inside `main`, each with a folder on this machine (`HOST_<name>`)."""
 TEST_DIR = "/tests"
 PROJECT_LABEL = "com.docker.compose.project"
+SERVICE_LABEL = "com.docker.compose.service"
 
 
-def compose_command(runtime: Runtime) -> list[str] | None:
+@functools.cache
+def compose_command(runtime: Runtime) -> tuple[str, ...] | None:
     """`docker compose` where the plugin answers, else `docker-compose`; None when neither."""
     plugin = runtime.call("compose", "version")
     if plugin.returncode == 0:
-        return runtime.argv("compose")
+        return tuple(runtime.argv("compose"))
     standalone = shutil.which("docker-compose")
-    return [standalone] if standalone else None
+    return (standalone,) if standalone else None
 
 
 def workspace_tag(workspace: Path) -> str:
@@ -77,7 +80,7 @@ class ComposeProject:
     """One task's compose project, from `up` to `down`."""
 
     def __init__(
-        self, runtime: Runtime, command: list[str], compose_file: Path, workspace: Path, scratch: Path, name: str
+        self, runtime: Runtime, command: tuple[str, ...], compose_file: Path, workspace: Path, scratch: Path, name: str
     ):
         self.runtime = runtime
         self.command = command
@@ -114,10 +117,11 @@ class ComposeProject:
         try:
             project.prepare(image, workdir, limits, env, pinned, internal)
             await project.call("up", "-d", *(["--no-build"] if image else []))
-            main = (await project.call("ps", "-q", MAIN)).stdout.strip()
-            if not main:
+            services = await asyncio.to_thread(project.services)
+            listed(runtime, list(services))
+            main = next((container for container, service in services.items() if service == MAIN), None)
+            if main is None:
                 raise InfrastructureError(f"{compose_file}: the service {MAIN} did not start")
-            listed(runtime, (await project.call("ps", "-q")).stdout.split())
             container = await ComposeContainer.attach(runtime, main, workdir, image or MAIN)
         except BaseException:
             await asyncio.shield(project.down())
@@ -189,13 +193,22 @@ class ComposeProject:
             raise InfrastructureError(f"`compose {arguments[0]}` of {self.compose_file} failed: {said(done)}")
         return done
 
+    def services(self) -> dict[str, str]:
+        """The project's containers and the service of each, from the engine's labels."""
+        listed = self.runtime.call(
+            "ps",
+            "-a",
+            "--filter",
+            f"label={PROJECT_LABEL}={self.name}",
+            "--format",
+            f'{{{{.ID}}}} {{{{.Label "{SERVICE_LABEL}"}}}}',
+        )
+        return dict(line.split(" ", 1) for line in listed.stdout.splitlines() if " " in line)
+
     async def down(self) -> None:
-        """Every container, network and volume of the project gone, whatever `compose` says."""
-        try:
-            if self.files:
-                await self.call("down", "-v", "--remove-orphans", "-t", "0")
-        except (InfrastructureError, subprocess.TimeoutExpired):
-            pass
+        """Every container, network and volume of the project gone: what `compose down -v`
+        does, through the engine's own CLI by compose's labels (a compose call costs a second
+        or more)."""
         await asyncio.to_thread(remove_project, self.runtime, self.name)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
