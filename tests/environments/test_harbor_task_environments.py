@@ -258,3 +258,34 @@ def test_the_suites_own_skills_are_removed_from_the_image_unless_kept_and_enter_
     assert checked(suite, suite_skills=SuiteSkills.KEEP)["skill-cat"].oracle == 0.0  # the curated skill is there
     removed = HarborSuite(suite, HarborSettings()).setup_digest()
     assert HarborSuite(suite, HarborSettings(suite_skills=SuiteSkills.KEEP)).setup_digest() != removed
+
+
+HEREDOC_DOCKERFILE = """FROM {base}
+SHELL ["/bin/bash", "-c"]
+WORKDIR /app
+RUN <<EOF
+echo built > /app/marker
+[[ -n "$BASH_VERSION" ]] && echo bash > /app/shell
+EOF
+COPY <<greeting.txt /app/
+hello world
+greeting.txt
+RUN python3 <<'PY' > /app/py.txt
+print("py", end="")
+PY
+RUN <<-EOF
+\t#!/usr/bin/env python3
+\topen("/app/shebang.txt", "w").write("sb")
+\tEOF
+"""
+
+
+@needs_docker
+def test_a_heredoc_dockerfile_builds_whatever_builder_the_engine_has(tmp_path):
+    suite = tmp_path / "suite"
+    files = {"marker": "built", "shell": "bash", "greeting.txt": "hello world", "py.txt": "py", "shebang.txt": "sb"}
+    check = " && ".join(f'[ "$(cat /app/{name})" = "{text}" ]' for name, text in files.items())
+    dockerfile = f"# {uuid.uuid4().hex}\n" + HEREDOC_DOCKERFILE.format(base=BASE_IMAGE)
+    task(suite, "heredoc-ant", OFFLINE, check=check, dockerfile=dockerfile)
+    checks = checked(suite)
+    assert checks["heredoc-ant"].sound, checks["heredoc-ant"]

@@ -7,7 +7,11 @@ InfrastructureError naming it and leaves no intermediate container behind (`--fo
 
 An image task.toml pins (`[environment] docker_image`) is used as it is, pulled when it is not
 here; one that is neither here nor pullable is an InfrastructureError, never a rebuild that may
-differ from what the suite's authors ran."""
+differ from what the suite's authors ran.
+
+Images are built with BuildKit where the engine has it with Dockerfile heredocs (asked once per
+command, by building a two-line heredoc image); elsewhere with the classic builder, a Dockerfile's
+heredocs rewritten for it in a copy of the context (`heredoc`)."""
 
 from __future__ import annotations
 
@@ -18,14 +22,18 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import uuid
 from pathlib import Path
 
 from ..core.errors import InfrastructureError
+from .heredoc import lower, uses_heredocs, write_files
 from .runtime import Runtime
 
 IMAGE_REPOSITORY = "wikiskill-env"
 IMAGE_LABEL = "wikiskill.image"
 IGNORED = frozenset({"__pycache__", ".pytest_cache", ".git", ".DS_Store"})
+PROBE = "FROM scratch\nCOPY <<EOF /probe\nok\nEOF\n"
+"""A Dockerfile only a builder with heredocs builds (and with nothing to pull)."""
 SKILLS_DIR = "skills"
 """A suite's own skills in the build context (SkillsBench's Dockerfiles copy them in)."""
 
@@ -55,6 +63,15 @@ class ImageCache:
         self._guard = threading.Lock()
         self.built: list[str] = []
         """The tags this cache built (not found ready), in order."""
+        self._buildkit: bool | None = None
+
+    @property
+    def buildkit(self) -> bool:
+        """Whether the engine builds with BuildKit, heredocs included."""
+        with self._guard:
+            if self._buildkit is None:
+                self._buildkit = builds_heredocs(self.runtime)
+            return self._buildkit
 
     async def image(self, context: Path, timeout_s: float, remove_skills: bool = False) -> str:
         """The tag of `context`'s image, built from its Dockerfile unless it is there already;
@@ -74,8 +91,10 @@ class ImageCache:
         with self._lock(tag):  # a thread's lock: every event loop of the command shares this cache
             if self._present(tag):
                 return tag
+            lowering = not self.buildkit and uses_heredocs((context / "Dockerfile").read_text(encoding="utf-8"))
             with tempfile.TemporaryDirectory(prefix="wikiskill-context-") as scratch:
-                self._build(prepared_context(context, Path(scratch), removing), tag, timeout_s, context)
+                prepared = prepared_context(context, Path(scratch), removing, lowering)
+                self._build(prepared, tag, timeout_s, context)
             self.built.append(tag)
         return tag
 
@@ -111,7 +130,7 @@ class ImageCache:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = self.runtime.argv(
             "build",
-            "--force-rm",
+            *([] if self.buildkit else ["--force-rm"]),
             "--label",
             f"{IMAGE_LABEL}=1",
             "-t",
@@ -130,7 +149,7 @@ class ImageCache:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     timeout=timeout_s,
-                    env={**os.environ, "DOCKER_BUILDKIT": "0"},
+                    env={**os.environ, "DOCKER_BUILDKIT": "1" if self.buildkit else "0"},
                 ).returncode
             except subprocess.TimeoutExpired:
                 raise InfrastructureError(
@@ -140,15 +159,39 @@ class ImageCache:
             raise InfrastructureError(f"the image of {named} failed to build (exit {status}); its log: {log_path}")
 
 
-def prepared_context(context: Path, scratch: Path, remove_skills: bool) -> Path:
+def prepared_context(context: Path, scratch: Path, remove_skills: bool, lower_heredocs: bool) -> Path:
     """The folder to build from: `context` itself, or a copy of it in `scratch` with its
-    `skills/` folder left empty."""
-    if not remove_skills:
+    `skills/` folder left empty and its Dockerfile's heredocs rewritten for the classic builder."""
+    if not (remove_skills or lower_heredocs):
         return context
     copy = scratch / "context"
     shutil.copytree(context, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
-    skills = copy / SKILLS_DIR
-    shutil.rmtree(skills)
-    skills.mkdir()
-    (skills / ".keep").write_text("")
+    if remove_skills:
+        skills = copy / SKILLS_DIR
+        shutil.rmtree(skills)
+        skills.mkdir()
+        (skills / ".keep").write_text("")
+    if lower_heredocs:
+        lowered = lower((copy / "Dockerfile").read_text(encoding="utf-8"))
+        (copy / "Dockerfile").write_text(lowered.dockerfile, encoding="utf-8")
+        write_files(lowered, copy)
     return copy
+
+
+def builds_heredocs(runtime: Runtime) -> bool:
+    """Whether the engine builds `PROBE` with BuildKit on; the probe's image is removed."""
+    tag = f"{IMAGE_REPOSITORY}-probe:{uuid.uuid4().hex[:12]}"
+    try:
+        done = subprocess.run(
+            runtime.argv("build", "-q", "-t", tag, "-"),
+            input=PROBE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "DOCKER_BUILDKIT": "1"},
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    if done.returncode == 0:
+        runtime.call("rmi", "-f", tag)
+    return done.returncode == 0
