@@ -2,8 +2,9 @@
 2.x, SkillsBench, Harbor's adapters), a folder of task folders or one task folder alone.
 
     <task>/instruction.md           the prompt
-    <task>/task.toml                [metadata], [agent], [verifier], [environment] (`HarborTaskConfig`)
-    <task>/environment/Dockerfile   and its build context (or `[environment] docker_image`)
+    <task>/task.toml                [metadata], [agent], [verifier], [solution], [environment] (`HarborTaskConfig`)
+    <task>/environment/Dockerfile   and its build context (or `[environment] docker_image`, and/or
+                                    a docker-compose.yaml with the service `main` and its sidecars)
     <task>/tests/test.sh            the verifier, copied into the container only after the agent
     <task>/solution/solve.sh        optional: what the `oracle` agent runs
 

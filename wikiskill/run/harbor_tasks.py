@@ -1,5 +1,8 @@
-"""A Harbor suite's task agent: each task in a fresh container of its image (built once per
-environment digest), the inner agent's play inside it under the task's `[agent] timeout_sec`,
+"""A Harbor suite's task agent: each task in a fresh container of its image (pinned, or built
+once per environment digest; the service `main` of a compose project for a compose task), on the
+network each phase asks for (`environments/network.py`: a phase the engine cannot give its
+network is infra before anything starts), the inner agent's play inside it under the task's
+`[agent] timeout_sec`,
 then verification as Harbor does it: only now are the task's `tests/` copied in (as `/tests`),
 `test.sh` runs under `[verifier] timeout_sec`, and the reward is read from
 `/logs/verifier/reward.txt` (a number) or `reward.json` (a flat map: `harbor.reward_key`, or the
