@@ -155,6 +155,8 @@ class ComposeProject:
             main["cpus"] = limits.cpus
         if limits.memory_mb:
             main["mem_limit"] = f"{limits.memory_mb}m"
+        if limits.mounts:
+            main["volumes"] = [f"{mount.source}:{mount.source}:ro" for mount in limits.mounts]
         ours = {
             "services": {MAIN: main, **{name: {"labels": labels} for name in services if name != MAIN}},
             "networks": {"default": {"internal": internal}},

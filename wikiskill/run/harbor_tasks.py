@@ -79,7 +79,8 @@ class ContainerSetup:
         limits, workdir = self.limits(task, mounts), task.config.environment.workdir
         env = resolve_env(task.config.environment.env, f"{task.id}: [environment.env]")
         if task.compose_file is not None:
-            internal = not all(task.config.network(phase).needs_network for phase in Phase)
+            wanted = self.settings.host_network or all(task.config.network(phase).needs_network for phase in Phase)
+            internal = not wanted
             limits = replace(limits, storage_mb=None)
             pinned = task.config.environment.docker_image
             return await ComposeProject.start(
