@@ -20,10 +20,12 @@ from harborsuites import BASE_IMAGE, containers_of, init_harbor, remove_images, 
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite, HarborTaskConfig
 from wikiskill.core.config import EnvironmentSettings, HarborSettings, SuiteSkills
+from wikiskill.core.errors import InfrastructureError
 from wikiskill.environments.compose import PROJECT_LABEL
 from wikiskill.environments.orphans import sweep_orphans
 from wikiskill.environments.runtime import open_runtime
-from wikiskill.run.harbor_tasks import open_setup
+from wikiskill.roles.reference_agent import OracleAgent
+from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.run.suite_check import check_suite
 from wikiskill.store.traces import FailureKind
 from workspaces import until
@@ -57,11 +59,34 @@ def default_dockerfile(extra: str = "") -> str:
 
 
 def checked(suite: Path, **settings) -> dict:
+    """`check_suite`'s verdicts: the oracle and nop on each task."""
+    harbor = HarborSettings(**settings)
+    setup = open_setup(EnvironmentSettings(), suite.parent / "cache", workspace=suite, harbor=harbor)
+    try:
+        return {check.task_id: check for check in asyncio.run(check_suite(HarborSuite(suite, harbor), setup))}
+    finally:
+        remove_images(setup.images.built)
+
+
+def oracle(suite: Path, **settings) -> dict[str, float | str]:
+    """The oracle's score on each task, or the infrastructure failure that stopped it: one
+    container per task, where `checked` needs two."""
     harbor = HarborSettings(**settings)
     loaded = HarborSuite(suite, harbor)
     setup = open_setup(EnvironmentSettings(), suite.parent / "cache", workspace=suite, harbor=harbor)
+    agent = HarborTaskAgent(OracleAgent(), loaded, setup)
+
+    async def one(task_id: str) -> float | str:
+        try:
+            return (await agent.run(loaded.as_task(loaded.by_id[task_id], "train"))).score
+        except InfrastructureError as exc:
+            return str(exc)
+
+    async def every() -> list[float | str]:
+        return await asyncio.gather(*(one(task_id) for task_id in sorted(loaded.by_id)))
+
     try:
-        return {check.task_id: check for check in asyncio.run(check_suite(loaded, setup))}
+        return dict(zip(sorted(loaded.by_id), asyncio.run(every()), strict=True))
     finally:
         remove_images(setup.images.built)
 
@@ -85,12 +110,11 @@ def test_a_pinned_image_beside_a_dockerfile_is_run_and_force_build_builds_instea
     )
     task(suite, "absent-dog", '[environment]\ndocker_image = "wikiskill-test/never-built:1"\nallow_internet = false\n')
 
-    pinned = checked(suite)
-    assert pinned["pin-cat"].sound, pinned["pin-cat"]
-    assert "wikiskill-test/never-built:1" in pinned["absent-dog"].problem
-    assert "cannot be pulled" in pinned["absent-dog"].problem and "harbor.force_build" in pinned["absent-dog"].problem
-    forced = checked(suite, force_build=True)
-    assert forced["pin-cat"].oracle == 0.0  # the Dockerfile's image: /rebuilt is there
+    pinned = oracle(suite)
+    assert pinned["pin-cat"] == 1.0, pinned
+    assert "the pinned image wikiskill-test/never-built:1" in pinned["absent-dog"]
+    assert "cannot be pulled" in pinned["absent-dog"] and "harbor.force_build" in pinned["absent-dog"]
+    assert oracle(suite, force_build=True)["pin-cat"] == 0.0  # the Dockerfile's image: /rebuilt is there
     assert containers_of(suite) == []
 
 
@@ -116,8 +140,7 @@ def test_the_env_tables_reach_the_environment_the_solution_and_the_verifier(tmp_
     check = f'[ "$FROM_HOST-$FALLBACK" = "$EXPECTED" ] && [ "{limit}" = 268435456 ] && [ -z "$SOLVE_WORD" ]'
     solve = 'mkdir -p /app && [ "$FROM_HOST" = host ] && printf %s "$SOLVE_WORD" > /app/answer.txt'
     task(suite, "env-eat", toml, check=check, solve=solve)
-    checks = checked(suite)
-    assert checks["env-eat"].sound, checks["env-eat"]
+    assert oracle(suite) == {"env-eat": 1.0}
 
 
 @needs_docker
@@ -254,8 +277,8 @@ def test_the_suites_own_skills_are_removed_from_the_image_unless_kept_and_enter_
     )
     (folder / "environment" / "skills" / "curated").mkdir(parents=True)
     (folder / "environment" / "skills" / "curated" / "SKILL.md").write_text("---\nname: curated\n---\nhi\n")
-    assert checked(suite)["skill-cat"].sound
-    assert checked(suite, suite_skills=SuiteSkills.KEEP)["skill-cat"].oracle == 0.0  # the curated skill is there
+    assert oracle(suite) == {"skill-cat": 1.0}
+    assert oracle(suite, suite_skills=SuiteSkills.KEEP) == {"skill-cat": 0.0}  # the curated skill is there
     removed = HarborSuite(suite, HarborSettings()).setup_digest()
     assert HarborSuite(suite, HarborSettings(suite_skills=SuiteSkills.KEEP)).setup_digest() != removed
 
@@ -287,5 +310,4 @@ def test_a_heredoc_dockerfile_builds_whatever_builder_the_engine_has(tmp_path):
     check = " && ".join(f'[ "$(cat /app/{name})" = "{text}" ]' for name, text in files.items())
     dockerfile = f"# {uuid.uuid4().hex}\n" + HEREDOC_DOCKERFILE.format(base=BASE_IMAGE)
     task(suite, "heredoc-ant", OFFLINE, check=check, dockerfile=dockerfile)
-    checks = checked(suite)
-    assert checks["heredoc-ant"].sound, checks["heredoc-ant"]
+    assert oracle(suite) == {"heredoc-ant": 1.0}
