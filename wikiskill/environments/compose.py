@@ -182,15 +182,20 @@ class ComposeProject:
         argv = [*self.command, "-p", self.name, "--project-directory", str(self.compose_file.parent)]
         for path in self.files:
             argv += ["-f", str(path)]
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [*argv, *arguments],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            timeout=COMPOSE_TIMEOUT_S,
-        )
+        try:
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [*argv, *arguments],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                timeout=COMPOSE_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            raise InfrastructureError(
+                f"`compose {arguments[0]}` of {self.compose_file} took over {COMPOSE_TIMEOUT_S:g} s"
+            ) from None
         if done.returncode != 0:
             raise InfrastructureError(f"`compose {arguments[0]}` of {self.compose_file} failed: {said(done)}")
         return done
