@@ -212,6 +212,26 @@ def suite_counts(ws: Workspace) -> dict[Split, int] | None:
     return suite.counts() if isinstance(suite, HarborSuite) else None
 
 
+def suite_network(ws: Workspace) -> tuple[int, int, bool] | None:
+    """How many of a Harbor suite's tasks need the network in some phase, of how many, and
+    whether the engine has a bridge network to give them; None for other suites."""
+    from .benchmarks import load_benchmark
+    from .benchmarks.harbor import HarborSuite
+    from .benchmarks.registry import split_name
+    from .environments.network import EngineNetwork
+    from .environments.runtime import open_runtime
+
+    config = load_config(ws.root)
+    if split_name(config.benchmark)[0] != "harbor":
+        return None
+    suite = load_benchmark(config, ws.root)
+    if not isinstance(suite, HarborSuite):
+        return None
+    needing = sum(task.config.needs_network for task in suite.by_id.values())
+    network = EngineNetwork(open_runtime(config.environment.runtime), config.environment.host_network)
+    return needing, len(suite.by_id), network.host_network or network.has_bridge
+
+
 def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
     """Each task of the Harbor suite at `path` played by `oracle` (must score 1) and `nop` (must
     score 0), in containers; build logs go to `$WIKISKILL_CACHE_DIR/images` (else
@@ -227,7 +247,7 @@ def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> li
     suite = HarborSuite(Path(path))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
-    setup = open_setup(settings, cache, workspace=suite.directory)
+    setup = open_setup(settings, cache, workspace=suite.directory, harbor=suite.settings)
     return asyncio.run(_check_suite(suite, setup, concurrency))
 
 

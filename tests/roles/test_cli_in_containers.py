@@ -171,7 +171,7 @@ def test_every_loopback_endpoint_needs_the_host_network(api_base):
 
 def test_a_remote_endpoint_is_refused_only_for_tasks_with_no_network(tmp_path):
     suite = HarborSuite(harbor_suite(tmp_path))
-    with pytest.raises(ConfigError, match=r"4 task\(s\) have no network \(allow_internet = false, e.g. rev-cat\)"):
+    with pytest.raises(ConfigError, match=r"4 task\(s\) have no network \(network_mode = 'no-network', e.g. rev-cat\)"):
         check_model_network(EnvironmentSettings(), "https://api.example.com/v1", "codex", suite.by_id.values())
     for task in suite.by_id.values():
         toml = task.folder / "task.toml"

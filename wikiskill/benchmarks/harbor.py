@@ -2,8 +2,9 @@
 2.x, SkillsBench, Harbor's adapters), a folder of task folders or one task folder alone.
 
     <task>/instruction.md           the prompt
-    <task>/task.toml                [metadata], [agent], [verifier], [environment] (`HarborTaskConfig`)
-    <task>/environment/Dockerfile   and its build context (or `[environment] docker_image`)
+    <task>/task.toml                [metadata], [agent], [verifier], [solution], [environment] (`HarborTaskConfig`)
+    <task>/environment/Dockerfile   and its build context (or `[environment] docker_image`, and/or
+                                    a docker-compose.yaml with the service `main` and its sidecars)
     <task>/tests/test.sh            the verifier, copied into the container only after the agent
     <task>/solution/solve.sh        optional: what the `oracle` agent runs
 
@@ -22,19 +23,26 @@ import random
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.config import HarborSettings, SplitSizes
 from ..core.errors import BenchmarkError
 from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
+from .harbor_network import NetworkMode, NetworkPolicy, Phase, baseline, explicit_policy
 from .specs import QA_MAX_STEPS
 
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
 ENVIRONMENT_DIR = "environment"
 DOCKERFILE = "Dockerfile"
+COMPOSE_FILE = "docker-compose.yaml"
+"""Harbor's multi-container environment: a service `main` (where the agent and the verifier
+run) and sidecars beside it."""
+SUITE_SKILLS_DIR = "skills"
+"""The suite's own skills in a task's environment/ (SkillsBench), which its Dockerfile may copy in."""
 TESTS_DIR = "tests"
 TEST_SCRIPT = "test.sh"
 SOLUTION_DIR = "solution"
@@ -71,12 +79,25 @@ class MetadataTable(_Table):
     tags: list[str] = []
 
 
-class AgentTable(_Table):
+class _PhaseTable(_Table):
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] = []
+
+    def policy(self, where: str) -> NetworkPolicy | None:
+        return explicit_policy(self.network_mode, self.allowed_hosts, where)
+
+
+class AgentTable(_PhaseTable):
     timeout_sec: float = Field(600.0, gt=0)
 
 
-class VerifierTable(_Table):
+class VerifierTable(_PhaseTable):
     timeout_sec: float = Field(600.0, gt=0)
+    env: dict[str, str] = {}
+
+
+class SolutionTable(_Table):
+    env: dict[str, str] = {}
 
 
 class EnvironmentTable(_Table):
@@ -86,7 +107,34 @@ class EnvironmentTable(_Table):
     cpus: float | None = Field(None, gt=0)
     memory_mb: int | None = Field(None, gt=0)
     storage_mb: int | None = Field(None, gt=0)
-    allow_internet: bool = False
+    allow_internet: bool | None = None
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] = []
+    env: dict[str, str] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sizes_as_megabytes(cls, data: Any) -> Any:
+        """The older `memory = "4G"` and `storage = "8G"` as Harbor converts them."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for old, new in (("memory", "memory_mb"), ("storage", "storage_mb")):
+                if data.get(old) is not None:
+                    data[new] = size_in_mb(data.pop(old), old)
+        return data
+
+    def baseline(self) -> NetworkPolicy:
+        return baseline(self.network_mode, self.allowed_hosts, self.allow_internet)
+
+
+def size_in_mb(size: object, field: str) -> int:
+    """`4G`, `512M` or `1024K` in megabytes (a G is 1024 M), as Harbor reads them."""
+    text = str(size).strip().upper()
+    units = {"G": 1024.0, "M": 1.0, "K": 1 / 1024}
+    try:
+        return int(float(text[:-1]) * units[text[-1:]])
+    except (KeyError, ValueError):
+        raise ValueError(f"{field} = {size!r} is not a size like '4G', '512M' or '1024K'") from None
 
 
 class HarborTaskConfig(_Table):
@@ -96,7 +144,23 @@ class HarborTaskConfig(_Table):
     metadata: MetadataTable = MetadataTable()
     agent: AgentTable = AgentTable()
     verifier: VerifierTable = VerifierTable()
+    solution: SolutionTable = SolutionTable()
     environment: EnvironmentTable = EnvironmentTable()
+
+    @model_validator(mode="after")
+    def _policies_are_valid(self) -> HarborTaskConfig:
+        self.network(Phase.AGENT)
+        self.network(Phase.VERIFIER)
+        return self
+
+    def network(self, phase: Phase) -> NetworkPolicy:
+        """The phase's own `network_mode`, else the environment's baseline."""
+        table = self.agent if phase == Phase.AGENT else self.verifier
+        return table.policy(phase.value) or self.environment.baseline()
+
+    @property
+    def needs_network(self) -> bool:
+        return any(self.network(phase).needs_network for phase in Phase)
 
 
 @dataclass(frozen=True)
@@ -118,6 +182,11 @@ class HarborTask:
     @property
     def has_dockerfile(self) -> bool:
         return (self.context / DOCKERFILE).is_file()
+
+    @property
+    def compose_file(self) -> Path | None:
+        path = self.context / COMPOSE_FILE
+        return path if path.is_file() else None
 
     @property
     def tests(self) -> Path:
@@ -153,9 +222,10 @@ def read_task(folder: Path) -> HarborTask:
     if not (folder / TESTS_DIR / TEST_SCRIPT).is_file():
         raise BenchmarkError(f"{folder / TESTS_DIR / TEST_SCRIPT} is missing: it is the task's verifier")
     task = HarborTask(folder, config, instruction)
-    if not task.has_dockerfile and not config.environment.docker_image:
+    if not task.has_dockerfile and not config.environment.docker_image and task.compose_file is None:
         raise BenchmarkError(
-            f"{task.context / DOCKERFILE} is missing (or set [environment] docker_image in {toml_path})"
+            f"{task.context / DOCKERFILE} is missing (or set [environment] docker_image in {toml_path}, "
+            f"or write {task.context / COMPOSE_FILE})"
         )
     return task
 
@@ -265,7 +335,8 @@ class HarborSuite:
         """Nothing to prepare: images are built when a task first needs one."""
 
     def setup_digest(self) -> str:
-        """Every file of every task folder by path and content, the split and the reward key."""
+        """Every file of every task folder by path and content, the split, the reward key and how
+        images are made (`force_build`, `suite_skills`)."""
         if self._digest is None:
             hasher = hashlib.sha256()
             for task in sorted(self.by_id.values(), key=lambda task: task.id):
@@ -274,6 +345,7 @@ class HarborSuite:
                     hasher.update(path.read_bytes() + b"\0")
             hasher.update(repr(sorted(self.split_ids.items())).encode())
             hasher.update(repr(self.settings.reward_key).encode())
+            hasher.update(repr((self.settings.force_build, self.settings.suite_skills.value)).encode())
             self._digest = hasher.hexdigest()[:24]
         return self._digest
 

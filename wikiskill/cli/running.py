@@ -65,6 +65,11 @@ def init(
     counts = api.suite_counts(ws)
     if counts is not None:
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
+    network = api.suite_network(ws)
+    if network is not None and network[0]:
+        needing, total, given = network
+        where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
+        console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
 
 

@@ -450,6 +450,16 @@ class HarborIds(_Section):
         return bool(self.train or self.val or self.test)
 
 
+class SuiteSkills(StrEnum):
+    """What becomes of the skills a Harbor suite ships in a task's `environment/skills`."""
+
+    REMOVE = "remove"
+    """Left out of the image: the folder is built empty, so the agent starts with no skills but
+    the evolved ones."""
+    KEEP = "keep"
+    """Built into the image as the task's Dockerfile says: the base the evolved skills add to."""
+
+
 class HarborSettings(_Section):
     ids: HarborIds = HarborIds()
     """The split as explicit id lists; all empty: a seeded split stratified by each task's
@@ -459,6 +469,14 @@ class HarborSettings(_Section):
     """The seed of the stratified split."""
     reward_key: str | None = None
     """Which key of a verifier's `reward.json` is the score; unset: the mean of its values."""
+    force_build: bool = False
+    """Build each task's image from its `environment/Dockerfile` even where task.toml pins an
+    `[environment] docker_image`; unset, the pinned image is run (pulled when it is not here)."""
+    suite_skills: SuiteSkills = SuiteSkills.REMOVE
+    """`remove`: a task's `environment/skills` (the suite's curated skills, which SkillsBench's
+    Dockerfiles copy into the agent's skills folders) is built empty, so a workspace's skills are
+    the only ones the agent has and `none` means none; `keep`: built as the Dockerfile says, the
+    base the evolved skills add to. Part of the evaluation fingerprint."""
 
 
 class TelemetrySettings(_Section):

@@ -68,9 +68,16 @@ class Container:
 
     @classmethod
     async def start(
-        cls, runtime: Runtime, image: str, workdir: str | None, limits: Limits, workspace: Path
+        cls,
+        runtime: Runtime,
+        image: str,
+        workdir: str | None,
+        limits: Limits,
+        workspace: Path,
+        env: dict[str, str] | None = None,
     ) -> Container:
-        """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd in."""
+        """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd
+        in, with `env` in every command's environment."""
         name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         argv = [
             "run",
@@ -93,15 +100,21 @@ class Container:
         argv += storage_argv(limits.storage_mb)
         if workdir:
             argv += ["-w", workdir]
+        for variable, value in (env or {}).items():
+            argv += ["-e", f"{variable}={value}"]
         for mount in limits.mounts:
             argv += mount.argv()
         _hook_interrupt()
         started = await asyncio.to_thread(_run_listed, runtime, name, [*argv, image, "infinity"])
         if limits.storage_mb and refused(started):
-            raise StorageOptRefused(f"{runtime.kind} cannot limit a container's disk: {_said(started)}")
+            raise StorageOptRefused(f"{runtime.kind} cannot limit a container's disk: {said(started)}")
         if started.returncode != 0:
-            raise InfrastructureError(f"the container of {image} would not start: {_said(started)}")
-        container_id = name
+            raise InfrastructureError(f"the container of {image} would not start: {said(started)}")
+        return await cls.attach(runtime, name, workdir, image)
+
+    @classmethod
+    async def attach(cls, runtime: Runtime, container_id: str, workdir: str | None, image: str) -> Container:
+        """The running container `container_id`, its workdir (the image's where unset) made."""
         found = (
             workdir
             or (await runtime.acall("inspect", "--format", "{{.Config.WorkingDir}}", container_id)).stdout.strip()
@@ -166,7 +179,7 @@ class Container:
         done = await self.runtime.acall(*arguments, timeout_s=COPY_TIMEOUT_S)
         if done.returncode != 0:
             raise InfrastructureError(
-                f"`{self.runtime.kind} {arguments[0]}` failed in container {self.id[:12]}: {_said(done)}"
+                f"`{self.runtime.kind} {arguments[0]}` failed in container {self.id[:12]}: {said(done)}"
             )
 
 
@@ -226,7 +239,13 @@ def _hook_interrupt() -> None:
     _hooked = True
 
 
-def _said(done: subprocess.CompletedProcess[str]) -> str:
+def listed(runtime: Runtime, container_ids: list[str]) -> None:
+    """Count containers started by another command (compose) as this process's live ones."""
+    for container_id in container_ids:
+        _live[container_id] = runtime
+
+
+def said(done: subprocess.CompletedProcess[str]) -> str:
     return " ".join((done.stderr or done.stdout).split())[:300] or f"exit {done.returncode}"
 
 

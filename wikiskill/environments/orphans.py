@@ -1,12 +1,14 @@
 """Containers a killed wikiskill left behind: every container labelled with this workspace whose
-owner pid is no longer running on this machine is removed. Other workspaces' containers, and
-the running ones of a live wikiskill, are left alone."""
+owner pid is no longer running on this machine is removed, then the networks and volumes of
+its compose projects (whose names carry the workspace's digest and the owner's pid). Other
+workspaces' containers, and the running ones of a live wikiskill, are left alone."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from .compose import PROJECT_LABEL, project_pid, remove_project
 from .container import PID_LABEL, WORKSPACE_LABEL, remove
 from .runtime import Runtime
 
@@ -23,6 +25,16 @@ def sweep_orphans(runtime: Runtime, workspace: Path) -> list[str]:
     )
     dead = [container_id for container_id, pid in _rows(listed.stdout) if not _running(pid)]
     remove(runtime, dead)
+    projects = set()
+    for kind in ("network", "volume"):
+        found = runtime.call(
+            kind, "ls", "--filter", f"label={PROJECT_LABEL}", "--format", f'{{{{.Label "{PROJECT_LABEL}"}}}}'
+        )
+        projects.update(found.stdout.split())
+    for name in sorted(projects):
+        pid = project_pid(name, workspace)
+        if pid is not None and not _running(pid):
+            remove_project(runtime, name)
     return dead
 
 

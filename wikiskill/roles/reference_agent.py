@@ -1,13 +1,15 @@
 """The agents that check a Harbor suite instead of playing it (`agent.runner: oracle | nop`):
 `oracle` copies the task's `solution/` into the container as `/solution` and runs `solve.sh`
-there, as Harbor's oracle agent does; `nop` does nothing. A sound suite scores them 1 and 0."""
+there with the task's `[solution.env]`, as Harbor's oracle agent does; `nop` does nothing. A
+sound suite scores them 1 and 0."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..benchmarks import BenchmarkKind, Task
-from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY
+from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
+from ..benchmarks.harbor_env import exports, resolve_env
 from ..core.config import ReferenceAgent
 from ..environments.base import TaskEnvironment
 from ..store.traces import Trajectory
@@ -26,8 +28,10 @@ class OracleAgent:
         if not (solution / SOLVE_SCRIPT).is_file():
             return _trajectory(task, error=f"{solution / SOLVE_SCRIPT} is missing: the oracle has nothing to run")
         timeout_s = float(task.metadata[AGENT_TIMEOUT_KEY])
+        env = resolve_env(read_task(solution.parent).config.solution.env, f"{task.id}: [solution.env]")
         await environment.copy_in(solution, SOLUTION_MOUNT)
-        result = await environment.run(f"bash {SOLUTION_MOUNT}/{SOLVE_SCRIPT}", timeout_s, OUTPUT_CHARS)
+        command = f"{exports(env)}bash {SOLUTION_MOUNT}/{SOLVE_SCRIPT}"
+        result = await environment.run(command, timeout_s, OUTPUT_CHARS)
         error = None if result.exit_code == 0 else f"solve.sh: {result.render(timeout_s).splitlines()[0]}"
         said = f"$ bash {SOLUTION_MOUNT}/{SOLVE_SCRIPT}\n{result.render(timeout_s)}"
         return _trajectory(task, messages=[{"role": "assistant", "content": said}], error=error)

@@ -137,7 +137,7 @@ class Team:
     def containers(self) -> ContainerSetup:
         """The container engine and image cache every Harbor task of this team shares."""
         if self._containers is None:
-            self._containers = open_setup(self.config.environment, self.state_dir)
+            self._containers = open_setup(self.config.environment, self.state_dir, harbor=self.config.harbor)
         return self._containers
 
     def _environment_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> EnvironmentAgent:

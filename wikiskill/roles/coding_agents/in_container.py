@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 
 from ...benchmarks import Benchmark, Task
 from ...benchmarks.harbor import HarborTask
+from ...benchmarks.harbor_network import Phase
 from ...contracts.coding_agent import CliPreset, CliRun
 from ...core.config import AgentSettings, EnvironmentSettings, RoleSettings
 from ...core.errors import ConfigError, InfrastructureError
@@ -78,11 +79,11 @@ def check_model_network(
             "environment.host_network: true (the container then shares the host's network, "
             "allow_internet = false included), or use an endpoint the container can reach"
         )
-    offline = sorted(task.id for task in tasks if not task.config.environment.allow_internet)
+    offline = sorted(task.id for task in tasks if not task.config.network(Phase.AGENT).needs_network)
     if offline:
         raise ConfigError(
             f"agent.runner: {runner} calls the model from inside each task's container, and "
-            f"{len(offline)} task(s) have no network (allow_internet = false, e.g. {offline[0]}): "
+            f"{len(offline)} task(s) have no network (network_mode = 'no-network', e.g. {offline[0]}): "
             "set environment.host_network: true"
         )
 
