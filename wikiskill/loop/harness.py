@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
-from ..core.config import Config
+from ..core.config import Config, GateSettings
 from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.lint import LINTED
 from ..knowledge.shelf import WikiShelf
@@ -27,6 +27,7 @@ from ..store.traces import Trajectory, Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
 from ..store.workspace import MAIN, Commit, Workspace
 from ..telemetry.spans import annotate, tasks_span
+from .alpha_budget import Spend, budgeted, current_spend
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
 
@@ -83,7 +84,7 @@ class Harness:
         self.benchmark = load_benchmark(self.config, workspace.root, progress=self.reporter.preparing)
         self.meter = Meter(self.config.budget)
         self.team = Team(self.config, self.benchmark, self.meter, workspace.state_dir, model_factory)
-        self.policy: GatePolicy = gate_policy(self.config.gate)
+        self._policy: tuple[GateSettings, GatePolicy] | None = None
         self._step_start = Usage()
         self._step_roles: dict[str, Usage] = {}
         self._model_factory = model_factory
@@ -114,6 +115,23 @@ class Harness:
                 config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
             self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
         return self._executor
+
+    @property
+    def spend(self) -> Spend | None:
+        """The next verdict's share of `gate.alpha_budget` (None without one)."""
+        return current_spend(self.ws, self.config.gate)
+
+    @property
+    def gate_settings(self) -> GateSettings:
+        """The gate settings the next verdict runs under (at its share of the budget)."""
+        return budgeted(self.config.gate, self.spend)
+
+    @property
+    def policy(self) -> GatePolicy:
+        settings = self.gate_settings
+        if self._policy is None or self._policy[0] != settings:
+            self._policy = (settings, gate_policy(settings))
+        return self._policy[1]
 
     @property
     def interactive(self) -> bool:

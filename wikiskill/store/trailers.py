@@ -161,6 +161,12 @@ class Trailers(BaseModel):
     """`tiebreak`: how much lower the score could be (`gate.noninferiority`)."""
     score_floor: float | None = Field(None, alias="Score-Floor")
     """`tiebreak`: the one-sided lower bound of the score gain its non-inferiority test found."""
+    alpha: float | None = Field(None, alias="Alpha")
+    """`gate.alpha_budget`: the significance level this verdict ran at, its share of the budget."""
+    alpha_spent: float | None = Field(None, alias="Alpha-Spent")
+    """`gate.alpha_budget`: the budget spent by this verdict and those before it."""
+    alpha_left: float | None = Field(None, alias="Alpha-Left")
+    """`gate.alpha_budget`: the budget left for the verdicts after it."""
     incumbent_results: str | None = Field(None, alias="Incumbent-Results")
     """`sequential`: path of main's per-task outcomes on the same tasks."""
     reads: int | None = Field(None, alias="Reads")
