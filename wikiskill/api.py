@@ -18,6 +18,7 @@ from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
 from .history.status import RoundRow, Status, round_rows
 from .history.status import status as _status
+from .history.test_looks import looks_at
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
@@ -337,7 +338,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
     ws.resolve(ref)
     config = _config(ws, options)
     with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
-        with _harness(ws, config, options) as harness:
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "eval", [ref]):
             harness.benchmark.prepare((split,))
             return harness.evaluate(ref, split, f"eval {split}")
 
@@ -352,7 +353,7 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
     config = _config(ws, options)
     with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
-        with _harness(ws, config, options) as harness:
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
             harness.benchmark.prepare((split,))
             return _compare(harness, ref_a, ref_b, split)
 

@@ -16,6 +16,7 @@ from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config
 from ..store.trailers import Decision, Step
 from ..store.workspace import MAIN, Commit, Workspace
+from .test_looks import test_looks
 
 
 @dataclass
@@ -46,6 +47,8 @@ class Status:
     alpha_spent: float | None = None
     """`gate.alpha_budget`: how much of the run's family-wise error the gate's verdicts spent."""
     alpha_left: float | None = None
+    test_looks: int = 0
+    """How many times the sealed test split was scored (`eval --split test`, `uplift`)."""
 
 
 @dataclass
@@ -79,6 +82,7 @@ def status(ws: Workspace) -> Status:
         tokens=sum(c.meta.tokens or 0 for c in every),
         by_role=_by_role(every),
         pending=[item.id for item in pending_candidates(ws)],
+        test_looks=test_looks(ws),
         **_budget(ws, config.gate),
     )
 

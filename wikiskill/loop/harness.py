@@ -12,6 +12,7 @@ from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
 from ..core.config import Config, GateSettings
+from ..core.errors import WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.lint import LINTED
 from ..knowledge.shelf import WikiShelf
@@ -92,6 +93,8 @@ class Harness:
         self._recorded: dict[tuple[str, str], tuple[Commit, Evaluation] | None] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
         self._executor: Executor | None = None
+        self.test_sealed = True
+        """No step scores the test split; `history.test_looks.looking_at_test` unseals it for a recorded look."""
 
     def __enter__(self) -> Harness:
         return self
@@ -202,6 +205,8 @@ class Harness:
         """Every task of `split` (or `tasks` of it) with the skills at `ref`; finished tasks are
         cached under `cache_key` (a fingerprint), so a crash or a second look never recomputes
         them."""
+        if split == "test" and self.test_sealed:
+            raise WikiskillError("the test split is sealed: only a recorded look (eval --split test, uplift) scores it")
         tasks = self.benchmark.tasks(split) if tasks is None else tasks
         cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)

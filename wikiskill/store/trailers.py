@@ -50,6 +50,8 @@ class Step(StrEnum):
     ROLLBACK = "rollback"
     HUMAN = "human"
     INGEST = "ingest"
+    TEST_LOOK = "test_look"
+    """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
 
 
 class Action(StrEnum):
@@ -184,6 +186,8 @@ class Trailers(BaseModel):
     """`person`: the decision is a person's (`wikiskill accept`, `wikiskill reject`)."""
     candidate: str | None = Field(None, alias="Candidate")
     """The commit id of the pending candidate a person decided on (its evidence commit)."""
+    test_looks: int | None = Field(None, alias="Test-Looks")
+    """`test_look`: how many times the test split has been looked at, this look included."""
     cost_usd: float | None = Field(None, alias="Cost-USD")
     tokens: int | None = Field(None, alias="Tokens")
 
