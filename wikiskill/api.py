@@ -505,10 +505,13 @@ def serve_mcp(
 
 
 def lint(ws: Workspace) -> list[Problem]:
-    """Problems of skills/ and wiki/ in the working tree (uncommitted edits included)."""
-    from .knowledge.lint import lint_workspace
+    """Problems of skills/ and wiki/ in the working tree (uncommitted edits included), held-out
+    text in a skill among them."""
+    from .knowledge.leakage import workspace_held_out
+    from .knowledge.lint import lint_workspace, working_files
 
-    return lint_workspace(ws.root)
+    leaks = workspace_held_out(ws.root).problems(working_files(ws.root, "skills"))
+    return sorted(set(lint_workspace(ws.root) + leaks))
 
 
 def watch(
@@ -604,7 +607,8 @@ def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None)
 
 def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str = "unknown") -> IngestResult:
     """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
-    as trajectories for the next round, in one commit; a malformed file writes nothing."""
+    as trajectories for the next round, in one commit; a malformed file, or one that shares held-out
+    text (`skills.leak_run`), writes nothing."""
     from .integrations.ingest import ingest as _ingest
     from .integrations.sessions import session_parser
     from .store.traces import Outcome
@@ -612,7 +616,9 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     parser, outcomes = session_parser(session_format), [o.value for o in Outcome]
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
-    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome))
+    from .knowledge.leakage import workspace_held_out
+
+    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome), workspace_held_out(ws.root))
 
 
 def tasks_from_sessions(

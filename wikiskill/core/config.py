@@ -253,6 +253,12 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+    leak_run: int = Field(8, ge=0)
+    """Held-out text kept out of skills: a proposal whose skill files share a run of this many words
+    with a val or test task's question, answer, instructions or hidden test files is `invalid`
+    before any val task runs, naming the run; `lint`, `watch` and `ingest` say the same of a
+    person's edit or a session (runs the train tasks share, or three or more held-out tasks, are
+    templates and left out; interactive suites are not checked). 0: no check."""
     locked: list[str] = []
     """Skills the proposer may not patch or retire (such a proposal is refused before validation)
     and `rollback` reverts only with `--force`; `wikiskill lock NAME` and `unlock NAME` edit it."""

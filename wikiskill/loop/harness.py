@@ -14,6 +14,7 @@ from ..contracts.running import AgentRecipe, Executor, Place, Reporter
 from ..core.config import Config, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
+from ..knowledge.leakage import HeldOut, suite_held_out
 from ..knowledge.lint import LINTED
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill, load_skills
@@ -94,6 +95,7 @@ class Harness:
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
         self._executor: Executor | None = None
         self.test_sealed = True
+        self._held_out: HeldOut | None = None
         """No step scores the test split; `history.test_looks.looking_at_test` unseals it for a recorded look."""
 
     def __enter__(self) -> Harness:
@@ -118,6 +120,13 @@ class Harness:
                 config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
             self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
         return self._executor
+
+    @property
+    def held_out(self) -> HeldOut:
+        """The runs of words of the val and test tasks a skill must not share (`skills.leak_run`)."""
+        if self._held_out is None:
+            self._held_out = suite_held_out(self.config, self.benchmark)
+        return self._held_out
 
     @property
     def spend(self) -> Spend | None:

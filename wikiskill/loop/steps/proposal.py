@@ -11,6 +11,7 @@ from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
 from ...knowledge.junk import Known, junk_reason, reserved_names
+from ...knowledge.leakage import leak_reason
 from ...knowledge.proposals import InvalidProposal, Proposal, prepare_proposal
 from ...roles.sandbox import Sandbox
 from ...store.pending import Pending, pending_candidates
@@ -65,8 +66,10 @@ class Propose:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
-            junk = _refusal(proposal, locked, pending) or junk_reason(
-                proposal, _known(harness, context, result.transcript.messages[:1])
+            junk = (
+                _refusal(proposal, locked, pending)
+                or junk_reason(proposal, _known(harness, context, result.transcript.messages[:1]))
+                or leak_reason(harness.held_out, proposal.changes)
             )
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
