@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .history.live import LiveReportServer
     from .history.review import ReviewItem
     from .history.roundstory import RoundStory
+    from .history.uplift import UpliftResult
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
     from .integrations.ingest import IngestResult
@@ -356,6 +357,32 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
         with _harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
             harness.benchmark.prepare((split,))
             return _compare(harness, ref_a, ref_b, split)
+
+
+def uplift(
+    ws: Workspace,
+    split: str = "test",
+    trials: int = 1,
+    arms: Sequence[str] = ("none", "main", "self-written"),
+    options: RunOptions | None = None,
+) -> UpliftResult:
+    """Arms of skills (none, main, self-written, suite, curated:PATH) scored on the same tasks
+    `trials` times each, with intervals, the paired difference from `none`, and each of main's
+    skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test)."""
+    from .history.uplift import check_arms, measure, record
+
+    split, options = _split(split), options or RunOptions()
+    if trials < 1:
+        raise WikiskillError("--trials must be at least 1")
+    chosen = check_arms(list(arms))
+    config = _config(ws, options)
+    with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
+            harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))
+            result = measure(harness, split, trials, chosen)
+            result = replace(result, test_look=look if isinstance(look, int) else None)
+            record(harness, result)
+            return result
 
 
 def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:

@@ -253,6 +253,11 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+    max_tokens: int | None = Field(None, ge=1)
+    """The most tokens (about 4 characters each) the skills block may take: a proposal that would
+    grow it past this is refused before validation, so the proposer must retire a skill first
+    (skills the last `wikiskill uplift` showed no value for are listed to it as candidates).
+    Empty: no bound."""
     leak_run: int = Field(8, ge=0)
     """Held-out text kept out of skills: a proposal whose skill files share a run of this many words
     with a val or test task's question, answer, instructions or hidden test files is `invalid`

@@ -50,6 +50,8 @@ class Step(StrEnum):
     ROLLBACK = "rollback"
     HUMAN = "human"
     INGEST = "ingest"
+    UPLIFT = "uplift"
+    """`wikiskill uplift`: an arm's skills on `uplift/<arm>`, or the result on `uplift/results`."""
     TEST_LOOK = "test_look"
     """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
 
