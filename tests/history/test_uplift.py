@@ -154,3 +154,18 @@ def test_the_proposer_is_shown_the_retire_candidates_and_a_create_past_max_token
         "past skills.max_tokens 60: retire a skill first (no value shown by uplift: useless-hint)"
         in ws.body(gate.sha) + gate.subject
     )
+
+
+def test_a_curated_folder_is_one_skill_or_a_folder_of_skills_and_anything_else_is_refused(tmp_path):
+    from wikiskill.history.uplift import curated_files
+
+    one = tmp_path / "spell"
+    one.mkdir()
+    (one / "SKILL.md").write_text(skill_md("spell", SPELL))
+    assert list(curated_files(one)) == ["spell/SKILL.md"]
+    assert list(curated_files(tmp_path)) == ["spell/SKILL.md"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(WikiskillError, match="holds no <name>/SKILL.md"):
+        curated_files(tmp_path / "empty")
+    with pytest.raises(WikiskillError, match="is not a folder"):
+        curated_files(tmp_path / "missing")
