@@ -90,6 +90,7 @@ def test_the_skill_that_makes_answers_right_has_positive_leave_one_out_value(mea
     assert values["spell-letters"].marginal == 1.0 and values["spell-letters"].ci95[0] > 0
     assert values["useless-hint"].marginal == 0.0 and values["useless-hint"].retire
     assert values["spell-letters"].tokens > 0 and not values["spell-letters"].retire
+    assert values["spell-letters"].loads is None  # the built-in agent is given every skill: nothing to count
     assert retire_candidates(ws) == ["useless-hint"]
 
 

@@ -67,7 +67,10 @@ def uplift_command(
     if result.per_skill:
         skills = Table("skill (left out)", "marginal", "95% interval", "tokens", "")
         for value in result.per_skill:
-            note = "no value shown: a retire candidate" if value.retire else ""
+            notes = ["no value shown: a retire candidate"] if value.retire else []
+            if value.loads is not None:
+                notes.append("never loaded by the agent" if value.never_loaded else f"loaded in {value.loads} run(s)")
+            note = "; ".join(notes)
             skills.add_row(value.skill, f"{value.marginal:+.3f}", _interval(*value.ci95), str(value.tokens), note)
         console.print(skills)
     look = f"; test look {result.test_look}" if result.test_look else ""

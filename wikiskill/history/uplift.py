@@ -17,7 +17,9 @@ without it. The result is committed as uplift.json on `uplift/results`; the repo
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,11 +123,20 @@ def arm_ref(harness: Harness, name: str, skills: Mapping[str, str]) -> str:
     return branch
 
 
-def scored(
-    harness: Harness, ref: str, split: Split, trials: int, label: str
-) -> tuple[dict[str, list[float]], float, float]:
-    """Per task, its score in each trial; the mean tokens and USD per task and trial."""
+@dataclass(frozen=True)
+class Scored:
+    """One arm's runs: each task's score per trial, the mean tokens and USD per task and trial,
+    and how many runs loaded each skill (what a CLI agent's transcript says it read)."""
+
+    scores: dict[str, list[float]]
+    tokens: float
+    cost: float
+    loads: Counter[str]
+
+
+def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) -> Scored:
     scores: dict[str, list[float]] = {}
+    loads: Counter[str] = Counter()
     used, cost, runs = 0, 0.0, 0
     for trial in range(trials):
         evaluated = harness.evaluate(ref, split, f"uplift {label} (trial {trial + 1}/{trials})", first_repeat=trial)
@@ -135,8 +146,9 @@ def scored(
             for trajectory in run:
                 used += trajectory.usage.prompt_tokens + trajectory.usage.completion_tokens
                 cost += trajectory.usage.cost_usd
+                loads.update(set(trajectory.skills_loaded))
                 runs += 1
-    return scores, used / max(runs, 1), cost / max(runs, 1)
+    return Scored(scores, used / max(runs, 1), cost / max(runs, 1), loads)
 
 
 def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_skill: bool = True) -> UpliftResult:
@@ -157,10 +169,10 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
         if "main" not in refs:
             refs["main"] = arm_ref(harness, "main", main)
     results = {name: scored(harness, ref, split, trials, name) for name, ref in refs.items()}
-    tasks = sorted(set.intersection(*(set(scores) for scores, _, _ in results.values())))
+    tasks = sorted(set.intersection(*(set(arm.scores) for arm in results.values())))
     if not tasks:
         raise WikiskillError(f"no {split} task was scored in every arm")
-    matrix = {name: np.array([scores[task][:trials] for task in tasks]) for name, (scores, _, _) in results.items()}
+    matrix = {name: np.array([arm.scores[task][:trials] for task in tasks]) for name, arm in results.items()}
     resample = Resampler.of(len(tasks), harness.config.seed)
     means = {name: resample.means(scores) for name, scores in matrix.items()}
     none = matrix["none"].mean()
@@ -173,8 +185,8 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
             interval(means[arm] - means["none"]),
             pass_at_1(matrix[arm]),
             pass_hat_k(matrix[arm]),
-            results[arm][1],
-            results[arm][2],
+            results[arm].tokens,
+            results[arm].cost,
             sorted({path.split("/")[0] for path in harness.ws.read_files(refs[arm], "skills")}),
         )
         for arm in arms
@@ -185,7 +197,9 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
             marginal = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
             ci = interval(means["main"] - means[f"without-{skill}"])
             text = harness.ws.read_file(MAIN, f"skills/{skill}/SKILL.md") or ""
-            values.append(SkillValue(skill, marginal, ci, tokens(text), retire=ci[0] <= 0.0 and marginal <= 0.0))
+            loads = results["main"].loads[skill] if harness.config.agent.cli else None
+            retire = ci[0] <= 0.0 and marginal <= 0.0
+            values.append(SkillValue(skill, marginal, ci, tokens(text), retire, loads, loads == 0))
     return UpliftResult(split, trials, len(tasks), arm_results, values)
 
 

@@ -39,6 +39,11 @@ class SkillValue:
     """Tokens of the skill's SKILL.md."""
     retire: bool
     """Its interval reaches 0 from above or lies below it: no value shown (a retire candidate)."""
+    loads: int | None = None
+    """A CLI agent's runs with main's skills that loaded it (None: the agent is given every skill
+    in its prompt, nothing to count)."""
+    never_loaded: bool = False
+    """A CLI agent never loaded it: its value is nothing but the tokens of its description."""
 
 
 @dataclass(frozen=True)
