@@ -366,7 +366,7 @@ def uplift(
     arms: Sequence[str] = ("none", "main", "self-written"),
     options: RunOptions | None = None,
 ) -> UpliftResult:
-    """Arms of skills (none, main, self-written, suite, curated:PATH) scored on the same tasks
+    """Arms of skills (none, main, self-written, suite, raw, curated:PATH) scored on the same tasks
     `trials` times each, with intervals, the paired difference from `none`, and each of main's
     skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test)."""
     from .history.uplift import check_arms, measure, record

@@ -170,3 +170,19 @@ def test_a_curated_folder_is_one_skill_or_a_folder_of_skills_and_anything_else_i
         curated_files(tmp_path / "empty")
     with pytest.raises(WikiskillError, match="is not a folder"):
         curated_files(tmp_path / "missing")
+
+
+def test_the_raw_arm_offers_main_s_solved_train_tasks_as_examples(tmp_path):
+    from inprocess import evolve_scripted, scripted_workspace
+
+    ws = scripted_workspace(tmp_path / "ws")
+    model = WorldModel(ScriptedWorld())
+    options = RunOptions(model_factory=lambda role: model)
+    with pytest.raises(WikiskillError, match="the raw arm needs solved train tasks"):
+        api.uplift(ws, "val", 1, ["raw"], options)
+    evolve_scripted(ws, rounds=1)
+    result = api.uplift(ws, "val", 1, ["raw"], options)
+    raw = next(arm for arm in result.arms if arm.arm == "raw")
+    assert raw.skills == ["solved-examples"] and raw.ci95[0] <= raw.mean <= raw.ci95[1]
+    examples = ws.read_file("uplift/raw", "skills/solved-examples/SKILL.md")
+    assert "Task: How many times does the letter" in examples and "Answer: " in examples

@@ -28,7 +28,7 @@ def uplift_command(
     arms: str = typer.Option(
         "none,main,self-written",
         "--arms",
-        help="Comma-separated: none, main, self-written, suite, curated:PATH (none is always included).",
+        help="Comma-separated: none, main, self-written, suite, raw, curated:PATH (none is always included).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (arms, per_skill)."),
     *,

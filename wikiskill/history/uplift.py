@@ -6,7 +6,8 @@ and by how much? Arms scored on the same tasks K times each:
 - `self-written`: skills the proposer's model writes once from the train tasks' instructions
   alone, with no experience (kept on `uplift/self-written` so they can be read);
 - `curated:PATH`: a folder of Agent Skills (each `<name>/SKILL.md`, or one SKILL.md);
-- `suite`: the skills a Harbor suite ships in its tasks' `environment/skills/`.
+- `suite`: the skills a Harbor suite ships in its tasks' `environment/skills/`;
+- `raw`: the solved train trajectories of main's latest rollout, as worked examples.
 
 Each arm is a commit on `uplift/<arm>` (main's tree with skills/ replaced), evaluated like any
 ref, so its results are cached under its fingerprint. `per_skill` leaves each of main's skills
@@ -30,11 +31,12 @@ from ..knowledge.search import tokens
 from ..store.trailers import Step, Trailers, format_message
 from ..store.uplift_record import RESULTS_BRANCH, RESULTS_FILE, ArmResult, SkillValue, UpliftResult
 from ..store.workspace import MAIN
+from .raw_examples import raw_skill
 
 if TYPE_CHECKING:
     from ..loop.harness import Harness
 
-BASE_ARMS = ("none", "main", "self-written", "suite")
+BASE_ARMS = ("none", "main", "self-written", "suite", "raw")
 DEFAULT_ARMS = ("none", "main", "self-written")
 
 
@@ -42,7 +44,9 @@ def check_arms(arms: list[str]) -> list[str]:
     """The arms asked for, `none` first; WikiskillError naming an unknown one."""
     for arm in arms:
         if arm not in BASE_ARMS and not arm.startswith("curated:"):
-            raise WikiskillError(f"unknown uplift arm {arm!r}: use none, main, self-written, suite or curated:PATH")
+            raise WikiskillError(
+                f"unknown uplift arm {arm!r}: use none, main, self-written, suite, raw or curated:PATH"
+            )
     return ["none", *[arm for arm in dict.fromkeys(arms) if arm != "none"]]
 
 
@@ -61,6 +65,8 @@ def arm_skill_files(harness: Harness, arm: str, split: Split) -> dict[str, str]:
         return _self_written(harness)
     if arm == "suite":
         return _suite_skills(harness, split)
+    if arm == "raw":
+        return raw_skill(harness.ws)
     return curated_files(Path(arm.removeprefix("curated:")).expanduser())
 
 
