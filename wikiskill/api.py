@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
 from .history.status import RoundRow, Status, round_rows
 from .history.status import status as _status
+from .history.test_looks import looks_at
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from .history.live import LiveReportServer
     from .history.review import ReviewItem
     from .history.roundstory import RoundStory
+    from .history.uplift import UpliftResult
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
     from .integrations.ingest import IngestResult
@@ -357,7 +359,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
     ws.resolve(ref)
     config = _config(ws, options)
     with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
-        with _harness(ws, config, options) as harness:
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "eval", [ref]):
             harness.benchmark.prepare((split,))
             return harness.evaluate(ref, split, f"eval {split}")
 
@@ -372,9 +374,35 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
     config = _config(ws, options)
     with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
-        with _harness(ws, config, options) as harness:
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
             harness.benchmark.prepare((split,))
             return _compare(harness, ref_a, ref_b, split)
+
+
+def uplift(
+    ws: Workspace,
+    split: str = "test",
+    trials: int = 1,
+    arms: Sequence[str] = ("none", "main", "self-written"),
+    options: RunOptions | None = None,
+) -> UpliftResult:
+    """Arms of skills (none, main, self-written, suite, raw, curated:PATH) scored on the same tasks
+    `trials` times each, with intervals, the paired difference from `none`, and each of main's
+    skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test)."""
+    from .history.uplift import check_arms, measure, record
+
+    split, options = _split(split), options or RunOptions()
+    if trials < 1:
+        raise WikiskillError("--trials must be at least 1")
+    chosen = check_arms(list(arms))
+    config = _config(ws, options)
+    with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
+        with _harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
+            harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))
+            result = measure(harness, split, trials, chosen)
+            result = replace(result, test_look=look if isinstance(look, int) else None)
+            record(harness, result)
+            return result
 
 
 def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:
@@ -524,10 +552,13 @@ def serve_mcp(
 
 
 def lint(ws: Workspace) -> list[Problem]:
-    """Problems of skills/ and wiki/ in the working tree (uncommitted edits included)."""
-    from .knowledge.lint import lint_workspace
+    """Problems of skills/ and wiki/ in the working tree (uncommitted edits included), held-out
+    text in a skill among them."""
+    from .knowledge.leakage import workspace_held_out
+    from .knowledge.lint import lint_workspace, working_files
 
-    return lint_workspace(ws.root)
+    leaks = workspace_held_out(ws.root).problems(working_files(ws.root, "skills"))
+    return sorted(set(lint_workspace(ws.root) + leaks))
 
 
 def watch(
@@ -623,7 +654,8 @@ def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None)
 
 def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str = "unknown") -> IngestResult:
     """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
-    as trajectories for the next round, in one commit; a malformed file writes nothing."""
+    as trajectories for the next round, in one commit; a malformed file, or one that shares held-out
+    text (`skills.leak_run`), writes nothing."""
     from .integrations.ingest import ingest as _ingest
     from .integrations.sessions import session_parser
     from .store.traces import Outcome
@@ -631,7 +663,9 @@ def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str =
     parser, outcomes = session_parser(session_format), [o.value for o in Outcome]
     if outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
-    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome))
+    from .knowledge.leakage import workspace_held_out
+
+    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome), workspace_held_out(ws.root))
 
 
 def tasks_from_sessions(

@@ -2,7 +2,7 @@
 improvement of a known size; for `sequential`, how many validation tasks each verdict used; and
 what a noisy judge (`judge.samples` 1 and 3) does to every policy.
 
-The noisy agent and the kinds of score are described in _gate_sim.py. Three sections:
+The noisy agent and the kinds of score are described in _gate_sim.py. The sections:
 
   policies     every policy's class on 18, 50 and 200 tasks (pass/fail and graded), the
                original table
@@ -13,11 +13,14 @@ The noisy agent and the kinds of score are described in _gate_sim.py. Three sect
                against the classes on the first trials)
   judge        every policy on judged scores, one and three readings per task, on 18 and
                `--pool` tasks (vectorised)
+  rounds       a whole run of `--rounds` rounds on one pool (_gate_rounds.py): per policy, with and
+               without `gate.alpha_budget`, the chance of any false merge and the power for
+               the one real gain
   cost         `gate.cost` (`tiebreak`, `bound`) through the classes: merges when score and
                cost are A/A, when the cost is cut by 30% at an equal score, when a cheaper
                candidate is worse, and when a gain comes at +10% or 3x the cost
 
-    python benchmarks/perf/gate_noise.py [--sections policies sequential judge cost] [--quick]
+    python benchmarks/perf/gate_noise.py [--sections policies sequential judge rounds cost] [--quick]
                                          [--trials 2000] [--pool 200] [--batch 10]
 """
 
@@ -29,6 +32,7 @@ import time
 
 import numpy as np
 
+from _gate_rounds import rounds_section
 from _gate_sim import KINDS, agreement, no_regression, paired, play, probabilities, sequential, strict
 from wikiskill.core.config import CostRule, GateSettings
 from wikiskill.loop.cost_gate import weigh_cost
@@ -293,8 +297,8 @@ def main() -> None:
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=("policies", "sequential", "judge", "cost"),
-        default=["policies", "sequential", "judge", "cost"],
+        choices=("policies", "sequential", "judge", "rounds", "cost"),
+        default=["policies", "sequential", "judge", "rounds", "cost"],
     )
     parser.add_argument("--quick", action="store_true", help="a tenth of the trials: a smoke run, not figures")
     parser.add_argument("--trials", type=int, default=2000)
@@ -305,6 +309,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--checks", type=int, default=100, help="trials on which the classes check the mirrors")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=20, help="rounds section: rounds per run")
+    parser.add_argument("--rounds-pools", type=int, nargs="+", default=[200], help="rounds section: val pools")
+    parser.add_argument("--budget", type=float, default=0.05, help="rounds section: gate.alpha_budget")
     parser.add_argument("--cost-trials", type=int, default=400, help="cost section: permutation tests cost more")
     parser.add_argument("--cost-sizes", type=int, nargs="+", default=[18, 50, 200], help="cost section")
     args = parser.parse_args()
@@ -316,6 +323,10 @@ def main() -> None:
         sequential_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
     if "judge" in args.sections:
         judge_section(args.trials // scale, args.pool, args.batch, args.checks // scale, args.seed)
+    if "rounds" in args.sections:
+        rounds_section(
+            args.trials // scale, args.rounds_pools, args.batch, args.rounds, args.delta, args.budget, args.seed
+        )
     if "cost" in args.sections:
         cost_section(args.cost_trials // scale, args.cost_sizes)
     print(f"\n({time.perf_counter() - started:.0f} s)")

@@ -53,10 +53,12 @@ NOT_AGENT_TEMPLATES = {
     "report.html",
     "rubric_drafter_system",
     "rubric_drafter_user",
+    "skill_writer_system",
+    "skill_writer_user",
     "agent_cli",
 }
-"""Templates only the maintainer, the proposer, the report and the rubric drafter render, and the
-CLI runners' prompt (in the CLI's own digest, `roles/coding_agents/presets.py`)."""
+"""Templates only the maintainer, the proposer, the report, the rubric drafter and uplift's skill
+writer render, and the CLI runners' prompt (in the CLI's own digest, `roles/coding_agents/presets.py`)."""
 NOT_AGENT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "core.config": "its settings enter the fingerprint one by one",

@@ -1,5 +1,5 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
-(`running`, `history`, `review`, `skills`, `tasks`, `environments`) over what they share (`common`). This
+(`running`, `history`, `review`, `skills`, `tasks`, `environments`, `uplift`) over what they share (`common`). This
 module lists the commands in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
 `api.py`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from . import environments, history, review, running, skills, tasks
+from . import environments, history, review, running, skills, tasks, uplift
 from .common import app, help_text
 
 __all__ = ["app"]
@@ -19,6 +19,7 @@ for name, command in [
     ("eval", running.eval_command),
     ("compare", running.compare_command),
     ("audit", running.audit_command),
+    ("uplift", uplift.uplift_command),
     ("status", history.status),
     ("log", history.log),
     ("prompt", skills.prompt),

@@ -26,6 +26,9 @@ def status(ctx: typer.Context) -> None:
     console.print(f"wiki pages  {info.wiki_pages}")
     if info.pending:
         console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`wikiskill review`)")
+    console.print(f"test        looked at {info.test_looks} time(s) (sealed: only eval --split test, uplift)")
+    if info.alpha_left is not None:
+        console.print(f"alpha       {info.alpha_spent:.4f} of the run's budget spent, {info.alpha_left:.4f} left")
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
     for role, spend in info.by_role.items():
         cached = f" ({spend.cached_tokens} cached)" if spend.cached_tokens else ""

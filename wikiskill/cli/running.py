@@ -185,7 +185,8 @@ def eval_command(
     *,
     options: api.RunOptions,
 ) -> None:
-    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to git.
+    """Score the skills on main (or --ref) on a split and print a per-task table. Writes nothing to
+    git but, on test, the look (the `test-looks` branch: `status` counts them).
 
     Scored as the gate does (`gate.repeats` runs per task); the evaluation's fingerprint is printed."""
     ws = workspace_of(ctx)

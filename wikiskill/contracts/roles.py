@@ -63,6 +63,10 @@ class ProposerContext:
     """The candidates waiting for a person's review (`gate.review: human`), one line each."""
     locked: list[str] = field(default_factory=list)
     """The skills a person locked (`skills.locked`): no patch or retire of them is accepted."""
+    retire: list[str] = field(default_factory=list)
+    """Skills the last `wikiskill uplift` showed no value for when left out: candidates to retire."""
+    max_tokens: int | None = None
+    """`skills.max_tokens`: the bound on the skills block a create must stay within."""
 
     def prompt_fields(self) -> dict[str, object]:
         """The template's variables, by field name."""

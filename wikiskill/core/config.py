@@ -253,6 +253,17 @@ class SkillsSettings(_Section):
     """`retrieve` mode: how many skills to include."""
     token_budget: int = Field(4000, ge=100)
     """`retrieve` mode: the most tokens (about 4 characters each) of skill text to include."""
+    max_tokens: int | None = Field(None, ge=1)
+    """The most tokens (about 4 characters each) the skills block may take: a proposal that would
+    grow it past this is refused before validation, so the proposer must retire a skill first
+    (skills the last `wikiskill uplift` showed no value for are listed to it as candidates).
+    Empty: no bound."""
+    leak_run: int = Field(8, ge=0)
+    """Held-out text kept out of skills: a proposal whose skill files share a run of this many words
+    with a val or test task's question, answer, instructions or hidden test files is `invalid`
+    before any val task runs, naming the run; `lint`, `watch` and `ingest` say the same of a
+    person's edit or a session (runs the train tasks share, or three or more held-out tasks, are
+    templates and left out; interactive suites are not checked). 0: no check."""
     locked: list[str] = []
     """Skills the proposer may not patch or retire (such a proposal is refused before validation)
     and `rollback` reverts only with `--force`; `wikiskill lock NAME` and `unlock NAME` edit it."""
@@ -330,6 +341,10 @@ class CostUnit(StrEnum):
     """The priced cost, where the model has a price."""
 
 
+LEVELLESS_POLICIES = frozenset({"strict", "confirm", "no_regression"})
+"""Built-in policies without a significance level: `gate.alpha_budget` cannot set theirs."""
+
+
 class GateSettings(_Section):
     policy: Annotated[str, GATE_POLICIES] = GATE_POLICIES.default
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
@@ -382,6 +397,15 @@ class GateSettings(_Section):
     max_cost_increase: float = Field(0.1, ge=0.0)
     """`bound`: the share by which the per-task cost may grow with a score gain (0.1: at most 110%
     of main's), shown at `confidence`."""
+    alpha_budget: float | None = Field(None, gt=0.0, lt=0.5)
+    """The family-wise error of the whole run: the chance that any of its merges is of a change
+    that does nothing, at most this over every round on one val split (`paired`, `sequential`
+    or a policy of your own with a confidence level). Each verdict runs at its share of it (the
+    online fallback rule, docs/gate.md) instead of at `confidence`; each gate commit records what
+    it spent and what is left, and `audit` replays it. Empty: every round at `confidence`."""
+    alpha_rounds: int = Field(20, ge=1)
+    """`alpha_budget`: the verdicts over which 90% of the budget is spread evenly (the rest is
+    halved for each verdict after them)."""
     review: ReviewMode = ReviewMode.AUTO
     """`auto`: a candidate the policy accepts is merged. `human`: it is kept as
     `pending/rNNN-<name>` with the gate's evidence, and evolution goes on; a person merges it with
@@ -392,6 +416,14 @@ class GateSettings(_Section):
     @classmethod
     def _named_policy(cls, value: object) -> str:
         return GATE_POLICIES.check(value)
+
+    @model_validator(mode="after")
+    def _budget_needs_a_level(self) -> GateSettings:
+        if self.alpha_budget is not None and self.policy in LEVELLESS_POLICIES:
+            raise ValueError(
+                f"gate.alpha_budget needs a policy with a confidence level (paired, sequential), not {self.policy}"
+            )
+        return self
 
 
 class RaySettings(_Section):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..benchmarks import Task
 from ..core.config import CostRule, GateSettings
 from ..core.parts import GATE_POLICIES
+from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
 from ..loop.fingerprint import digest
 from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
@@ -39,7 +40,7 @@ class AuditReport:
 
 def audit(harness: Harness, rerun: bool = False) -> AuditReport:
     ws = harness.ws
-    report = AuditReport()
+    report = AuditReport(problems=[f"alpha budget: {problem}" for problem in ledger_problems(ws, harness.config.gate)])
     for branch, number in sorted(leftover_branches(ws).items()):
         report.problems.append(
             f"branch {branch} is left over: round {number}'s gate decided it; the next `wikiskill evolve` deletes it"

@@ -17,6 +17,7 @@ from ..knowledge.search import tokens
 from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
 from ..store.trailers import Action, Decision, Step
+from ..store.uplift_record import UpliftResult, recorded_uplift
 from ..store.workspace import MAIN, Workspace
 from .review import ReviewItem, review_queue
 from .roundstory import round_story
@@ -95,6 +96,8 @@ class ReportData:
     costs: list[RoundCost] = field(default_factory=list)
     queue: list[ReviewItem] = field(default_factory=list)
     """The candidates waiting for a person's review (`gate.review: human`)."""
+    uplift: UpliftResult | None = None
+    """The last `wikiskill uplift`, as recorded on `uplift/results`."""
 
 
 def decision_marker(decision: str) -> dict[str, object]:
@@ -108,7 +111,9 @@ def decision_marker(decision: str) -> dict[str, object]:
 
 def report_data(ws: Workspace) -> ReportData:
     rows = round_rows(ws)
-    data = ReportData(status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws), queue=review_queue(ws))
+    data = ReportData(
+        status(ws), rows, _wiki_sizes(ws), costs=_round_costs(ws), queue=review_queue(ws), uplift=recorded_uplift(ws)
+    )
     for number in sorted({row.round for row in rows}, reverse=True):
         story = round_story(ws, number)
         if story.validation:
@@ -198,6 +203,8 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
         "skills": _skills_figure(go, data.rounds),
         "wiki": _wiki_figure(go, data.wiki),
     }
+    if data.uplift is not None:
+        figures["uplift"] = uplift_figure(go, data.uplift)
     charts = {
         name: figure.to_html(
             full_html=False,
@@ -417,6 +424,37 @@ def _wiki_figure(go, sizes: list[WikiSize]):
             yaxis="y2",
             mode="lines+markers",
             line={"color": "#37474f"},
+        )
+    )
+    return figure
+
+
+def uplift_figure(go, result: UpliftResult):
+    """A forest plot: each arm's difference from `none` and each of main's skills' leave-one-out
+    value, with their 95% intervals."""
+    rows = [(f"arm {arm.arm}", arm.delta, arm.delta_ci95) for arm in result.arms if arm.arm != "none"]
+    rows += [(f"skill {value.skill}", value.marginal, value.ci95) for value in result.per_skill]
+    figure = go.Figure(
+        layout=_layout(
+            go,
+            f"Uplift on {result.split} ({result.tasks} tasks x {result.trials} trials): difference from no skills",
+            xaxis={"title": "score difference (95% interval)", "zeroline": True},
+            yaxis={"autorange": "reversed"},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[value for _, value, _ in rows],
+            y=[name for name, _, _ in rows],
+            mode="markers",
+            marker={"size": 11, "color": ["#1e88e5" if name.startswith("arm") else "#37474f" for name, _, _ in rows]},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [high - value for _, value, (_, high) in rows],
+                "arrayminus": [value - low for _, value, (low, _) in rows],
+            },
+            name="difference",
         )
     )
     return figure

@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..core.config import GateSettings
 from ..knowledge.search import tokens
 from ..knowledge.skills import load_skills
 from ..knowledge.skillsblock import render_skills
+from ..loop.alpha_budget import spends
 from ..store.pending import pending_candidates
 from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config
 from ..store.trailers import Decision, Step
 from ..store.workspace import MAIN, Commit, Workspace
+from .test_looks import test_looks
 
 
 @dataclass
@@ -41,6 +44,11 @@ class Status:
     by_role: dict[str, RoleSpend]
     pending: list[str] = field(default_factory=list)
     """The candidates waiting for a person's review (`gate.review: human`), `rNNN-<name>` each."""
+    alpha_spent: float | None = None
+    """`gate.alpha_budget`: how much of the run's family-wise error the gate's verdicts spent."""
+    alpha_left: float | None = None
+    test_looks: int = 0
+    """How many times the sealed test split was scored (`eval --split test`, `uplift`)."""
 
 
 @dataclass
@@ -74,7 +82,17 @@ def status(ws: Workspace) -> Status:
         tokens=sum(c.meta.tokens or 0 for c in every),
         by_role=_by_role(every),
         pending=[item.id for item in pending_candidates(ws)],
+        test_looks=test_looks(ws),
+        **_budget(ws, config.gate),
     )
+
+
+def _budget(ws: Workspace, settings: GateSettings) -> dict[str, float]:
+    if settings.alpha_budget is None:
+        return {}
+    last = spends(ws)[-1:]
+    spent = (last[0].meta.alpha_spent or 0.0) if last else 0.0
+    return {"alpha_spent": spent, "alpha_left": max(settings.alpha_budget - spent, 0.0)}
 
 
 def _by_role(commits: list[Commit]) -> dict[str, RoleSpend]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..contracts.integrations import SessionParser
 from ..core.errors import WikiskillError
 from ..core.redact import Scrubber
+from ..knowledge.leakage import HeldOut
 from ..store.rounds import completed_rounds, round_label, round_state
 from ..store.traces import Outcome, Trajectory
 from ..store.trailers import Step, Trailers
@@ -48,11 +49,19 @@ def next_round(ws: Workspace) -> int:
     return number + 1 if round_state(ws, number).started else number
 
 
-def ingest(ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Outcome) -> IngestResult:
+def ingest(
+    ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Outcome, held_out: HeldOut | None = None
+) -> IngestResult:
     if not paths:
         raise WikiskillError("name at least one transcript file to ingest")
     scrub = Scrubber()
     sessions = [(path, read_session(path, parser, outcome, scrub)) for path in paths]
+    for path, trajectory in sessions:
+        found = held_out.leaks(trajectory.to_json()) if held_out is not None else []
+        if found:
+            raise WikiskillError(
+                f"{path} {found[0]}: not ingested, the proposer would read it (skills.leak_run {held_out.length})"
+            )
     with ws.lock("wikiskill ingest"):
         ws.recover()
         number = next_round(ws)

@@ -25,6 +25,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from ..core.errors import WikiskillError
+from ..knowledge.leakage import HeldOut, workspace_held_out
 from ..knowledge.lint import LINTED, Problem, hidden, lint_files, lint_workspace, working_files
 from ..store.rounds import completed_rounds
 from ..store.trailers import Step, Trailers
@@ -97,17 +98,18 @@ def watch(
         if (root / folder).is_dir():
             observer.schedule(handler, str(root / folder), recursive=True)
     observer.daemon = True
+    held_out = workspace_held_out(ws.root)
     observer.start()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        on_report(check(ws, [], commit))
+        on_report(check(ws, [], commit, held_out))
         while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
             try:
                 first = events.get(timeout=_POLL)
             except queue.Empty:
                 continue
             changed = _burst(events, first, debounce, stop)
-            on_report(check(ws, [_relative(root, path) for path in changed], commit))
+            on_report(check(ws, [_relative(root, path) for path in changed], commit, held_out))
     finally:
         observer.stop()
         observer.join()
@@ -132,12 +134,15 @@ def _burst(events: queue.Queue[str], first: str, debounce: float, stop: threadin
     return sorted(set(paths))
 
 
-def check(ws: Workspace, changed: list[str], commit: bool = False) -> WatchReport:
-    """Lint the working tree; with `commit`, commit the edits that add no problem."""
-    report = WatchReport(changed, lint_workspace(ws.root))
+def check(ws: Workspace, changed: list[str], commit: bool = False, held_out: HeldOut | None = None) -> WatchReport:
+    """Lint the working tree (and look for held-out text in its skills); with `commit`, commit
+    the edits that add no problem."""
+    held_out = held_out or HeldOut(0, [])
+    problems = lint_workspace(ws.root) + held_out.problems(working_files(ws.root, "skills"))
+    report = WatchReport(changed, sorted(set(problems)))
     if commit:
         try:
-            commit_valid_edits(ws, report)
+            commit_valid_edits(ws, report, held_out)
         except WikiskillError as exc:  # an `evolve` holds the lock: the next save tries again
             report.note = str(exc)
         except Exception as exc:  # noqa: BLE001  e.g. a file vanished mid-commit; a long watch goes on
@@ -145,14 +150,14 @@ def check(ws: Workspace, changed: list[str], commit: bool = False) -> WatchRepor
     return report
 
 
-def commit_valid_edits(ws: Workspace, report: WatchReport) -> None:
+def commit_valid_edits(ws: Workspace, report: WatchReport, held_out: HeldOut | None = None) -> None:
     """Commit, as one `human` step, the units of edits that add no lint problem to main."""
     with ws.lock("wikiskill watch --commit"):
         ws.recover()
         dirty = sorted(path for path in ws.dirty_paths(*LINTED) if not hidden(path))
         if not dirty:
             return
-        accepted, held = valid_units(ws, dirty)
+        accepted, held = valid_units(ws, dirty, held_out or HeldOut(0, []))
         report.held_back = held
         if not accepted:
             return
@@ -163,7 +168,7 @@ def commit_valid_edits(ws: Workspace, report: WatchReport) -> None:
         report.committed_paths = accepted
 
 
-def valid_units(ws: Workspace, dirty: list[str]) -> tuple[list[str], list[str]]:
+def valid_units(ws: Workspace, dirty: list[str], held_out: HeldOut) -> tuple[list[str], list[str]]:
     """Split edited paths into (committable, held back), unit by unit (see the module doc)."""
     root = ws.root
     current = {f"{folder}/{path}": text for folder in LINTED for path, text in ws.read_files(MAIN, folder).items()}
@@ -172,7 +177,10 @@ def valid_units(ws: Workspace, dirty: list[str]) -> tuple[list[str], list[str]]:
     def outside(path: str) -> bool:
         return (root / path).exists()
 
-    known = set(lint_files(current, outside))
+    def problems_of(files: dict[str, str]) -> set[Problem]:
+        return set(lint_files(files, outside) + held_out.problems(files))
+
+    known = problems_of(current)
     pending = _units(dirty)
     accepted: list[str] = []
     progress = True
@@ -182,7 +190,7 @@ def valid_units(ws: Workspace, dirty: list[str]) -> tuple[list[str], list[str]]:
             if any((root / path).is_symlink() for path in paths):
                 continue
             candidate = _overlay(current, working, paths)
-            problems = set(lint_files(candidate, outside))
+            problems = problems_of(candidate)
             if problems <= known:
                 current, known = candidate, problems
                 accepted += paths

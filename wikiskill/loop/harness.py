@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
-from ..core.config import Config
+from ..core.config import Config, GateSettings
+from ..core.errors import WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
+from ..knowledge.leakage import HeldOut, suite_held_out
 from ..knowledge.lint import LINTED
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill, load_skills
@@ -27,6 +29,7 @@ from ..store.traces import Trajectory, Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
 from ..store.workspace import MAIN, Commit, Workspace
 from ..telemetry.spans import annotate, tasks_span
+from .alpha_budget import Spend, budgeted, current_spend
 from .fingerprint import EvalSetup, digest, eval_setup
 from .gate_policies import gate_policy
 
@@ -83,7 +86,7 @@ class Harness:
         self.benchmark = load_benchmark(self.config, workspace.root, progress=self.reporter.preparing)
         self.meter = Meter(self.config.budget)
         self.team = Team(self.config, self.benchmark, self.meter, workspace.state_dir, model_factory)
-        self.policy: GatePolicy = gate_policy(self.config.gate)
+        self._policy: tuple[GateSettings, GatePolicy] | None = None
         self._step_start = Usage()
         self._step_roles: dict[str, Usage] = {}
         self._model_factory = model_factory
@@ -91,6 +94,9 @@ class Harness:
         self._recorded: dict[tuple[str, str], tuple[Commit, Evaluation] | None] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
         self._executor: Executor | None = None
+        self.test_sealed = True
+        self._held_out: HeldOut | None = None
+        """No step scores the test split; `history.test_looks.looking_at_test` unseals it for a recorded look."""
 
     def __enter__(self) -> Harness:
         return self
@@ -114,6 +120,30 @@ class Harness:
                 config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
             self._executor = open_executor(config, Place(self.ws.root, self.ws.state_dir), self.team)
         return self._executor
+
+    @property
+    def held_out(self) -> HeldOut:
+        """The runs of words of the val and test tasks a skill must not share (`skills.leak_run`)."""
+        if self._held_out is None:
+            self._held_out = suite_held_out(self.config, self.benchmark)
+        return self._held_out
+
+    @property
+    def spend(self) -> Spend | None:
+        """The next verdict's share of `gate.alpha_budget` (None without one)."""
+        return current_spend(self.ws, self.config.gate)
+
+    @property
+    def gate_settings(self) -> GateSettings:
+        """The gate settings the next verdict runs under (at its share of the budget)."""
+        return budgeted(self.config.gate, self.spend)
+
+    @property
+    def policy(self) -> GatePolicy:
+        settings = self.gate_settings
+        if self._policy is None or self._policy[0] != settings:
+            self._policy = (settings, gate_policy(settings))
+        return self._policy[1]
 
     @property
     def interactive(self) -> bool:
@@ -184,6 +214,8 @@ class Harness:
         """Every task of `split` (or `tasks` of it) with the skills at `ref`; finished tasks are
         cached under `cache_key` (a fingerprint), so a crash or a second look never recomputes
         them."""
+        if split == "test" and self.test_sealed:
+            raise WikiskillError("the test split is sealed: only a recorded look (eval --split test, uplift) scores it")
         tasks = self.benchmark.tasks(split) if tasks is None else tasks
         cache = ResultCache(self.ws.state_dir, cache_key) if cache_key else None
         skills = self.skills_at(ref)

@@ -23,7 +23,7 @@ from ..contracts.roles import (
     WorkdirAgent,
 )
 from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role, ToolProtocol
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, WikiskillError
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -37,6 +37,7 @@ from ..roles.proposer import Proposer
 from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.reference_agent import NopAgent, OracleAgent
 from ..roles.shell_agent import ShellAgent
+from ..roles.skill_writer import SkillWriter
 from ..roles.tool_agent import ToolUseAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
@@ -209,6 +210,12 @@ class Team:
 
             return OfflineMaintainer()
         return Maintainer(self._factory(Role.MAINTAINER))
+
+    def skill_writer(self) -> SkillWriter:
+        """The proposer's model writing skills from task instructions alone (`uplift`'s self-written arm)."""
+        if self.offline(Role.PROPOSER):
+            raise WikiskillError("the self-written arm needs a proposer model, not offline")
+        return SkillWriter(self._factory(Role.PROPOSER))
 
     def proposer(self, library: Library) -> SkillProposer:
         settings = self.config.proposer

@@ -50,6 +50,10 @@ class Step(StrEnum):
     ROLLBACK = "rollback"
     HUMAN = "human"
     INGEST = "ingest"
+    UPLIFT = "uplift"
+    """`wikiskill uplift`: an arm's skills on `uplift/<arm>`, or the result on `uplift/results`."""
+    TEST_LOOK = "test_look"
+    """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
 
 
 class Action(StrEnum):
@@ -161,6 +165,12 @@ class Trailers(BaseModel):
     """`tiebreak`: how much lower the score could be (`gate.noninferiority`)."""
     score_floor: float | None = Field(None, alias="Score-Floor")
     """`tiebreak`: the one-sided lower bound of the score gain its non-inferiority test found."""
+    alpha: float | None = Field(None, alias="Alpha")
+    """`gate.alpha_budget`: the significance level this verdict ran at, its share of the budget."""
+    alpha_spent: float | None = Field(None, alias="Alpha-Spent")
+    """`gate.alpha_budget`: the budget spent by this verdict and those before it."""
+    alpha_left: float | None = Field(None, alias="Alpha-Left")
+    """`gate.alpha_budget`: the budget left for the verdicts after it."""
     incumbent_results: str | None = Field(None, alias="Incumbent-Results")
     """`sequential`: path of main's per-task outcomes on the same tasks."""
     reads: int | None = Field(None, alias="Reads")
@@ -178,6 +188,8 @@ class Trailers(BaseModel):
     """`person`: the decision is a person's (`wikiskill accept`, `wikiskill reject`)."""
     candidate: str | None = Field(None, alias="Candidate")
     """The commit id of the pending candidate a person decided on (its evidence commit)."""
+    test_looks: int | None = Field(None, alias="Test-Looks")
+    """`test_look`: how many times the test split has been looked at, this look included."""
     cost_usd: float | None = Field(None, alias="Cost-USD")
     tokens: int | None = Field(None, alias="Tokens")
 

@@ -20,6 +20,7 @@ from ...store.pending import REVIEW_FILE
 from ...store.rounds import pending_branch, rejected_tag, round_label
 from ...store.trailers import Action, Decision, Step, Trailers, format_message
 from ...store.workspace import MAIN, Commit
+from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
 from .evaluation import current_evaluation, incumbent
@@ -86,6 +87,8 @@ class Judged:
     merged: str
     """The tree of main merged with the candidate: what a merge publishes."""
     tip: str
+    spend: Spend | None = None
+    """The verdict's share of `gate.alpha_budget`."""
 
     @property
     def accepted(self) -> bool:
@@ -102,6 +105,7 @@ class Judged:
             incumbent=self.main_eval.mean,
             incumbent_fingerprint=self.main_eval.fingerprint,
             **_evidence_trailers(self.verdict.evidence),
+            **(self.spend.trailers() if self.spend is not None else {}),
             **more,
         )
 
@@ -160,13 +164,16 @@ def judge_candidate(harness: Harness, state: RoundState) -> Judged:
         )
     action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
     rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
+    spend = harness.spend
     verdict = weigh_cost(
-        harness.config.gate,
+        harness.gate_settings,
         _verdict(harness, state, candidate, main_eval, action == Action.RETIRE),
         candidate,
         main_eval,
     )
-    return Judged(state.number, action, name, rationale, verdict, validation, candidate, main_eval, merged, state.tip)
+    return Judged(
+        state.number, action, name, rationale, verdict, validation, candidate, main_eval, merged, state.tip, spend
+    )
 
 
 def merge_candidate(harness: Harness, judged: Judged, branch: str, reason: str | None = None, **decided: object) -> str:

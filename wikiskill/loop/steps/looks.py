@@ -46,7 +46,7 @@ def current_look(harness: Harness, state: RoundState, policy: Looks) -> Commit |
             and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
             and meta.pool == pool
             and meta.batch == policy.batch
-            and _same(meta.confidence, policy_confidence(harness.config.gate))
+            and _same(meta.confidence, policy_confidence(harness.gate_settings))
             and _same(meta.margin, harness.config.gate.margin)
         )
         return commit if same else None

@@ -11,12 +11,15 @@ from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
 from ...knowledge.junk import Known, junk_reason, reserved_names
+from ...knowledge.leakage import leak_reason
+from ...knowledge.library_budget import over_budget
 from ...knowledge.proposals import InvalidProposal, Proposal, prepare_proposal
 from ...roles.sandbox import Sandbox
 from ...store.pending import Pending, pending_candidates
 from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score, scored
 from ...store.trailers import Action, Decision, Step, Trailers
+from ...store.uplift_record import retire_candidates
 from ...store.workspace import MAIN
 from ..impact import IMPACT
 from .evaluation import incumbent
@@ -57,6 +60,8 @@ class Propose:
             outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
             pending=[f"{item.evidence.meta.action} {item.skill} ({item.branch})" for item in pending],
             locked=list(locked),
+            retire=retire_candidates(harness.ws),
+            max_tokens=harness.config.skills.max_tokens,
         )
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
         result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
@@ -66,8 +71,13 @@ class Propose:
                 raise InvalidProposal(result.error or "no proposal")
             proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
             links = harness.ws.links(MAIN, "skills")
-            junk = _refusal(proposal, locked, pending, links) or junk_reason(
-                proposal, _known(harness, context, result.transcript.messages[:1])
+            junk = (
+                _refusal(proposal, locked, pending, links)
+                or junk_reason(proposal, _known(harness, context, result.transcript.messages[:1]))
+                or leak_reason(harness.held_out, proposal.changes)
+                or over_budget(
+                    harness.ws.read_files(MAIN, "skills"), proposal.changes, harness.config.skills, context.retire
+                )
             )
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)

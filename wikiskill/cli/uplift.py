@@ -1,0 +1,77 @@
+"""`wikiskill uplift`: main's skills against the cheap alternatives, with intervals."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+
+import typer
+from rich.table import Table
+
+from .. import api
+from .common import console, run_options, workspace_of
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{low:+.3f}, {high:+.3f}]"
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@run_options()
+def uplift_command(
+    ctx: typer.Context,
+    split: str = typer.Option("test", "--split", help="test (a recorded look at the sealed split), val or train."),
+    trials: int = typer.Option(1, "--trials", help="Runs of every task per arm (seeds seed ... seed+K-1)."),
+    arms: str = typer.Option(
+        "none,main,self-written",
+        "--arms",
+        help="Comma-separated: none, main, self-written, suite, raw, curated:PATH (none is always included).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (arms, per_skill)."),
+    *,
+    options: api.RunOptions,
+) -> None:
+    """Do main's skills beat no skills, skills the model writes for itself, and curated ones?
+
+    Every arm runs on the same tasks --trials times: its mean with a 95% interval, the paired
+    difference from `none` (tasks resampled, trials nested), pass@1 and pass^k, tokens and USD
+    per task; then each of main's skills left out in turn: its marginal value and tokens. The
+    result is committed on `uplift/results` (the report's uplift section); on test, the look is
+    counted."""
+    chosen = [arm.strip() for arm in arms.split(",") if arm.strip()]
+    if as_json:  # stdout is the JSON alone
+        options = replace(options, console=None)
+    result = api.uplift(workspace_of(ctx), split, trials, chosen, options)
+    if as_json:
+        print(json.dumps(asdict(result), indent=2))
+        return
+    table = Table(
+        "arm", "mean", "95% interval", "vs none", "95% interval", "pass@1", "pass^k", "tokens/task", "USD/task"
+    )
+    for arm in result.arms:
+        table.add_row(
+            arm.arm,
+            f"{arm.mean:.3f}",
+            _interval(*arm.ci95),
+            f"{arm.delta:+.3f}",
+            _interval(*arm.delta_ci95),
+            _share(arm.pass_at_1),
+            _share(arm.pass_hat_k),
+            f"{arm.tokens_per_task:.0f}",
+            f"{arm.cost_per_task:.6f}",
+        )
+    console.print(table)
+    if result.per_skill:
+        skills = Table("skill (left out)", "marginal", "95% interval", "tokens", "")
+        for value in result.per_skill:
+            notes = ["no value shown: a retire candidate"] if value.retire else []
+            if value.loads is not None:
+                notes.append("never loaded by the agent" if value.never_loaded else f"loaded in {value.loads} run(s)")
+            note = "; ".join(notes)
+            skills.add_row(value.skill, f"{value.marginal:+.3f}", _interval(*value.ci95), str(value.tokens), note)
+        console.print(skills)
+    look = f"; test look {result.test_look}" if result.test_look else ""
+    console.print(f"{result.split}: {result.tasks} task(s) x {result.trials} trial(s){look}")

@@ -1,0 +1,83 @@
+"""What `wikiskill uplift` recorded: uplift.json on the `uplift/results` branch, with each arm's
+mean and difference from no skills and each of main's skills' leave-one-out value. The report
+reads it; the proposer is shown the skills it found of no value as candidates to retire."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from .reads import WorkspaceReads
+from .workspace import MAIN
+
+RESULTS_BRANCH = "uplift/results"
+RESULTS_FILE = "uplift.json"
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    arm: str
+    mean: float
+    ci95: tuple[float, float]
+    delta: float
+    """Mean minus `none`'s, on the same tasks."""
+    delta_ci95: tuple[float, float]
+    pass_at_1: float | None
+    pass_hat_k: float | None
+    tokens_per_task: float
+    cost_per_task: float
+    skills: list[str]
+
+
+@dataclass(frozen=True)
+class SkillValue:
+    skill: str
+    marginal: float
+    """main's mean minus the mean without this skill."""
+    ci95: tuple[float, float]
+    tokens: int
+    """Tokens of the skill's SKILL.md."""
+    retire: bool
+    """Its interval reaches 0 from above or lies below it: no value shown (a retire candidate)."""
+    loads: int | None = None
+    """A CLI agent's runs with main's skills that loaded it (None: the agent is given every skill
+    in its prompt, nothing to count)."""
+    never_loaded: bool = False
+    """A CLI agent never loaded it: its value is nothing but the tokens of its description."""
+
+
+@dataclass(frozen=True)
+class UpliftResult:
+    split: str
+    trials: int
+    tasks: int
+    arms: list[ArmResult]
+    per_skill: list[SkillValue] = field(default_factory=list)
+    test_look: int | None = None
+    """The look at test this was (`test-looks`), None for another split."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> UpliftResult:
+        data = json.loads(text)
+        arms = [
+            ArmResult(**{**arm, "ci95": tuple(arm["ci95"]), "delta_ci95": tuple(arm["delta_ci95"])})
+            for arm in data["arms"]
+        ]
+        skills = [SkillValue(**{**value, "ci95": tuple(value["ci95"])}) for value in data["per_skill"]]
+        return cls(data["split"], data["trials"], data["tasks"], arms, skills, data.get("test_look"))
+
+
+def recorded_uplift(ws: WorkspaceReads) -> UpliftResult | None:
+    """The last uplift recorded, if any."""
+    text = ws.read_file(RESULTS_BRANCH, RESULTS_FILE) if ws.head(RESULTS_BRANCH) else None
+    return UpliftResult.from_json(text) if text else None
+
+
+def retire_candidates(ws: WorkspaceReads) -> list[str]:
+    """Main's skills the last uplift showed no value for, to offer the proposer for retirement."""
+    found = recorded_uplift(ws)
+    present = {path.split("/")[1] for path in ws.list_paths(MAIN, "skills") if path.count("/") >= 2}
+    return [value.skill for value in found.per_skill if value.retire and value.skill in present] if found else []
