@@ -458,7 +458,8 @@ class HarborSettings(_Section):
     split_seed: int = 0
     """The seed of the stratified split."""
     reward_key: str | None = None
-    """Which key of a verifier's `reward.json` is the score; unset: the mean of its values."""
+    """Which key of a verifier's `reward.json` is the score; unset: its key `reward`, else its
+    only key (several keys and none named `reward` is an infrastructure failure naming them)."""
 
 
 class TelemetrySettings(_Section):
