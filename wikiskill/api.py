@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from .benchmarks.harbor import HarborSuite
     from .benchmarks.harbor_export import HarborExport
     from .environments.base_image import BaseImage
     from .history.audit import AuditReport
@@ -91,7 +92,7 @@ __all__ = [
     "report",
     "serve_mcp",
     "check_suite",
-    "suite_counts",
+    "harbor_suite",
     "base_image",
     "export_tasks",
 ]
@@ -198,9 +199,9 @@ def _check_containers(config: Config, ws: Workspace | None = None) -> None:
         sweep_orphans(runtime, ws.root)
 
 
-def suite_counts(ws: Workspace) -> dict[Split, int] | None:
-    """The number of tasks in each split of a Harbor suite (as the workspace's settings split
-    it); None for other suites (a generated suite would be generated to count it)."""
+def harbor_suite(ws: Workspace) -> HarborSuite | None:
+    """The workspace's Harbor suite as its settings read it (`unreadable` says which tasks were
+    left out and why); None for other suites."""
     from .benchmarks import load_benchmark
     from .benchmarks.harbor import HarborSuite
     from .benchmarks.registry import split_name
@@ -209,7 +210,7 @@ def suite_counts(ws: Workspace) -> dict[Split, int] | None:
     if split_name(config.benchmark)[0] != "harbor":
         return None
     suite = load_benchmark(config, ws.root)
-    return suite.counts() if isinstance(suite, HarborSuite) else None
+    return suite if isinstance(suite, HarborSuite) else None
 
 
 def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:

@@ -62,10 +62,22 @@ def init(
         command=argv_of(command, arg),
     )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
-    counts = api.suite_counts(ws)
-    if counts is not None:
+    suite = api.harbor_suite(ws)
+    if suite is not None:
+        print_unreadable(suite.unreadable)
+        counts = suite.counts()
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def print_unreadable(unreadable: dict[str, str]) -> None:
+    """How many tasks of a Harbor suite cannot be read and are left out, each with its reason."""
+    if not unreadable:
+        return
+    count = len(unreadable)
+    console.print(f"{count} task{'s' if count > 1 else ''} cannot be read and {'are' if count > 1 else 'is'} left out:")
+    for task_id, reason in unreadable.items():
+        console.print(f"  {task_id}: {reason}", markup=False, highlight=False, soft_wrap=True)
 
 
 def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
@@ -199,6 +211,9 @@ def eval_command(
         console.print(line, markup=False, highlight=False)
     repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
     infra = f", {len(e.infra)} left out as infra" if e.infra else ""
+    if not e.n:
+        console.print(f"no task was scored: all {len(e.infra)} failed as infra (above); fingerprint {e.fingerprint}")
+        raise typer.Exit(1)
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
@@ -308,10 +323,11 @@ def check_suite_command(
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
-        verdict = "ok" if check.sound else (check.problem or "oracle must score 1 and nop 0")
-        table.add_row(check.task_id, *shown, Text(verdict, style="green" if check.sound else "red"))
+        table.add_row(check.task_id, *shown, Text(check.verdict, style="green" if check.sound else "red"))
     console.print(table)
     broken = [check for check in checks if not check.sound]
+    for check in broken:  # whole, under the table: a cell would cut a log's path
+        console.print(f"{check.task_id}: {check.reason}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"{len(checks) - len(broken)} of {len(checks)} tasks sound.")
     if broken:
         raise typer.Exit(1)

@@ -455,6 +455,9 @@ class HarborSettings(_Section):
     """The split as explicit id lists; all empty: a seeded split stratified by each task's
     `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the
     rest test)."""
+    exclude: list[str] = []
+    """Tasks left out of the suite before it is split: ids or glob patterns (`build-*`), as
+    Harbor's `--exclude-task-name`."""
     split_seed: int = 0
     """The seed of the stratified split."""
     reward_key: str | None = None

@@ -25,10 +25,30 @@ class TaskCheck:
     problem: str | None = None
     """Why the task could not be checked (a build that failed, with its log's path), or what the
     oracle reported."""
+    unreadable: bool = False
+    """The task's folder cannot be read (`problem` says why)."""
 
     @property
     def sound(self) -> bool:
         return self.problem is None and self.oracle == 1.0 and self.nop == 0.0
+
+    @property
+    def verdict(self) -> str:
+        """One word for a table's cell: ok, unreadable, infra or unsound."""
+        if self.sound:
+            return "ok"
+        if self.problem is not None and self.oracle is None:
+            return "unreadable" if self.unreadable else "infra"
+        return "unsound"
+
+    @property
+    def reason(self) -> str:
+        """Why the task is not sound, whole."""
+        if self.sound:
+            return "sound"
+        if self.problem is not None:
+            return self.problem
+        return f"the reference must score 1 and doing nothing 0; they scored {self.oracle:g} and {self.nop:g}"
 
 
 async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: int = 2) -> list[TaskCheck]:
@@ -38,7 +58,9 @@ async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: in
         async with gate:
             return await _check(suite, setup, task)
 
-    return await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
+    played = await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
+    unreadable = [TaskCheck(task_id, problem=reason, unreadable=True) for task_id, reason in suite.unreadable.items()]
+    return sorted([*played, *unreadable], key=lambda check: check.task_id)
 
 
 async def _check(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
