@@ -213,23 +213,37 @@ def harbor_suite(ws: Workspace) -> HarborSuite | None:
     return suite if isinstance(suite, HarborSuite) else None
 
 
-def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
-    """Each task of the Harbor suite at `path` played by `oracle` (must score 1) and `nop` (must
-    score 0), in containers; build logs go to `$WIKISKILL_CACHE_DIR/images` (else
-    ~/.cache/wikiskill/images)."""
+def check_suite(path: Path | str, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
+    """Each task's reference scored as a run scores it. A Harbor suite's tasks are played by
+    `oracle` (must score 1) and `nop` (must score 0) in containers, build logs going to
+    `$WIKISKILL_CACHE_DIR/images` (else ~/.cache/wikiskill/images); a task-folder suite (`tasks:PATH`,
+    or a folder with suite.yaml) scores each task's solution/ laid over its files (1) and its files
+    untouched (0), or a QA task's answer (1) and no answer (0)."""
     import asyncio
 
     from .benchmarks.harbor import HarborSuite
+    from .benchmarks.task_folders import SUITE_FILE, TaskFolders
     from .core.config import ContainerRuntime, EnvironmentSettings
     from .core.errors import choice
+    from .run.folder_check import check_folders
     from .run.harbor_tasks import open_setup
+    from .run.suite_check import TaskCheck
     from .run.suite_check import check_suite as _check_suite
 
-    suite = HarborSuite(Path(path))
+    text = str(path)
+    folder = Path(text.removeprefix("tasks:")).expanduser()
+    if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
+        checks, unchecked = check_folders(TaskFolders(folder))
+        return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
+    suite = HarborSuite(Path(text.removeprefix("harbor:")).expanduser())
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory)
     return asyncio.run(_check_suite(suite, setup, concurrency))
+
+
+def _by_id(check: TaskCheck) -> str:
+    return check.task_id
 
 
 def open_workspace(path: Path | None = None) -> Workspace:

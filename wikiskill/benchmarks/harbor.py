@@ -267,6 +267,8 @@ class HarborSuite:
             many = len(self.unreadable) > 1
             raise BenchmarkError(f"no task of {self.directory} can be read; the first: {first}" if many else first)
         self.by_id = {task.id: task for task in tasks}
+        self.unsound: dict[str, str] = {}
+        """Tasks taken out of every split as unsound (`leave_out`), with the reason."""
         self.split_ids = harbor_split(tasks, self.settings, sizes or SplitSizes(), str(self.directory), self.unreadable)
         self._digest: str | None = None
 
@@ -286,6 +288,12 @@ class HarborSuite:
 
     def task(self, task: Task) -> HarborTask:
         return self.by_id[task.id]
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take the `unsound` tasks out of every split; the split, so the setup digest, changes."""
+        self.unsound = dict(unsound)
+        self.split_ids = {split: [i for i in ids if i not in unsound] for split, ids in self.split_ids.items()}
+        self._digest = None
 
     def counts(self) -> dict[Split, int]:
         return {split: len(ids) for split, ids in self.split_ids.items()}

@@ -313,22 +313,35 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
 
 
 def check_suite_command(
-    path: Path = typer.Argument(..., help="A Harbor suite: a folder of task folders, or one task folder."),
+    path: str = typer.Argument(
+        ..., help="A Harbor suite (a folder of task folders, or one task folder) or a task-folder suite (tasks:PATH)."
+    ),
     runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks checked at the same time."),
 ) -> None:
-    """Check a Harbor suite before spending on it: per task, whether the oracle (solution/solve.sh)
-    scores 1 and nop scores 0, and which tasks fail to build. Exits 1 unless every task is sound."""
+    """Check a suite before spending on it: per task, whether its reference solution scores 1 and
+    doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
+    folder's solution/ against its untouched files), and which tasks fail to build or cannot be
+    read. Exits 1 unless every checked task is sound."""
     checks = api.check_suite(path, runtime=runtime, concurrency=concurrency)
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
         table.add_row(check.task_id, *shown, Text(check.verdict, style="green" if check.sound else "red"))
     console.print(table)
-    broken = [check for check in checks if not check.sound]
+    unchecked = [check.task_id for check in checks if not check.reference]
+    checked = [check for check in checks if check.reference]
+    broken = [check for check in checked if not check.sound]
     for check in broken:  # whole, under the table: a cell would cut a log's path
         console.print(f"{check.task_id}: {check.reason}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"{len(checks) - len(broken)} of {len(checks)} tasks sound.")
+    if unchecked:
+        console.print(
+            f"{len(unchecked)} task(s) carry no reference solution and were not checked: {', '.join(unchecked)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"{len(checked) - len(broken)} of {len(checked)} tasks sound.")
     if broken:
         raise typer.Exit(1)
 

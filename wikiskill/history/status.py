@@ -13,6 +13,7 @@ from ..store.pending import pending_candidates
 from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config
 from ..store.trailers import Decision, Step
+from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
 
 
@@ -41,6 +42,8 @@ class Status:
     by_role: dict[str, RoleSpend]
     pending: list[str] = field(default_factory=list)
     """The candidates waiting for a person's review (`gate.review: human`), `rNNN-<name>` each."""
+    unsound: dict[str, str] = field(default_factory=dict)
+    """The tasks left out of every split as unsound, with the reason."""
 
 
 @dataclass
@@ -74,6 +77,7 @@ def status(ws: Workspace) -> Status:
         tokens=sum(c.meta.tokens or 0 for c in every),
         by_role=_by_role(every),
         pending=[item.id for item in pending_candidates(ws)],
+        unsound=read_unsound(ws, MAIN),
     )
 
 

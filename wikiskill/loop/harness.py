@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
+from ..benchmarks.harbor import HarborSuite
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
 from ..core.config import Config
@@ -132,6 +133,14 @@ class Harness:
             repeats = self.config.gate.repeats if split != "train" else 1
             self._setups[key] = eval_setup(self.config, self.benchmark, split, repeats, first_repeat)
         return self._setups[key]
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take unsound tasks out of the Harbor suite's splits before anything is evaluated; the
+        setups computed so far no longer hold."""
+        if isinstance(self.benchmark, HarborSuite):
+            self.benchmark.leave_out(unsound)
+        self._setups.clear()
+        self._recorded.clear()
 
     def skills_id(self, ref: str) -> str:
         return skills_id(self.ws, ref, self.config.agent.wiki_access)

@@ -27,6 +27,8 @@ class TaskCheck:
     oracle reported."""
     unreadable: bool = False
     """The task's folder cannot be read (`problem` says why)."""
+    reference: bool = True
+    """False: the task carries no reference solution, so it was not checked."""
 
     @property
     def sound(self) -> bool:
@@ -34,9 +36,11 @@ class TaskCheck:
 
     @property
     def verdict(self) -> str:
-        """One word for a table's cell: ok, unreadable, infra or unsound."""
+        """One word for a table's cell: ok, unchecked, unreadable, infra or unsound."""
         if self.sound:
             return "ok"
+        if not self.reference:
+            return "unchecked"
         if self.problem is not None and self.oracle is None:
             return "unreadable" if self.unreadable else "infra"
         return "unsound"
@@ -46,6 +50,8 @@ class TaskCheck:
         """Why the task is not sound, whole."""
         if self.sound:
             return "sound"
+        if not self.reference:
+            return "no reference solution to check"
         if self.problem is not None:
             return self.problem
         return f"the reference must score 1 and doing nothing 0; they scored {self.oracle:g} and {self.nop:g}"
@@ -56,14 +62,14 @@ async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: in
 
     async def one(task: HarborTask) -> TaskCheck:
         async with gate:
-            return await _check(suite, setup, task)
+            return await check_task(suite, setup, task)
 
     played = await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
     unreadable = [TaskCheck(task_id, problem=reason, unreadable=True) for task_id, reason in suite.unreadable.items()]
     return sorted([*played, *unreadable], key=lambda check: check.task_id)
 
 
-async def _check(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
+async def check_task(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
     scores: dict[str, float] = {}
     problem = None
     agents: list[tuple[str, EnvironmentAgent]] = [("oracle", OracleAgent()), ("nop", NopAgent())]

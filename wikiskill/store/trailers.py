@@ -50,6 +50,8 @@ class Step(StrEnum):
     ROLLBACK = "rollback"
     HUMAN = "human"
     INGEST = "ingest"
+    SOUNDNESS = "soundness"
+    """The tasks left out of every split as unsound changed (`raw/soundness/unsound.json`)."""
 
 
 class Action(StrEnum):
