@@ -109,6 +109,7 @@ def init_workspace(
     concurrency: int = 4,
     agent: str | None = None,
     command: Sequence[str] | None = None,
+    registry: str | None = None,
 ) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
@@ -116,14 +117,25 @@ def init_workspace(
     are read line by line, so a broken suite is refused before any model call. `agent`:
     `agent.runner` (`builtin`, `python:MODULE:FUNCTION` or a CLI preset such as `qwen-code`),
     refused for a suite it cannot play or when it cannot start. `command`: the argv template of
-    `agent: command` (`agent.command`), which that runner needs and no other takes.
+    `agent: command` (`agent.command`), which that runner needs and no other takes. `registry`:
+    the Harbor registry (a registry.json's path or URL) a `harbor:NAME@VERSION` dataset is
+    fetched from, now, and kept as `harbor.registry`.
     """
     from .benchmarks import canonical_name, spec_of
+    from .benchmarks.builtin import harbor_folder
+    from .benchmarks.registry import split_name
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
     benchmark = canonical_name(benchmark, base=Path.cwd())
+    family, argument = split_name(benchmark)
+    if registry is not None and family != "harbor":
+        raise ConfigError(f"a registry names Harbor datasets (harbor:NAME@VERSION), not {benchmark}")
+    if registry is not None and "://" not in registry:
+        registry = str(Path(registry).expanduser().resolve())
+    if family == "harbor" and argument is not None:
+        harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
     spec = spec_of(benchmark)
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
     _check_command(runner, command)
@@ -153,6 +165,8 @@ def init_workspace(
         cli=runner is not None and not runner.startswith("python:") and runner.lower() not in set(ReferenceAgent),
         bwrap=shutil.which("bwrap") is not None,
     )
+    if registry is not None:
+        text += f"\nharbor:\n  registry: {json.dumps(registry)}\n"
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)
     _check_agent(config)
@@ -213,14 +227,18 @@ def harbor_suite(ws: Workspace) -> HarborSuite | None:
     return suite if isinstance(suite, HarborSuite) else None
 
 
-def check_suite(path: Path | str, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
+def check_suite(
+    path: Path | str, runtime: str = "docker", concurrency: int = 2, registry: str | None = None
+) -> list[TaskCheck]:
     """Each task's reference scored as a run scores it. A Harbor suite's tasks are played by
     `oracle` (must score 1) and `nop` (must score 0) in containers, build logs going to
     `$WIKISKILL_CACHE_DIR/images` (else ~/.cache/wikiskill/images); a task-folder suite (`tasks:PATH`,
     or a folder with suite.yaml) scores each task's solution/ laid over its files (1) and its files
-    untouched (0), or a QA task's answer (1) and no answer (0)."""
+    untouched (0), or a QA task's answer (1) and no answer (0). `harbor:NAME@VERSION` is a dataset
+    of the Harbor registry `registry` (a path or URL; default: Harbor's public one)."""
     import asyncio
 
+    from .benchmarks.builtin import harbor_folder
     from .benchmarks.harbor import HarborSuite
     from .benchmarks.task_folders import SUITE_FILE, TaskFolders
     from .core.config import ContainerRuntime, EnvironmentSettings
@@ -235,7 +253,7 @@ def check_suite(path: Path | str, runtime: str = "docker", concurrency: int = 2)
     if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
         checks, unchecked = check_folders(TaskFolders(folder))
         return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
-    suite = HarborSuite(Path(text.removeprefix("harbor:")).expanduser())
+    suite = HarborSuite(harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory)

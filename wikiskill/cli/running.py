@@ -45,6 +45,15 @@ def init(
         help="--agent command: one item of the CLI's argv, as it is (repeat it, the program first); "
         "instead of --command.",
     ),
+    registry_path: Path | None = typer.Option(
+        None, "--registry-path", help="harbor:NAME@VERSION: the Harbor registry.json file to look the dataset up in."
+    ),
+    registry_url: str | None = typer.Option(
+        None,
+        "--registry-url",
+        help="harbor:NAME@VERSION: the Harbor registry.json URL to look the dataset up in "
+        "(default: Harbor's public one).",
+    ),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
@@ -60,6 +69,7 @@ def init(
         concurrency=concurrency,
         agent=agent,
         command=argv_of(command, arg),
+        registry=registry_of(registry_path, registry_url),
     )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     suite = api.harbor_suite(ws)
@@ -68,6 +78,13 @@ def init(
         counts = suite.counts()
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def registry_of(path: Path | None, url: str | None) -> str | None:
+    """The registry `--registry-path` or `--registry-url` gives; not both."""
+    if path is not None and url is not None:
+        raise ConfigError("give the Harbor registry either as --registry-path or as --registry-url, not both")
+    return str(path) if path is not None else url
 
 
 def print_unreadable(unreadable: dict[str, str]) -> None:
@@ -318,12 +335,19 @@ def check_suite_command(
     ),
     runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks checked at the same time."),
+    registry_path: Path | None = typer.Option(
+        None, "--registry-path", help="harbor:NAME@VERSION: the Harbor registry.json file to look the dataset up in."
+    ),
+    registry_url: str | None = typer.Option(
+        None, "--registry-url", help="harbor:NAME@VERSION: the Harbor registry.json URL (default: Harbor's public one)."
+    ),
 ) -> None:
     """Check a suite before spending on it: per task, whether its reference solution scores 1 and
     doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
     folder's solution/ against its untouched files), and which tasks fail to build or cannot be
     read. Exits 1 unless every checked task is sound."""
-    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency)
+    registry = registry_of(registry_path, registry_url)
+    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency, registry=registry)
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]

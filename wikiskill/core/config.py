@@ -451,6 +451,9 @@ class HarborIds(_Section):
 
 
 class HarborSettings(_Section):
+    registry: str | None = None
+    """The Harbor registry `harbor:NAME@VERSION` is looked up in: a registry.json's path or URL
+    (`init --registry-path` / `--registry-url`); unset: Harbor's public registry."""
     ids: HarborIds = HarborIds()
     """The split as explicit id lists; all empty: a seeded split stratified by each task's
     `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the
