@@ -59,6 +59,8 @@ def test_evolve_leaves_a_task_whose_solution_fails_out_of_every_split_and_says_w
     assert report_data(ws).status.unsound == recorded
     verdicts = json.loads((ws.state_dir / VERDICTS_FILE).read_text())
     assert len(verdicts) == 4 and sum(not verdict["sound"] for verdict in verdicts.values()) == 1
+    evaluated = api.evaluate(ws, "val", ref="main", options=RunOptions(agent="nop"))  # as evolve left the split
+    assert [trajectory.task_id for trajectory in evaluated.runs[0]] == ["rev-emu"]
 
 
 @needs_docker

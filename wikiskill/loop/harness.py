@@ -26,6 +26,7 @@ from ..store.rounds import round_label
 from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
+from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
 from ..telemetry.spans import annotate, tasks_span
 from .fingerprint import EvalSetup, digest, eval_setup
@@ -92,6 +93,8 @@ class Harness:
         self._recorded: dict[tuple[str, str], tuple[Commit, Evaluation] | None] = {}
         self._train_results: tuple[str, list[Trajectory]] = ("", [])  # (tree id, trajectories)
         self._executor: Executor | None = None
+        if isinstance(self.benchmark, HarborSuite) and self.config.harbor.require_sound:
+            self.benchmark.leave_out(read_unsound(workspace, MAIN))  # as the last evolve left them
 
     def __enter__(self) -> Harness:
         return self
