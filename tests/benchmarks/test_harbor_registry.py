@@ -139,3 +139,16 @@ def test_a_registry_datasets_tasks_run_in_containers_the_oracle_one_and_nop_zero
     assert scores == {"oracle": 1.0, "nop": 0.0}
     checks = api.check_suite("harbor:words@1.0", registry=str(path))
     assert [(check.task_id, check.sound) for check in checks] == [("rev-cat", True), ("rev-dog", True)]
+
+
+def test_a_registry_url_is_read_like_a_file_and_kept_as_given(tmp_path, local_registry):
+    path, _ = local_registry
+    result = init(tmp_path / "ws", "--registry-url", path.as_uri())
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load((tmp_path / "ws" / "wikiskill.yaml").read_text())["harbor"]["registry"] == path.as_uri()
+
+
+def test_a_registry_path_and_url_together_are_refused(tmp_path, local_registry):
+    path, _ = local_registry
+    result = init(tmp_path / "ws", "--registry-path", str(path), "--registry-url", path.as_uri())
+    assert result.exit_code == 1 and "either as --registry-path or as --registry-url, not both" in result.output
