@@ -351,7 +351,7 @@ def check_suite_command(
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
-        table.add_row(check.task_id, *shown, Text(check.verdict, style="green" if check.sound else "red"))
+        table.add_row(check.task_id, *shown, Text(check.verdict.value, style="green" if check.sound else "red"))
     console.print(table)
     unchecked = [check.task_id for check in checks if not check.reference]
     checked = [check for check in checks if check.reference]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..benchmarks.harbor import HarborSuite, HarborTask
 from ..contracts.roles import EnvironmentAgent
@@ -15,9 +16,23 @@ from ..roles.reference_agent import NopAgent, OracleAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent
 
 
+class CheckVerdict(StrEnum):
+    """A task's verdict, one word for a table's cell."""
+
+    OK = "ok"
+    UNSOUND = "unsound"
+    """Its reference does not score 1, or doing nothing does not score 0."""
+    INFRA = "infra"
+    """The machinery failed before a verdict (a build, a container)."""
+    UNREADABLE = "unreadable"
+    UNCHECKED = "unchecked"
+    """It carries no reference solution."""
+
+
 @dataclass(frozen=True)
 class TaskCheck:
-    """One task's verdict."""
+    """One task's verdict: `oracle` is its reference's score (a Harbor task's solve.sh, a task
+    folder's solution/), `nop` the untouched task's."""
 
     task_id: str
     oracle: float | None = None
@@ -35,15 +50,14 @@ class TaskCheck:
         return self.problem is None and self.oracle == 1.0 and self.nop == 0.0
 
     @property
-    def verdict(self) -> str:
-        """One word for a table's cell: ok, unchecked, unreadable, infra or unsound."""
+    def verdict(self) -> CheckVerdict:
         if self.sound:
-            return "ok"
+            return CheckVerdict.OK
         if not self.reference:
-            return "unchecked"
+            return CheckVerdict.UNCHECKED
         if self.problem is not None and self.oracle is None:
-            return "unreadable" if self.unreadable else "infra"
-        return "unsound"
+            return CheckVerdict.UNREADABLE if self.unreadable else CheckVerdict.INFRA
+        return CheckVerdict.UNSOUND
 
     @property
     def reason(self) -> str:
