@@ -122,8 +122,8 @@ def init_workspace(
     fetched from, now, and kept as `harbor.registry`.
     """
     from .benchmarks import canonical_name, spec_of
-    from .benchmarks.builtin import harbor_folder
     from .benchmarks.registry import split_name
+    from .store.harbor_datasets import fetch_harbor_folder
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
@@ -135,7 +135,7 @@ def init_workspace(
     if registry is not None and "://" not in registry:
         registry = str(Path(registry).expanduser().resolve())
     if family == "harbor" and argument is not None:
-        harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
+        fetch_harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
     spec = spec_of(benchmark)
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
     _check_command(runner, command)
@@ -219,10 +219,12 @@ def harbor_suite(ws: Workspace) -> HarborSuite | None:
     from .benchmarks import load_benchmark
     from .benchmarks.harbor import HarborSuite
     from .benchmarks.registry import split_name
+    from .store.harbor_datasets import fetch_for
 
     config = load_config(ws.root)
     if split_name(config.benchmark)[0] != "harbor":
         return None
+    fetch_for(config, ws.root)
     suite = load_benchmark(config, ws.root)
     return suite if isinstance(suite, HarborSuite) else None
 
@@ -238,7 +240,6 @@ def check_suite(
     of the Harbor registry `registry` (a path or URL; default: Harbor's public one)."""
     import asyncio
 
-    from .benchmarks.builtin import harbor_folder
     from .benchmarks.harbor import HarborSuite
     from .benchmarks.task_folders import SUITE_FILE, TaskFolders
     from .core.config import ContainerRuntime, EnvironmentSettings
@@ -247,13 +248,14 @@ def check_suite(
     from .run.harbor_tasks import open_setup
     from .run.suite_check import TaskCheck
     from .run.suite_check import check_suite as _check_suite
+    from .store.harbor_datasets import fetch_harbor_folder
 
     text = str(path)
     folder = Path(text.removeprefix("tasks:")).expanduser()
     if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
         checks, unchecked = check_folders(TaskFolders(folder))
         return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
-    suite = HarborSuite(harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
+    suite = HarborSuite(fetch_harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory)

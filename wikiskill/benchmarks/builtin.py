@@ -231,19 +231,19 @@ class HarborFamily:
 
         if argument is None:
             raise BenchmarkError("harbor needs a folder or a dataset: harbor:PATH or harbor:NAME@VERSION")
-        directory = harbor_folder(argument, request.config.harbor.registry, request.root)
+        directory = harbor_folder(argument, request.root)
         return HarborSuite(directory, request.config.harbor, request.config.splits)
 
 
-def harbor_folder(argument: str, registry: str | None, root: Path | None) -> Path:
-    """The folder `harbor:ARGUMENT` reads: the path, or the registry dataset it names, fetched
-    the first time."""
-    from .harbor_registry import dataset_folder, dataset_ref
+def harbor_folder(argument: str, root: Path | None) -> Path:
+    """The folder `harbor:ARGUMENT` reads: the path, or the folder of the registry dataset it
+    names (fetched by `store/harbor_datasets.py`)."""
+    from .harbor_registry import dataset_ref, made_dataset
 
     directory = Path(argument).expanduser()
     if not directory.is_absolute() and root is not None:
         directory = root / directory
     dataset = dataset_ref(argument)
     if dataset is not None and not directory.exists():
-        return dataset_folder(*dataset, registry)
+        return made_dataset(*dataset)
     return directory

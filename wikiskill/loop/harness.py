@@ -21,6 +21,7 @@ from ..llm.meter import Meter
 from ..run.executors import open_executor
 from ..run.team import ModelFactory, Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes, skills_id
+from ..store.harbor_datasets import fetch_for
 from ..store.results import ResultCache
 from ..store.rounds import round_label
 from ..store.settings import load_config
@@ -82,6 +83,7 @@ class Harness:
         self.ws = workspace
         self.config = config or load_config(workspace.root)
         self.reporter = reporter or QuietReporter()
+        fetch_for(self.config, workspace.root)  # a registry dataset's folder, made once per machine
         self.benchmark = load_benchmark(self.config, workspace.root, progress=self.reporter.preparing)
         self.meter = Meter(self.config.budget)
         self.team = Team(self.config, self.benchmark, self.meter, workspace.state_dir, model_factory)
