@@ -255,11 +255,35 @@ def check_suite(
     if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
         checks, unchecked = check_folders(TaskFolders(folder))
         return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
+    if not text.startswith("harbor:") and not folder.exists():
+        return _check_named_suite(text)
     suite = HarborSuite(fetch_harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory)
     return asyncio.run(_check_suite(suite, setup, concurrency))
+
+
+def _check_named_suite(name: str) -> list[TaskCheck]:
+    """Each task of a named suite (its default splits) under its known-good policy (a game's
+    walkthrough, a tool-use task's reference calls, a QA task's answer), which must score 1, and
+    doing nothing, which must score 0."""
+    from .benchmarks import SPLITS, canonical_name, load_benchmark
+    from .benchmarks.reference import play_nothing, play_reference
+    from .core.config import Config
+    from .run.suite_check import TaskCheck
+
+    suite = load_benchmark(Config(benchmark=canonical_name(name)))
+    suite.prepare(SPLITS)
+    checks = []
+    for task in (task for split in SPLITS for task in suite.tasks(split)):
+        reference = play_reference(suite, task)
+        checks.append(
+            TaskCheck(f"{task.split}/{task.id}", reference=False)
+            if reference is None
+            else TaskCheck(f"{task.split}/{task.id}", reference, play_nothing(suite, task))
+        )
+    return checks
 
 
 def _by_id(check: TaskCheck) -> str:

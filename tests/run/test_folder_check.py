@@ -1,6 +1,7 @@
 """`check-suite` on a task-folder suite: a task's solution/ laid over its files must score 1 and
 its files untouched 0, by the suite's own check run for real; a solution that does not fix the
-task is unsound, a task without one is listed as unchecked, a QA task's answer is its reference."""
+task is unsound, a task without one is listed as unchecked, a QA task's answer is its reference;
+and a named suite is checked by its known-good policy (a QA task's answer, a game's walkthrough)."""
 
 import shutil
 from pathlib import Path
@@ -58,3 +59,9 @@ def test_a_qa_task_folder_suite_checks_each_answer_against_itself(tmp_path):
         (task / "answer").write_text("Paris\n")
     checks = api.check_suite(suite)
     assert [(check.oracle, check.nop, check.sound) for check in checks] == [(1.0, 0.0, True)] * 3
+
+
+def test_a_named_suite_is_checked_by_its_known_good_policy_against_doing_nothing():
+    checks = api.check_suite("example-qa")
+    assert checks and all(check.sound and (check.oracle, check.nop) == (1.0, 0.0) for check in checks)
+    assert {check.task_id.partition("/")[0] for check in checks} == {"train", "val", "test"}

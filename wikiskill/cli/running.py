@@ -331,7 +331,9 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
 
 def check_suite_command(
     path: str = typer.Argument(
-        ..., help="A Harbor suite (a folder of task folders, or one task folder) or a task-folder suite (tasks:PATH)."
+        ...,
+        help="A Harbor suite (a folder of task folders, one task folder, or harbor:NAME@VERSION), a "
+        "task-folder suite (tasks:PATH) or a named suite (example-qa, textworld-cooking, ...).",
     ),
     runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks checked at the same time."),
