@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from .benchmarks.harbor import HarborSuite
     from .benchmarks.harbor_export import HarborExport
     from .environments.base_image import BaseImage
     from .history.audit import AuditReport
@@ -93,7 +94,7 @@ __all__ = [
     "report",
     "serve_mcp",
     "check_suite",
-    "suite_counts",
+    "harbor_suite",
     "base_image",
     "export_tasks",
 ]
@@ -110,6 +111,7 @@ def init_workspace(
     concurrency: int = 4,
     agent: str | None = None,
     command: Sequence[str] | None = None,
+    registry: str | None = None,
 ) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
@@ -117,14 +119,25 @@ def init_workspace(
     are read line by line, so a broken suite is refused before any model call. `agent`:
     `agent.runner` (`builtin`, `python:MODULE:FUNCTION` or a CLI preset such as `qwen-code`),
     refused for a suite it cannot play or when it cannot start. `command`: the argv template of
-    `agent: command` (`agent.command`), which that runner needs and no other takes.
+    `agent: command` (`agent.command`), which that runner needs and no other takes. `registry`:
+    the Harbor registry (a registry.json's path or URL) a `harbor:NAME@VERSION` dataset is
+    fetched from, now, and kept as `harbor.registry`.
     """
     from .benchmarks import canonical_name, spec_of
+    from .benchmarks.registry import split_name
+    from .store.harbor_datasets import fetch_harbor_folder
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
     benchmark = canonical_name(benchmark, base=Path.cwd())
+    family, argument = split_name(benchmark)
+    if registry is not None and family != "harbor":
+        raise ConfigError(f"a registry names Harbor datasets (harbor:NAME@VERSION), not {benchmark}")
+    if registry is not None and "://" not in registry:
+        registry = str(Path(registry).expanduser().resolve())
+    if family == "harbor" and argument is not None:
+        fetch_harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
     spec = spec_of(benchmark)
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
     _check_command(runner, command)
@@ -154,6 +167,8 @@ def init_workspace(
         cli=runner is not None and not runner.startswith("python:") and runner.lower() not in set(ReferenceAgent),
         bwrap=shutil.which("bwrap") is not None,
     )
+    if registry is not None:
+        text += f"\nharbor:\n  registry: {json.dumps(registry)}\n"
     config = parse_config(text, CONFIG_FILE)
     check_judge(config, benchmark)
     _check_agent(config)
@@ -200,57 +215,96 @@ def _check_containers(config: Config, ws: Workspace | None = None) -> None:
         sweep_orphans(runtime, ws.root)
 
 
-def suite_counts(ws: Workspace) -> dict[Split, int] | None:
-    """The number of tasks in each split of a Harbor suite (as the workspace's settings split
-    it); None for other suites (a generated suite would be generated to count it)."""
+def harbor_suite(ws: Workspace) -> HarborSuite | None:
+    """The workspace's Harbor suite as its settings read it (`unreadable` says which tasks were
+    left out and why); None for other suites."""
     from .benchmarks import load_benchmark
     from .benchmarks.harbor import HarborSuite
     from .benchmarks.registry import split_name
+    from .store.harbor_datasets import fetch_for
 
     config = load_config(ws.root)
     if split_name(config.benchmark)[0] != "harbor":
         return None
+    fetch_for(config, ws.root)
     suite = load_benchmark(config, ws.root)
-    return suite.counts() if isinstance(suite, HarborSuite) else None
+    return suite if isinstance(suite, HarborSuite) else None
 
 
 def suite_network(ws: Workspace) -> tuple[int, int, bool] | None:
     """How many of a Harbor suite's tasks need the network in some phase, of how many, and
     whether the engine has a bridge network to give them; None for other suites."""
-    from .benchmarks import load_benchmark
-    from .benchmarks.harbor import HarborSuite
-    from .benchmarks.registry import split_name
     from .environments.network import EngineNetwork
     from .environments.runtime import open_runtime
 
+    suite = harbor_suite(ws)
+    if suite is None:
+        return None
     config = load_config(ws.root)
-    if split_name(config.benchmark)[0] != "harbor":
-        return None
-    suite = load_benchmark(config, ws.root)
-    if not isinstance(suite, HarborSuite):
-        return None
     needing = sum(task.config.needs_network for task in suite.by_id.values())
     network = EngineNetwork(open_runtime(config.environment.runtime), config.environment.host_network)
     return needing, len(suite.by_id), network.host_network or network.has_bridge
 
 
-def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:
-    """Each task of the Harbor suite at `path` played by `oracle` (must score 1) and `nop` (must
-    score 0), in containers; build logs go to `$WIKISKILL_CACHE_DIR/images` (else
-    ~/.cache/wikiskill/images)."""
+def check_suite(
+    path: Path | str, runtime: str = "docker", concurrency: int = 2, registry: str | None = None
+) -> list[TaskCheck]:
+    """Each task's reference scored as a run scores it. A Harbor suite's tasks are played by
+    `oracle` (must score 1) and `nop` (must score 0) in containers, build logs going to
+    `$WIKISKILL_CACHE_DIR/images` (else ~/.cache/wikiskill/images); a task-folder suite (`tasks:PATH`,
+    or a folder with suite.yaml) scores each task's solution/ laid over its files (1) and its files
+    untouched (0), or a QA task's answer (1) and no answer (0). `harbor:NAME@VERSION` is a dataset
+    of the Harbor registry `registry` (a path or URL; default: Harbor's public one)."""
     import asyncio
 
     from .benchmarks.harbor import HarborSuite
+    from .benchmarks.task_folders import SUITE_FILE, TaskFolders
     from .core.config import ContainerRuntime, EnvironmentSettings
     from .core.errors import choice
+    from .run.folder_check import check_folders
     from .run.harbor_tasks import open_setup
+    from .run.suite_check import TaskCheck
     from .run.suite_check import check_suite as _check_suite
+    from .store.harbor_datasets import fetch_harbor_folder
 
-    suite = HarborSuite(Path(path))
+    text = str(path)
+    folder = Path(text.removeprefix("tasks:")).expanduser()
+    if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
+        checks, unchecked = check_folders(TaskFolders(folder))
+        return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
+    if not text.startswith("harbor:") and not folder.exists():
+        return _check_named_suite(text)
+    suite = HarborSuite(fetch_harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory, harbor=suite.settings)
     return asyncio.run(_check_suite(suite, setup, concurrency))
+
+
+def _check_named_suite(name: str) -> list[TaskCheck]:
+    """Each task of a named suite (its default splits) under its known-good policy (a game's
+    walkthrough, a tool-use task's reference calls, a QA task's answer), which must score 1, and
+    doing nothing, which must score 0."""
+    from .benchmarks import SPLITS, canonical_name, load_benchmark
+    from .benchmarks.reference import play_nothing, play_reference
+    from .core.config import Config
+    from .run.suite_check import TaskCheck
+
+    suite = load_benchmark(Config(benchmark=canonical_name(name)))
+    suite.prepare(SPLITS)
+    checks = []
+    for task in (task for split in SPLITS for task in suite.tasks(split)):
+        reference = play_reference(suite, task)
+        checks.append(
+            TaskCheck(f"{task.split}/{task.id}", reference=False)
+            if reference is None
+            else TaskCheck(f"{task.split}/{task.id}", reference, play_nothing(suite, task))
+        )
+    return checks
+
+
+def _by_id(check: TaskCheck) -> str:
+    return check.task_id
 
 
 def open_workspace(path: Path | None = None) -> Workspace:

@@ -1,5 +1,6 @@
 """Harbor task folders are read as they are published: every task.toml field parsed, unknown ones
-kept, a broken folder refused in one line naming the file with nothing written, and the split
+kept, a broken task folder among good ones listed with its reason and left out (alone: refused
+in one line naming the file, nothing written), `harbor.exclude` applied before the split, and the split
 (explicit ids, or seeded and stratified by category) in the evaluation fingerprint."""
 
 from pathlib import Path
@@ -12,6 +13,7 @@ from harborsuites import harbor_suite, init_harbor, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite, read_task
 from wikiskill.cli import app
 from wikiskill.core.config import HarborIds, HarborSettings, SplitSizes
+from wikiskill.core.errors import BenchmarkError
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.store.settings import parse_config
 
@@ -65,15 +67,55 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
-def test_a_broken_task_folder_is_refused_in_one_line_naming_the_file_and_nothing_is_written(tmp_path, case):
+def test_a_broken_task_among_good_ones_is_listed_with_its_reason_and_left_out(tmp_path, case):
     suite = harbor_suite(tmp_path)
     break_it, message = BROKEN[case]
     break_it(suite / "rev-dog")
     result = init_harbor(tmp_path / "ws", suite)
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    reason = next(line for line in lines if line.strip().startswith("rev-dog: "))
+    assert "1 task cannot be read and is left out:" in lines
+    assert message in reason and str(suite / "rev-dog") in reason, result.output
+    assert "Split: 2 train, 1 val, 0 test tasks." in lines
+    assert "rev-dog" not in {task for ids in HarborSuite(suite).split_ids.values() for task in ids}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_lone_broken_task_folder_is_refused_in_one_line_naming_the_file_and_nothing_is_written(tmp_path, case):
+    suite = harbor_suite(tmp_path)
+    break_it, message = BROKEN[case]
+    break_it(suite / "rev-dog")
+    result = init_harbor(tmp_path / "ws", suite / "rev-dog")
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and str(suite / "rev-dog") in lines[0], result.output
     assert not (tmp_path / "ws").exists()
+
+
+def test_a_suite_of_unreadable_tasks_only_is_refused_saying_how_many(tmp_path):
+    suite = harbor_suite(tmp_path)
+    for task in suite.iterdir():
+        (task / "task.toml").write_text("[agent\n")
+    with pytest.raises(BenchmarkError, match=r"no task of .* can be read; the first: .*rev-cat/task.toml"):
+        HarborSuite(suite)
+
+
+def test_exclude_leaves_tasks_out_by_id_or_pattern_before_the_split(tmp_path):
+    suite = harbor_suite(tmp_path)
+    kept = HarborSuite(suite, HarborSettings(exclude=["rev-c*", "rev-owl"]))
+    assert sorted(kept.by_id) == ["rev-dog", "rev-emu"] and kept.unreadable == {}
+    (suite / "rev-owl" / "task.toml").write_text("[agent\n")
+    assert HarborSuite(suite, HarborSettings(exclude=["rev-owl"])).unreadable == {}
+    with pytest.raises(BenchmarkError, match="harbor.exclude leaves no task"):
+        HarborSuite(suite, HarborSettings(exclude=["*"]))
+
+
+def test_ids_naming_an_unreadable_task_are_refused_with_its_reason(tmp_path):
+    suite = harbor_suite(tmp_path)
+    (suite / "rev-owl" / "task.toml").write_text("[agent\n")
+    with pytest.raises(BenchmarkError, match="harbor.ids.val: rev-owl cannot be read: .*not valid TOML"):
+        HarborSuite(suite, HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"])))
 
 
 def test_a_docker_image_stands_in_for_a_dockerfile(tmp_path):

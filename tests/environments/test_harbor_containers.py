@@ -317,10 +317,15 @@ def test_a_junit_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
 
 
 @needs_docker
-def test_a_verifier_that_writes_no_reward_is_an_infrastructure_failure_not_a_zero(tmp_path, suite):
-    (suite / "rev-cat" / "tests" / "test.sh").write_text("#!/bin/bash\necho crashed before the reward\nexit 2\n")
-    with pytest.raises(InfrastructureError, match="rev-cat: the verifier wrote no /logs/verifier/reward.txt"):
+def test_a_verifier_that_writes_no_reward_is_infra_quoting_its_last_lines_not_a_zero(tmp_path, suite):
+    (suite / "rev-cat" / "tests" / "test.sh").write_text(
+        "#!/bin/bash\necho starting\necho 'ModuleNotFoundError: No module named requests' >&2\nexit 2\n"
+    )
+    with pytest.raises(InfrastructureError) as raised:
         play_one(tmp_path, suite, NopAgent())
+    message = str(raised.value)
+    assert "rev-cat: the verifier wrote no reward.txt or reward.json" in message
+    assert "status 2" in message and "starting | ModuleNotFoundError: No module named requests" in message
     assert containers_of(tmp_path) == []
 
 

@@ -203,7 +203,8 @@ class TaskFoldersFamily:
 
 
 class HarborFamily:
-    """`harbor:PATH`: Harbor-format task folders, each task in its own container (`harbor.py`)."""
+    """`harbor:PATH`: Harbor-format task folders, each task in its own container (`harbor.py`);
+    `harbor:NAME@VERSION`: a dataset of a Harbor registry (`harbor_registry.py`)."""
 
     @property
     def spec(self) -> BenchmarkSpec:
@@ -213,19 +214,36 @@ class HarborFamily:
         return HARBOR
 
     def check(self, argument: str | None, base: Path | None = None) -> str | None:
-        """With a `base`, the folder is made absolute and every task folder is checked."""
+        """With a `base`, the folder is made absolute and every task folder is checked; a
+        dataset's name is kept as it is (`init` fetches it)."""
         if argument is None or base is None:
             return argument
         from .harbor import HarborSuite
+        from .harbor_registry import dataset_ref
 
-        return HarborSuite(base / Path(argument).expanduser()).name.partition(":")[2]
+        folder = base / Path(argument).expanduser()
+        if not folder.exists() and dataset_ref(argument) is not None:
+            return argument
+        return HarborSuite(folder).name.partition(":")[2]
 
     def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
         from .harbor import HarborSuite
 
         if argument is None:
-            raise BenchmarkError("harbor needs a folder: harbor:PATH")
-        directory = Path(argument).expanduser()
-        if not directory.is_absolute() and request.root is not None:
-            directory = request.root / directory
+            raise BenchmarkError("harbor needs a folder or a dataset: harbor:PATH or harbor:NAME@VERSION")
+        directory = harbor_folder(argument, request.root)
         return HarborSuite(directory, request.config.harbor, request.config.splits)
+
+
+def harbor_folder(argument: str, root: Path | None) -> Path:
+    """The folder `harbor:ARGUMENT` reads: the path, or the folder of the registry dataset it
+    names (fetched by `store/harbor_datasets.py`)."""
+    from .harbor_registry import dataset_ref, made_dataset
+
+    directory = Path(argument).expanduser()
+    if not directory.is_absolute() and root is not None:
+        directory = root / directory
+    dataset = dataset_ref(argument)
+    if dataset is not None and not directory.exists():
+        return made_dataset(*dataset)
+    return directory

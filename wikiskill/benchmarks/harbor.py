@@ -8,12 +8,15 @@
     <task>/tests/test.sh            the verifier, copied into the container only after the agent
     <task>/solution/solve.sh        optional: what the `oracle` agent runs
 
-Unknown fields of task.toml are kept and ignored (the schema is versioned and grows); a malformed
-task.toml, a missing instruction.md, tests/test.sh or environment/Dockerfile, or a non-numeric
-timeout is refused in one line naming the file. Harbor datasets have no splits: wikiskill.yaml's
-`harbor` section gives explicit id lists, or a seeded split stratified by `[metadata] category`
-of the sizes in `splits` (`harbor_split`); the split enters the suite's setup digest, so the
-evaluation fingerprint.
+Unknown fields of task.toml are kept and ignored (the schema is versioned and grows). A task
+that cannot be read (a malformed task.toml, a missing instruction.md, tests/test.sh or
+environment/Dockerfile, a non-numeric timeout) is left out of the suite with its reason, one
+line naming the file (`HarborSuite.unreadable`; `init` and `check-suite` list them); a suite with
+no readable task is refused. `harbor.exclude` leaves tasks out by id or glob pattern, as Harbor's
+`--exclude-task-name` does. Harbor datasets have no splits: wikiskill.yaml's `harbor` section
+gives explicit id lists, or a seeded split stratified by `[metadata] category` of the sizes in
+`splits` (`harbor_split`); the split enters the suite's setup digest, so the evaluation
+fingerprint.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import random
 import tomllib
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -244,14 +248,35 @@ def task_folders(directory: Path) -> list[Path]:
     return found
 
 
+def read_tasks(folders: list[Path], exclude: list[str]) -> tuple[list[HarborTask], dict[str, str]]:
+    """The readable tasks of `folders` that `exclude` (ids or glob patterns) leaves in, and why
+    each unreadable one cannot be read, by id."""
+    tasks, unreadable = [], {}
+    for folder in folders:
+        if any(fnmatchcase(folder.name, pattern) for pattern in exclude):
+            continue
+        try:
+            tasks.append(read_task(folder))
+        except BenchmarkError as exc:
+            unreadable[folder.name] = str(exc)
+    return tasks, unreadable
+
+
 def harbor_split(
-    tasks: list[HarborTask], settings: HarborSettings, sizes: SplitSizes, where: str
+    tasks: list[HarborTask],
+    settings: HarborSettings,
+    sizes: SplitSizes,
+    where: str,
+    unreadable: dict[str, str] | None = None,
 ) -> dict[Split, list[str]]:
     """The task ids of each split: the explicit lists, or a seeded stratified split."""
     known = {task.id for task in tasks}
     if settings.ids.given:
         split = {name: list(getattr(settings.ids, name)) for name in SPLITS}
         for name, ids in split.items():
+            broken = [task_id for task_id in ids if task_id in (unreadable or {})]
+            if broken:
+                raise BenchmarkError(f"harbor.ids.{name}: {broken[0]} cannot be read: {(unreadable or {})[broken[0]]}")
             unknown = sorted(set(ids) - known)
             if unknown:
                 raise BenchmarkError(f"{where}: harbor.ids.{name}: no task {', '.join(unknown)} in the suite")
@@ -305,10 +330,17 @@ class HarborSuite:
         self.name = f"harbor:{self.directory}"
         self.spec = spec
         self.settings = settings or HarborSettings()
-        self.by_id = {task.id: task for task in map(read_task, task_folders(self.directory))}
-        self.split_ids = harbor_split(
-            list(self.by_id.values()), self.settings, sizes or SplitSizes(), str(self.directory)
-        )
+        tasks, self.unreadable = read_tasks(task_folders(self.directory), self.settings.exclude)
+        if not tasks:
+            if not self.unreadable:
+                raise BenchmarkError(f"{self.directory}: harbor.exclude leaves no task")
+            first = next(iter(self.unreadable.values()))
+            many = len(self.unreadable) > 1
+            raise BenchmarkError(f"no task of {self.directory} can be read; the first: {first}" if many else first)
+        self.by_id = {task.id: task for task in tasks}
+        self.unsound: dict[str, str] = {}
+        """Tasks taken out of every split as unsound (`leave_out`), with the reason."""
+        self.split_ids = harbor_split(tasks, self.settings, sizes or SplitSizes(), str(self.directory), self.unreadable)
         self._digest: str | None = None
 
     def tasks(self, split: Split) -> list[Task]:
@@ -327,6 +359,12 @@ class HarborSuite:
 
     def task(self, task: Task) -> HarborTask:
         return self.by_id[task.id]
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take the `unsound` tasks out of every split; the split, so the setup digest, changes."""
+        self.unsound = dict(unsound)
+        self.split_ids = {split: [i for i in ids if i not in unsound] for split, ids in self.split_ids.items()}
+        self._digest = None
 
     def counts(self) -> dict[Split, int]:
         return {split: len(ids) for split, ids in self.split_ids.items()}

@@ -31,6 +31,19 @@ def play_reference(benchmark: Benchmark, task: Task) -> float | None:
     return None
 
 
+def play_nothing(benchmark: Benchmark, task: Task) -> float | None:
+    """The score of doing nothing on `task`: no action, no call, no answer; None where the suite
+    has no known-good policy to set it against."""
+    kind = benchmark.spec.kind
+    if kind is BenchmarkKind.INTERACTIVE and isinstance(benchmark, HasReferenceActions):
+        return play_actions(cast(InteractiveBenchmark, benchmark), task, [])
+    if kind is BenchmarkKind.TOOL_USE and isinstance(benchmark, HasReferenceCalls):
+        return play_calls(cast(ToolUseBenchmark, benchmark), task, [])
+    if kind is BenchmarkKind.QA and task.answer is not None:
+        return cast(QABenchmark, benchmark).score(task, None)
+    return None
+
+
 def play_actions(benchmark: InteractiveBenchmark, task: Task, actions: list[str]) -> float:
     env = benchmark.make_env(task)
     try:

@@ -7,6 +7,8 @@ function of yours or a QA scorer.
         files/                           copied into the task's fresh working directory
         answer                           the reference answer (QA scorers)
         rubric.md | expectations         what a judge grades (one expectation a line)
+        solution/                        optional: files that, laid over files/, solve the task
+                                         (`check-suite` checks it scores 1; no agent sees it)
 
 The whole folder is checked when the suite is opened, and anything wrong is refused in one
 line naming the file: a missing task.md, a check command that is not executable, an unknown
@@ -45,7 +47,8 @@ FILES_DIR = "files"
 ANSWER_FILE = "answer"
 RUBRIC_FILE = "rubric.md"
 EXPECTATIONS_FILE = "expectations"
-TASK_ENTRIES = frozenset({TASK_FILE, FILES_DIR, ANSWER_FILE, RUBRIC_FILE, EXPECTATIONS_FILE})
+SOLUTION_DIR = "solution"
+TASK_ENTRIES = frozenset({TASK_FILE, FILES_DIR, ANSWER_FILE, RUBRIC_FILE, EXPECTATIONS_FILE, SOLUTION_DIR})
 DRAFT_MARKER = "REVIEW.md"
 """Marks a task drafted by `wikiskill tasks from-sessions`: the suite is refused until a person
 has reviewed the task and deleted it."""
@@ -215,6 +218,14 @@ class TaskFolders:
     def prepare(self, splits: tuple[Split, ...]) -> None:
         """Nothing to prepare: every task was read and checked when the suite was opened."""
 
+    def folder(self, task: Task) -> Path:
+        return self.directory / task.split / task.id
+
+    def solution(self, task: Task) -> Path | None:
+        """The task's `solution/` folder, the files that solve it laid over its files; None without."""
+        path = self.folder(task) / SOLUTION_DIR
+        return path if path.is_dir() else None
+
     def score(self, task: Task, prediction: str | None) -> float:
         """A QA suite's score of `prediction` against the task's `answer`."""
         return float(self._answer_scorer(prediction, task.answer or ""))
@@ -275,8 +286,9 @@ class TaskFolders:
         if not question.strip():
             raise BenchmarkError(f"{folder / TASK_FILE} is empty")
         files = folder / FILES_DIR
-        if files.exists() and not files.is_dir():
-            raise BenchmarkError(f"{files} must be a folder")
+        for entry in (files, folder / SOLUTION_DIR):
+            if entry.exists() and not entry.is_dir():
+                raise BenchmarkError(f"{entry} must be a folder")
         answer = _read_text(folder / ANSWER_FILE)
         rubric = _read_text(folder / RUBRIC_FILE)
         expectations = [

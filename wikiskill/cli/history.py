@@ -29,6 +29,10 @@ def status(ctx: typer.Context) -> None:
     console.print(f"test        looked at {info.test_looks} time(s) (sealed: only eval --split test, uplift)")
     if info.alpha_left is not None:
         console.print(f"alpha       {info.alpha_spent:.4f} of the run's budget spent, {info.alpha_left:.4f} left")
+    if info.unsound:
+        console.print(f"unsound     {len(info.unsound)} task(s) left out of every split:")
+        for task_id, reason in info.unsound.items():
+            console.print(f"  {task_id}: {reason}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"cost        ${info.cost_usd:.4f} ({info.tokens} tokens)")
     for role, spend in info.by_role.items():
         cached = f" ({spend.cached_tokens} cached)" if spend.cached_tokens else ""
@@ -67,6 +71,8 @@ def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., hel
     A proposal that was invalid is shown with the reason."""
     story = api.show_round(workspace_of(ctx), round_number)
     plain(f"round {story.number}: train score {score_text(story.train_score)}")
+    for task_id, reason in story.unsound.items():
+        plain(f"left out as unsound: {task_id}: {reason}")
     plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
     if story.maintain_failed:
         plain(f"  failed: {story.maintain_failed}")

@@ -45,6 +45,15 @@ def init(
         help="--agent command: one item of the CLI's argv, as it is (repeat it, the program first); "
         "instead of --command.",
     ),
+    registry_path: Path | None = typer.Option(
+        None, "--registry-path", help="harbor:NAME@VERSION: the Harbor registry.json file to look the dataset up in."
+    ),
+    registry_url: str | None = typer.Option(
+        None,
+        "--registry-url",
+        help="harbor:NAME@VERSION: the Harbor registry.json URL to look the dataset up in "
+        "(default: Harbor's public one).",
+    ),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
@@ -60,10 +69,13 @@ def init(
         concurrency=concurrency,
         agent=agent,
         command=argv_of(command, arg),
+        registry=registry_of(registry_path, registry_url),
     )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
-    counts = api.suite_counts(ws)
-    if counts is not None:
+    suite = api.harbor_suite(ws)
+    if suite is not None:
+        print_unreadable(suite.unreadable)
+        counts = suite.counts()
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
     network = api.suite_network(ws)
     if network is not None and network[0]:
@@ -71,6 +83,23 @@ def init(
         where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
         console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def registry_of(path: Path | None, url: str | None) -> str | None:
+    """The registry `--registry-path` or `--registry-url` gives; not both."""
+    if path is not None and url is not None:
+        raise ConfigError("give the Harbor registry either as --registry-path or as --registry-url, not both")
+    return str(path) if path is not None else url
+
+
+def print_unreadable(unreadable: dict[str, str]) -> None:
+    """How many tasks of a Harbor suite cannot be read and are left out, each with its reason."""
+    if not unreadable:
+        return
+    count = len(unreadable)
+    console.print(f"{count} task{'s' if count > 1 else ''} cannot be read and {'are' if count > 1 else 'is'} left out:")
+    for task_id, reason in unreadable.items():
+        console.print(f"  {task_id}: {reason}", markup=False, highlight=False, soft_wrap=True)
 
 
 def argv_of(command: str | None, items: list[str] | None) -> list[str] | None:
@@ -205,6 +234,9 @@ def eval_command(
         console.print(line, markup=False, highlight=False)
     repeats = f" (mean of {len(evaluated.runs)} repeats per task)" if len(evaluated.runs) > 1 else ""
     infra = f", {len(e.infra)} left out as infra" if e.infra else ""
+    if not e.n:
+        console.print(f"no task was scored: all {len(e.infra)} failed as infra (above); fingerprint {e.fingerprint}")
+        raise typer.Exit(1)
     console.print(f"mean score {e.mean:.3f} ({e.solved}/{e.n} solved{infra}){repeats}; fingerprint {e.fingerprint}")
 
 
@@ -305,21 +337,44 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
 
 
 def check_suite_command(
-    path: Path = typer.Argument(..., help="A Harbor suite: a folder of task folders, or one task folder."),
+    path: str = typer.Argument(
+        ...,
+        help="A Harbor suite (a folder of task folders, one task folder, or harbor:NAME@VERSION), a "
+        "task-folder suite (tasks:PATH) or a named suite (example-qa, textworld-cooking, ...).",
+    ),
     runtime: str = typer.Option("docker", "--runtime", help="docker or podman."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks checked at the same time."),
+    registry_path: Path | None = typer.Option(
+        None, "--registry-path", help="harbor:NAME@VERSION: the Harbor registry.json file to look the dataset up in."
+    ),
+    registry_url: str | None = typer.Option(
+        None, "--registry-url", help="harbor:NAME@VERSION: the Harbor registry.json URL (default: Harbor's public one)."
+    ),
 ) -> None:
-    """Check a Harbor suite before spending on it: per task, whether the oracle (solution/solve.sh)
-    scores 1 and nop scores 0, and which tasks fail to build. Exits 1 unless every task is sound."""
-    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency)
+    """Check a suite before spending on it: per task, whether its reference solution scores 1 and
+    doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
+    folder's solution/ against its untouched files), and which tasks fail to build or cannot be
+    read. Exits 1 unless every checked task is sound."""
+    registry = registry_of(registry_path, registry_url)
+    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency, registry=registry)
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
-        verdict = "ok" if check.sound else (check.problem or "oracle must score 1 and nop 0")
-        table.add_row(check.task_id, *shown, Text(verdict, style="green" if check.sound else "red"))
+        table.add_row(check.task_id, *shown, Text(check.verdict.value, style="green" if check.sound else "red"))
     console.print(table)
-    broken = [check for check in checks if not check.sound]
-    console.print(f"{len(checks) - len(broken)} of {len(checks)} tasks sound.")
+    unchecked = [check.task_id for check in checks if not check.reference]
+    checked = [check for check in checks if check.reference]
+    broken = [check for check in checked if not check.sound]
+    for check in broken:  # whole, under the table: a cell would cut a log's path
+        console.print(f"{check.task_id}: {check.reason}", markup=False, highlight=False, soft_wrap=True)
+    if unchecked:
+        console.print(
+            f"{len(unchecked)} task(s) carry no reference solution and were not checked: {', '.join(unchecked)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"{len(checked) - len(broken)} of {len(checked)} tasks sound.")
     if broken:
         raise typer.Exit(1)
 

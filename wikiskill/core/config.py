@@ -493,14 +493,25 @@ class SuiteSkills(StrEnum):
 
 
 class HarborSettings(_Section):
+    registry: str | None = None
+    """The Harbor registry `harbor:NAME@VERSION` is looked up in: a registry.json's path or URL
+    (`init --registry-path` / `--registry-url`); unset: Harbor's public registry."""
     ids: HarborIds = HarborIds()
     """The split as explicit id lists; all empty: a seeded split stratified by each task's
     `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the
     rest test)."""
+    exclude: list[str] = []
+    """Tasks left out of the suite before it is split: ids or glob patterns (`build-*`), as
+    Harbor's `--exclude-task-name`."""
     split_seed: int = 0
     """The seed of the stratified split."""
+    require_sound: bool = True
+    """`evolve` first checks each task that has a reference solution (solution/solve.sh scores
+    1, the untouched task 0; once per task digest) and leaves unsound ones out of every split,
+    recorded with the reason in raw/soundness/unsound.json; false: every task stays."""
     reward_key: str | None = None
-    """Which key of a verifier's `reward.json` is the score; unset: the mean of its values."""
+    """Which key of a verifier's `reward.json` is the score; unset: its key `reward`, else its
+    only key (several keys and none named `reward` is an infrastructure failure naming them)."""
     force_build: bool = False
     """Build each task's image from its `environment/Dockerfile` even where task.toml pins an
     `[environment] docker_image`; unset, the pinned image is run (pulled when it is not here)."""

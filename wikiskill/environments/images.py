@@ -26,11 +26,14 @@ import uuid
 from pathlib import Path
 
 from ..core.errors import InfrastructureError
+from .base_image import DEFAULT_BASE_IMAGE
 from .heredoc import lower, uses_heredocs, write_files
 from .runtime import Runtime
 
 IMAGE_REPOSITORY = "wikiskill-env"
 IMAGE_LABEL = "wikiskill.image"
+BASE_REPOSITORY = DEFAULT_BASE_IMAGE.partition(":")[0] + ":"
+"""The base image's name up to its tag (`wikiskill base-image` makes it)."""
 IGNORED = frozenset({"__pycache__", ".pytest_cache", ".git", ".DS_Store"})
 PROBE = "FROM scratch\nCOPY <<EOF /probe\nok\nEOF\n"
 """A Dockerfile only a builder with heredocs builds (and with nothing to pull)."""
@@ -156,7 +159,19 @@ class ImageCache:
                     f"the image of {named} took over {timeout_s:g} s to build (build_timeout_sec); its log: {log_path}"
                 ) from None
         if status != 0:
-            raise InfrastructureError(f"the image of {named} failed to build (exit {status}); its log: {log_path}")
+            raise InfrastructureError(
+                f"the image of {named} failed to build (exit {status}); its log: {log_path}"
+                + self._missing_base(context / "Dockerfile")
+            )
+
+    def _missing_base(self, dockerfile: Path) -> str:
+        """What to run when the Dockerfile builds FROM wikiskill's base image and it is not there."""
+        for line in dockerfile.read_text(encoding="utf-8", errors="replace").splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0].upper() == "FROM" and words[1].startswith(BASE_REPOSITORY):
+                if not self._present(words[1]):
+                    return f"; it builds FROM {words[1]}, which this engine lacks: make it with `wikiskill base-image`"
+        return ""
 
 
 def prepared_context(context: Path, scratch: Path, remove_skills: bool, lower_heredocs: bool) -> Path:

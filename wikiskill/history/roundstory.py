@@ -14,6 +14,7 @@ from ..core.errors import WikiskillError
 from ..store.evaluations import read_scores
 from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, PENDING_PREFIX, REJECTED_PREFIX, round_label
 from ..store.trailers import Crossed, Step, Trailers
+from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
 
 
@@ -40,6 +41,8 @@ class RoundStory:
     """Main's per-task scores on the same tasks, when the validation recorded them (`sequential`)."""
     looks: str = ""
     """How a sequential verdict stopped: the look, the tasks used of the pool, the boundary crossed."""
+    unsound: dict[str, str] = field(default_factory=dict)
+    """The tasks the round left out of every split as unsound, with the reason."""
 
     @property
     def infra(self) -> dict[str, str]:
@@ -59,7 +62,7 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
     rollout = _step(main_log, number, Step.ROLLOUT)
     if rollout is None:
         raise WikiskillError(f"round {number} has not run in this workspace (see `wikiskill log`)")
-    story = RoundStory(number)
+    story = RoundStory(number, unsound=read_unsound(ws, rollout.sha))
     label = round_label(number)
     story.train_score = rollout.meta.score
     maintain = _step(main_log, number, Step.MAINTAIN)

@@ -15,6 +15,7 @@ from ..store.pending import pending_candidates
 from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config
 from ..store.trailers import Decision, Step
+from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
 from .test_looks import test_looks
 
@@ -49,6 +50,8 @@ class Status:
     alpha_left: float | None = None
     test_looks: int = 0
     """How many times the sealed test split was scored (`eval --split test`, `uplift`)."""
+    unsound: dict[str, str] = field(default_factory=dict)
+    """The tasks left out of every split as unsound, with the reason."""
 
 
 @dataclass
@@ -84,6 +87,7 @@ def status(ws: Workspace) -> Status:
         pending=[item.id for item in pending_candidates(ws)],
         test_looks=test_looks(ws),
         **_budget(ws, config.gate),
+        unsound=read_unsound(ws, MAIN),
     )
 
 

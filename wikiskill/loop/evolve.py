@@ -20,6 +20,7 @@ from ..telemetry.spans import round_span, step_span
 from .estimate import check_round_budget
 from .harness import Harness
 from .progress_file import recording
+from .soundness import leave_out_unsound
 from .steps import round_steps
 from .steps.evaluation import incumbent, incumbent_recorded, record_incumbent
 
@@ -130,6 +131,7 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
 
 def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
+    leave_out_unsound(harness)  # first: the split it leaves decides every setup after it
     tracker = open_tracker(ws, harness.config, harness.reporter)  # off for this command if unreachable
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from ..benchmarks import BenchmarkKind, Split, Task, load_benchmark
+from ..benchmarks.harbor import HarborSuite
 from ..contracts.gate import GatePolicy
 from ..contracts.running import AgentRecipe, Executor, Place, Reporter
 from ..core.config import Config, GateSettings
@@ -22,11 +23,13 @@ from ..llm.meter import Meter
 from ..run.executors import open_executor
 from ..run.team import ModelFactory, Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes, skills_id
+from ..store.harbor_datasets import fetch_for
 from ..store.results import ResultCache
 from ..store.rounds import round_label
 from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
+from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
 from ..telemetry.spans import annotate, tasks_span
 from .alpha_budget import Spend, budgeted, current_spend
@@ -83,6 +86,7 @@ class Harness:
         self.ws = workspace
         self.config = config or load_config(workspace.root)
         self.reporter = reporter or QuietReporter()
+        fetch_for(self.config, workspace.root)  # a registry dataset's folder, made once per machine
         self.benchmark = load_benchmark(self.config, workspace.root, progress=self.reporter.preparing)
         self.meter = Meter(self.config.budget)
         self.team = Team(self.config, self.benchmark, self.meter, workspace.state_dir, model_factory)
@@ -97,6 +101,8 @@ class Harness:
         self.test_sealed = True
         self._held_out: HeldOut | None = None
         """No step scores the test split; `history.test_looks.looking_at_test` unseals it for a recorded look."""
+        if isinstance(self.benchmark, HarborSuite) and self.config.harbor.require_sound:
+            self.benchmark.leave_out(read_unsound(workspace, MAIN))  # as the last evolve left them
 
     def __enter__(self) -> Harness:
         return self
@@ -162,6 +168,14 @@ class Harness:
             repeats = self.config.gate.repeats if split != "train" else 1
             self._setups[key] = eval_setup(self.config, self.benchmark, split, repeats, first_repeat)
         return self._setups[key]
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take unsound tasks out of the Harbor suite's splits before anything is evaluated; the
+        setups computed so far no longer hold."""
+        if isinstance(self.benchmark, HarborSuite):
+            self.benchmark.leave_out(unsound)
+        self._setups.clear()
+        self._recorded.clear()
 
     def skills_id(self, ref: str) -> str:
         return skills_id(self.ws, ref, self.config.agent.wiki_access)

@@ -2,26 +2,23 @@
 once per environment digest; the service `main` of a compose project for a compose task), on the
 network each phase asks for (`environments/network.py`: a phase the engine cannot give its
 network is infra before anything starts), the inner agent's play inside it under the task's
-`[agent] timeout_sec`,
-then verification as Harbor does it: only now are the task's `tests/` copied in (as `/tests`),
-`test.sh` runs under `[verifier] timeout_sec`, and the reward is read from
-`/logs/verifier/reward.txt` (a number) or `reward.json` (a flat map: `harbor.reward_key`, or the
-mean of its values; a key it lacks stops the command, a ConfigError). A task's `storage_mb` is
-the engine's to enforce where it can, else checked after the agent and after the verifier
-(`environments/storage.py`). The container is removed whatever happens.
+`[agent] timeout_sec`, then verification as Harbor does it: only now are the task's `tests/`
+copied in (as `/tests`), `test.sh` runs under `[verifier] timeout_sec`, and the reward is read
+from `/logs/verifier/reward.txt` or `reward.json` as Harbor reads them (`harbor_reward.py`). A
+task's `storage_mb` is the engine's to enforce where it can, else checked after the agent and
+after the verifier (`environments/storage.py`). The container is removed whatever happens.
 
 The verifier's output, with the failing tests of a CTRF (`ctrf.json`) or JUnit (`*.xml`) report
 it leaves in /logs/verifier, is the task's feedback (which the roles read on train tasks only).
 An image that will not build, a container that will not start or a verifier that writes no
-reward raises InfrastructureError: never a score. An agent or a verifier that runs out of time
-is the task's failure, marked `timeout`.
+reward that reads as one raises InfrastructureError quoting the verifier's last lines: never a
+score. An agent or a verifier that runs out of time is the task's failure, marked `timeout`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +29,7 @@ from ..benchmarks.harbor_env import exports, resolve_env
 from ..benchmarks.harbor_network import Phase
 from ..contracts.roles import EnvironmentAgent
 from ..core.config import EnvironmentSettings, HarborSettings, SuiteSkills
-from ..core.errors import ConfigError, InfrastructureError
+from ..core.errors import InfrastructureError
 from ..environments.base import NeedsMounts
 from ..environments.compose import ComposeProject
 from ..environments.container import Container, Limits
@@ -42,12 +39,15 @@ from ..environments.network import EngineNetwork
 from ..environments.runtime import Runtime, open_runtime
 from ..environments.storage import StorageLimit, StorageOptRefused
 from ..store.traces import FailureKind, Score, Trajectory, cut
+from .harbor_reward import read_reward
 from .scorers import junit_score
 
 TESTS_MOUNT = "/tests"
 LOGS_DIR = "/logs/verifier"
 VERIFIER_OUTPUT_CHARS = 64_000
 FEEDBACK_CHARS = 2000
+CRASH_LINES = 5
+"""The verifier's last lines of output an infrastructure failure quotes."""
 
 
 @dataclass
@@ -194,45 +194,20 @@ async def verify(container: Container, task: HarborTask, reward_key: str | None)
     with tempfile.TemporaryDirectory(prefix="wikiskill-verifier-") as scratch:
         logs = Path(scratch) / "verifier"
         await container.copy_out(LOGS_DIR, logs)
-        value = read_reward(logs, reward_key, task)
+        try:
+            value = read_reward(logs, reward_key, task.id)
+        except InfrastructureError as exc:
+            raise InfrastructureError(f"{exc}; {crash_report(result.exit_code, result.output)}") from None
         if value >= 1.0:
             return Score(value=value), None
         return Score(value=value, feedback=feedback(result.exit_code, result.output, logs)), None
 
 
-def read_reward(logs: Path, reward_key: str | None, task: HarborTask) -> float:
-    """reward.txt's number, or reward.json's `reward_key` (else the mean of its values), in [0, 1]."""
-    text_file, json_file = logs / "reward.txt", logs / "reward.json"
-    if text_file.is_file():
-        try:
-            value = float(text_file.read_text(encoding="utf-8").strip())
-        except ValueError:
-            raise InfrastructureError(f"{task.id}: the verifier's reward.txt holds no number") from None
-    elif json_file.is_file():
-        try:
-            rewards = json.loads(json_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InfrastructureError(f"{task.id}: the verifier's reward.json is not JSON ({exc})") from None
-        if (
-            not isinstance(rewards, dict)
-            or not rewards
-            or not all(isinstance(number, (int, float)) for number in rewards.values())
-        ):
-            raise InfrastructureError(f"{task.id}: the verifier's reward.json is not a flat map of numbers")
-        if reward_key is None:
-            value = sum(rewards.values()) / len(rewards)
-        elif reward_key in rewards:
-            value = float(rewards[reward_key])
-        else:
-            raise ConfigError(
-                f"harbor.reward_key {reward_key!r} is not a key of {task.id}'s reward.json "
-                f"(its keys: {', '.join(sorted(rewards))})"
-            )
-    else:
-        raise InfrastructureError(f"{task.id}: the verifier wrote no {LOGS_DIR}/reward.txt or reward.json")
-    if not math.isfinite(value):
-        raise InfrastructureError(f"{task.id}: the verifier's reward {value} is not a finite number")
-    return min(1.0, max(0.0, value))
+def crash_report(status: int | None, output: str) -> str:
+    """How the verifier ended: its exit status and the last lines of its output (stderr included)."""
+    lines = [line for line in output.rstrip().splitlines() if line.strip()][-CRASH_LINES:]
+    tail = " | ".join(line.strip()[-300:] for line in lines) or "(no output)"
+    return f"the verifier exited with status {status}; its last lines: {tail}"
 
 
 def feedback(status: int | None, output: str, logs: Path) -> str:

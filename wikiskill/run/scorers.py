@@ -9,8 +9,9 @@ tests passed, or its last stdout line `score: X` gives X, else 0. Its feedback i
 the failing tests' names and messages from the report, else the end of the check's output.
 
 A check that crashed says nothing about the agent's work, and raises `InfrastructureError`: it
-could not start (its program or interpreter is missing), it exited 126 or 127 (the shell's
-"cannot execute" and "not found"), it ended in a Python traceback of its own code (an exception
+could not start (its program or interpreter is missing, or `python -m MODULE` found no MODULE:
+the message names what to install), it exited 126 or 127 (the shell's "cannot execute" and
+"not found"), it ended in a Python traceback of its own code (an exception
 other than AssertionError, raised with no frame in the task's working directory), or it wrote no
 JUnit report it was set to write. A `python:` scorer that raises is likewise a crash.
 """
@@ -44,6 +45,8 @@ NOT_RUN = {126: "a program it runs cannot be executed", 127: "a program it runs 
 TRACEBACK = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s+File "([^"]+)", line \d+')
 VERDICTS = ("AssertionError",)
+MODULE_MISSING = re.compile(r"^(?P<python>\S*python[\w.]*): No module named (?P<module>[\w.]+)$")
+"""What `python -m MODULE` says when the interpreter lacks MODULE: the check never started."""
 """Exceptions by which a Python check states a task's failure rather than crashing."""
 
 
@@ -111,6 +114,13 @@ def _refuse_crash(status: int, output: str, workdir: Path) -> None:
     last = lines[-1].strip() if lines else "no output"
     if status in NOT_RUN:
         raise InfrastructureError(f"the check exited with status {status} ({NOT_RUN[status]}): {last}")
+    missing = MODULE_MISSING.match(last)
+    if missing is not None:
+        python, module = missing["python"], missing["module"]
+        raise InfrastructureError(
+            f"the check could not start: {python} has no module {module} "
+            f"(install it there: {python} -m pip install {module.partition('.')[0]})"
+        )
     exception = _own_exception(output, workdir)
     if exception is not None:
         raise InfrastructureError(f"the check crashed: {exception}")

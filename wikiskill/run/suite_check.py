@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..benchmarks.harbor import HarborSuite, HarborTask
 from ..contracts.roles import EnvironmentAgent
@@ -15,9 +16,23 @@ from ..roles.reference_agent import NopAgent, OracleAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent
 
 
+class CheckVerdict(StrEnum):
+    """A task's verdict, one word for a table's cell."""
+
+    OK = "ok"
+    UNSOUND = "unsound"
+    """Its reference does not score 1, or doing nothing does not score 0."""
+    INFRA = "infra"
+    """The machinery failed before a verdict (a build, a container)."""
+    UNREADABLE = "unreadable"
+    UNCHECKED = "unchecked"
+    """It carries no reference solution."""
+
+
 @dataclass(frozen=True)
 class TaskCheck:
-    """One task's verdict."""
+    """One task's verdict: `oracle` is its reference's score (a Harbor task's solve.sh, a task
+    folder's solution/), `nop` the untouched task's."""
 
     task_id: str
     oracle: float | None = None
@@ -25,10 +40,35 @@ class TaskCheck:
     problem: str | None = None
     """Why the task could not be checked (a build that failed, with its log's path), or what the
     oracle reported."""
+    unreadable: bool = False
+    """The task's folder cannot be read (`problem` says why)."""
+    reference: bool = True
+    """False: the task carries no reference solution, so it was not checked."""
 
     @property
     def sound(self) -> bool:
         return self.problem is None and self.oracle == 1.0 and self.nop == 0.0
+
+    @property
+    def verdict(self) -> CheckVerdict:
+        if self.sound:
+            return CheckVerdict.OK
+        if not self.reference:
+            return CheckVerdict.UNCHECKED
+        if self.problem is not None and self.oracle is None:
+            return CheckVerdict.UNREADABLE if self.unreadable else CheckVerdict.INFRA
+        return CheckVerdict.UNSOUND
+
+    @property
+    def reason(self) -> str:
+        """Why the task is not sound, whole."""
+        if self.sound:
+            return "sound"
+        if not self.reference:
+            return "no reference solution to check"
+        if self.problem is not None:
+            return self.problem
+        return f"the reference must score 1 and doing nothing 0; they scored {self.oracle:g} and {self.nop:g}"
 
 
 async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: int = 2) -> list[TaskCheck]:
@@ -36,12 +76,14 @@ async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: in
 
     async def one(task: HarborTask) -> TaskCheck:
         async with gate:
-            return await _check(suite, setup, task)
+            return await check_task(suite, setup, task)
 
-    return await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
+    played = await asyncio.gather(*(one(task) for task in sorted(suite.by_id.values(), key=lambda task: task.id)))
+    unreadable = [TaskCheck(task_id, problem=reason, unreadable=True) for task_id, reason in suite.unreadable.items()]
+    return sorted([*played, *unreadable], key=lambda check: check.task_id)
 
 
-async def _check(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
+async def check_task(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
     scores: dict[str, float] = {}
     problem = None
     agents: list[tuple[str, EnvironmentAgent]] = [("oracle", OracleAgent()), ("nop", NopAgent())]

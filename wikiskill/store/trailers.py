@@ -54,6 +54,8 @@ class Step(StrEnum):
     """`wikiskill uplift`: an arm's skills on `uplift/<arm>`, or the result on `uplift/results`."""
     TEST_LOOK = "test_look"
     """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
+    SOUNDNESS = "soundness"
+    """The tasks left out of every split as unsound changed (`raw/soundness/unsound.json`)."""
 
 
 class Action(StrEnum):
