@@ -3,16 +3,17 @@ real model behind an OpenAI-compatible server (for manual checks only: no test o
 
     /work/shared/local-llm/serve.sh 18080     # or any server: llama.cpp, Ollama, vLLM
     python benchmarks/perf/workdir_agent_local.py --api-base http://127.0.0.1:18080/v1 \
-        [--model openai/qwen] [--protocol auto|native|text|bash_block] [--tasks 10] [--max-steps 6]
-        [--traces DIR]
+        [--model openai/qwen] [--protocol auto|native|text|bash_block] [--edit-format FORMAT]
+        [--tasks 10] [--max-steps 6] [--traces DIR]
 
 Each task is a folder whose solution.py holds a function's signature and docstring; a hidden
 check in the suite folder (not in the working directory) runs its tests. The agent plays every
-task once in a fresh working directory; printed per task: whether it changed a file, whether
-the check passed, how many model calls and tool calls it made, and then the shares of the run.
+val task once in a fresh working directory; printed per task: whether it changed a file, whether
+the check passed, how many model calls and tool calls it made, its tokens and how it ended, and
+then the shares of the run.
 Run it on two checkouts (e.g. `git stash` or main against a branch) to compare them: it uses
 only the agent's long-standing API, `ShellAgent(model, skills, settings, max_steps).play` (and its
-`protocol` for `--protocol bash_block`).
+`protocol` for `--protocol bash_block`, its `edit_format` for `--edit-format`).
 """
 
 from __future__ import annotations
@@ -94,12 +95,12 @@ def write_suite(root: Path, count: int) -> TaskFolders:
     check = root.resolve() / "check.py"
     (root / "suite.yaml").write_text(f"scorer: command\ncommand: {sys.executable} {check}\ntimeout: 30\n")
     (root / "check.py").write_text(CHECK)
-    for split in ("val", "test"):
+    for split in ("train", "test"):
         placeholder = root / split / f"unused-{split}"
         (placeholder / "files").mkdir(parents=True)
         (placeholder / "task.md").write_text("unused")
     for task_id, (signature, doc, tests) in list(FUNCTIONS.items())[:count]:
-        folder = root / "train" / task_id
+        folder = root / "val" / task_id
         (folder / "files").mkdir(parents=True)
         (folder / "task.md").write_text("Implement the function in solution.py as its docstring says.")
         (folder / "files" / "solution.py").write_text(f'{signature}\n    """{doc}"""\n    raise NotImplementedError\n')
@@ -140,7 +141,9 @@ async def play_one(agent: ShellAgent, scorer: CommandScorer, task, scratch: Path
         "passed": score.value == 1.0,
         "replies": calls,
         "actions": tools,
+        "tokens": trajectory.usage.tokens,
         "error": trajectory.error,
+        "failure": trajectory.failure.value if trajectory.failure else None,
         "seconds": time.monotonic() - started,
     }
 
@@ -158,7 +161,9 @@ async def run_all(args: argparse.Namespace) -> list[dict]:
         suite = write_suite(Path(scratch) / "suite", args.tasks)
         scorer = CommandScorer(suite.command, suite.scoring, suite.directory)
         # `protocol` is the agent's own setting since the bash-block protocol; older checkouts lack it
-        chosen = {"protocol": ToolProtocol(args.protocol)} if args.protocol == "bash_block" else {}
+        chosen: dict = {"protocol": ToolProtocol(args.protocol)} if args.protocol == "bash_block" else {}
+        if args.edit_format is not None:  # the agent's own setting since fenced-block edits
+            chosen["edit_format"] = args.edit_format
         agent = ShellAgent(model, [], SkillsSettings(), args.max_steps, **chosen)
         limit = asyncio.Semaphore(args.concurrency)
 
@@ -168,7 +173,7 @@ async def run_all(args: argparse.Namespace) -> list[dict]:
                 print(json.dumps(row), flush=True)
                 return row
 
-        return await asyncio.gather(*(bounded(task) for task in suite.tasks("train")))
+        return await asyncio.gather(*(bounded(task) for task in suite.tasks("val")))
 
 
 def main() -> None:
@@ -176,6 +181,7 @@ def main() -> None:
     parser.add_argument("--api-base", required=True)
     parser.add_argument("--model", default="openai/qwen")
     parser.add_argument("--protocol", default="auto")
+    parser.add_argument("--edit-format", default=None, help="tools, whole, diff or auto (the agent's default)")
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -193,6 +199,8 @@ def main() -> None:
         f"protocol {args.protocol}: changed a file {sum(r['changed'] for r in rows)}/{total}, "
         f"check passed {sum(r['passed'] for r in rows)}/{total}, "
         f"actions {sum(r['actions'] for r in rows)}, model replies {sum(r['replies'] for r in rows)}, "
+        f"tokens per task {sum(r['tokens'] for r in rows) / max(total, 1):.0f}, "
+        f"stuck {sum(r['failure'] == 'stuck' for r in rows)}, "
         f"{time.monotonic() - started:.0f} s"
     )
 
