@@ -137,3 +137,12 @@ def test_the_diff_format_applies_a_search_replace_block_and_shows_a_missed_searc
     first, second = told(server)[:2]
     assert "the SEARCH section is not in the file" in first and second.startswith("Edited calc.py:")
     assert len(trajectory.edits) == 1
+
+
+def test_a_reply_that_writes_the_same_file_again_after_a_change_ends_the_task(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    block = f"calc.py\n```python\n{FIXED}```"
+    with FakeOpenAIServer(replies(block, block, block, block)) as server:
+        trajectory = asyncio.run(agent(server).play(TASK, workdir))
+    assert len(server.requests) == 2 and trajectory.failure is None and trajectory.error is None
+    assert trajectory.prediction == block and (workdir / "calc.py").read_text() == FIXED

@@ -32,6 +32,8 @@ class Applied:
 
     message: str
     edit: FileEdit | None = None
+    unchanged: bool = False
+    """The edit gave the file the text it already had."""
 
 
 class FileEditor:
@@ -71,7 +73,7 @@ class FileEditor:
             else:
                 after = replaced(before or "", edit.search, edit.replace)
             if after == (before or "") and before is not None:
-                return Applied(f"{path} is unchanged: the edit gives the text it already has.")
+                return Applied(f"{path} is unchanged: the edit gives the text it already has.", unchanged=True)
             await self._write(path, after)
         except EditRefused as refused:
             shown = edit.path or "the unnamed block"

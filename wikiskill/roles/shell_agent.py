@@ -85,6 +85,8 @@ class _Turn:
     prediction: str | None = None
     action: str = ""
     """What the reply did (its calls, command or edits), for the stuck detector; empty when it did nothing."""
+    shown: str = ""
+    """The action as the model is told it when it repeats."""
 
 
 class ShellAgent:
@@ -158,13 +160,14 @@ class ShellAgent:
             if turn.done:
                 prediction = turn.prediction
                 break
-            verdict = episode.stuck.see(turn.action, json.dumps(turn.answers)) if turn.action else Verdict.GO_ON
+            result = "\n".join(str(answer.get("content")) for answer in turn.answers)
+            verdict = episode.stuck.see(turn.action, result) if turn.action else Verdict.GO_ON
             if verdict is Verdict.STOP:
                 error = f"stuck: the same action with the same result {episode.stuck.repeats} times in a row"
                 failure = FailureKind.STUCK
                 break
             if verdict is Verdict.WARN:
-                messages.append({"role": "user", "content": self._stuck_message(turn.action, episode)})
+                messages.append({"role": "user", "content": self._stuck_message(turn.shown, episode)})
         else:
             error = f"no finish after {self.max_steps} steps"
         return Trajectory(
@@ -182,10 +185,10 @@ class ShellAgent:
             edits=episode.edits,
         )
 
-    def _stuck_message(self, action: str, episode: _Episode) -> str:
+    def _stuck_message(self, shown: str, episode: _Episode) -> str:
         return render(
             "agent_workdir_stuck",
-            action=action if len(action) <= 300 else action[:300] + " ...",
+            action=shown if len(shown) <= 300 else shown[:300] + " ...",
             times=episode.stuck.repeats,
             changed=episode.edits != [],
             edit_format=self.edit_format.value,
@@ -204,24 +207,25 @@ class ShellAgent:
             return list(search_replaces(content))
         return list(search_replaces(content) or whole_files(content))
 
-    async def _applied(self, edits: list[WholeFile | SearchReplace], episode: _Episode) -> list[dict]:
-        """The edits applied in order, answered in one message as a tool result would be."""
+    async def _applied(self, edits: list[WholeFile | SearchReplace], episode: _Episode) -> tuple[list[dict], bool]:
+        """The edits applied in order, answered in one message as a tool result would be, and
+        whether every one of them left its file as it was."""
         if not edits:
-            return []
-        results = []
-        for edit in edits:
-            applied = await episode.editor.apply(edit)
-            results.append(applied.message)
-            if applied.edit is not None:
-                episode.edits.append(applied.edit)
-        return [{"role": "user", "content": "\n\n".join(results)}]
+            return [], False
+        results = [await episode.editor.apply(edit) for edit in edits]
+        episode.edits += [applied.edit for applied in results if applied.edit is not None]
+        answer = {"role": "user", "content": "\n\n".join(applied.message for applied in results)}
+        return [answer], all(applied.unchanged for applied in results)
 
     async def _tool_turn(self, reply: Reply, environment: TaskEnvironment, episode: _Episode) -> _Turn:
         edits = self._text_edits(reply.content, bool(reply.tool_calls))
+        text = (reply.content or "").strip()
         if not reply.tool_calls and edits:
-            return _Turn(await self._applied(edits, episode), action=_edits_action(edits))
+            answers, unchanged = await self._applied(edits, episode)
+            if unchanged and await episode.changed():  # the work written out again: the model is done
+                return _Turn(answers, done=True, prediction=text)
+            return _Turn(answers, action=_edits_action(edits), shown=_edits_shown(edits))
         if not reply.tool_calls:
-            text = (reply.content or "").strip()
             if episode.nudged or await episode.changed():
                 return _Turn([], done=True, prediction=text)
             episode.nudged = True
@@ -231,13 +235,16 @@ class ShellAgent:
             {"role": "tool", "tool_call_id": call.id, "content": await self._traced_answer(call, environment)}
             for call in reply.tool_calls
         ]
-        answers += await self._applied(edits, episode)
+        answers += (await self._applied(edits, episode))[0]
         finish = next((call for call in reply.tool_calls if call.name == FINISH_TOOL["function"]["name"]), None)
         if finish is not None:
             return _Turn(answers, done=True, prediction=str((finish.arguments or {}).get("answer", "")).strip())
         calls = [{"name": call.name, "arguments": call.arguments} for call in reply.tool_calls]
         action = json.dumps(calls, sort_keys=True, default=str) + (_edits_action(edits) if edits else "")
-        return _Turn(answers, action=action)
+        shown = "; ".join(
+            [*(_call_shown(call) for call in reply.tool_calls), *([_edits_shown(edits)] if edits else [])]
+        )
+        return _Turn(answers, action=action, shown=shown)
 
     async def _block_turn(self, reply: Reply, environment: TaskEnvironment, episode: _Episode) -> _Turn:
         commands = bash_blocks(reply.content)
@@ -257,10 +264,12 @@ class ShellAgent:
             )
             return _Turn([{"role": "user", "content": message.strip()}])
         episode.format_errors = 0
-        answers = await self._applied(edits, episode)
-        action = _edits_action(edits) if edits else ""
+        answers, unchanged = await self._applied(edits, episode)
+        action, shown = (_edits_action(edits), _edits_shown(edits)) if edits else ("", "")
         if not one:
-            return _Turn(answers, action=action)
+            if unchanged and await episode.changed():
+                return _Turn(answers, done=True, prediction=(reply.content or "").strip())
+            return _Turn(answers, action=action, shown=shown)
         result = await environment.run(commands[0], self.timeout_s, self.output_chars)
         answer = finished(result.output)
         if answer is not None:
@@ -268,7 +277,8 @@ class ShellAgent:
         output = result.render(self.timeout_s)
         if answers:
             output = f"{answers[0]['content']}\n\n{output}"
-        return _Turn([{"role": "user", "content": output}], action=commands[0] + action)
+        shown = "; ".join([f"`{commands[0].strip()}`", *([shown] if shown else [])])
+        return _Turn([{"role": "user", "content": output}], action=commands[0] + action, shown=shown)
 
     async def _traced_answer(self, call: ToolCall, environment: TaskEnvironment) -> str:
         with tool_call_span(call.name):
@@ -294,6 +304,18 @@ class ShellAgent:
 
 def _edits_action(edits: list[WholeFile | SearchReplace]) -> str:
     return json.dumps([vars(edit) for edit in edits], sort_keys=True)
+
+
+def _edits_shown(edits: list[WholeFile | SearchReplace]) -> str:
+    files = ", ".join(dict.fromkeys(edit.path or "the task's file" for edit in edits))
+    return f"the same edit of {files} written in your reply"
+
+
+def _call_shown(call: ToolCall) -> str:
+    command = (call.arguments or {}).get("command")
+    if call.name == BASH_TOOL["function"]["name"] and isinstance(command, str):
+        return f"`{command.strip()}`"
+    return f"{call.name}({call.raw_arguments})"
 
 
 @dataclass
