@@ -315,7 +315,9 @@ class LLMSettings(_Section):
     at once."""
     timeout: float = Field(120.0, gt=0)
     """Seconds before one model call times out; a timed-out call is retried once, with twice the
-    time, and a second timeout is final."""
+    time, and a second timeout is final. Once a server's speed is measured (a slow local server),
+    a call it needs longer for gets twice its expected time (prompt and a full reply), up to ten
+    times this."""
     cache: bool = False
     """Keep an on-disk cache of replies at temperature 0 in `.wikiskill/` (a re-run is then free
     and reproducible)."""
