@@ -37,14 +37,14 @@ def test_any_text_parses_without_an_error(text):
         assert isinstance(found, SearchReplace)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(file_name, body, st.sampled_from(["", "Here it is:\n", "Some prose.\n\n"]))
 def test_a_whole_file_block_round_trips_with_the_name_on_the_line_before(name, content, prose):
     text = f"{prose}{name}\n```python\n{content}```\nThat is all."
     assert whole_files(text) == [WholeFile(name, content)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(file_name, body.filter(str.strip), body)
 def test_a_search_replace_block_round_trips_fenced_or_not(name, search, replace):
     block = f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
@@ -64,7 +64,7 @@ def test_a_path_is_refused_or_stays_inside_the_working_directory(raw):
     assert posixpath.normpath(path) == path
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(body, body, body)
 def test_replacing_finds_the_search_text_or_refuses(original, search, replace):
     try:
