@@ -69,8 +69,8 @@ def whole_files(text: str | None) -> list[WholeFile]:
     for fence in _fences(text or ""):
         if fence.language in COMMAND_LANGUAGES or any(SEARCH_MARK.match(line) for line in fence.body):
             continue
-        content = "\n".join(fence.body)
-        found.append(WholeFile(fence.named or _named(fence.before), content + "\n" if content else ""))
+        content = "".join(line + "\n" for line in fence.body)
+        found.append(WholeFile(fence.named or _named(fence.before), content))
     return found
 
 
