@@ -285,6 +285,24 @@ def test_a_slow_servers_measured_speed_keeps_requests_within_the_timeout():
     assert any("the server's measured speed" in note for note in fitted.notes)
 
 
+def test_a_slow_servers_long_reply_gets_a_timeout_sized_from_its_measured_speed():
+    import re
+    import time
+
+    def generating(body):  # 5 ms per token generated, as on a small CPU; the prompt says how many
+        tokens = int(re.search(r"write (\d+)", body["messages"][-1]["content"]).group(1))
+        time.sleep(tokens * 0.005)
+        return Reply(content="ok", prompt_tokens=len(body["messages"][-1]["content"]), completion_tokens=tokens)
+
+    with FakeOpenAIServer(generating) as server:
+        chat = model(server, retries=0, timeout=1.0, max_tokens=400)
+        for tokens, padding in ((10, 0), (40, 100), (100, 300)):  # the first call is not measured
+            chat.complete([{"role": "user", "content": f"write {tokens} " + "x" * padding}])
+        reply = chat.complete([{"role": "user", "content": "write 360"}])  # 1.8 s: past the 1 s timeout
+    assert reply.content == "ok" and len(server.requests) == 4  # neither timed out nor retried
+    assert any("the server's measured speed gives this request" in note for note in reply.notes)
+
+
 def test_a_system_prompt_longer_than_the_measured_speed_allows_is_sent_whole_not_failed():
     import time
 

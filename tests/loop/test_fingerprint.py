@@ -31,6 +31,7 @@ AGENT_SETTING_CHANGES = {
     "tool_protocol": "text",
     "context_window": 4096,
     "max_steps": 6,
+    "edit_format": "whole",
     "wiki_access": True,
     "runner": "python:json:dumps",  # any importable callable: the fingerprint digests its module's source
 }

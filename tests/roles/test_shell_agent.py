@@ -258,7 +258,8 @@ def workdir_suite_workspace(tmp_path, base_url: str, **agent_settings: object):
 
 class CodeInTextFirst:
     """A small model's habit: it first answers with the fixed function in its text; once told to
-    act, it writes the fix with bash and finishes."""
+    act, it writes the fix with bash and finishes (under `edit_format: tools`, where code in the
+    text changes no file)."""
 
     def __call__(self, body: dict) -> Reply | str:
         messages = body["messages"]
@@ -275,7 +276,7 @@ def test_a_model_that_first_answers_with_code_in_text_is_told_to_act_and_then_it
 ):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(CodeInTextFirst(), text_tools=text_tools) as server:
-        ws = workdir_suite_workspace(tmp_path, server.base_url)
+        ws = workdir_suite_workspace(tmp_path, server.base_url, edit_format="tools")
         result = api.evaluate(ws, "val")
         requests = server.requests
     runs = result.runs[0]

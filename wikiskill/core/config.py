@@ -41,6 +41,15 @@ class ToolProtocol(StrEnum):
     BASH_BLOCK = "bash_block"
 
 
+class EditFormat(StrEnum):
+    """How the workdir agent takes file edits that a reply writes as text (Aider's edit formats)."""
+
+    TOOLS = "tools"
+    WHOLE = "whole"
+    DIFF = "diff"
+    AUTO = "auto"
+
+
 class StructuredOutput(StrEnum):
     """Whether a role that needs JSON sends its schema as `response_format`."""
 
@@ -132,6 +141,14 @@ class AgentSettings(RoleSettings):
     """`runner: command`: the CLI's argv, each item a template with `{prompt}`, `{workdir}`,
     `{home}`, `{model}`, `{api_base}`, `{api_key}`, `{max_turns}` and `{skills_dir}`
     (e.g. `[mycli, --model, "{model}", "{prompt}"]`); its stdout is the transcript."""
+    edit_format: EditFormat = EditFormat.AUTO
+    """The built-in workdir agent: how a reply may change files besides its commands. `tools`: only
+    by tool calls (`bash`); `whole`: a fenced block holding a file's full new content, the file
+    named on the line before the fence (or, when the task names one file, that file); `diff`:
+    SEARCH/REPLACE blocks, the file named on the line before; `auto`: a reply's tool calls when it
+    makes any, else its SEARCH/REPLACE blocks, else its whole-file blocks. Such an edit changes
+    only a file the task gave (or a new one the task names), inside the task's sandbox, is
+    answered with its diff as a tool result would be, and is recorded in the trace (docs/agents.md)."""
     wiki_access: bool = False
     """Give the task agent a `read_wiki` tool over main's active pattern pages (the paper's
     wiki-access ablation); the pages then enter the evaluation fingerprint."""
@@ -309,7 +326,9 @@ class LLMSettings(_Section):
     at once."""
     timeout: float = Field(120.0, gt=0)
     """Seconds before one model call times out; a timed-out call is retried once, with twice the
-    time, and a second timeout is final."""
+    time, and a second timeout is final. Once a server's speed is measured (a slow local server),
+    a call it needs longer for gets twice its expected time (prompt and a full reply), up to ten
+    times this."""
     cache: bool = False
     """Keep an on-disk cache of replies at temperature 0 in `.wikiskill/` (a re-run is then free
     and reproducible)."""

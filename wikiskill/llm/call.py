@@ -46,6 +46,12 @@ CONTEXT_SHRINK = 0.7
 CONTEXT_RETRIES = 2
 TIMEOUT_SHARE = 0.5
 """A request is sized to take at most this share of `llm.timeout` at the server's measured speed."""
+SPEED_MARGIN = 2.0
+"""A call's timeout is at least this many times what its request takes at the measured speed
+(prompt and a full reply), so a slow server's long reply is not timed out as a failure."""
+MAX_TIMEOUT_FACTOR = 10.0
+"""The measured speed raises a call's timeout to at most this many times `llm.timeout` (a hung
+server is still noticed)."""
 
 
 class Call:
@@ -73,6 +79,8 @@ class Call:
         self.call_required = call_required
         self.attempt = 0
         self.timeouts = 0
+        self.waited: list[float] = []
+        """Each attempt's timeout, in seconds."""
         self.overflows = 0
         self.shrink = 1.0
         self.notes: list[str] = []
@@ -161,8 +169,8 @@ class Call:
     def kwargs(self) -> dict:
         """litellm's arguments for the next attempt."""
         self.attempt += 1
-        timeout = self.llm.timeout * (2 if self.timeouts else 1)
-        kwargs = dict(self.request, timeout=timeout, num_retries=0, max_retries=0)
+        self.waited.append(self._timeout())
+        kwargs = dict(self.request, timeout=self.waited[-1], num_retries=0, max_retries=0)
         if (
             self.request.get("api_base")
             and self.request["model"].startswith("openai/")
@@ -170,6 +178,23 @@ class Call:
         ):
             kwargs["api_key"] = "no-key-needed"  # local OpenAI-compatible servers ignore it
         return kwargs
+
+    def _timeout(self) -> float:
+        """`llm.timeout` (twice it after a timeout), or longer when the server's measured speed
+        says the request takes longer than that share of it."""
+        timeout = self.llm.timeout * (2 if self.timeouts else 1)
+        completion = self.request.get("max_tokens") or self.profile.reserved_tokens()
+        prompt = conversation_tokens(self.request["messages"]) + tools_tokens(self.request.get("tools"))
+        expected = self.speed.seconds(prompt, completion)
+        if expected is None or SPEED_MARGIN * expected <= timeout:
+            return timeout
+        sized = min(SPEED_MARGIN * expected, self.llm.timeout * MAX_TIMEOUT_FACTOR)
+        if sized > timeout and self.attempt == 1:
+            self.notes.append(
+                f"timeout {sized:.0f}s rather than {timeout:g}s: the server's measured speed gives this request "
+                f"about {expected:.0f}s ({prompt} prompt tokens, up to {completion} in the reply)"
+            )
+        return max(timeout, sized)
 
     def finish(self, reply: Reply, text_ids: Iterator[int]) -> Reply:
         """`reply` with the calls it wrote as text (their ids drawn from `text_ids`) and the notes
@@ -190,7 +215,7 @@ class Call:
         """Seconds to wait before the next attempt; raise ModelError when the failure is final."""
         if isinstance(exc, (BudgetExceeded, ModelError)):
             raise exc
-        settings, role, timeout = self.profile.settings, self.profile.role, self.llm.timeout
+        settings, role = self.profile.settings, self.profile.role
         name = type(exc).__name__
         status = getattr(exc, "status_code", None)
         text = _first_line(exc)
@@ -208,13 +233,13 @@ class Call:
         if self._degrade(status, text):
             return 0.0
         if name == "Timeout" or status == 408 or "timed out" in text.lower():
+            waited = " and ".join(f"{seconds:.0f}s" for seconds in self.waited)
             if self.timeouts:
                 raise ProviderUnavailable(
-                    f"{summary} (timed out twice, after {timeout:g}s and {2 * timeout:g}s: "
-                    "raise llm.timeout or use a faster model)"
+                    f"{summary} (timed out twice, after {waited}: raise llm.timeout or use a faster model)"
                 ) from None
             self.timeouts += 1
-            self.notes.append(f"timed out after {timeout:g}s; retried once with twice the time")
+            self.notes.append(f"timed out after {waited}; retried once with twice the time")
             return 0.0
         if status not in RETRYABLE_STATUS and name not in TRANSIENT_ERRORS:
             raise ModelError(summary) from None

@@ -1,4 +1,5 @@
-"""The measured speed of a role's server, so a request is sized to finish within the timeout."""
+"""The measured speed of a role's server, so a request is sized to finish within the timeout, and
+the timeout to what the request takes there."""
 
 from __future__ import annotations
 
@@ -28,6 +29,23 @@ class ServerSpeed:
     def prompt_budget(self, seconds: float, completion_tokens: int) -> int | None:
         """The most prompt tokens a request can hold to finish within `seconds` while generating
         `completion_tokens`; None until two calls of different sizes were measured."""
+        fitted = self._fitted()
+        if fitted is None or fitted[0] <= 0:
+            return None
+        per_prompt, per_completion = fitted
+        return max(0, int((seconds - per_completion * completion_tokens) / per_prompt))
+
+    def seconds(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """How long a request of `prompt_tokens` that generates `completion_tokens` takes at the
+        measured speed; None until two calls of different sizes were measured."""
+        fitted = self._fitted()
+        if fitted is None:
+            return None
+        per_prompt, per_completion = fitted
+        return per_prompt * prompt_tokens + per_completion * completion_tokens
+
+    def _fitted(self) -> tuple[float, float] | None:
+        """(seconds per prompt token, seconds per completion token)."""
         with self._lock:
             calls = list(self._calls)
         if len({prompt for prompt, _, _ in calls}) < 2:
@@ -38,6 +56,4 @@ class ServerSpeed:
         (per_prompt, per_completion), _ = nnls(
             np.array([[p, c] for p, c, _ in calls], dtype=float), np.array([s for _, _, s in calls], dtype=float)
         )
-        if per_prompt <= 0:
-            return None
-        return max(0, int((seconds - per_completion * completion_tokens) / per_prompt))
+        return float(per_prompt), float(per_completion)

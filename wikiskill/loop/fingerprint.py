@@ -56,6 +56,7 @@ AGENT_SETTINGS = (
     "tool_protocol",
     "context_window",
     "max_steps",
+    "edit_format",
     "wiki_access",
 )
 """The task agent's settings (`agent.*`) that decide a score."""
@@ -70,6 +71,8 @@ AGENT_TEMPLATES = (
     "agent_workdir_task",
     "agent_workdir_nudge",
     "agent_workdir_format",
+    "agent_workdir_stuck",
+    "agent_workdir_edits",
     "skills_full",
     "skills_index",
     "tools_text",
@@ -82,6 +85,9 @@ AGENT_CODE = (
     "roles/shell_agent.py",
     "roles/bash_block.py",
     "roles/workdir_listing.py",
+    "roles/edit_blocks.py",
+    "roles/file_edits.py",
+    "roles/stuck.py",
     "environments/host.py",
     "environments/output.py",
     "environments/bubblewrap.py",

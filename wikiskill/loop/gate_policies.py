@@ -24,6 +24,11 @@ from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
+MAX_REASONS_SHOWN = 10
+"""The most infrastructure failures whose reasons a stopping message names (each task's outcome
+file keeps every reason)."""
+MAX_REASON_CHARS = 300
+
 
 def paired(candidate: Evaluation, incumbent: Evaluation) -> list[tuple[str, float, float]]:
     """`(task, candidate score, incumbent score)` per task scored on both sides, in the
@@ -59,15 +64,20 @@ def left_out(candidate: Evaluation, incumbent: Evaluation | None = None) -> dict
 
 def infra_problem(settings: GateSettings, candidate: Evaluation, incumbent: Evaluation | None = None) -> str | None:
     """Why a validation is indecisive: more than `gate.max_infra_share` of its tasks failed as
-    infrastructure, on either side; None when the comparison can stand."""
+    infrastructure, on either side, with each such task's reason; None when the comparison can stand."""
     dropped = left_out(candidate, incumbent)
     if not candidate.size or len(dropped) <= settings.max_infra_share * candidate.size:
         return None
-    first, reason = next(iter(dropped.items()))
+    shown = [f"{task}: {_cut(reason)}" for task, reason in list(dropped.items())[:MAX_REASONS_SHOWN]]
+    more = len(dropped) - len(shown)
     return (
         f"{len(dropped)} of {candidate.size} tasks failed as infrastructure, more than gate.max_infra_share "
-        f"{settings.max_infra_share:g} (first {first}: {reason})"
+        f"{settings.max_infra_share:g} ({'; '.join(shown)}{f'; and {more} more' if more > 0 else ''})"
     )
+
+
+def _cut(reason: str) -> str:
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 3] + "..."
 
 
 def decimal(value: float) -> Fraction:

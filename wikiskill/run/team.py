@@ -69,7 +69,13 @@ BUILTIN_WORKDIR_AGENT = "shell"
 
 WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
     BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
-        model, skills, config.skills, config.agent.max_steps, shelf, protocol=config.agent.tool_protocol
+        model,
+        skills,
+        config.skills,
+        config.agent.max_steps,
+        shelf,
+        protocol=config.agent.tool_protocol,
+        edit_format=config.agent.edit_format,
     ),
 }
 """The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
@@ -167,6 +173,7 @@ class Team:
             self.config.agent.max_steps,
             shelf,
             protocol=self.config.agent.tool_protocol,
+            edit_format=self.config.agent.edit_format,
         )
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:

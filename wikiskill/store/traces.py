@@ -63,11 +63,22 @@ class Outcome(StrEnum):
 
 class FailureKind(StrEnum):
     """Why a task has no ordinary score: the machinery around it failed (`infra`: left out of every
-    comparison, never scored), or the agent, or a check running its code, ran out of time
-    (`timeout`: the task's own failure, scored as such)."""
+    comparison, never scored), the agent, or a check running its code, ran out of time
+    (`timeout`), or the agent repeated one action with one result until it was stopped (`stuck`);
+    `timeout` and `stuck` are the task's own failures, scored as such."""
 
     INFRA = "infra"
     TIMEOUT = "timeout"
+    STUCK = "stuck"
+
+
+class FileEdit(BaseModel):
+    """A file the agent changed by an edit written in its reply (`agent.edit_format`)."""
+
+    path: str
+    """Relative to the working directory."""
+    diff: str
+    """The unified diff of the change."""
 
 
 class Provenance(BaseModel):
@@ -114,6 +125,8 @@ class Trajectory(BaseModel):
     """The skills the agent was shown (in its prompt, or as folders for a CLI)."""
     skills_loaded: list[str] = Field(default_factory=list)
     """The skills a CLI agent loaded (through its skill tool, or by reading their SKILL.md)."""
+    edits: list[FileEdit] = Field(default_factory=list)
+    """The file edits the workdir agent applied from its replies' text, in order."""
     error: str | None = None
     failure: FailureKind | None = None
     """Set when `error` is an infrastructure failure or a timeout (see `FailureKind`)."""
@@ -172,6 +185,8 @@ class Trajectory(BaseModel):
             head.append(f"skills loaded: {', '.join(self.skills_loaded)}")
         if self.error:
             head.append(f"error: {self.error}")
+        if self.edits:
+            head.append(f"files edited from the replies' text: {', '.join(dict.fromkeys(e.path for e in self.edits))}")
         lines = head + [""]
         if self.steps:
             for number, step in enumerate(self.steps, 1):

@@ -1,0 +1,148 @@
+"""File edits written in a reply's text (`agent.edit_format`), applied by the workdir agent in its
+working directory on the scripted local server: a fenced block holding the task's file fixes it
+and the suite's check passes; a block for a path outside the working directory, a file the task
+did not give or a link is refused with a message to the model; `auto` prefers a real tool call."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from taskfolders import BUGGY, FIXED
+from wikiskill import api
+from wikiskill.benchmarks import Task
+from wikiskill.core.config import EditFormat, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
+from wikiskill.roles.shell_agent import ShellAgent
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+
+TASK = Task(id="fix-calc", split="train", question="Fix absolute() in calc.py.")
+
+
+def agent(server: FakeOpenAIServer, edit_format: EditFormat = EditFormat.AUTO, max_steps: int = 6) -> ShellAgent:
+    model = LiteLLMModel(
+        RoleSettings(model="openai/fake-model", api_base=server.base_url),
+        LLMSettings(retries=0, timeout=20),
+        "agent",
+        Meter(),
+    )
+    return ShellAgent(model, [], SkillsSettings(), max_steps, edit_format=edit_format)
+
+
+def replies(*steps: str | Reply):
+    """Answers the n-th request with the n-th step, then says it is done."""
+
+    def script(body: dict) -> str | Reply:
+        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return steps[step] if step < len(steps) else "Done."
+
+    return script
+
+
+def calc_workdir(tmp_path: Path) -> Path:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "calc.py").write_text(BUGGY)
+    return workdir
+
+
+def told(server: FakeOpenAIServer) -> list[str]:
+    """What the agent answered the model in user messages after its first prompt."""
+    return [m["content"] for m in server.requests[-1]["messages"][2:] if m["role"] == "user"]
+
+
+def test_a_reply_holding_one_fenced_block_for_the_tasks_file_edits_it_and_the_check_passes(tmp_path, monkeypatch):
+    from test_shell_agent import workdir_suite_workspace
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    script = replies(f"Here is the corrected function:\n```python\n{FIXED}```", "absolute() now negates negatives.")
+    with FakeOpenAIServer(script) as server:
+        ws = workdir_suite_workspace(tmp_path, server.base_url)
+        result = api.evaluate(ws, "val")
+        requests = server.requests
+    runs = result.runs[0]
+    assert [t.score for t in runs] == [1.0, 1.0] and len(requests) == 2 * 2
+    assert all(t.prediction == "absolute() now negates negatives." for t in runs)
+    edit = runs[0].edits[0]
+    assert edit.path == "calc.py" and "-    return x\n" in edit.diff
+    assert "+    return x if x >= 0 else -x\n" in edit.diff
+    shown = [body["messages"][-1] for body in requests if len(body["messages"]) > 2]
+    assert [m["role"] for m in shown] == ["user", "user"]
+    assert all(m["content"].startswith("Edited calc.py:\n--- a/calc.py") for m in shown)
+
+
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        ("../outside.py", "outside the working directory"),
+        ("/tmp/outside.py", "outside the working directory"),
+        ("setup.py", "not a file of this task"),
+        ("linked.py", "link"),
+    ],
+)
+def test_a_block_for_a_path_outside_the_workdir_or_a_file_the_task_did_not_give_is_refused(tmp_path, named, why):
+    workdir = calc_workdir(tmp_path)
+    (tmp_path / "target.py").write_text("untouched\n")
+    (workdir / "linked.py").symlink_to(tmp_path / "target.py")
+    script = replies(f"{named}\n```python\nprint('overwritten')\n```")
+    with FakeOpenAIServer(script) as server:
+        trajectory = asyncio.run(agent(server).play(TASK, workdir))
+    answer = told(server)[0]
+    assert answer.startswith(f"Edit of {named} refused") and why in answer and "No file was changed" in answer
+    assert (tmp_path / "target.py").read_text() == "untouched\n" and (workdir / "calc.py").read_text() == BUGGY
+    assert not (tmp_path / "outside.py").exists() and not (workdir / "setup.py").exists()
+    assert trajectory.edits == []
+
+
+def test_a_new_file_is_written_only_where_the_task_names_it(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    task = Task(id="notes", split="train", question="Write NOTES.md saying what calc.py does.")
+    script = replies("NOTES.md\n```markdown\ncalc.py holds absolute().\n```")
+    with FakeOpenAIServer(script) as server:
+        trajectory = asyncio.run(agent(server).play(task, workdir))
+    assert (workdir / "NOTES.md").read_text() == "calc.py holds absolute().\n"
+    assert told(server)[0].startswith("Created NOTES.md:\n--- /dev/null")
+    assert [edit.path for edit in trajectory.edits] == ["NOTES.md"]
+
+
+def test_auto_prefers_a_real_tool_call_when_both_appear(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    both = Reply(
+        content=f"calc.py\n```python\n{FIXED}```",
+        tool_calls=[{"name": "bash", "arguments": {"command": "echo read > seen.txt"}}],
+    )
+    with FakeOpenAIServer(replies(both)) as server:
+        trajectory = asyncio.run(agent(server).play(TASK, workdir))
+    assert (workdir / "seen.txt").read_text() == "read\n" and (workdir / "calc.py").read_text() == BUGGY
+    assert trajectory.edits == []
+    assert [m["role"] for m in server.requests[1]["messages"][2:]] == ["assistant", "tool"]
+
+
+def test_under_the_tools_format_a_fenced_block_changes_no_file(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    with FakeOpenAIServer(replies(f"calc.py\n```python\n{FIXED}```")) as server:
+        trajectory = asyncio.run(agent(server, EditFormat.TOOLS).play(TASK, workdir))
+    assert (workdir / "calc.py").read_text() == BUGGY and trajectory.edits == []
+    assert "called no tool" in told(server)[0]
+
+
+def test_the_diff_format_applies_a_search_replace_block_and_shows_a_missed_search(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    edit = "calc.py\n<<<<<<< SEARCH\n    return x\n=======\n    return x if x >= 0 else -x\n>>>>>>> REPLACE\n"
+    missed = "calc.py\n<<<<<<< SEARCH\n    return y\n=======\n    return 0\n>>>>>>> REPLACE\n"
+    with FakeOpenAIServer(replies(missed, edit)) as server:
+        trajectory = asyncio.run(agent(server, EditFormat.DIFF).play(TASK, workdir))
+    assert (workdir / "calc.py").read_text() == FIXED
+    first, second = told(server)[:2]
+    assert "the SEARCH section is not in the file" in first and second.startswith("Edited calc.py:")
+    assert len(trajectory.edits) == 1
+
+
+def test_a_reply_that_writes_the_same_file_again_after_a_change_ends_the_task(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    block = f"calc.py\n```python\n{FIXED}```"
+    with FakeOpenAIServer(replies(block, block, block, block)) as server:
+        trajectory = asyncio.run(agent(server).play(TASK, workdir))
+    assert len(server.requests) == 2 and trajectory.failure is None and trajectory.error is None
+    assert trajectory.prediction == block and (workdir / "calc.py").read_text() == FIXED
