@@ -14,6 +14,11 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 _SHARED = Path(tempfile.gettempdir()) / "wikiskill-test-cache"
 os.environ.setdefault("WIKISKILL_CACHE_DIR", str(_SHARED / "wikiskill"))
 os.environ.setdefault("HF_HOME", str(_SHARED / "hf"))
+# rich fixes a console's width when it is made, from COLUMNS and LINES if they are set: the CLI's
+# console is made at import, so a width set there (pytest-xdist sets COLUMNS in its workers, a shell
+# may export it) would hold for every in-process command. Tests that need a width pass their own.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 
 
 CI_VALUES = ("1", "true", "yes")
