@@ -566,8 +566,9 @@ def base_image(
     """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
     registry): Debian with python3 and `packages`; an image that already has the name is kept
     unless `rebuild`."""
+    from .core.config import ContainerRuntime
     from .core.errors import choice
-    from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
+    from .environments.base_image import DEFAULT_BASE_IMAGE, make_base_image
 
     return make_base_image(
         name or DEFAULT_BASE_IMAGE,
