@@ -186,9 +186,9 @@ def _check_agent(config: Config) -> None:
 def _check_containers(config: Config, ws: Workspace | None = None) -> None:
     """A Harbor suite needs its container engine: one missing, or a daemon not running, is refused
     in one line; in a workspace, the containers a killed wikiskill left behind are removed."""
-    from .benchmarks.registry import split_name
+    from .benchmarks import spec_of
 
-    if split_name(config.benchmark)[0] != "harbor":
+    if not spec_of(config.benchmark).containers:
         return
     from .environments.orphans import sweep_orphans
     from .environments.runtime import open_runtime
@@ -199,17 +199,15 @@ def _check_containers(config: Config, ws: Workspace | None = None) -> None:
 
 
 def suite_counts(ws: Workspace) -> dict[Split, int] | None:
-    """The number of tasks in each split of a Harbor suite (as the workspace's settings split
-    it); None for other suites (a generated suite would be generated to count it)."""
-    from .benchmarks import load_benchmark
-    from .benchmarks.harbor import HarborSuite
-    from .benchmarks.registry import split_name
+    """The number of tasks in each split of a suite of containers (as the workspace's settings
+    split it); None for other suites (a generated suite would be generated to count it)."""
+    from .benchmarks import load_benchmark, spec_of
 
     config = load_config(ws.root)
-    if split_name(config.benchmark)[0] != "harbor":
+    if not spec_of(config.benchmark).containers:
         return None
     suite = load_benchmark(config, ws.root)
-    return suite.counts() if isinstance(suite, HarborSuite) else None
+    return {split: len(suite.tasks(split)) for split in SPLITS}
 
 
 def check_suite(path: Path, runtime: str = "docker", concurrency: int = 2) -> list[TaskCheck]:

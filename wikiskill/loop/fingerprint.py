@@ -39,7 +39,6 @@ from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import HasSetupDigest
-from ..benchmarks.harbor import HarborSuite
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
 from ..roles.coding_agents.presets import preset_fingerprint
@@ -177,7 +176,7 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     if not isinstance(benchmark, HasSetupDigest):
         return None
     parts: list[object] = [benchmark.setup_digest(), benchmark.spec.kind]
-    if isinstance(benchmark, HarborSuite):
+    if benchmark.spec.containers:
         parts.append(digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in VERIFIER_CODE]))
     if benchmark.spec.judged:
         judge = config.judge.model_copy(update={"model": config.role(Role.JUDGE).model})

@@ -106,8 +106,9 @@ class Team:
         return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
-        if isinstance(self.benchmark, HarborSuite):
-            return HarborTaskAgent(self._environment_agent(skills, shelf), self.benchmark, self.containers())
+        if self.benchmark.spec.containers:
+            suite = cast(HarborSuite, self.benchmark)
+            return HarborTaskAgent(self._environment_agent(skills, shelf), suite, self.containers())
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)

@@ -13,8 +13,6 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..benchmarks.harbor import HARBOR
-from ..benchmarks.registry import split_name
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 
@@ -136,12 +134,13 @@ def check_runner(config: Config, source: str) -> None:
     """A runner other than `builtin` answers questions or works in a task's folder: an interactive
     or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line,
     and so is the built-in agent on task folders with the offline model, which cannot work in one."""
-    if config.agent.reference and split_name(config.benchmark)[0] != HARBOR.family:
+    spec = spec_of(config.benchmark)
+    if config.agent.reference and not spec.containers:
         raise ConfigError(
             f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
             f"against their solutions; {config.benchmark} is not one"
         )
-    kind = spec_of(config.benchmark).kind
+    kind = spec.kind
     if config.agent.builtin:
         if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
             raise ConfigError(
