@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..benchmarks import BenchmarkKind, Task
+from ..contracts.roles import AgentParts
 from ..core.config import SkillsSettings, ToolProtocol
 from ..core.errors import ContextOverflow
+from ..core.parts import TASK_AGENTS
 from ..core.prompts import render
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
@@ -75,9 +77,20 @@ class _Turn:
     prediction: str | None = None
 
 
+@TASK_AGENTS.builtin
 class ShellAgent:
     """Follows `protocols.WorkdirAgent` on a host folder and `protocols.EnvironmentAgent` in any
     task environment (a Harbor task's container)."""
+
+    name: str
+    plays = BenchmarkKind.WORKDIR
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> ShellAgent:
+        agent = parts.config.agent
+        return cls(
+            parts.model, parts.skills, parts.config.skills, agent.max_steps, parts.shelf, protocol=agent.tool_protocol
+        )
 
     def __init__(
         self,

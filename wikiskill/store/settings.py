@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from ..benchmarks import BenchmarkKind, resolve, spec_of
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
+from ..core.parts import TASK_AGENTS
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -141,6 +142,9 @@ def check_runner(config: Config, source: str) -> None:
             f"against their solutions; {config.benchmark} is not one"
         )
     kind = spec.kind
+    article = "an" if kind[0] in "aeiou" else "a"
+    if config.agent.kind is not None:
+        _check_agent_kind(config, source, f"{article} {kind}")
     if config.agent.builtin:
         if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
             raise ConfigError(
@@ -149,10 +153,21 @@ def check_runner(config: Config, source: str) -> None:
             )
         return
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
-        article = "an" if kind[0] in "aeiou" else "a"
         raise ConfigError(
             f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
             f"{config.benchmark} is {article} {kind} suite (use runner: builtin)"
+        )
+
+
+def _check_agent_kind(config: Config, source: str, suite_kind: str) -> None:
+    """`agent.kind` picks the `builtin` runner's agent, which must play the suite's kind."""
+    agent = config.agent
+    if not agent.builtin:
+        raise ConfigError(f"{source}: agent.kind: {agent.kind} is the builtin runner's agent, not {agent.runner}'s")
+    plays = TASK_AGENTS.load(str(agent.kind)).plays
+    if plays is not spec_of(config.benchmark).kind:
+        raise ConfigError(
+            f"{source}: agent.kind: {agent.kind} plays {plays} suites; {config.benchmark} is {suite_kind} suite"
         )
 
 
