@@ -253,10 +253,8 @@ class RunOptions:
     model_factory: ModelFactory | None = None
 
 
-def _config(ws: Workspace, options: RunOptions) -> Config:
-    """The workspace's settings with the command's overrides; a missing provider key, or an agent
-    runner that cannot be loaded or cannot play the suite, is refused here, before any progress
-    bar, lock or file, in one line."""
+def _overridden(ws: Workspace, options: RunOptions) -> Config:
+    """The workspace's settings with the command's overrides, the runner and the judge checked."""
     config = load_config(ws.root).with_overrides(
         model=options.model,
         api_base=options.api_base,
@@ -267,6 +265,14 @@ def _config(ws: Workspace, options: RunOptions) -> Config:
     )
     check_runner(config, "--agent" if options.agent else CONFIG_FILE)
     check_judge(config, CONFIG_FILE)
+    return config
+
+
+def _config(ws: Workspace, options: RunOptions) -> Config:
+    """The workspace's settings with the command's overrides; a missing provider key, or an agent
+    runner that cannot be loaded or cannot play the suite, is refused here, before any progress
+    bar, lock or file, in one line."""
+    config = _overridden(ws, options)
     _check_agent(config)
     _check_containers(config, ws)
     if options.model_factory is None:
@@ -298,25 +304,17 @@ def evolve(
         return run_rounds(harness, rounds, commit_human_edits)
 
 
-def estimate(
-    ws: Workspace,
-    rounds: int = 1,
-    model: str | None = None,
-    api_base: str | None = None,
-    agent: str | None = None,
-    model_factory: ModelFactory | None = None,
-) -> Estimate:
+def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) -> Estimate:
     """What the next `rounds` rounds of `evolve` will call, part by part (`evolve --dry-run`):
-    calls, tokens, and USD where the model is priced, from the settings and the usage the last
-    round measured, with `budget.max_usd`. Writes nothing and calls no model."""
+    calls, tokens, and USD where the model is priced, from the settings with `options`' overrides
+    and the usage the last round measured, with `budget.max_usd`. Writes nothing and calls no model."""
     from .loop.estimate import Estimate, estimate_round
     from .store.rounds import completed_rounds
 
-    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, runner=agent)
-    check_runner(config, "--agent" if agent else CONFIG_FILE)
-    check_judge(config, CONFIG_FILE)
+    options = options or RunOptions()
+    config = _overridden(ws, options)
     first = completed_rounds(ws) + 1
-    with Harness(ws, config, model_factory=model_factory) as harness:
+    with Harness(ws, config, model_factory=options.model_factory) as harness:
         estimates = [estimate_round(harness, number, later=number > first) for number in range(first, first + rounds)]
     return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
 
