@@ -3,7 +3,8 @@ offline backend. The task agent is the kind `agent.kind` names in the task-agent
 the built-in kind that plays the suite's kind (`agent_kind`), unless `agent.runner`
 names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/coding_agents/`). On a
 workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
-the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`)."""
+the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`). The settings were
+checked when they were read (`store/settings.py`), so building a role refuses nothing."""
 
 from __future__ import annotations
 
@@ -25,8 +26,7 @@ from ..contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
-from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role, ToolProtocol
-from ..core.errors import ConfigError
+from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
 from ..core.parts import TASK_AGENTS
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -100,18 +100,8 @@ class Team:
             runner = self._runner(skills)
             return WorkdirTaskAgent(runner, self.scorer(), self._timeouts()) if workdir else runner
         if workdir:
-            if self.offline(Role.AGENT):
-                raise ConfigError(
-                    f"no built-in offline agent plays workdir suites such as "
-                    f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI"
-                )
             inner = cast(WorkdirAgent, self._llm_agent(skills, shelf))
             return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
-        if self.config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
-            raise ConfigError(
-                f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
-                f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto"
-            )
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
@@ -147,8 +137,6 @@ class Team:
             suite = cast(HarborSuite, self.benchmark)
             check_model_network(self.config.environment, model.api_base, agent.runner, suite.by_id.values())
             return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
-        if self.offline(Role.AGENT):
-            raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
         return ShellAgent.from_parts(AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf))
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
@@ -177,11 +165,6 @@ class Team:
         settings = suite.scoring
 
         def judge() -> Scorer:
-            if self.offline(Role.JUDGE):
-                raise ConfigError(
-                    f"{self.config.benchmark} is scored by a judge: set judge.model (or the "
-                    "top-level model) to an LLM, not offline"
-                )
             return Judge(self._factory(Role.JUDGE), self.config.judge.samples, settings.feedback_chars)
 
         return build_scorer(suite, judge)

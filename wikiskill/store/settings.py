@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, ToolProtocol, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 from ..core.parts import TASK_AGENTS
 
@@ -150,6 +150,11 @@ def check_runner(config: Config, source: str) -> None:
             raise ConfigError(
                 f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
                 "set agent.runner to a Python runner or a CLI, or give the agent a model"
+            )
+        if kind is not BenchmarkKind.WORKDIR and config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
+            raise ConfigError(
+                f"{source}: agent.tool_protocol: bash_block is for workdir suites (task folders that are "
+                f"scored by a command or a judge), not {config.benchmark}: use native, text or auto"
             )
         return
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
