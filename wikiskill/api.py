@@ -21,12 +21,11 @@ from .history.status import status as _status
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
-from .llm.credentials import check_credentials
 from .loop.evolve import EvolveResult, holding, run_rounds
 from .loop.harness import Evaluated, Harness
-from .roles.python_agent import load_runner
+from .run.preflight import preflight
 from .run.team import ModelFactory
-from .store.settings import check_judge, check_runner, load_config, parse_config
+from .store.settings import load_config, parse_config
 from .store.workspace import Workspace
 from .telemetry.spans import command as traced_command
 
@@ -153,9 +152,7 @@ def init_workspace(
         bwrap=shutil.which("bwrap") is not None,
     )
     config = parse_config(text, CONFIG_FILE)
-    check_judge(config, benchmark)
-    _check_agent(config)
-    _check_containers(config)
+    preflight(config, judge_source=benchmark, keys=False)
     try:
         return Workspace.create(path, text)
     except OSError as exc:
@@ -171,31 +168,6 @@ def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
         )
     if command and not is_command:
         raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner or BUILTIN_RUNNER}")
-
-
-def _check_agent(config: Config) -> None:
-    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
-    if config.agent.python:
-        load_runner(config.agent.runner)
-    elif config.agent.cli:
-        from .roles.coding_agents.presets import check_cli
-
-        check_cli(config.agent)
-
-
-def _check_containers(config: Config, ws: Workspace | None = None) -> None:
-    """A Harbor suite needs its container engine: one missing, or a daemon not running, is refused
-    in one line; in a workspace, the containers a killed wikiskill left behind are removed."""
-    from .benchmarks import spec_of
-
-    if not spec_of(config.benchmark).containers:
-        return
-    from .environments.orphans import sweep_orphans
-    from .environments.runtime import open_runtime
-
-    runtime = open_runtime(config.environment.runtime)
-    if ws is not None:
-        sweep_orphans(runtime, ws.root)
 
 
 def suite_counts(ws: Workspace) -> dict[Split, int] | None:
@@ -254,8 +226,8 @@ class RunOptions:
 
 
 def _overridden(ws: Workspace, options: RunOptions) -> Config:
-    """The workspace's settings with the command's overrides, the runner and the judge checked."""
-    config = load_config(ws.root).with_overrides(
+    """The workspace's settings with the command's overrides."""
+    return load_config(ws.root).with_overrides(
         model=options.model,
         api_base=options.api_base,
         concurrency=options.concurrency,
@@ -263,21 +235,19 @@ def _overridden(ws: Workspace, options: RunOptions) -> Config:
         executor=options.executor,
         runner=options.agent,
     )
-    check_runner(config, "--agent" if options.agent else CONFIG_FILE)
-    check_judge(config, CONFIG_FILE)
-    return config
 
 
 def _config(ws: Workspace, options: RunOptions) -> Config:
-    """The workspace's settings with the command's overrides; a missing provider key, or an agent
-    runner that cannot be loaded or cannot play the suite, is refused here, before any progress
-    bar, lock or file, in one line."""
+    """The workspace's settings with the command's overrides, through the pre-flight: every
+    problem found (a missing provider key, an agent runner that cannot be loaded or cannot play
+    the suite, ...) is refused here, before any progress bar, lock or file, in one line."""
     config = _overridden(ws, options)
-    _check_agent(config)
-    _check_containers(config, ws)
-    if options.model_factory is None:
-        check_credentials(config)
+    preflight(config, ws.root, runner_source=_runner_source(options), keys=options.model_factory is None)
     return config
+
+
+def _runner_source(options: RunOptions) -> str:
+    return "--agent" if options.agent else CONFIG_FILE
 
 
 def _harness(ws: Workspace, config: Config, options: RunOptions) -> Harness:
@@ -313,6 +283,7 @@ def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) 
 
     options = options or RunOptions()
     config = _overridden(ws, options)
+    preflight(config, runner_source=_runner_source(options), runs=False)
     first = completed_rounds(ws) + 1
     with Harness(ws, config, model_factory=options.model_factory) as harness:
         estimates = [estimate_round(harness, number, later=number > first) for number in range(first, first + rounds)]
