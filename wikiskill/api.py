@@ -327,14 +327,20 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
 def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:
     """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
+    from .history.audit import Records
     from .history.audit import audit as _audit
 
     options = options or RunOptions()
+    if not rerun:  # reads git only: no suite, no model, no key
+        config = _overridden(ws, options)
+        preflight(config, runner_source=_runner_source(options), runs=False)
+        with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
+            return _audit(Records(ws, config))
     config = _config(ws, options)
     with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
         with _harness(ws, config, options) as harness:
             harness.benchmark.prepare(("val",))
-            return _audit(harness, rerun)
+            return _audit(harness, harness)
 
 
 def status(ws: Workspace) -> Status:

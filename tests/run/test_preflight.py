@@ -3,7 +3,7 @@
 from cli_errors import one_error_line, run
 from conftest import git
 from wikiskill import api
-from workspaces import edit_config
+from workspaces import edit_config, merge_skill
 
 
 def test_every_problem_of_a_run_is_named_in_one_line_before_anything_runs(tmp_path, monkeypatch):
@@ -25,3 +25,13 @@ def test_an_estimate_needs_no_key(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/gpt-4o-mini")
     assert api.estimate(ws).rounds[0].round == 1
+
+
+def test_an_audit_without_rerun_reads_git_with_no_key_while_a_rerun_needs_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/gpt-4o-mini")
+    merge_skill(ws, "spell-letters", 1)
+    report = api.audit(ws)
+    assert len(report.merges) == 1 and report.rerun == 0
+    assert report.problems  # hand-made: the merge claims no evaluation
+    assert "needs OPENAI_API_KEY" in one_error_line(run("-C", str(ws.root), "audit", "--rerun"))
