@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent
+from .core.config import (
+    BUILTIN_RUNNER,
+    CONFIG_FILE,
+    OFFLINE_MODEL,
+    Config,
+    LLMSettings,
+    ReferenceAgent,
+    Role,
+    RoleSettings,
+)
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.parts import CLI_PRESETS, COMMAND_PRESET
 from .core.prompts import render
@@ -293,7 +302,7 @@ def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) 
 def _split(split: str) -> Split:
     if split not in SPLITS:
         raise WikiskillError(f"unknown split {split!r}: use val, test or train")
-    return split  # type: ignore[return-value]
+    return split
 
 
 def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions | None = None) -> Evaluated:
@@ -450,7 +459,7 @@ def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | No
     """The skills of a workspace for a host agent (see wikiskill.integrations.host); ref=None: working tree."""
     from .integrations.host import SkillSet
 
-    return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
+    return SkillSet.open(path, ref, mode)
 
 
 def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents") -> ExportResult:
@@ -630,11 +639,11 @@ def tasks_from_sessions(
     )
 
 
-def _drafting_settings(workspace: Path | None, model: str | None, api_base: str | None):
+def _drafting_settings(
+    workspace: Path | None, model: str | None, api_base: str | None
+) -> tuple[Role, RoleSettings, LLMSettings]:
     """The role whose model drafts rubrics, its settings and the LLM settings: the command line's
     model, else the workspace's judge (when it names a model), else its agent."""
-    from .core.config import LLMSettings, Role, RoleSettings
-
     try:
         config = load_config(Workspace.open(workspace).root)
     except WorkspaceError:
