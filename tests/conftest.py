@@ -106,7 +106,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(autouse=True)
 def git_identity(monkeypatch, tmp_path_factory):
     """Tests never depend on the machine's git config (CI machines have none)."""
-    home = tmp_path_factory.mktemp("home")
+    isolate_git(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """git with no machine or user config (HOME at `home`) and a fixed identity."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Person")
@@ -150,9 +154,11 @@ def evolved_workspace(tmp_path_factory) -> Evolved:
     shared = _shared_root(tmp_path_factory) / "evolved"
     shared.mkdir(exist_ok=True)
     ws, requests = shared / "ws", shared / "requests.json"
-    with FileLock(shared / "build.lock"):
+    with FileLock(shared / "build.lock"), pytest.MonkeyPatch.context() as patch:
         if not requests.exists():
             shutil.rmtree(ws, ignore_errors=True)  # what a failed build left
+            (shared / "home").mkdir(exist_ok=True)
+            isolate_git(patch, shared / "home")  # a session fixture is made before `git_identity` runs
             runner = CliRunner()
             with FakeOpenAIServer(ScriptedWorld()) as server:
                 evolve_through_cli(runner, ws, server.base_url, rounds=2)
