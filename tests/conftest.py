@@ -1,11 +1,14 @@
 import functools
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -14,6 +17,11 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 _SHARED = Path(tempfile.gettempdir()) / "wikiskill-test-cache"
 os.environ.setdefault("WIKISKILL_CACHE_DIR", str(_SHARED / "wikiskill"))
 os.environ.setdefault("HF_HOME", str(_SHARED / "hf"))
+# rich fixes a console's width when it is made, from COLUMNS and LINES if they are set: the CLI's
+# console is made at import, so a width set there (pytest-xdist sets COLUMNS in its workers, a shell
+# may export it) would hold for every in-process command. Tests that need a width pass their own.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 
 
 CI_VALUES = ("1", "true", "yes")
@@ -98,7 +106,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(autouse=True)
 def git_identity(monkeypatch, tmp_path_factory):
     """Tests never depend on the machine's git config (CI machines have none)."""
-    home = tmp_path_factory.mktemp("home")
+    isolate_git(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """git with no machine or user config (HOME at `home`) and a fixed identity."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Person")
@@ -109,3 +121,51 @@ def git_identity(monkeypatch, tmp_path_factory):
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@dataclass(frozen=True)
+class Evolved:
+    """A workspace evolved two rounds through the CLI against the scripted server (round 1 merges
+    spell-letters, round 2's useless-hint is rejected), then evaluated on the test split; and the
+    requests the server answered during the rounds and during the evaluation."""
+
+    root: Path
+    during: list[dict]
+    after: list[dict]
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test run that every pytest-xdist worker of it sees (the base temporary
+    folder of a plain run, its parent under xdist, where each worker has a base folder of its own)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def evolved_workspace(tmp_path_factory) -> Evolved:
+    """The evolved workspace (`Evolved`), built once per test run, whichever worker asks first,
+    under a file lock. Tests only read it: a test that changes a workspace copies it first."""
+    from typer.testing import CliRunner
+
+    from scripted import ScriptedWorld, evolve_through_cli
+    from wikiskill.cli import app
+    from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+    shared = _shared_root(tmp_path_factory) / "evolved"
+    shared.mkdir(exist_ok=True)
+    ws, requests = shared / "ws", shared / "requests.json"
+    with FileLock(shared / "build.lock"), pytest.MonkeyPatch.context() as patch:
+        if not requests.exists():
+            shutil.rmtree(ws, ignore_errors=True)  # what a failed build left
+            (shared / "home").mkdir(exist_ok=True)
+            isolate_git(patch, shared / "home")  # a session fixture is made before `git_identity` runs
+            runner = CliRunner()
+            with FakeOpenAIServer(ScriptedWorld()) as server:
+                evolve_through_cli(runner, ws, server.base_url, rounds=2)
+                during = list(server.requests)
+                result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
+                assert result.exit_code == 0, result.output
+                after = server.requests[len(during) :]
+            requests.write_text(json.dumps({"during": during, "after": after}))
+    recorded = json.loads(requests.read_text())
+    return Evolved(ws, recorded["during"], recorded["after"])

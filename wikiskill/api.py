@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent
+from .core.config import (
+    BUILTIN_RUNNER,
+    CONFIG_FILE,
+    OFFLINE_MODEL,
+    Config,
+    LLMSettings,
+    ReferenceAgent,
+    Role,
+    RoleSettings,
+)
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.parts import CLI_PRESETS, COMMAND_PRESET
 from .core.prompts import render
@@ -22,12 +31,11 @@ from .history.test_looks import looks_at
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
-from .llm.credentials import check_credentials
 from .loop.evolve import EvolveResult, holding, run_rounds
 from .loop.harness import Evaluated, Harness
-from .roles.python_agent import load_runner
+from .run.preflight import preflight
 from .run.team import ModelFactory
-from .store.settings import check_judge, check_runner, load_config, parse_config
+from .store.settings import load_config, parse_config
 from .store.workspace import Workspace
 from .telemetry.spans import command as traced_command
 
@@ -45,7 +53,6 @@ if TYPE_CHECKING:
     from .history.live import LiveReportServer
     from .history.review import ReviewItem
     from .history.roundstory import RoundStory
-    from .history.uplift import UpliftResult
     from .integrations.export import ExportResult
     from .integrations.host import SkillSet
     from .integrations.ingest import IngestResult
@@ -58,6 +65,7 @@ if TYPE_CHECKING:
     from .loop.review import ReviewDecision
     from .loop.usage import SkillUsage
     from .run.suite_check import TaskCheck
+    from .store.uplift_record import UpliftResult
 
 __all__ = [
     "Workspace",
@@ -170,9 +178,7 @@ def init_workspace(
     if registry is not None:
         text += f"\nharbor:\n  registry: {json.dumps(registry)}\n"
     config = parse_config(text, CONFIG_FILE)
-    check_judge(config, benchmark)
-    _check_agent(config)
-    _check_containers(config)
+    preflight(config, judge_source=benchmark, keys=False)
     try:
         return Workspace.create(path, text)
     except OSError as exc:
@@ -190,41 +196,15 @@ def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
         raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner or BUILTIN_RUNNER}")
 
 
-def _check_agent(config: Config) -> None:
-    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
-    if config.agent.python:
-        load_runner(config.agent.runner)
-    elif config.agent.cli:
-        from .roles.coding_agents.presets import check_cli
-
-        check_cli(config.agent)
-
-
-def _check_containers(config: Config, ws: Workspace | None = None) -> None:
-    """A Harbor suite needs its container engine: one missing, or a daemon not running, is refused
-    in one line; in a workspace, the containers a killed wikiskill left behind are removed."""
-    from .benchmarks.registry import split_name
-
-    if split_name(config.benchmark)[0] != "harbor":
-        return
-    from .environments.orphans import sweep_orphans
-    from .environments.runtime import open_runtime
-
-    runtime = open_runtime(config.environment.runtime)
-    if ws is not None:
-        sweep_orphans(runtime, ws.root)
-
-
 def harbor_suite(ws: Workspace) -> HarborSuite | None:
     """The workspace's Harbor suite as its settings read it (`unreadable` says which tasks were
     left out and why); None for other suites."""
-    from .benchmarks import load_benchmark
+    from .benchmarks import load_benchmark, spec_of
     from .benchmarks.harbor import HarborSuite
-    from .benchmarks.registry import split_name
     from .store.harbor_datasets import fetch_for
 
     config = load_config(ws.root)
-    if split_name(config.benchmark)[0] != "harbor":
+    if not spec_of(config.benchmark).containers:
         return None
     fetch_for(config, ws.root)
     suite = load_benchmark(config, ws.root)
@@ -331,11 +311,9 @@ class RunOptions:
     model_factory: ModelFactory | None = None
 
 
-def _config(ws: Workspace, options: RunOptions) -> Config:
-    """The workspace's settings with the command's overrides; a missing provider key, or an agent
-    runner that cannot be loaded or cannot play the suite, is refused here, before any progress
-    bar, lock or file, in one line."""
-    config = load_config(ws.root).with_overrides(
+def _overridden(ws: Workspace, options: RunOptions) -> Config:
+    """The workspace's settings with the command's overrides."""
+    return load_config(ws.root).with_overrides(
         model=options.model,
         api_base=options.api_base,
         concurrency=options.concurrency,
@@ -343,13 +321,19 @@ def _config(ws: Workspace, options: RunOptions) -> Config:
         executor=options.executor,
         runner=options.agent,
     )
-    check_runner(config, "--agent" if options.agent else CONFIG_FILE)
-    check_judge(config, CONFIG_FILE)
-    _check_agent(config)
-    _check_containers(config, ws)
-    if options.model_factory is None:
-        check_credentials(config)
+
+
+def _config(ws: Workspace, options: RunOptions) -> Config:
+    """The workspace's settings with the command's overrides, through the pre-flight: every
+    problem found (a missing provider key, an agent runner that cannot be loaded or cannot play
+    the suite, ...) is refused here, before any progress bar, lock or file, in one line."""
+    config = _overridden(ws, options)
+    preflight(config, ws.root, runner_source=_runner_source(options), keys=options.model_factory is None)
     return config
+
+
+def _runner_source(options: RunOptions) -> str:
+    return "--agent" if options.agent else CONFIG_FILE
 
 
 def _harness(ws: Workspace, config: Config, options: RunOptions) -> Harness:
@@ -376,25 +360,18 @@ def evolve(
         return run_rounds(harness, rounds, commit_human_edits)
 
 
-def estimate(
-    ws: Workspace,
-    rounds: int = 1,
-    model: str | None = None,
-    api_base: str | None = None,
-    agent: str | None = None,
-    model_factory: ModelFactory | None = None,
-) -> Estimate:
+def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) -> Estimate:
     """What the next `rounds` rounds of `evolve` will call, part by part (`evolve --dry-run`):
-    calls, tokens, and USD where the model is priced, from the settings and the usage the last
-    round measured, with `budget.max_usd`. Writes nothing and calls no model."""
+    calls, tokens, and USD where the model is priced, from the settings with `options`' overrides
+    and the usage the last round measured, with `budget.max_usd`. Writes nothing and calls no model."""
     from .loop.estimate import Estimate, estimate_round
     from .store.rounds import completed_rounds
 
-    config = load_config(ws.root).with_overrides(model=model, api_base=api_base, runner=agent)
-    check_runner(config, "--agent" if agent else CONFIG_FILE)
-    check_judge(config, CONFIG_FILE)
+    options = options or RunOptions()
+    config = _overridden(ws, options)
+    preflight(config, runner_source=_runner_source(options), runs=False)
     first = completed_rounds(ws) + 1
-    with Harness(ws, config, model_factory=model_factory) as harness:
+    with Harness(ws, config, model_factory=options.model_factory) as harness:
         estimates = [estimate_round(harness, number, later=number > first) for number in range(first, first + rounds)]
     return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
 
@@ -402,7 +379,7 @@ def estimate(
 def _split(split: str) -> Split:
     if split not in SPLITS:
         raise WikiskillError(f"unknown split {split!r}: use val, test or train")
-    return split  # type: ignore[return-value]
+    return split
 
 
 def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions | None = None) -> Evaluated:
@@ -462,14 +439,20 @@ def uplift(
 def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:
     """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
     `rerun` evaluates each again from scratch when it was recorded under the current settings."""
+    from .history.audit import Records
     from .history.audit import audit as _audit
 
     options = options or RunOptions()
+    if not rerun:  # reads git only: no suite, no model, no key
+        config = _overridden(ws, options)
+        preflight(config, runner_source=_runner_source(options), runs=False)
+        with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
+            return _audit(Records(ws, config))
     config = _config(ws, options)
     with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
         with _harness(ws, config, options) as harness:
             harness.benchmark.prepare(("val",))
-            return _audit(harness, rerun)
+            return _audit(harness, harness)
 
 
 def status(ws: Workspace) -> Status:
@@ -579,7 +562,7 @@ def skill_set(path: Path | None = None, ref: str | None = "main", mode: str | No
     """The skills of a workspace for a host agent (see wikiskill.integrations.host); ref=None: working tree."""
     from .integrations.host import SkillSet
 
-    return SkillSet.open(path, ref, mode)  # type: ignore[arg-type]
+    return SkillSet.open(path, ref, mode)
 
 
 def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents") -> ExportResult:
@@ -671,8 +654,9 @@ def base_image(
     """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
     registry): Debian with python3 and `packages`; an image that already has the name is kept
     unless `rebuild`."""
+    from .core.config import ContainerRuntime
     from .core.errors import choice
-    from .environments.base_image import DEFAULT_BASE_IMAGE, ContainerRuntime, make_base_image
+    from .environments.base_image import DEFAULT_BASE_IMAGE, make_base_image
 
     return make_base_image(
         name or DEFAULT_BASE_IMAGE,
@@ -764,11 +748,11 @@ def tasks_from_sessions(
     )
 
 
-def _drafting_settings(workspace: Path | None, model: str | None, api_base: str | None):
+def _drafting_settings(
+    workspace: Path | None, model: str | None, api_base: str | None
+) -> tuple[Role, RoleSettings, LLMSettings]:
     """The role whose model drafts rubrics, its settings and the LLM settings: the command line's
     model, else the workspace's judge (when it names a model), else its agent."""
-    from .core.config import LLMSettings, Role, RoleSettings
-
     try:
         config = load_config(Workspace.open(workspace).root)
     except WorkspaceError:

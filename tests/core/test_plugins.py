@@ -1,6 +1,7 @@
-"""A plugin package adds a gate policy, an executor, a coding-agent CLI preset and a QA scorer with
-no edit of wikiskill: a real package folder with entry points in the kinds' groups
-(`wikiskill.gate_policies`, `wikiskill.executors`, `wikiskill.cli_presets`, `wikiskill.scorers`),
+"""A plugin package adds a gate policy, an executor, a coding-agent CLI preset, a QA scorer and a
+kind of task agent with no edit of wikiskill: a real package folder with entry points in the kinds'
+groups (`wikiskill.gate_policies`, `wikiskill.executors`, `wikiskill.cli_presets`,
+`wikiskill.scorers`, `wikiskill.task_agents`),
 installed by pip into a folder on sys.path; the settings then accept the plugins' names, which
 `wikiskill` lists beside the built-ins."""
 
@@ -18,7 +19,7 @@ from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
-from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES, SCORERS
+from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES, SCORERS, TASK_AGENTS
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import UNUSED_SERVER, edit_config, gate_of
@@ -46,20 +47,25 @@ echo-answer = "acme_parts:EchoAnswer"
 
 [project.entry-points."wikiskill.scorers"]
 any-answer = "acme_parts:AnyAnswer"
+
+[project.entry-points."wikiskill.task_agents"]
+counted = "acme_parts:Counted"
 """
 
 MODULE = '''
-"""Four parts of wikiskill, each found by its entry point."""
+"""Five parts of wikiskill, each found by its entry point."""
 import os
 import sys
 
 from wikiskill.contracts.coding_agent import CliTranscript
 from wikiskill.contracts.gate import Verdict
 from wikiskill.loop.gate_policies import StrictPolicy
+from wikiskill.roles.agent import QAAgent
 from wikiskill.run.executors.local import LocalLoop
 from wikiskill.store.trailers import Decision
 
 RUNS = []
+MADE = []
 
 ANSWER = """
 import re, sys
@@ -117,6 +123,17 @@ class AnyAnswer:
 
     def score(self, prediction, answer):
         return float(bool(prediction))
+
+
+class Counted(QAAgent):
+    """The built-in QA agent, noting the skills of each agent made."""
+
+    name = "counted"
+
+    @classmethod
+    def from_parts(cls, parts):
+        MADE.append([skill.name for skill in parts.skills])
+        return super().from_parts(parts)
 '''
 
 
@@ -160,6 +177,7 @@ def test_the_plugins_names_are_accepted_and_listed_after_the_built_ins(installed
     assert EXECUTORS.names() == [*EXECUTORS.builtins, "counting"]
     assert "echo-answer" in CLI_PRESETS.names()
     assert SCORERS.names() == [*SCORERS.builtins, "any-answer"]
+    assert TASK_AGENTS.names() == [*TASK_AGENTS.builtins, "counted"]
 
 
 def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
@@ -212,3 +230,22 @@ def test_a_plugin_scorer_scores_a_jsonl_suite(tmp_path, installed):
         ws = api.init_workspace(tmp_path / "ws", f"jsonl:{suite}", "openai/fake-model", server.base_url)
         evaluation = api.evaluate(ws, "val").evaluation
     assert evaluation.scores == {"val-0": 1.0, "val-1": 1.0, "val-2": 1.0}  # `exact` would score each 0
+
+
+def test_a_plugin_agent_kind_plays_every_task(tmp_path, installed):
+    import acme_parts
+
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        edit_config(ws, **{"agent.kind": "counted"})
+        evaluation = api.evaluate(ws, "val").evaluation
+    assert acme_parts.MADE == [[]] and evaluation.n >= 6
+    assert 0 < evaluation.mean < 1  # the built-in QA agent's answers, as the scripted world gives them
+
+
+def test_an_agent_kind_that_plays_another_kind_of_suite_is_refused_in_one_line(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"agent.kind": "shell"})
+    assert "agent.kind: shell plays workdir suites; example-qa is a qa suite" in one_error_line(
+        run("-C", str(ws.root), "status")
+    )

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from scripted import SPELL, USELESS, ScriptedWorld, evolve_through_cli
+from scripted import SPELL, USELESS, ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.knowledge.skills import skill_problems
@@ -28,16 +28,10 @@ def agent_prompts(requests: list[dict]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def evolved(tmp_path_factory):
-    runner = CliRunner()
-    with FakeOpenAIServer(ScriptedWorld()) as server:
-        ws = tmp_path_factory.mktemp("e2e") / "ws"
-        evolve_through_cli(runner, ws, server.base_url, rounds=2)
-        during = server.requests
-        result = runner.invoke(app, ["-C", str(ws), "eval", "--split", "test"])
-        assert result.exit_code == 0, result.output
-        after = server.requests[len(during) :]
-        yield ws, during, after, runner
+def evolved(evolved_workspace):
+    """The run's shared evolved workspace (conftest), its server's requests during the rounds and
+    during `eval --split test`, and a CLI runner."""
+    yield evolved_workspace.root, evolved_workspace.during, evolved_workspace.after, CliRunner()
 
 
 def trailers(ws: Path, ref: str) -> dict:

@@ -4,6 +4,7 @@ with the network cut off, whose charts must render; its screenshot is kept under
 
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import installed, needs_chromium
 from inprocess import scripted_workspace
-from scripted import ScriptedWorld, evolve_through_cli
+from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.history.htmlreport import ReportData, render_report, report_data
@@ -24,12 +25,14 @@ CHARTS = ("val", "cost", "tradeoff", "skills", "wiki")
 
 
 @pytest.fixture(scope="module")
-def evolved(tmp_path_factory):
+def evolved(tmp_path_factory, evolved_workspace):
     """Three rounds through the CLI against the scripted server (accepted, rejected, no_action),
-    then the accepted skill rolled back."""
+    then the accepted skill rolled back: a copy of the run's shared two-round workspace, one round on."""
     ws = tmp_path_factory.mktemp("report") / "ws"
+    shutil.copytree(evolved_workspace.root, ws)
     with FakeOpenAIServer(ScriptedWorld()) as server:
-        evolve_through_cli(CliRunner(), ws, server.base_url, rounds=3)
+        result = CliRunner().invoke(app, ["-C", str(ws), "evolve", "--rounds", "1", "--api-base", server.base_url])
+        assert result.exit_code == 0, result.output
     api.rollback(api.open_workspace(ws), "spell-letters")
     return ws
 

@@ -34,6 +34,7 @@ AGENT_SETTING_CHANGES = {
     "edit_format": "whole",
     "wiki_access": True,
     "runner": "python:json:dumps",  # any importable callable: the fingerprint digests its module's source
+    "kind": "answer",  # named, though it is the one example-qa gets unnamed: a name enters as it is
 }
 """A different value for each agent setting in the fingerprint."""
 AGENT_SETTINGS_LEFT_OUT = {
@@ -67,6 +68,8 @@ NOT_AGENT_CODE = {
     "store.traces": "the record of a run, not what the agent does",
     "telemetry.spans": "spans that observe a run; they change nothing the agent does",
     "core.errors": "exception classes",
+    "core.parts": "the registry's names; `agent.kind` enters the fingerprint",
+    "contracts.roles": "what an agent is made from and must do, no code of its own",
     "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
 }
 """Modules the task agent's code imports that are not part of `AGENT_CODE`, and why."""

@@ -96,12 +96,12 @@ def test_the_readme_links_every_page_of_docs():
 def test_ci_runs_the_readme_test_command():
     test_command = (
         'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
-        ".venv/bin/pip install --no-deps bfcl-eval==2026.3.23 && .venv/bin/python -m pytest"
+        ".venv/bin/pip install --no-deps bfcl-eval==2026.3.23 && .venv/bin/python -m pytest -n auto"
     )
     assert test_command in README
     ci = (ROOT / ".ci" / "run").read_text()
     assert '.venv/bin/pip install -q -e ".[test]"' in ci
-    assert "CI=true .venv/bin/python -m pytest" in ci  # a test whose system program is missing fails there
+    assert "CI=true .venv/bin/python -m pytest -n auto" in ci  # a test whose system program is missing fails there
     assert ".venv/bin/pip install -q --no-deps bfcl-eval==2026.3.23" in ci
     assert ci.index(".venv/bin/ruff check .") < ci.index("CI=true .venv/bin/python -m pytest")  # lint before tests
 

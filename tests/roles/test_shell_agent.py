@@ -21,7 +21,6 @@ from conftest import needs
 from taskfolders import BUGGY, FIXED, bugfix_suite
 from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, Task
-from wikiskill.benchmarks.registry import load_benchmark
 from wikiskill.core.config import Config, LLMSettings, RoleSettings, SkillsSettings, ToolProtocol
 from wikiskill.core.errors import ConfigError
 from wikiskill.environments.bubblewrap import bwrap_path
@@ -31,7 +30,7 @@ from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.bash_block import FINISH_MARKER
 from wikiskill.roles.shell_agent import MAX_FORMAT_ERRORS, ShellAgent
-from wikiskill.run.team import Team
+from wikiskill.store.settings import parse_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 needs_bwrap = needs("bwrap", package="bubblewrap")
@@ -350,10 +349,7 @@ def test_the_bash_block_protocol_is_refused_where_it_cannot_work(settings, says)
         Config.model_validate({"benchmark": "example-qa", **settings})
 
 
-def test_the_bash_block_protocol_is_refused_on_a_suite_that_is_not_played_in_a_workdir(tmp_path):
-    config = Config.model_validate(
-        {"benchmark": "example-qa", "model": "openai/x", "agent": {"tool_protocol": "bash_block"}}
-    )
-    team = Team(config, load_benchmark(config), Meter(), tmp_path)
-    with pytest.raises(ConfigError, match="bash_block is for workdir suites"):
-        team.agent([])
+def test_the_bash_block_protocol_is_refused_on_a_suite_that_is_not_played_in_a_workdir():
+    text = "benchmark: example-qa\nmodel: openai/x\nagent:\n  tool_protocol: bash_block\n"
+    with pytest.raises(ConfigError, match="wikiskill.yaml: agent.tool_protocol: bash_block is for workdir suites"):
+        parse_config(text, "wikiskill.yaml")

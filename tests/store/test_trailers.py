@@ -5,7 +5,6 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import git
-from inprocess import evolve_scripted, scripted_workspace
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import Role
@@ -19,11 +18,9 @@ def wikiskill(ws: Workspace, *args: str):
     return CliRunner().invoke(app, ["-C", str(ws.root), *args])
 
 
-def test_every_commit_the_harness_writes_says_its_schema_version(tmp_path):
-    ws = scripted_workspace(tmp_path / "ws")
-    evolve_scripted(ws, rounds=2)
+def test_every_commit_the_harness_writes_says_its_schema_version(evolved_workspace):
     out = git(
-        ws.root,
+        evolved_workspace.root,
         "log",
         "--all",
         "--format=%H %(trailers:key=Wikiskill-Step,valueonly,separator=)|"

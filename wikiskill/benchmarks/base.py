@@ -70,6 +70,11 @@ class BenchmarkSpec(BaseModel):
     """Full names to try a family that needs an argument with (`benchmarks/perf/suites.py` measures them)."""
     judged: bool = False
     """Scored by an LLM judge (the `judge` role): refused without a judge model."""
+    containers: bool = False
+    """Each task runs in a container of its own, built from the suite's folders, and is verified
+    there: the container engine is checked before a run, the verifier's code enters the
+    fingerprint, the reference agents (`oracle`, `nop`) can check it against its solutions, and its
+    split sizes are known without preparing it (`counts`)."""
 
     def benchmark_name(self, argument: str | None) -> str:
         """The suite's full name: `family`, or `family:argument`."""

@@ -68,6 +68,7 @@ HARBOR = BenchmarkSpec(
     max_steps=QA_MAX_STEPS,
     version="1",
     examples=("harbor:benchmarks/harbor-example",),
+    containers=True,
 )
 
 

@@ -141,7 +141,7 @@ def evolve(
     With `budget.max_usd`, a round whose estimate the budget cannot pay for is not started."""
     ws = workspace_of(ctx)
     if dry_run:
-        print_estimate(api.estimate(ws, rounds, model=options.model, api_base=options.api_base, agent=options.agent))
+        print_estimate(api.estimate(ws, rounds, options))
         return
     result = api.evolve(ws, rounds, options, commit_human_edits=commit_human_edits)
     ran = len(result.decisions)
@@ -170,7 +170,8 @@ def estimate_command(
 
     Each part says where its figures come from: a round measured in raw/, the baseline, or
     conservative defaults. `budget.max_usd` is checked against the same estimate before each round."""
-    print_estimate(api.estimate(workspace_of(ctx), rounds, model=model, api_base=api_base, agent=agent))
+    options = api.RunOptions(model=model, api_base=api_base, agent=agent)
+    print_estimate(api.estimate(workspace_of(ctx), rounds, options))
 
 
 def print_estimate(estimate: Estimate) -> None:

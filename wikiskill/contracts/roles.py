@@ -10,12 +10,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..benchmarks import Task
-from ..core.config import Role
+from ..benchmarks import Benchmark, BenchmarkKind, Task
+from ..core.config import Config, Role
 from ..environments.base import TaskEnvironment
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
+from ..llm.chat import ChatModel
 from ..store.traces import Score, Trajectory, Usage
 from .transcript import Transcript
 
@@ -100,6 +101,33 @@ class WorkdirAgent(Protocol):
     async def play(self, task: Task, workdir: Path) -> Trajectory:
         """The episode as an unscored trajectory: the final answer as its prediction, the messages,
         the usage, and the error of a task that failed."""
+
+
+@dataclass(frozen=True)
+class AgentParts:
+    """What an LLM task agent is made from: the model it talks to, the suite, the skills it is
+    shown, the workspace's settings (the agent's and the skills') and the wiki it may read."""
+
+    model: ChatModel
+    benchmark: Benchmark
+    skills: list[Skill]
+    config: Config
+    shelf: WikiShelf | None = None
+
+
+class AgentKind(Protocol):
+    """A kind of LLM task agent (`core/parts.py` TASK_AGENTS; `agent.kind` names one): the built-in
+    runner plays a suite with the kind `agent.kind` names, else with the built-in kind that `plays`
+    the suite's kind. A workdir kind's agents are `WorkdirAgent`s, the others' `TaskAgent`s."""
+
+    name: str
+    plays: BenchmarkKind
+    """The kind of suite it plays."""
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> TaskAgent | WorkdirAgent:
+        """The agent, from its parts."""
+        ...
 
 
 class EnvironmentAgent(Protocol):

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, ConfigProblem, did_you_mean
-from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL
+from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL, TASK_AGENTS
 from .registry import DOTTED_PATH
 
 CONFIG_FILE = "wikiskill.yaml"
@@ -126,6 +126,11 @@ class AgentSettings(RoleSettings):
     and HOME of its own: `qwen-code`, `claude-code`, `codex`, `gemini-cli`, `command` (any CLI,
     by `command`), or the dotted path of a preset class of your own (`package.module:Class`).
     Runners other than `builtin` play QA and task-folder (`tasks:PATH`) suites. See docs/agents.md."""
+    kind: str | None = None
+    """The `builtin` runner's LLM agent, by its name among the task agents (`wikiskill` lists the
+    built-ins; a plugin registers its own under the `wikiskill.task_agents` entry-point group) or
+    the dotted path of a class (`package.module:Class`); unset: the built-in agent that plays the
+    suite's kind (QA, interactive, tool use or workdir)."""
     max_steps: int = Field(30, ge=1)
     """Interactive agents: the most actions in one episode; tool-use agents: the most replies to
     one user message; a CLI runner: its turn limit, when the CLI has one.
@@ -152,6 +157,11 @@ class AgentSettings(RoleSettings):
     wiki_access: bool = False
     """Give the task agent a `read_wiki` tool over main's active pattern pages (the paper's
     wiki-access ablation); the pages then enter the evaluation fingerprint."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, value: object) -> str | None:
+        return None if value is None else TASK_AGENTS.check(value)
 
     @field_validator("runner", mode="before")
     @classmethod

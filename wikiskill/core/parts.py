@@ -121,6 +121,21 @@ SESSION_FORMATS: Registry[Any] = Registry(
     },
 )
 
+TASK_AGENTS: Registry[Any] = Registry(
+    what="task agent",
+    setting="agent.kind",
+    group="wikiskill.task_agents",
+    contract="wikiskill.contracts.roles:AgentKind",
+    named_by="name",
+    builtins={
+        "answer": "wikiskill.roles.agent:QAAgent",
+        "interact": "wikiskill.roles.agent:InteractiveAgent",
+        "call-tools": "wikiskill.roles.tool_agent:ToolUseAgent",
+        "shell": "wikiskill.roles.shell_agent:ShellAgent",
+    },
+)
+"""The LLM task agents of the built-in runner, each playing one kind of suite (`plays`)."""
+
 REGISTRIES: tuple[Registry[Any], ...] = (
     BENCHMARK_FAMILIES,
     SCORERS,
@@ -129,5 +144,6 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     CLI_PRESETS,
     EXPORT_TARGETS,
     SESSION_FORMATS,
+    TASK_AGENTS,
 )
 """Every kind, for the reference docs and the tests."""

@@ -15,10 +15,11 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
+from ..core.config import ContainerRuntime
 from ..core.errors import WikiskillError
+from .runtime import PACKAGE, PROBE
 
 DEFAULT_BASE_IMAGE = "wikiskill/base:bookworm"
 DEBIAN_SUITE = "bookworm"
@@ -29,19 +30,6 @@ LABEL = "org.wikiskill.base-image"
 """Carried by the image, with the Debian suite as its value."""
 PROBE_TIMEOUT = 30.0
 START_DOCKERD = "dockerd --storage-driver=overlay2 --iptables=false --bridge=none &"
-
-
-class ContainerRuntime(StrEnum):
-    """The container runtimes wikiskill drives through their command-line clients."""
-
-    DOCKER = "docker"
-    PODMAN = "podman"
-
-
-INSTALL = {ContainerRuntime.DOCKER: "docker.io", ContainerRuntime.PODMAN: "podman"}
-"""The Debian package of each runtime's client."""
-PROBE = {ContainerRuntime.DOCKER: "{{.ServerVersion}}", ContainerRuntime.PODMAN: "{{.Version.Version}}"}
-"""What `info --format` asks each runtime for: the version of what runs the containers."""
 
 
 class BaseImageError(WikiskillError):
@@ -62,11 +50,9 @@ def check_runtime(runtime: ContainerRuntime) -> str:
     """The runtime's client on PATH, once it answers `info`; else a one-line error saying what to do."""
     client = shutil.which(runtime.value)
     if client is None:
-        raise BaseImageError(f"{runtime.value} is not installed: apt-get install {INSTALL[runtime]}")
+        raise BaseImageError(f"{runtime.value} is not installed: apt-get install {PACKAGE[runtime]}")
     try:
-        probe = subprocess.run(
-            [client, "info", "--format", PROBE[runtime]], capture_output=True, text=True, timeout=PROBE_TIMEOUT
-        )
+        probe = subprocess.run([client, *PROBE[runtime]], capture_output=True, text=True, timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise BaseImageError(
             f"{runtime.value} info did not answer in {PROBE_TIMEOUT:.0f} s: is the daemon stuck?"

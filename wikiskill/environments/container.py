@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import posixpath
 import signal
@@ -146,12 +147,12 @@ class Container:
         try:
             await asyncio.wait_for(drain(), timeout_s + EXEC_GRACE_S)
         except TimeoutError:
-            process.kill()
+            _kill(process)
             await process.wait()
             return ShellResult(None, budget.text(), timed_out=True)
         finally:
             if process.returncode is None:
-                process.kill()
+                _kill(process)
         if process.returncode == 137 and time.monotonic() - began >= timeout_s:
             return ShellResult(None, budget.text(), timed_out=True)
         return ShellResult(process.returncode, budget.text())
@@ -254,3 +255,10 @@ def _quote(path: str) -> str:
 
 
 atexit.register(remove_live)
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill `process`, which may have ended since it was last looked at (on a busy machine, just as
+    its time ran out)."""
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()

@@ -13,7 +13,8 @@ from ..core.config import ContainerRuntime
 from ..core.errors import ConfigError, InfrastructureError
 
 PROBE_TIMEOUT_S = 20.0
-INSTALL = {ContainerRuntime.DOCKER: "apt-get install docker.io", ContainerRuntime.PODMAN: "apt-get install podman"}
+PACKAGE = {ContainerRuntime.DOCKER: "docker.io", ContainerRuntime.PODMAN: "podman"}
+"""The Debian package of each engine's client."""
 PROBE = {
     ContainerRuntime.DOCKER: ("info", "--format", "{{.ServerVersion}}"),
     ContainerRuntime.PODMAN: ("info", "--format", "{{.Version.Version}}"),
@@ -53,7 +54,7 @@ def open_runtime(kind: ContainerRuntime) -> Runtime:
     executable = shutil.which(kind.value)
     if executable is None:
         raise ConfigError(
-            f"environment.runtime: {kind} is not installed ({INSTALL[kind]}); a Harbor suite "
+            f"environment.runtime: {kind} is not installed (apt-get install {PACKAGE[kind]}); a Harbor suite "
             "runs each task in a container"
         )
     runtime = Runtime(kind, executable)

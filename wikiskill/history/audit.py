@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchmarks import Task
-from ..core.config import CostRule, GateSettings
+from ..core.config import Config, CostRule, GateSettings
 from ..core.parts import GATE_POLICIES
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
@@ -27,7 +27,7 @@ from ..loop.harness import Harness
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.rounds import leftover_branches
 from ..store.trailers import Action, Decision, Step
-from ..store.workspace import MAIN, Commit
+from ..store.workspace import MAIN, Commit, Workspace
 
 
 @dataclass
@@ -38,9 +38,27 @@ class AuditReport:
     """Merges evaluated again (those recorded under the current settings, when asked)."""
 
 
-def audit(harness: Harness, rerun: bool = False) -> AuditReport:
-    ws = harness.ws
-    report = AuditReport(problems=[f"alpha budget: {problem}" for problem in ledger_problems(ws, harness.config.gate)])
+@dataclass(frozen=True)
+class Records:
+    """What an audit without a rerun reads: the workspace's history and its settings (no suite, no
+    model, no key)."""
+
+    ws: Workspace
+    config: Config
+
+    def skills_id(self, ref: str) -> str:
+        return skills_id(self.ws, ref, self.config.agent.wiki_access)
+
+
+Recorded = Records | Harness
+"""Either holds what the audit reads: a harness (for a rerun) as well as the records alone."""
+
+
+def audit(records: Recorded, rerun: Harness | None = None) -> AuditReport:
+    """Every accepted merge checked against its records; with `rerun`, the harness that evaluates
+    each one again, those recorded under the current settings."""
+    ws = records.ws
+    report = AuditReport(problems=[f"alpha budget: {problem}" for problem in ledger_problems(ws, records.config.gate)])
     for branch, number in sorted(leftover_branches(ws).items()):
         report.problems.append(
             f"branch {branch} is left over: round {number}'s gate decided it; the next `wikiskill evolve` deletes it"
@@ -51,12 +69,12 @@ def audit(harness: Harness, rerun: bool = False) -> AuditReport:
             continue
         report.merges.append(merge)
         label = f"round {meta.round} ({meta.skill}, {merge.sha[:10]})"
-        problems = _recorded_problems(harness, merge)
+        problems = _recorded_problems(records, merge)
         report.problems += [f"{label}: {problem}" for problem in problems]
-        if rerun and not problems and meta.setup == harness.setup("val").id:
+        if rerun is not None and not problems and meta.setup == rerun.setup("val").id:
             report.rerun += 1
-            again = harness.evaluate(
-                merge.sha, "val", f"audit {label}", cached=False, tasks=_tasks_used(harness, merge)
+            again = rerun.evaluate(
+                merge.sha, "val", f"audit {label}", cached=False, tasks=_tasks_used(rerun, merge)
             ).evaluation
             if abs(again.mean - (meta.score or 0.0)) > 1e-6:
                 report.problems.append(f"{label}: claims val {meta.score:.3f}, re-evaluated {again.mean:.3f}")
@@ -72,14 +90,14 @@ def _tasks_used(harness: Harness, merge: Commit) -> list[Task] | None:
     return [task for task in harness.benchmark.tasks("val") if task.id in evaluation.scores]
 
 
-def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
-    ws, meta = harness.ws, merge.meta
+def _recorded_problems(records: Recorded, merge: Commit) -> list[str]:
+    ws, meta = records.ws, merge.meta
     if len(merge.parents) != 2:
         return ["an accepted gate commit that is not a merge"]
     if not (meta.fingerprint and meta.setup and meta.skills_id and meta.results):
         return ["records no evaluation fingerprint"]
     problems = []
-    merged = harness.skills_id(merge.sha)
+    merged = records.skills_id(merge.sha)
     if meta.skills_id != merged:
         problems.append(f"validated skills {meta.skills_id[:10]} are not the merged ones {merged[:10]}")
     if meta.fingerprint != digest([meta.setup, meta.skills_id]):
@@ -90,23 +108,23 @@ def _recorded_problems(harness: Harness, merge: Commit) -> list[str]:
     elif abs(evaluation.mean - (meta.score or 0.0)) > 1e-6:
         problems.append(f"claims val {meta.score:.3f}, its results file gives {evaluation.mean:.3f}")
     if meta.look is not None:
-        return problems + _sequential_problems(harness, merge, evaluation)
+        return problems + _sequential_problems(records, merge, evaluation)
     incumbent = find_evaluation(ws, merge.parents[0], meta.incumbent_fingerprint or "")
     if incumbent is None:
         problems.append("the incumbent evaluation it was compared with is not in main's history before it")
     elif incumbent[1].setup != meta.setup:
         problems.append("it was compared with an incumbent evaluated under another setup")
     elif evaluation is not None:
-        problems += _infra_problems(harness, merge, evaluation, incumbent[1])
-        problems += _cost_problems(harness, merge, evaluation, incumbent[1])
+        problems += _infra_problems(records, merge, evaluation, incumbent[1])
+        problems += _cost_problems(records, merge, evaluation, incumbent[1])
     return problems
 
 
-def _cost_problems(harness: Harness, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
+def _cost_problems(records: Recorded, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
     """The cost test replayed on both sides' committed results gives the p-value and outcome the
     commit records, and they allow the merge: `bound` needs the cost shown within its limit; a
     `tiebreak` merge on cost needs it shown cheaper and the score shown no worse."""
-    meta, seed = merge.meta, harness.config.gate.seed
+    meta, seed = merge.meta, records.config.gate.seed
     if meta.cost_rule is None:
         return []
     if None in (meta.cost_unit, meta.cost_limit, meta.cost_confidence, meta.cost_p_value, meta.cost_passed):
@@ -131,24 +149,24 @@ def _cost_problems(harness: Harness, merge: Commit, candidate: Evaluation, incum
     return []
 
 
-def _infra_problems(harness: Harness, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
+def _infra_problems(records: Recorded, merge: Commit, candidate: Evaluation, incumbent: Evaluation) -> list[str]:
     """The tasks both sides' results leave out as infrastructure failures are those the commit
     says it left out, and no more than `gate.max_infra_share` of them."""
     dropped = left_out(candidate, incumbent)
     if len(dropped) != (merge.meta.infra or 0):
         return [f"claims {merge.meta.infra or 0} task(s) left out as infra; its results leave out {len(dropped)}"]
-    problem = infra_problem(harness.config.gate, candidate, incumbent)
+    problem = infra_problem(records.config.gate, candidate, incumbent)
     return [f"accepted although {problem}"] if problem else []
 
 
-def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation | None) -> list[str]:
+def _sequential_problems(records: Recorded, merge: Commit, candidate: Evaluation | None) -> list[str]:
     """Main's side of the looks is of main's skills before the merge, under the same setup, and
     the looks replayed on both sides' results accept where the commit says."""
-    ws, meta = harness.ws, merge.meta
+    ws, meta = records.ws, merge.meta
     text = ws.read_file(merge.sha, meta.incumbent_results or "")
     if candidate is None or text is None:
         return [f"the incumbent's results file {meta.incumbent_results} of its sequential verdict is missing"]
-    before = skills_id(ws, merge.parents[0], harness.config.agent.wiki_access)
+    before = skills_id(ws, merge.parents[0], records.config.agent.wiki_access)
     if meta.incumbent_fingerprint != digest([meta.setup, before]):
         return ["its incumbent results are not of main's skills before it under the same setup"]
     incumbent = read_outcomes(text).evaluation(meta.incumbent_fingerprint, meta.setup or "", before)
@@ -157,7 +175,7 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
         confidence=meta.confidence or 0.95,
         margin=meta.margin or 0.0,
         batch=meta.batch or 1,
-        seed=harness.config.gate.seed,
+        seed=records.config.gate.seed,
         cost=meta.cost_rule or CostRule.IGNORE,
     )
     # the confidence recorded is the one the policy ran at: built as recorded, not split again
@@ -165,7 +183,7 @@ def _sequential_problems(harness: Harness, merge: Commit, candidate: Evaluation 
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
-    infra = _infra_problems(harness, merge, candidate, incumbent) + _cost_problems(harness, merge, candidate, incumbent)
+    infra = _infra_problems(records, merge, candidate, incumbent) + _cost_problems(records, merge, candidate, incumbent)
     if infra:
         return infra
     look = verdict.evidence.look

@@ -39,7 +39,6 @@ from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import HasSetupDigest
-from ..benchmarks.harbor import HarborSuite
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
 from ..roles.coding_agents.presets import preset_fingerprint
@@ -50,6 +49,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 
 AGENT_SETTINGS = (
     "runner",
+    "kind",
     "model",
     "temperature",
     "max_tokens",
@@ -186,7 +186,7 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     if not isinstance(benchmark, HasSetupDigest):
         return None
     parts: list[object] = [benchmark.setup_digest(), benchmark.spec.kind]
-    if isinstance(benchmark, HarborSuite):
+    if benchmark.spec.containers:
         parts.append(digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in VERIFIER_CODE]))
     if benchmark.spec.judged:
         judge = config.judge.model_copy(update={"model": config.role(Role.JUDGE).model})
@@ -196,10 +196,13 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
 
 def agent_settings(agent: AgentSettings) -> dict:
     """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
-    before runners existed keep their ids; a Python runner adds the digest of its code; a CLI
-    runner its preset's arguments (the argv minus per-task values), the CLI's `--version` and
-    the digest of the code that drives it."""
+    before runners existed keep their ids; so is an unset `kind` (the built-in agent of the
+    suite's kind), and a kind that is set adds its name; a Python runner adds the digest of its
+    code; a CLI runner its preset's arguments (the argv minus per-task values), the CLI's
+    `--version` and the digest of the code that drives it."""
     settings = agent.model_dump(mode="json", include=set(AGENT_SETTINGS))
+    if agent.kind is None:
+        del settings["kind"]
     if agent.builtin:
         del settings["runner"]
     elif agent.python:

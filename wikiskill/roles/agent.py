@@ -9,10 +9,13 @@ conversation cannot fit the model's context window fails alone, with the reason 
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
+from ..contracts.roles import AgentParts
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import ContextOverflow
+from ..core.parts import TASK_AGENTS
 from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -109,7 +112,16 @@ class _SkillfulChat:
         return reply
 
 
+@TASK_AGENTS.builtin
 class QAAgent:
+    name: str
+    plays = BenchmarkKind.QA
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> QAAgent:
+        benchmark = cast(QABenchmark, parts.benchmark)
+        return cls(parts.model, benchmark, parts.skills, parts.config.skills, parts.shelf)
+
     def __init__(
         self,
         model: ChatModel,
@@ -154,8 +166,18 @@ class QAAgent:
         )
 
 
+@TASK_AGENTS.builtin
 class InteractiveAgent:
     """An LLM playing a text environment; the environment runs off the event loop."""
+
+    name: str
+    plays = BenchmarkKind.INTERACTIVE
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> InteractiveAgent:
+        benchmark = cast(InteractiveBenchmark, parts.benchmark)
+        settings = parts.config
+        return cls(parts.model, benchmark, parts.skills, settings.skills, settings.agent.max_steps, parts.shelf)
 
     def __init__(
         self,

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..benchmarks import BenchmarkKind, Task
+from ..contracts.roles import AgentParts
 from ..core.config import EditFormat, SkillsSettings, ToolProtocol
 from ..core.errors import ContextOverflow
+from ..core.parts import TASK_AGENTS
 from ..core.prompts import render
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
@@ -89,9 +91,26 @@ class _Turn:
     """The action as the model is told it when it repeats."""
 
 
+@TASK_AGENTS.builtin
 class ShellAgent:
     """Follows `protocols.WorkdirAgent` on a host folder and `protocols.EnvironmentAgent` in any
     task environment (a Harbor task's container)."""
+
+    name: str
+    plays = BenchmarkKind.WORKDIR
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> ShellAgent:
+        agent = parts.config.agent
+        return cls(
+            parts.model,
+            parts.skills,
+            parts.config.skills,
+            agent.max_steps,
+            parts.shelf,
+            protocol=agent.tool_protocol,
+            edit_format=agent.edit_format,
+        )
 
     def __init__(
         self,

@@ -11,10 +11,13 @@ task fails with the reason as its error, and the other tasks run on.
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
+from ..contracts.roles import AgentParts
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
+from ..core.parts import TASK_AGENTS
 from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -25,7 +28,17 @@ from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
 
 
+@TASK_AGENTS.builtin
 class ToolUseAgent:
+    name: str
+    plays = BenchmarkKind.TOOL_USE
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> ToolUseAgent:
+        benchmark = cast(ToolUseBenchmark, parts.benchmark)
+        settings = parts.config
+        return cls(parts.model, benchmark, parts.skills, settings.skills, settings.agent.max_steps, parts.shelf)
+
     def __init__(
         self,
         model: ChatModel,

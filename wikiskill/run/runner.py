@@ -60,5 +60,13 @@ async def run_all(
     return [results[task.id] for task in tasks]
 
 
-def run_tasks(*args, **kwargs) -> list[Trajectory]:
-    return asyncio.run(run_all(*args, **kwargs))
+def run_tasks(
+    tasks: list[Task],
+    agent: TaskAgent,
+    concurrency: int,
+    meter: Meter,
+    cache: ResultCache | None = None,
+    on_done: Callable[[Trajectory], None] | None = None,
+) -> list[Trajectory]:
+    """`run_all` on an event loop of its own."""
+    return asyncio.run(run_all(tasks, agent, concurrency, meter, cache, on_done))

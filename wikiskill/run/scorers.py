@@ -148,7 +148,7 @@ def _own_exception(output: str, workdir: Path) -> str | None:
     return exception
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -192,7 +192,7 @@ class PythonScorer:
     """`python:MODULE:FUNCTION`: the user's `score(task, trajectory, workdir) -> Score` (a float
     is taken as the value)."""
 
-    def __init__(self, function: Callable, settings: SuiteSettings):
+    def __init__(self, function: Callable[..., object], settings: SuiteSettings):
         self.function = function
         self.settings = settings
 

@@ -1,8 +1,10 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
-offline backend. The task agent's class follows the suite's kind (`AGENTS`), unless `agent.runner`
+offline backend. The task agent is the kind `agent.kind` names in the task-agent registry, else
+the built-in kind that plays the suite's kind (`agent_kind`), unless `agent.runner`
 names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/coding_agents/`). On a
 workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
-the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`)."""
+the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`). The settings were
+checked when they were read (`store/settings.py`), so building a role refuses nothing."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..benchmarks import Benchmark, BenchmarkKind, InteractiveBenchmark, QABenchmark, ToolUseBenchmark
+from ..benchmarks import Benchmark, BenchmarkKind
 from ..benchmarks.harbor import HarborSuite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
 from ..contracts.roles import (
+    AgentKind,
+    AgentParts,
     EnvironmentAgent,
     Library,
     Scorer,
@@ -22,15 +26,15 @@ from ..contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
-from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role, ToolProtocol
-from ..core.errors import ConfigError, WikiskillError
+from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
+from ..core.errors import WikiskillError
+from ..core.parts import TASK_AGENTS
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..roles.agent import InteractiveAgent, QAAgent
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
@@ -38,7 +42,6 @@ from ..roles.python_agent import PythonAgent, load_runner
 from ..roles.reference_agent import NopAgent, OracleAgent
 from ..roles.shell_agent import ShellAgent
 from ..roles.skill_writer import SkillWriter
-from ..roles.tool_agent import ToolUseAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
 from .scorers import build_scorer
@@ -48,37 +51,15 @@ if TYPE_CHECKING:
     from ..roles.coding_agents.cli_agent import CliAgent
 
 ModelFactory = Callable[[Role], ChatModel]
-AgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], TaskAgent]
-WorkdirAgentMaker = Callable[[ChatModel, Benchmark, list[Skill], Config, WikiShelf | None], WorkdirAgent]
 
-AGENTS: dict[BenchmarkKind, AgentMaker] = {
-    BenchmarkKind.QA: lambda model, benchmark, skills, config, shelf: QAAgent(
-        model, cast(QABenchmark, benchmark), skills, config.skills, shelf
-    ),
-    BenchmarkKind.INTERACTIVE: lambda model, benchmark, skills, config, shelf: InteractiveAgent(
-        model, cast(InteractiveBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf
-    ),
-    BenchmarkKind.TOOL_USE: lambda model, benchmark, skills, config, shelf: ToolUseAgent(
-        model, cast(ToolUseBenchmark, benchmark), skills, config.skills, config.agent.max_steps, shelf
-    ),
-}
-"""The LLM task agent for each kind of suite (a workdir suite's is in `WORKDIR_AGENTS`)."""
 
-BUILTIN_WORKDIR_AGENT = "shell"
-"""The built-in agent that plays workdir suites, by its name in `WORKDIR_AGENTS`."""
-
-WORKDIR_AGENTS: dict[str, WorkdirAgentMaker] = {
-    BUILTIN_WORKDIR_AGENT: lambda model, benchmark, skills, config, shelf: ShellAgent(
-        model,
-        skills,
-        config.skills,
-        config.agent.max_steps,
-        shelf,
-        protocol=config.agent.tool_protocol,
-        edit_format=config.agent.edit_format,
-    ),
-}
-"""The built-in agents that play a task in its working directory (`protocols.WorkdirAgent`)."""
+def agent_kind(config: Config, benchmark: Benchmark) -> type[AgentKind]:
+    """The task agent `agent.kind` names (checked with the settings: `store/settings.py`), else the
+    built-in one that plays the suite's kind."""
+    if config.agent.kind is not None:
+        return TASK_AGENTS.load(config.agent.kind)
+    kinds: list[type[AgentKind]] = [TASK_AGENTS.load(name) for name in TASK_AGENTS.builtins]
+    return next(kind for kind in kinds if kind.plays is benchmark.spec.kind)
 
 
 class Team:
@@ -113,33 +94,27 @@ class Team:
         return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
-        if isinstance(self.benchmark, HarborSuite):
-            return HarborTaskAgent(self._environment_agent(skills, shelf), self.benchmark, self.containers())
+        if self.benchmark.spec.containers:
+            suite = cast(HarborSuite, self.benchmark)
+            return HarborTaskAgent(self._environment_agent(skills, shelf), suite, self.containers())
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)
             return WorkdirTaskAgent(runner, self.scorer(), self._timeouts()) if workdir else runner
         if workdir:
-            maker = WORKDIR_AGENTS.get(BUILTIN_WORKDIR_AGENT)
-            if maker is None or self.offline(Role.AGENT):
-                raise ConfigError(
-                    f"no built-in {'offline ' if maker else ''}agent plays workdir suites such as "
-                    f"{self.config.benchmark}: set agent.runner to a Python runner or a CLI"
-                )
-            inner = maker(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+            inner = cast(WorkdirAgent, self._llm_agent(skills, shelf))
             return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
-        if self.config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
-            raise ConfigError(
-                f"agent.tool_protocol: bash_block is for workdir suites (task folders that are "
-                f"scored by a command or a judge), not {self.config.benchmark}: use native, text or auto"
-            )
         if self.offline(Role.AGENT):
             from ..roles.offline.agent import OfflineAgent
 
             return OfflineAgent(
                 self.benchmark, skills, self.config.agent.max_steps, self.config.seed if seed is None else seed
             )
-        return AGENTS[self.benchmark.spec.kind](self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+        return cast(TaskAgent, self._llm_agent(skills, shelf))
+
+    def _llm_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> TaskAgent | WorkdirAgent:
+        parts = AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
+        return agent_kind(self.config, self.benchmark).from_parts(parts)
 
     def containers(self) -> ContainerSetup:
         """The container engine and image cache every Harbor task of this team shares."""
@@ -164,17 +139,7 @@ class Team:
             suite = cast(HarborSuite, self.benchmark)
             check_model_network(self.config.environment, model.api_base, agent.runner, suite.by_id.values())
             return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
-        if self.offline(Role.AGENT):
-            raise ConfigError(f"no offline agent plays {self.config.benchmark}: set the model to an LLM")
-        return ShellAgent(
-            self._factory(Role.AGENT),
-            skills,
-            self.config.skills,
-            self.config.agent.max_steps,
-            shelf,
-            protocol=self.config.agent.tool_protocol,
-            edit_format=self.config.agent.edit_format,
-        )
+        return ShellAgent.from_parts(AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf))
 
     def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
         """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
@@ -202,11 +167,6 @@ class Team:
         settings = suite.scoring
 
         def judge() -> Scorer:
-            if self.offline(Role.JUDGE):
-                raise ConfigError(
-                    f"{self.config.benchmark} is scored by a judge: set judge.model (or the "
-                    "top-level model) to an LLM, not offline"
-                )
             return Judge(self._factory(Role.JUDGE), self.config.judge.samples, settings.feedback_chars)
 
         return build_scorer(suite, judge)

@@ -13,10 +13,9 @@ import yaml
 from pydantic import ValidationError
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..benchmarks.harbor import HARBOR
-from ..benchmarks.registry import split_name
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, ToolProtocol, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
+from ..core.parts import TASK_AGENTS
 from ..core.text import read_utf8
 
 
@@ -137,24 +136,44 @@ def check_runner(config: Config, source: str) -> None:
     """A runner other than `builtin` answers questions or works in a task's folder: an interactive
     or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line,
     and so is the built-in agent on task folders with the offline model, which cannot work in one."""
-    if config.agent.reference and split_name(config.benchmark)[0] != HARBOR.family:
+    spec = spec_of(config.benchmark)
+    if config.agent.reference and not spec.containers:
         raise ConfigError(
             f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
             f"against their solutions; {config.benchmark} is not one"
         )
-    kind = spec_of(config.benchmark).kind
+    kind = spec.kind
+    article = "an" if kind[0] in "aeiou" else "a"
+    if config.agent.kind is not None:
+        _check_agent_kind(config, source, f"{article} {kind}")
     if config.agent.builtin:
         if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
             raise ConfigError(
                 f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
                 "set agent.runner to a Python runner or a CLI, or give the agent a model"
             )
+        if kind is not BenchmarkKind.WORKDIR and config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
+            raise ConfigError(
+                f"{source}: agent.tool_protocol: bash_block is for workdir suites (task folders that are "
+                f"scored by a command or a judge), not {config.benchmark}: use native, text or auto"
+            )
         return
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
-        article = "an" if kind[0] in "aeiou" else "a"
         raise ConfigError(
             f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
             f"{config.benchmark} is {article} {kind} suite (use runner: builtin)"
+        )
+
+
+def _check_agent_kind(config: Config, source: str, suite_kind: str) -> None:
+    """`agent.kind` picks the `builtin` runner's agent, which must play the suite's kind."""
+    agent = config.agent
+    if not agent.builtin:
+        raise ConfigError(f"{source}: agent.kind: {agent.kind} is the builtin runner's agent, not {agent.runner}'s")
+    plays = TASK_AGENTS.load(str(agent.kind)).plays
+    if plays is not spec_of(config.benchmark).kind:
+        raise ConfigError(
+            f"{source}: agent.kind: {agent.kind} plays {plays} suites; {config.benchmark} is {suite_kind} suite"
         )
 
 

@@ -91,7 +91,7 @@ class ProcessPool(RemoteExecutor):
             worker.running -= 1
         return outcomes
 
-    def _send(self, worker: _Worker, message: tuple) -> None:
+    def _send(self, worker: _Worker, message: tuple[object, ...]) -> None:
         try:
             worker.assignments.send(message)
         except OSError:
@@ -118,7 +118,7 @@ class ProcessPool(RemoteExecutor):
         self._workers, self._lifeline, self._prepared = [], None, ""
 
 
-def _forkserver(preload_litellm: bool) -> multiprocessing.context.BaseContext:
+def _forkserver(preload_litellm: bool) -> multiprocessing.context.ForkServerContext:
     """Workers fork from a clean, single-threaded process that imported the heavy modules once,
     instead of forking this (threaded) process or importing everything again in each."""
     context = multiprocessing.get_context("forkserver")
@@ -140,7 +140,7 @@ def _serve(place: Place, assignments: Connection, outcomes: Connection, parent: 
 async def _serve_loop(runtime: WorkerRuntime, assignments: Connection, outcomes: Connection) -> None:
     loop = asyncio.get_running_loop()
     closed = asyncio.Event()
-    running: set[asyncio.Task] = set()
+    running: set[asyncio.Task[None]] = set()
 
     async def run(assignment: Assignment) -> None:
         outcomes.send(await runtime.run(assignment))

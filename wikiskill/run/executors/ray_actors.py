@@ -57,7 +57,7 @@ class RayActors(RemoteExecutor):
         self._pending: dict[Any, int] = {}  # the ObjectRef of a task's outcome -> its actor
         self._prepared = ""
         self._started_ray = False
-        self._reaper: subprocess.Popen | None = None
+        self._reaper: subprocess.Popen[bytes] | None = None
         self._shipped: Path | None = None
 
     @classmethod
@@ -122,9 +122,10 @@ class RayActors(RemoteExecutor):
             self._running[self._pending.pop(ref)] -= 1
         return self._wait_for(ray, ready)
 
-    def _wait_for(self, ray: Any, refs: list) -> list:
+    def _wait_for(self, ray: Any, refs: list[Any]) -> list[Any]:
         try:
-            return ray.get(refs)
+            results: list[Any] = ray.get(refs)
+            return results
         except ray.exceptions.RayError as exc:
             self.close()
             raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
@@ -162,7 +163,7 @@ def _children() -> set[int]:
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
-def _reaper_of(pids: set[int]) -> subprocess.Popen | None:
+def _reaper_of(pids: set[int]) -> subprocess.Popen[bytes] | None:
     """A watcher holding the ids of the Ray processes this command started (see ray_reaper)."""
     if not pids:
         return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...benchmarks import Split, Task
 from ...contracts.running import AgentRecipe
+from ...core.config import Role
 from ...store.traces import Trajectory, Usage
 
 
@@ -18,7 +19,7 @@ class TaskReport:
     task_id: str
     trajectory: Trajectory | None
     error: BaseException | None
-    usage: dict[str, Usage]
+    usage: dict[Role, Usage]
 
 
 @dataclass(frozen=True)
