@@ -210,6 +210,30 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     assert audit_problems(ws) == []
 
 
+def test_accept_whose_revalidation_the_gate_rejects_tags_it_exits_1_and_merges_nothing(workspace):
+    folder = workspace.root / "skills/spelled-by-hand"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spelled-by-hand", SPELL), encoding="utf-8")
+    person = ["-c", "user.name=A Person", "-c", "user.email=person@example.invalid"]
+    git(workspace.root, "add", "skills")
+    git(workspace.root, *person, "commit", "-qm", "a skill of my own that spells words out")
+    before, skills = workspace.head(MAIN), git(workspace.root, "rev-parse", "main:skills")
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        argv = ["-C", str(workspace.root), "accept", "spell-letters", "--api-base", server.base_url]
+        result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1].startswith("r001-spell-letters: rejected (")
+    assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
+    assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
+    log = [commit.sha for commit in workspace.log(MAIN)]
+    since = workspace.log(MAIN)[: log.index(before)]  # main's incumbent re-validated, then the verdict
+    assert [len(commit.parents) for commit in since] == [1] * len(since)  # nothing merged
+    assert since[0].meta.decision == Decision.REJECTED and since[0].meta.decided_by is None
+    assert git(workspace.root, "rev-parse", "main:skills") == skills  # main's skills as they were
+    assert [skill.name for skill in api.load_skills(workspace)] == ["spelled-by-hand"]
+    assert audit_problems(workspace) == []
+
+
 def locked_world(proposal: dict) -> RecordingWorld:
     return RecordingWorld({1: proposal})
 
