@@ -151,12 +151,25 @@ def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
     assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
-    assert f"rejected by a person: {WHY}" in workspace.read_file(MAIN, "wiki/skill-impact.md")
+    entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]  # the rejection's
+    assert f"rejected by a person: {WHY}" in entry
+    assert "- Rationale: reversal tasks fail; spell-letters should fix them\n" in entry  # the proposer's
     assert api.review(workspace) == [] and api.load_skills(workspace) == []
     world = RecordingWorld()
     evolve_scripted(workspace, rounds=1, world=world)
     assert WHY in world.proposer_prompts[0] and "Candidates waiting" not in world.proposer_prompts[0]
     assert audit_problems(workspace) == []
+
+
+def test_a_decision_run_again_over_the_branch_a_kill_left_only_removes_the_branch(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    first = api.reject(workspace, "spell-letters", WHY)
+    git(workspace.root, "branch", "pending/r001-spell-letters", tip)  # a kill between commit and deletion
+    head = workspace.head(MAIN)
+    assert api.reject(workspace, "r001-spell-letters", WHY) == first
+    assert workspace.head(MAIN) == head and workspace.refs("refs/heads/pending/") == {}
+    with pytest.raises(WorkspaceError, match=rf"^r001-spell-letters was already rejected \({first.commit[:10]}\)$"):
+        api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
 
 
 @pytest.mark.slow
@@ -232,6 +245,9 @@ def test_accept_whose_revalidation_the_gate_rejects_tags_it_exits_1_and_merges_n
     assert git(workspace.root, "rev-parse", "main:skills") == skills  # main's skills as they were
     assert [skill.name for skill in api.load_skills(workspace)] == ["spelled-by-hand"]
     assert audit_problems(workspace) == []
+    again = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert (again.candidate, again.decision, again.commit) == ("r001-spell-letters", Decision.REJECTED, since[0].sha)
+    assert again.reason == workspace.body(since[0].sha) and workspace.head(MAIN) == since[0].sha
 
 
 def locked_world(proposal: dict) -> RecordingWorld:
