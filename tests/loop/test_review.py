@@ -147,13 +147,21 @@ WHY = "spelling out every word doubles the answer length"
 
 
 def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
     decision = api.reject(workspace, "r001-spell-letters", WHY)
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
     assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
     entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]  # the rejection's
-    assert f"rejected by a person: {WHY}" in entry
-    assert "- Rationale: reversal tasks fail; spell-letters should fix them\n" in entry  # the proposer's
+    assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
+    for line in (
+        "- Candidate score: 0.833",
+        "- Incumbent score: 0.500",
+        f"- Decision: rejected — rejected by a person: {WHY}",
+        f"- Kept at: tag rejected/r001-spell-letters ({tip[:10]})",
+        "- Rationale: reversal tasks fail; spell-letters should fix them",  # the proposer's
+    ):
+        assert f"\n{line}\n" in entry
     assert api.review(workspace) == [] and api.load_skills(workspace) == []
     world = RecordingWorld()
     evolve_scripted(workspace, rounds=1, world=world)
@@ -195,7 +203,7 @@ def test_a_proposal_of_a_skill_that_waits_for_review_is_refused_before_validatio
 
 def test_reject_without_a_reason_is_refused_and_writes_nothing(workspace):
     before = workspace.head(MAIN)
-    with pytest.raises(WikiskillError, match="say why"):
+    with pytest.raises(WikiskillError, match="^say why the candidate is rejected"):
         api.reject(workspace, "spell-letters", "  ")
     assert workspace.head(MAIN) == before and "pending/r001-spell-letters" in workspace.refs("refs/heads/pending/")
 
