@@ -191,6 +191,30 @@ def test_no_regression_refuses_a_gain_that_breaks_too_many_solved_tasks():
     assert lenient.judge(candidate, incumbent).decision == Decision.ACCEPTED
 
 
+def test_no_regression_names_the_first_five_tasks_it_would_lose_and_records_its_evidence():
+    incumbent = evaluation([1] * 5 + [0] * 7)
+    candidate = evaluation([0] * 5 + [1] * 7)
+    verdict = NoRegressionPolicy(0).judge(candidate, incumbent)
+    assert verdict.decision == Decision.REJECTED and verdict.evidence.policy == "no_regression"
+    assert verdict.reason == (
+        "val 0.583 > incumbent 0.417, but 5 task(s) main solved are lost (at most 0): "
+        "task-00, task-01, task-02, task-03, task-04"
+    )
+    six = NoRegressionPolicy(0).judge(evaluation([0] * 6 + [1] * 8), evaluation([1] * 6 + [0] * 8))
+    assert six.reason.endswith(": task-00, task-01, task-02, task-03, task-04 …")
+    lenient = NoRegressionPolicy(5).judge(candidate, incumbent)
+    assert (lenient.decision, lenient.reason) == (Decision.ACCEPTED, "val 0.583 > incumbent 0.417")
+    assert lenient.evidence.broken == ["task-00", "task-01", "task-02", "task-03", "task-04"]
+
+
+def test_a_paired_verdict_on_graded_scores_of_many_tasks_is_the_same_each_time_it_is_judged():
+    # 16 tasks: the sign-flip test samples 9,999 of 65,536 sign patterns, from the gate's seed
+    incumbent = evaluation([0.1 * (i % 7) for i in range(16)])
+    candidate = evaluation([0.1 * (i % 7) + (0.15 if i % 3 else -0.1) for i in range(16)])
+    first, again = (PairedPolicy(0.95, 0.0, seed=7).judge(candidate, incumbent) for _ in range(2))
+    assert first.evidence.p_value == again.evidence.p_value and first.reason == again.reason
+
+
 def test_confirm_policy_asks_for_a_second_evaluation_and_sequential_for_looks():
     assert gate_policy(GateSettings(policy="confirm")).plan() == ValidationPlan(confirms=True)
     assert gate_policy(GateSettings()).plan() == ValidationPlan()
