@@ -151,7 +151,7 @@ def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
     decision = api.reject(workspace, "r001-spell-letters", WHY)
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
-    assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
     entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]  # the rejection's
     assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
     for line in (
