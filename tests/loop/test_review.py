@@ -21,6 +21,7 @@ from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError, WorkspaceError
 from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.store.pending import find_pending
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -147,11 +148,18 @@ WHY = "spelling out every word doubles the answer length"
 
 
 def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
-    tip = workspace.head("pending/r001-spell-letters")
+    tip, pending = workspace.head("pending/r001-spell-letters"), find_pending(workspace, "spell-letters")
     decision = api.reject(workspace, "r001-spell-letters", WHY)
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
+    assert commit.subject == f"r001 gate: rejected by a person spell-letters ({WHY})"
+    assert workspace.body(commit.sha) == decision.reason == f"rejected by a person: {WHY}"
+    meta = commit.meta
+    assert (meta.round, meta.step, meta.action, meta.skill) == (1, Step.GATE, "create", "spell-letters")
+    assert (meta.score, meta.incumbent, meta.cost_usd) == (0.833333, 0.5, 0.0)
+    assert meta.candidate == pending.evidence.sha  # the commit of the gate's verdict that it waits
     assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {}
     entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]  # the rejection's
     assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
     for line in (
