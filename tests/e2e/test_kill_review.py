@@ -34,6 +34,9 @@ POINTS = {  # (command, before/after, the call's key begins with, which of those
     "accept, after the pending branch is deleted": ("accept", "after", "update-ref -d refs/heads/pending/", 0),
     "reject, after the rejected tag": ("reject", "after", "tag -f rejected/", 0),
     "reject, before the pending branch is deleted": ("reject", "before", "update-ref -d refs/heads/pending/", 0),
+    # between its two writes whichever comes first: its commit on main and the pending branch's deletion
+    "reject, after its commit moves main": ("reject", "after", "update-ref refs/heads/main ", 0),
+    "reject, after the pending branch is deleted": ("reject", "after", "update-ref -d refs/heads/pending/", 0),
 }
 
 

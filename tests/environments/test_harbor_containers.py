@@ -326,8 +326,8 @@ def test_a_verifier_that_writes_no_reward_is_infra_quoting_its_last_lines_not_a_
     message = str(raised.value)
     assert "rev-cat: the verifier wrote no reward.txt or reward.json" in message
     assert "status 2" in message and "its last lines:" in message
-        # stdout and stderr reach the quote as the engine interleaves them
-        assert "starting" in message and "ModuleNotFoundError: No module named requests" in message
+    # stdout and stderr reach the quote as the engine interleaves them
+    assert "starting" in message and "ModuleNotFoundError: No module named requests" in message
     assert containers_of(tmp_path) == []
 
 

@@ -60,6 +60,22 @@ def test_rollback_by_name_reverts_a_hand_commit_too_and_names_it(evolved):
     assert_audit_is_sound(ws)
 
 
+def test_rollback_by_name_removes_a_file_a_person_added_to_the_skill_and_names_it(evolved):
+    ws = evolved
+    (ws.root / "skills/spell-letters/examples.md").write_text("reversed: olleh\n", encoding="utf-8")
+    git(ws.root, "add", "skills/spell-letters/examples.md")
+    person = ["-c", "user.name=A Person", "-c", "user.email=person@example.invalid"]
+    git(ws.root, *person, "commit", "-qm", "examples for spell-letters")
+    mine = git(ws.root, "rev-parse", "HEAD").strip()
+    result = api.rollback(ws, "spell-letters")
+    assert [c.sha for c in result.human_edits] == [mine]
+    assert not (ws.root / "skills/spell-letters").exists() and not ws.list_paths(MAIN, "skills/spell-letters")
+    body = git(ws.root, "log", "-1", "--format=%B")
+    assert f"{mine[:10]} examples for spell-letters" in body
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert_audit_is_sound(ws)
+
+
 def test_rollback_by_name_reverts_edits_committed_by_evolve_commit_human_edits_too(evolved):
     ws = evolved
     edit_by_hand(ws)

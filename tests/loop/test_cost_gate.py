@@ -72,19 +72,40 @@ def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_
     assert api.audit(ws).problems == []
 
 
-def test_audit_finds_a_cost_tiebreak_its_committed_results_do_not_give(tmp_path, cheaper):
+def forged_audit(tmp_path, cheaper: Workspace, **trailers: str) -> list[str]:
+    """`audit`'s problems with round 1's merge of a copy of `cheaper` whose message gives the
+    trailers `Wikiskill-<key>: value` instead (key: the trailer's name after the prefix)."""
     shutil.copytree(cheaper.root, tmp_path / "ws", symlinks=True)
     ws = api.open_workspace(tmp_path / "ws")
     merge = gate_of(ws, 1)
-    message = git(ws.root, "log", "-1", "--format=%B", merge.sha).replace(
-        "Wikiskill-Cost-P-Value: 0.015625", "Wikiskill-Cost-P-Value: 0.001000"
-    )
+    lines = git(ws.root, "log", "-1", "--format=%B", merge.sha).splitlines()
+    for key, value in trailers.items():
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"Wikiskill-{key}: "))
+        lines[at] = f"Wikiskill-{key}: {value}"
     parents = [arg for parent in merge.parents for arg in ("-p", parent)]
-    forged = git(ws.root, "commit-tree", f"{merge.sha}^{{tree}}", *parents, "-m", message).strip()
+    forged = git(ws.root, "commit-tree", f"{merge.sha}^{{tree}}", *parents, "-m", "\n".join(lines)).strip()
     git(ws.root, "update-ref", "refs/heads/main", forged, merge.sha)
-    problems = api.audit(api.open_workspace(ws.root)).problems
-    claim = "claims cost p=0.0010; its committed results give p=0.0156"
-    assert problems == [f"round 1 (brief-answers, {forged[:10]}): {claim}"]
+    label = f"round 1 (brief-answers, {forged[:10]}): "
+    return [problem.removeprefix(label) for problem in api.audit(api.open_workspace(ws.root)).problems]
+
+
+def test_audit_finds_a_cost_tiebreak_its_committed_results_do_not_give(tmp_path, cheaper):
+    problems = forged_audit(tmp_path, cheaper, **{"Cost-P-Value": "0.001000"})
+    assert problems == ["claims cost p=0.0010; its committed results give p=0.0156"]
+
+
+def test_audit_refuses_a_bound_merge_whose_cost_test_did_not_pass(tmp_path, cheaper):
+    # p = 1/64 replayed is not below 1 - 0.99: the test did not pass, as the commit says
+    problems = forged_audit(
+        tmp_path, cheaper, **{"Cost-Rule": "bound", "Cost-Confidence": "0.99", "Cost-Passed": "false"}
+    )
+    assert problems == ["accepted although its cost was not shown below 0.9 times main's"]
+
+
+def test_audit_refuses_a_cost_tiebreak_whose_score_floor_is_not_above_minus_the_noninferiority(tmp_path, cheaper):
+    assert gate_of(cheaper, 1).meta.score_floor == 0.0  # equal scores: the bound is 0, whatever the level
+    problems = forged_audit(tmp_path, cheaper, Noninferiority="0.0")
+    assert problems == ["accepted as cheaper although its score gain's lower bound +0.0000 is not above -0"]
 
 
 def test_the_same_skill_is_a_rejected_tie_when_the_gate_ignores_cost(tmp_path):

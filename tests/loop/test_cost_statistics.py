@@ -73,6 +73,17 @@ def test_a_cheaper_candidate_that_may_be_worse_is_not_merged_on_cost():
     assert strict.decision == Decision.REJECTED and "needs equal means" in strict.reason
 
 
+def test_the_non_inferiority_bound_is_computed_at_the_split_level_not_the_gates():
+    # 22 tasks, 1 fixed and 2 broken: the exact bound of the sign test is about -0.1341 at 0.975
+    # (half of the 0.05 significance level) and -0.1317 at 0.95; a margin between them decides
+    candidate = evaluation([1] * 16 + [1, 0, 0, 1, 1, 0], [50] * 22)
+    main = evaluation([1] * 16 + [0, 1, 1, 1, 1, 0], [100] * 22)
+    verdict = judged(tiebreak(noninferiority=0.133), candidate, main)
+    assert verdict.evidence.cost.floor == pytest.approx(-0.1340717, abs=1e-6)
+    assert verdict.decision == Decision.REJECTED and verdict.evidence.cost.passed
+    assert judged(tiebreak(noninferiority=0.135), candidate, main).decision == Decision.ACCEPTED
+
+
 def test_tiebreak_runs_the_policy_at_half_the_significance_level():
     assert gate_policy(tiebreak(confidence=0.9)).confidence == pytest.approx(0.95)
     assert gate_policy(GateSettings(policy="paired", cost=CostRule.BOUND)).confidence == 0.95

@@ -1,6 +1,8 @@
 """`wikiskill estimate` / `evolve --dry-run` say what a round will call before it runs, and
 `budget.max_usd` refuses a round whose estimate it cannot pay for before any model call."""
 
+import shutil
+
 import pytest
 from typer.testing import CliRunner
 
@@ -9,7 +11,7 @@ from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.config import Role
-from wikiskill.store.rounds import REJECTED_PREFIX
+from wikiskill.store.rounds import REJECTED_PREFIX, completed_rounds
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import edit_config
 
@@ -127,3 +129,38 @@ def test_a_budget_below_one_rounds_estimate_refuses_before_any_model_call(tmp_pa
     assert len(errors) == 1 and errors[0].startswith("error: budget too small for r001: it would spend about $")
     assert f"over budget.max_usd ${limit}" in errors[0]
     assert workspace_state(ws) == before
+
+
+def spent_usd(ws) -> float:
+    """The USD every commit of the workspace records, on every branch and tag."""
+    return sum(map(float, git(ws, "log", "--all", "--format=%(trailers:key=Wikiskill-Cost-USD,valueonly)").split()))
+
+
+@pytest.mark.slow
+def test_the_budget_is_checked_before_every_round_of_evolve_not_only_the_first(tmp_path):
+    with FakeOpenAIServer(ScriptedWorld()) as measured:
+        ws = tmp_path / "measured"
+        invoke("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", measured.base_url)
+        invoke("-C", str(ws), "evolve", "--rounds", "1")  # round 1 measures what a round calls
+        shutil.copytree(ws, tmp_path / "budgeted", symlinks=True)
+        second, before, first_calls = (
+            api.estimate(api.open_workspace(ws)).rounds[0].usd,
+            spent_usd(ws),
+            len(measured.requests),
+        )
+        invoke("-C", str(ws), "evolve", "--rounds", "1")
+        spent, third = spent_usd(ws) - before, api.estimate(api.open_workspace(ws)).rounds[0].usd
+        calls = len(measured.requests) - first_calls
+    # enough to start round 2 and finish it, not enough for round 3's estimate on top of round 2
+    assert max(second, spent) < spent + third
+    limit = round((max(second, spent) + spent + third) / 2, 6)
+    ws = api.open_workspace(tmp_path / "budgeted")
+    edit_config(ws, **{"budget.max_usd": limit})
+    git(ws.root, "commit", "-qam", "a budget")
+    with FakeOpenAIServer(ScriptedWorld()) as fresh:
+        result = CliRunner().invoke(app, ["-C", str(ws.root), "evolve", "--rounds", "2", "--api-base", fresh.base_url])
+        assert len(fresh.requests) == calls  # round 2's calls, none of round 3's
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: budget too small for r003: it would spend about $")
+    assert completed_rounds(ws) == 2

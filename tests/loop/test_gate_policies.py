@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from wikiskill.contracts.gate import ValidationPlan
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
-from wikiskill.loop.gate_policies import NoRegressionPolicy, PairedPolicy, StrictPolicy, gate_policy, mean_interval
+from wikiskill.loop.gate_policies import (
+    NoRegressionPolicy,
+    PairedPolicy,
+    StrictPolicy,
+    gate_policy,
+    mean_interval,
+    sign_flip_p,
+)
 from wikiskill.loop.impact import ImpactEntry
 from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.store.trailers import Action, Decision
@@ -189,6 +196,45 @@ def test_no_regression_refuses_a_gain_that_breaks_too_many_solved_tasks():
     assert verdict.decision == Decision.REJECTED and "task-00" in verdict.reason
     lenient = gate_policy(GateSettings(policy="no_regression", max_broken=1))
     assert lenient.judge(candidate, incumbent).decision == Decision.ACCEPTED
+
+
+def test_no_regression_names_the_first_five_tasks_it_would_lose_and_records_its_evidence():
+    incumbent = evaluation([1] * 5 + [0] * 7)
+    candidate = evaluation([0] * 5 + [1] * 7)
+    verdict = NoRegressionPolicy(0).judge(candidate, incumbent)
+    assert verdict.decision == Decision.REJECTED and verdict.evidence.policy == "no_regression"
+    assert verdict.reason == (
+        "val 0.583 > incumbent 0.417, but 5 task(s) main solved are lost (at most 0): "
+        "task-00, task-01, task-02, task-03, task-04"
+    )
+    six = NoRegressionPolicy(0).judge(evaluation([0] * 6 + [1] * 8), evaluation([1] * 6 + [0] * 8))
+    assert six.reason.endswith(": task-00, task-01, task-02, task-03, task-04 …")
+    lenient = NoRegressionPolicy(5).judge(candidate, incumbent)
+    assert (lenient.decision, lenient.reason) == (Decision.ACCEPTED, "val 0.583 > incumbent 0.417")
+    assert lenient.evidence.broken == ["task-00", "task-01", "task-02", "task-03", "task-04"]
+
+
+def test_a_paired_verdict_on_graded_scores_of_many_tasks_is_the_same_each_time_it_is_judged():
+    # 16 tasks: the sign-flip test samples 9,999 of 65,536 sign patterns, from the gate's seed
+    incumbent = evaluation([0.1 * (i % 7) for i in range(16)])
+    candidate = evaluation([0.1 * (i % 7) + (0.15 if i % 3 else -0.1) for i in range(16)])
+    first, again = (PairedPolicy(0.95, 0.0, seed=7).judge(candidate, incumbent) for _ in range(2))
+    assert first.evidence.p_value == again.evidence.p_value and first.reason == again.reason
+    diffs = [c - i for c, i in zip(candidate.scores.values(), incumbent.scores.values(), strict=True)]
+    assert first.evidence.interval == (pytest.approx(mean_interval(diffs, 0.95, 7, one_sided=True)[0]), math.inf)
+
+
+def test_paired_tests_graded_gains_against_the_margin_and_says_when_too_few_tasks_differ():
+    incumbent = evaluation([0.5] * 10)
+    gains = [0.3, 0.25, 0.1, 0.05, 0.3, 0.2, 0.15, 0.35, 0.05, 0.25]
+    candidate = evaluation([0.5 + gain for gain in gains])
+    verdict = PairedPolicy(0.95, 0.1, seed=1).judge(candidate, incumbent)
+    assert verdict.evidence.p_value == pytest.approx(sign_flip_p([gain - 0.1 for gain in gains], "greater", 1))
+    assert verdict.evidence.p_value > 2**-10  # not every gain is above the margin
+    # 4 tasks differ: the sign-flip test's p cannot go below 2^-4, which is 1 - 0.9375
+    few = PairedPolicy(0.9375, 0.0).judge(evaluation([0.5] * 6 + [0.7] * 4), evaluation([0.5] * 10))
+    assert few.decision == Decision.REJECTED and "too few to show a gain above it at 0.9375" in few.reason
+    assert (few.evidence.policy, few.evidence.confidence) == ("paired", 0.9375)
 
 
 def test_confirm_policy_asks_for_a_second_evaluation_and_sequential_for_looks():

@@ -21,6 +21,7 @@ from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError, WorkspaceError
 from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.store.pending import find_pending
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -147,16 +148,44 @@ WHY = "spelling out every word doubles the answer length"
 
 
 def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
+    tip, pending = workspace.head("pending/r001-spell-letters"), find_pending(workspace, "spell-letters")
     decision = api.reject(workspace, "r001-spell-letters", WHY)
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
-    assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
-    assert f"rejected by a person: {WHY}" in workspace.read_file(MAIN, "wiki/skill-impact.md")
+    assert commit.subject == f"r001 gate: rejected by a person spell-letters ({WHY})"
+    assert workspace.body(commit.sha) == decision.reason == f"rejected by a person: {WHY}"
+    meta = commit.meta
+    assert (meta.round, meta.step, meta.action, meta.skill) == (1, Step.GATE, "create", "spell-letters")
+    assert (meta.score, meta.incumbent, meta.cost_usd) == (0.833333, 0.5, 0.0)
+    assert meta.candidate == pending.evidence.sha  # the commit of the gate's verdict that it waits
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {}
+    entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]  # the rejection's
+    assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
+    for line in (
+        "- Candidate score: 0.833",
+        "- Incumbent score: 0.500",
+        f"- Decision: rejected — rejected by a person: {WHY}",
+        f"- Kept at: tag rejected/r001-spell-letters ({tip[:10]})",
+        "- Rationale: reversal tasks fail; spell-letters should fix them",  # the proposer's
+    ):
+        assert f"\n{line}\n" in entry
     assert api.review(workspace) == [] and api.load_skills(workspace) == []
     world = RecordingWorld()
     evolve_scripted(workspace, rounds=1, world=world)
     assert WHY in world.proposer_prompts[0] and "Candidates waiting" not in world.proposer_prompts[0]
     assert audit_problems(workspace) == []
+
+
+def test_a_decision_run_again_over_the_branch_a_kill_left_only_removes_the_branch(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    first = api.reject(workspace, "spell-letters", WHY)
+    git(workspace.root, "branch", "pending/r001-spell-letters", tip)  # a kill between commit and deletion
+    head = workspace.head(MAIN)
+    assert api.reject(workspace, "r001-spell-letters", WHY) == first
+    assert workspace.head(MAIN) == head and workspace.refs("refs/heads/pending/") == {}
+    with pytest.raises(WorkspaceError, match=rf"^r001-spell-letters was already rejected \({first.commit[:10]}\)$"):
+        api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
 
 
 @pytest.mark.slow
@@ -182,7 +211,7 @@ def test_a_proposal_of_a_skill_that_waits_for_review_is_refused_before_validatio
 
 def test_reject_without_a_reason_is_refused_and_writes_nothing(workspace):
     before = workspace.head(MAIN)
-    with pytest.raises(WikiskillError, match="say why"):
+    with pytest.raises(WikiskillError, match="^say why the candidate is rejected"):
         api.reject(workspace, "spell-letters", "  ")
     assert workspace.head(MAIN) == before and "pending/r001-spell-letters" in workspace.refs("refs/heads/pending/")
 
@@ -208,6 +237,33 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     assert "re-validated on main's current skills" in ws.body(merge.sha)
     assert [skill.name for skill in api.load_skills(ws)] == ["long-words"]
     assert audit_problems(ws) == []
+
+
+def test_accept_whose_revalidation_the_gate_rejects_tags_it_exits_1_and_merges_nothing(workspace):
+    folder = workspace.root / "skills/spelled-by-hand"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spelled-by-hand", SPELL), encoding="utf-8")
+    person = ["-c", "user.name=A Person", "-c", "user.email=person@example.invalid"]
+    git(workspace.root, "add", "skills")
+    git(workspace.root, *person, "commit", "-qm", "a skill of my own that spells words out")
+    before, skills = workspace.head(MAIN), git(workspace.root, "rev-parse", "main:skills")
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        argv = ["-C", str(workspace.root), "accept", "spell-letters", "--api-base", server.base_url]
+        result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1].startswith("r001-spell-letters: rejected (")
+    assert "rejected/r001-spell-letters" in workspace.refs("refs/tags/rejected/")
+    assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
+    log = [commit.sha for commit in workspace.log(MAIN)]
+    since = workspace.log(MAIN)[: log.index(before)]  # main's incumbent re-validated, then the verdict
+    assert [len(commit.parents) for commit in since] == [1] * len(since)  # nothing merged
+    assert since[0].meta.decision == Decision.REJECTED and since[0].meta.decided_by is None
+    assert git(workspace.root, "rev-parse", "main:skills") == skills  # main's skills as they were
+    assert [skill.name for skill in api.load_skills(workspace)] == ["spelled-by-hand"]
+    assert audit_problems(workspace) == []
+    again = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert (again.candidate, again.decision, again.commit) == ("r001-spell-letters", Decision.REJECTED, since[0].sha)
+    assert again.reason == workspace.body(since[0].sha) and workspace.head(MAIN) == since[0].sha
 
 
 def locked_world(proposal: dict) -> RecordingWorld:

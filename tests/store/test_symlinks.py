@@ -10,6 +10,9 @@ from pathlib import Path
 from conftest import git
 from scripted import MAINTAINER_REPLY, SPELL, ScriptedWorld, create
 from wikiskill import api
+from wikiskill.loop.harness import Harness
+from wikiskill.store.trailers import Step, Trailers
+from wikiskill.store.workspace import MAIN
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 LINK = "wiki/patterns/evil-link.md"
@@ -122,3 +125,21 @@ def test_a_proposal_to_create_a_skill_whose_folder_is_a_persons_link_is_invalid_
     ]
     assert os.readlink(ws.root / "skills/outlink") == str(outside)
     assert sorted(path.name for path in outside.iterdir()) == ["notes.md"]
+
+
+def test_a_roles_write_under_a_symlinked_skill_folder_is_refused_and_the_link_kept(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", "http://127.0.0.1:9")
+    (ws.root / "skills/dirlink").symlink_to(outside, target_is_directory=True)
+    person = ["-c", "user.name=Person", "-c", "user.email=person@example.invalid"]
+    git(ws.root, *person, "add", "skills/dirlink")
+    git(ws.root, *person, "commit", "-qm", "a skill folder that is a link")
+    harness = Harness(ws)
+    written = {"skills/dirlink/SKILL.md": "---\nname: dirlink\n---\n", "wiki/patterns/kept.md": "# kept\n"}
+    sha = harness.commit("propose: create dirlink", Trailers(round=1, step=Step.PROPOSE), written)
+    assert os.readlink(ws.root / "skills/dirlink") == str(outside) and list(outside.iterdir()) == []
+    assert git(ws.root, "ls-tree", "main", "skills/dirlink").startswith("120000 blob ")
+    assert "skills/dirlink/SKILL.md" not in ws.list_paths(MAIN, "skills")
+    assert ws.read_file(MAIN, "wiki/patterns/kept.md") == "# kept\n"  # the rest of the write goes in
+    assert "- left alone, not written: skills/dirlink/SKILL.md is a symbolic link" in ws.body(sha)

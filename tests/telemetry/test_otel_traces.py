@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from conftest import CI_VALUES
 from scripted import ScriptedWorld
 from wikiskill.cli import app
-from wikiskill.testing.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 from wikiskill.testing.otlp import OtlpReceiver
 from workspaces import edit_config
 
@@ -53,15 +53,33 @@ def run(*args: str) -> None:
     assert result.exit_code == 0, result.output
 
 
+class RecordingWorld(ScriptedWorld):
+    """The scripted world, keeping every reply it gives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replies: list[Reply] = []
+
+    def __call__(self, body: dict) -> Reply | str:
+        reply = super().__call__(body)
+        self.replies.append(Reply(content=reply) if isinstance(reply, str) else reply)
+        return reply
+
+
 @pytest.fixture(scope="module")
-def two_rounds(otel, tmp_path_factory):
+def world() -> RecordingWorld:
+    return RecordingWorld()
+
+
+@pytest.fixture(scope="module")
+def two_rounds(otel, world, tmp_path_factory):
     """A two-round scripted `evolve` through the CLI, its trace sent to the receiver by
     OpenTelemetry's own variable, with a provider key in the environment."""
     ws = tmp_path_factory.mktemp("traced") / "ws"
     with (
         pytest.MonkeyPatch.context() as env,
         OtlpReceiver() as receiver,
-        FakeOpenAIServer(ScriptedWorld(), prompt_cache="prefix") as server,
+        FakeOpenAIServer(world, prompt_cache="prefix") as server,
     ):
         env.setenv("OPENAI_API_KEY", FAKE_KEY)
         run("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", server.base_url)
@@ -143,6 +161,34 @@ def test_no_secret_and_no_validation_question_is_exported(two_rounds):
     assert exported and FAKE_KEY.encode() not in exported
     questions = [json.loads(line)["question"] for line in (ROOT / "benchmarks/example-qa/val.jsonl").open()]
     assert not [question for question in questions if question.encode() in exported]
+
+
+def strings_in(value: object) -> list[str]:
+    """The strings of a reply's text or a tool call's arguments, JSON taken apart."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return [value]
+        return strings_in(parsed) if isinstance(parsed, (dict, list)) else [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings_in(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings_in(item)]
+    return []
+
+
+@pytest.mark.slow
+def test_no_reply_answer_or_tool_argument_of_a_model_is_exported(two_rounds, world):
+    texts = [text for reply in world.replies for text in strings_in(reply.content or "")]
+    texts += [
+        text for reply in world.replies for call in reply.tool_calls or [] for text in strings_in(call["arguments"])
+    ]
+    # each line long enough not to be a name a span may carry (a skill's, a tool's)
+    lines = {line.strip() for text in texts for line in text.splitlines() if len(line.strip()) >= 16}
+    answers = [text for text in texts if "<answer>" in text]
+    assert answers and len(lines) > 20  # the agent's answers, the maintainer's pages, the proposer's skills
+    assert not [line for line in lines if line.encode() in two_rounds.raw]
 
 
 @pytest.mark.slow

@@ -144,8 +144,11 @@ def _cost_problems(records: Recorded, merge: Commit, candidate: Evaluation, incu
         gain = evidence_of(meta.policy or "", candidate, incumbent).gain
         return [] if gain == 0 else [f"accepted as cheaper at equal means, but the means differ by {float(gain):+.4f}"]
     floor = gain_floor(paired(candidate, incumbent), meta.cost_confidence, seed)
-    if abs(floor - meta.score_floor) > 1e-6 or not floor > -(meta.noninferiority or 0.0):
+    if abs(floor - meta.score_floor) > 1e-6:
         return [f"claims a score gain >= {meta.score_floor:+.4f}; its committed results give {floor:+.4f}"]
+    margin = meta.noninferiority or 0.0
+    if not floor > -margin:
+        return [f"accepted as cheaper although its score gain's lower bound {floor:+.4f} is not above -{margin:g}"]
     return []
 
 

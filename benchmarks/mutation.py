@@ -1,0 +1,86 @@
+"""Mutation testing of the modules whose mistakes pass silently: the gate's rules, `audit`,
+review, rollback, the roles' sandbox, the task environments and Harbor tasks.
+
+mutmut (the test extra) changes one operator, constant or call at a time and runs, for each such
+mutant, the fast tests (`[tool.mutmut]` in pyproject.toml) that cover the function it changed;
+a mutant those tests all pass on has survived. This runs it on the modules named (all of them by
+default) and prints each one's kill rate, the table in docs/development.md#mutation-testing.
+Results are kept in mutants/ and reused while the code and tests are unchanged.
+
+    nice -n 15 .venv/bin/python benchmarks/mutation.py                  # every module
+    nice -n 15 .venv/bin/python benchmarks/mutation.py loop.review      # one or more
+    .venv/bin/mutmut results                                            # the survivors by name
+    .venv/bin/mutmut show <name>                                        # what one of them changed
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = (
+    "loop.gate_policies",
+    "loop.cost_gate",
+    "loop.sequential",
+    "loop.review",
+    "loop.steps.gate",
+    "history.audit",
+    "history.rollback",
+    "roles.sandbox",
+    "environments",
+    "run.harbor_tasks",
+)
+"""`[tool.mutmut] only_mutate` names the same files."""
+DETECTED = {"killed", "timeout", "caught by type check", "segfault"}
+"""A mutant the tests stopped: failed, hung or crashed on."""
+
+
+def mutmut(*args: str, shown: bool = False) -> str:
+    """mutmut in the repository root, importing the mutated copy it makes in mutants/, never
+    this checkout (so no PYTHONPATH pointing here); what it prints, unless `shown` as it goes."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    command = [str(Path(sys.executable).with_name("mutmut")), *args]
+    done = subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=not shown, text=True)
+    return done.stdout or ""
+
+
+def statuses(modules: list[str]) -> dict[str, Counter[str]]:
+    """Per module, how many of its mutants ended in each status."""
+    counts: dict[str, Counter[str]] = {module: Counter() for module in modules}
+    for line in mutmut("results", "--all", "true").splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        for module in modules:
+            if name.startswith(f"wikiskill.{module}."):
+                counts[module][status] += 1
+    return counts
+
+
+def table(counts: dict[str, Counter[str]]) -> str:
+    rows = ["| module | mutants | killed | survived | no tests | kill rate |", "|---|---:|---:|---:|---:|---:|"]
+    for module, count in counts.items():
+        total, detected = sum(count.values()), sum(count[status] for status in DETECTED)
+        rate = f"{detected / total:.0%}" if total else "-"
+        rows.append(f"| {module} | {total} | {detected} | {count['survived']} | {count['no tests']} | {rate} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help=f"modules under wikiskill/ (default: all): {', '.join(MODULES)}")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.modules) - set(MODULES))
+    if unknown:
+        parser.error(f"not a module this runs on: {', '.join(unknown)} (one of {', '.join(MODULES)})")
+    modules = args.modules or list(MODULES)
+    mutmut("run", "--max-children", str(args.jobs), *(f"wikiskill.{module}.*" for module in modules), shown=True)
+    print(table(statuses(modules)))
+
+
+if __name__ == "__main__":
+    main()
