@@ -35,15 +35,16 @@ def status(ctx: typer.Context) -> None:
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
 
-    A manual rollback gets a row of its own."""
+    A round a person decided later shows its decisions in order (`pending → accepted`); a manual
+    rollback gets a row of its own, with no round number, after the round it followed."""
     rows = [
         [
-            f"{row.round:03d}",
+            "—" if row.is_rollback else f"{row.round:03d}",
             score_text(row.train),
             f"{row.action} {row.skill}".strip() or "—",
             score_text(row.val),
             score_text(row.incumbent),
-            row.decision or "—",
+            row.decision_text or "—",
             f"{row.cost_usd:.4f}",
             str(row.tokens),
         ]
