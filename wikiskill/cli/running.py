@@ -15,7 +15,17 @@ from rich.text import Text
 from .. import api
 from ..core.errors import ConfigError
 from ..loop.estimate import Estimate, RoundEstimate
-from .common import AgentOption, ApiBaseOption, ModelOption, console, run_options, shorten, workspace_of
+from .common import (
+    AgentOption,
+    ApiBaseOption,
+    ModelOption,
+    console,
+    plain,
+    print_table,
+    run_options,
+    shorten,
+    workspace_of,
+)
 
 
 def init(
@@ -276,10 +286,9 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
     The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
     litellm knows it. Exit 1 when a role cannot work."""
     checks = api.doctor(workspace_of(ctx), model=model, api_base=api_base)
-    table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
     mark = {True: "yes", False: "no", None: "—"}
-    for check in checks:
-        table.add_row(
+    rows = [
+        [
             check.role,
             check.model,
             mark[check.reachable],
@@ -288,11 +297,15 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
             f"{check.protocol} ({check.configured_protocol})",
             str(check.context_window or "—"),
             mark[check.price_known],
-        )
-    console.print(table)
+        ]
+        for check in checks
+    ]
+    print_table(["role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known"], rows, (0, 1))
     for check in checks:
-        for line in filter(None, [check.problem, *check.notes]):
-            console.print(f"{check.role}: {line}", markup=False, highlight=False, soft_wrap=True)
+        if check.problem:
+            plain(check.problem)
+        for note in check.notes:
+            plain(f"{check.role}: {note}")
     if any(check.failed for check in checks):
         raise typer.Exit(1)
 
