@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .benchmarks import SPLITS, FamilyListing, Split
-from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent
+from .core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, Config, ReferenceAgent, agent_flag
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.parts import CLI_PRESETS, COMMAND_PRESET
 from .core.prompts import render
@@ -124,7 +124,7 @@ def init_workspace(
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
     benchmark = canonical_name(benchmark, base=Path.cwd())
     spec = spec_of(benchmark)
-    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
+    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent_flag(agent)
     _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
         raise ConfigError(

@@ -14,6 +14,15 @@ def test_init_on_a_file_is_refused_in_one_line(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
 
 
+def test_an_unknown_agent_blames_the_flag_not_a_file(tmp_path):
+    init = one_error_line(run("init", str(tmp_path / "new"), "--benchmark", "example-qa", "--agent", "nosuch"))
+    assert not (tmp_path / "new").exists()
+    assert run("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x").exit_code == 0
+    evolve = one_error_line(run("-C", str(tmp_path / "ws"), "evolve", "--agent", "nosuch"))
+    for line in (init, evolve):
+        assert line.startswith("error: --agent nosuch: 'nosuch' is no agent runner") and "wikiskill.yaml" not in line
+
+
 def yaml_with(tmp_path: Path, extra: str, replace: tuple[str, str] = ("", "")) -> Path:
     assert run("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x").exit_code == 0
     config = tmp_path / "ws" / "wikiskill.yaml"

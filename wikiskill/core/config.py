@@ -604,11 +604,21 @@ class Config(_Section):
             update.update(roles)
         if runner is not None:
             agent: AgentSettings = update.get(Role.AGENT, self.agent)
-            update[Role.AGENT] = {**agent.model_dump(), "runner": runner}
+            update[Role.AGENT] = {**agent.model_dump(), "runner": agent_flag(runner)}
         try:
             return Config.model_validate({**self.model_dump(), **update})
         except ValidationError as exc:
             raise config_error(exc, "the command line") from exc
+
+
+def agent_flag(runner: str) -> str:
+    """`--agent`'s value as `agent.runner` names it; a ConfigError that blames the flag, not a
+    file, when it names no runner."""
+    try:
+        return AgentSettings.model_validate({"runner": runner}).runner
+    except ValidationError as exc:
+        problem = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"--agent {runner.strip()}: {problem}") from None
 
 
 Location = tuple[str | int, ...]
