@@ -462,7 +462,7 @@ def lock(ws: Workspace, name: str) -> str | None:
 
 
 def unlock(ws: Workspace, name: str) -> str | None:
-    """Remove `name` from `skills.locked` in one commit."""
+    """Remove `name` from `skills.locked` in one commit; None when it was not locked."""
     from .loop.review import set_lock
 
     with ws.lock("wikiskill unlock"):

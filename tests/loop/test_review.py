@@ -248,8 +248,19 @@ def test_lock_and_unlock_each_commit_the_setting_and_say_when_there_is_nothing_t
     assert api.lock(ws, "spell-letters") is None
     unlocked = api.unlock(ws, "spell-letters")
     assert yaml.safe_load(ws.read_file(unlocked, "wikiskill.yaml"))["skills"]["locked"] == []
-    with pytest.raises(WorkspaceError, match="is not locked"):
-        api.unlock(ws, "spell-letters")
+    assert api.unlock(ws, "spell-letters") is None
+
+
+def test_lock_and_unlock_answer_a_change_that_is_already_made_alike(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    assert evolve_scripted(ws, rounds=1).decisions == [Decision.ACCEPTED]
+    answers = []
+    for verb in ("lock", "lock", "unlock", "unlock"):
+        result = CliRunner().invoke(app, ["-C", str(ws.root), verb, "spell-letters"])
+        answers.append((result.exit_code, result.output.strip(), ws.head(MAIN)))
+    locked, locked_again, unlocked, unlocked_again = answers
+    assert locked_again == (0, "spell-letters is already locked: nothing to do", locked[2])
+    assert unlocked_again == (0, "spell-letters is already unlocked: nothing to do", unlocked[2])
 
 
 def test_rollback_of_a_locked_skill_needs_force(tmp_path):

@@ -82,10 +82,12 @@ def lock_command(ctx: typer.Context, name: str = typer.Argument(..., help="The s
     Adds it to `skills.locked` in wikiskill.yaml in one commit, together with the skill's own
     uncommitted files (a skill you wrote by hand is committed and locked at once)."""
     sha = api.lock(workspace_of(ctx), name)
-    plain(f"locked {name} ({sha[:10]})" if sha else f"{name} is already locked")
+    plain(f"locked {name} ({sha[:10]})" if sha else f"{name} is already locked: nothing to do")
 
 
 def unlock_command(ctx: typer.Context, name: str = typer.Argument(..., help="The skill to unlock.")) -> None:
-    """Unlock a skill: remove it from `skills.locked` in one commit."""
+    """Unlock a skill: remove it from `skills.locked` in one commit.
+
+    Unlocking a skill that is not locked changes nothing and exits 0, as locking a locked one does."""
     sha = api.unlock(workspace_of(ctx), name)
-    plain(f"unlocked {name} ({sha[:10]})" if sha else f"{name} is not locked")
+    plain(f"unlocked {name} ({sha[:10]})" if sha else f"{name} is already unlocked: nothing to do")
