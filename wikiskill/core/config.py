@@ -615,10 +615,9 @@ def agent_flag(runner: str) -> str:
     """`--agent`'s value as `agent.runner` names it; a ConfigError that blames the flag, not a
     file, when it names no runner."""
     try:
-        return AgentSettings.model_validate({"runner": runner}).runner
-    except ValidationError as exc:
-        problem = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"--agent {runner.strip()}: {problem}") from None
+        return AgentSettings._known_runner(runner)
+    except ValueError as exc:
+        raise ConfigError(f"--agent {runner.strip()}: {exc}") from None
 
 
 Location = tuple[str | int, ...]
