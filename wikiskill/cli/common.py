@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .. import __version__, api
 from ..core.errors import WikiskillError
@@ -27,8 +27,28 @@ MEASURING_WIDTH = 100_000
 """Wide enough that rich measures a table's own narrowest width, not the terminal's."""
 
 
-class _Commands(TyperGroup):
-    """Print any error a user can cause as one line and exit 1, never a traceback."""
+def _flags_take_no_value(params: list[Any]) -> list[Any]:
+    """`params` with every flag's metavar empty, so help lists `--dry-run`, `--version` and
+    `--help` without a `<bool>`, as if they took a value."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class Command(TyperCommand):
+    """A command whose help shows flags as flags (see `_flags_take_no_value`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
+
+
+class Commands(TyperGroup):
+    """Print any error a user can cause as one line and exit 1, never a traceback; show flags as
+    flags in help."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
 
     def invoke(self, ctx: click.Context):
         try:
@@ -43,7 +63,7 @@ class _Commands(TyperGroup):
 
 
 app = typer.Typer(
-    cls=_Commands,
+    cls=Commands,
     help="Evolve an LLM agent's skills from its own experience; every change is git history.",
     no_args_is_help=True,
     add_completion=False,
