@@ -9,6 +9,7 @@ import sys
 import typer
 
 from .. import api
+from ..loop.impact import effect_report
 from ..store.trailers import Decision
 from .common import plain, run_options, score_text, workspace_of
 
@@ -17,7 +18,7 @@ def review_command(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the queue as a JSON list, for scripts."),
 ) -> None:
-    """List the candidates waiting for review: diff, fixed and broken tasks, interval, cost change, cites.
+    """List the candidates waiting for review: diff, tasks helped and hurt, interval, cost change, cites.
 
     Under `gate.review: human` a candidate the gate policy accepts waits on `pending/rNNN-<name>`;
     decide with `wikiskill accept NAME` or `wikiskill reject NAME --why "..."`."""
@@ -33,7 +34,8 @@ def review_command(
         plain(f"{item.id}: {item.action} {item.skill} ({item.branch})")
         plain(f"  val {score_text(item.candidate)} vs incumbent {score_text(item.incumbent)}: {item.reason}")
         plain(f"  interval of the gain: {item.interval or '—'} ({item.policy})")
-        plain(f"  fixed: {', '.join(item.fixed) or '—'}; broken: {', '.join(item.broken) or '—'}")
+        for line in effect_report(item.effect):
+            plain(f"  {line}")
         plain(
             f"  agent tokens per task: {cost.get('incumbent_tokens', 0):.0f} -> {cost.get('candidate_tokens', 0):.0f}"
             f"; USD per task: {cost.get('incumbent_usd', 0):.6f} -> {cost.get('candidate_usd', 0):.6f}"

@@ -103,6 +103,23 @@ class CostCheck:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """What a change did to the val tasks, task by task: the one evidence the gate's commit,
+    skill-impact.md, PURPOSE.md, `show` and `review` all state, in one wording."""
+
+    helped: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    hurt: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return (
+            f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
+            f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)"
+        )
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a verdict rests on; written to the gate commit and the skill-impact entry."""
 
@@ -135,12 +152,13 @@ class Evidence:
     def mean_diff(self) -> float:
         return float(self.gain)
 
+    @property
+    def task_effect(self) -> Effect:
+        return Effect(self.helped, self.fixed, self.hurt, self.broken)
+
     def effect(self) -> str:
-        """What the change did to the val tasks, in the one wording skill-impact.md and PURPOSE.md share."""
-        return (
-            f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
-            f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)"
-        )
+        """What the change did to the val tasks, in the one wording every view shares."""
+        return self.task_effect.text()
 
     def interval_text(self) -> str | None:
         if self.interval is None:

@@ -49,7 +49,7 @@ def accept(harness: Harness, name: str) -> ReviewDecision:
         return _finished(ws, item, Decision.ACCEPTED)
     validated = _validations(ws, item)
     if not incumbent_recorded(harness):
-        record_incumbent(harness, completed_rounds(ws) + 1)
+        record_incumbent(harness, completed_rounds(ws) + 1, f"accept {item.id}: re-validate incumbent")
     for step in (Reapply(), Validate(), Confirm()):
         state = _state(ws, item)
         if state is None:
