@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
-from ...contracts.roles import ProposerContext
+from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
@@ -55,7 +55,7 @@ class Propose:
             impact=harness.ws.read_file(MAIN, IMPACT) or "",
             skills=harness.skills_at(MAIN),
             outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
-            pending=[f"{item.evidence.meta.action} {item.skill} ({item.branch})" for item in pending],
+            pending=[WaitingCandidate(str(item.evidence.meta.action), item.skill, item.branch) for item in pending],
             locked=list(locked),
         )
         harness.reporter.info(f"{label} propose: the skill proposer is investigating")
