@@ -18,6 +18,7 @@ from .history.rollback import RollbackResult
 from .history.rollback import rollback as _rollback
 from .history.status import RoundRow, Status, round_rows
 from .history.status import status as _status
+from .history.transcript import TaskView, task_view
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
@@ -68,6 +69,7 @@ __all__ = [
     "audit",
     "status",
     "round_log",
+    "show_task",
     "load_skills",
     "show_skill",
     "prompt",
@@ -539,6 +541,11 @@ def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
 
     ws.resolve(ref)
     return _skill_usage(ws, ref)
+
+
+def show_task(ws: Workspace, round_number: int, task_id: str) -> TaskView:
+    """One task of a round as the agent lived it (`wikiskill show ROUND --task ID`)."""
+    return task_view(ws, round_number, task_id)
 
 
 def show_round(ws: Workspace, round_number: int) -> RoundStory:

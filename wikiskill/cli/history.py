@@ -10,6 +10,7 @@ from rich.table import Table
 
 from .. import api
 from ..history.live import DEFAULT_PORT
+from ..history.transcript import transcript_lines
 from .common import console, plain, print_table, score_text, shorten, workspace_of
 
 
@@ -58,11 +59,23 @@ def log(ctx: typer.Context) -> None:
     )
 
 
-def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
+def show_command(
+    ctx: typer.Context,
+    round_number: int = typer.Argument(..., help="The round to explain."),
+    task: str | None = typer.Option(
+        None, "--task", help="Print this task's trajectory instead, as the agent lived it."
+    ),
+) -> None:
     """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
     per-task validation and the decision.
 
-    A proposal that was invalid is shown with the reason."""
+    A proposal that was invalid is shown with the reason. With --task ID, one task's trajectory:
+    its prompt with the skills it carried, each message, tool call and result, the answer, the
+    score and the scorer's feedback (a val task: its answer and score)."""
+    if task is not None:
+        for line in transcript_lines(api.show_task(workspace_of(ctx), round_number, task)):
+            plain(line)
+        return
     story = api.show_round(workspace_of(ctx), round_number)
     plain(f"round {story.number}: train score {score_text(story.train_score)}")
     plain(f"maintain: {len(story.sampled)} trace(s) sampled: {', '.join(story.sampled) or '(none)'}")
