@@ -7,7 +7,9 @@ the page needs no network; the page itself is prompts/report.html.j2.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
+from html import escape
 from pathlib import Path
 
 from ..core.config import CostUnit
@@ -21,6 +23,7 @@ from ..store.workspace import MAIN, Commit, Workspace
 from .review import ReviewItem, review_queue
 from .roundstory import round_story
 from .status import RoundRow, Status, round_rows, status
+from .transcript import task_view, transcript_lines
 
 DECISION_COLOURS = {
     Decision.ACCEPTED.value: "#2e7d32",
@@ -103,6 +106,9 @@ class ReportData:
     costs: list[RoundCost] = field(default_factory=list)
     queue: list[ReviewItem] = field(default_factory=list)
     """The candidates waiting for a person's review (`gate.review: human`)."""
+    task_pages: dict[str, str] = field(default_factory=dict)
+    """Per task of the latest validation, the page beside the report that shows it as
+    `wikiskill show ROUND --task ID` does (a written report's; the live one links none)."""
 
 
 def decision_marker(decision: str) -> dict[str, object]:
@@ -235,9 +241,22 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
 
 
 def write_report(ws: Workspace, out: Path) -> Path:
+    """The report at `out`, and beside it, in `<name>-tasks/`, one page per task of the latest
+    validation, which its row links to."""
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(report_data(ws), ws.root.name), encoding="utf-8")
+    data = report_data(ws)
+    if data.validated_round is not None and data.tasks:
+        folder = out.parent / f"{out.stem}-tasks"
+        folder.mkdir(exist_ok=True)
+        for task in data.tasks:
+            name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', task.id)}.html"
+            lines = transcript_lines(task_view(ws, data.validated_round, task.id))
+            title = f"round {data.validated_round}, task {task.id}"
+            page = f"<!DOCTYPE html><meta charset='utf-8'><title>{escape(title)}</title>"
+            (folder / name).write_text(f"{page}<pre>{escape(chr(10).join(lines))}</pre>\n", encoding="utf-8")
+            data.task_pages[task.id] = f"{folder.name}/{name}"
+    out.write_text(render_report(data, ws.root.name), encoding="utf-8")
     return out
 
 
