@@ -643,7 +643,11 @@ def config_problems(
             problems.append(ConfigProblem(unknown_setting(error["loc"]), line))
             continue
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        problems.append(ConfigProblem(f"{where}: {error['msg'].removeprefix('Value error, ')}", line))
+        if error["type"] in ("model_type", "model_attributes_type"):
+            message = "should be a section of settings (a mapping of `key: value` lines), not a single value"
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+        problems.append(ConfigProblem(f"{where}: {message}", line))
     return problems
 
 
