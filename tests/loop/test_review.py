@@ -228,6 +228,7 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     merge = ws.log(MAIN)[0]
     validated, reapplied = ws.log(merge.parents[1])[:2]  # on the candidate: main merged in, then validated
     assert (validated.meta.step, reapplied.meta.step) == (Step.VALIDATE, Step.REAPPLY)
+    assert "validated again" not in ws.body(reapplied.sha) and "no task ran here" in ws.body(reapplied.sha)
     assert reapplied.parents[1] == merge.parents[0]
     assert (merge.meta.score, merge.meta.incumbent) == (pytest.approx(0.666667), 0.5)
     assert "re-validated on main's current skills" in ws.body(merge.sha)

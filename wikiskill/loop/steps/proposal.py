@@ -145,7 +145,8 @@ class Reapply:
         harness.commit(
             f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
             Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
-            body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
+            body=f"{moved}; the proposal is re-applied onto main's current skills (no task ran here: the "
+            "validate step that follows measures the candidate on them).",
             branch=state.branch,
             base=tree,
             extra_parents=(main,),
