@@ -127,3 +127,17 @@ def test_a_budget_below_one_rounds_estimate_refuses_before_any_model_call(tmp_pa
     assert len(errors) == 1 and errors[0].startswith("error: budget too small for r001: it would spend about $")
     assert f"over budget.max_usd ${limit}" in errors[0]
     assert workspace_state(ws) == before
+
+
+def test_an_unpriced_estimate_names_the_roles_it_leaves_out(tmp_path):
+    ws = api.init_workspace(
+        tmp_path / "ws", benchmark="example-qa", model="openai/no-such-priced-model", api_base="http://127.0.0.1:9/v1"
+    )
+    out = invoke("-C", str(ws.root), "estimate")
+    assert "USD leaves out the calls of the agent, maintainer, proposer: litellm has no price for their models" in out
+
+
+def test_a_dry_run_of_rounds_that_call_no_model_says_how_many_rounds(tmp_path):
+    ws = api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", model="offline", train=2, val=2)
+    out = invoke("-C", str(ws.root), "evolve", "--rounds", "5", "--dry-run")
+    assert out.strip() == "the next 5 rounds (r001-r005) call no model: every role that would is offline or done"

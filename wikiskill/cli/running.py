@@ -150,9 +150,14 @@ def estimate_command(
 
 
 def print_estimate(estimate: Estimate) -> None:
-    first = estimate.rounds[0]
-    if not first.parts:
-        console.print(f"r{first.round:03d} calls no model: every role that would is offline or done")
+    first, last = estimate.rounds[0], estimate.rounds[-1]
+    if not any(each.parts for each in estimate.rounds):
+        which = (
+            f"r{first.round:03d}"
+            if first is last
+            else f"the next {len(estimate.rounds)} rounds (r{first.round:03d}-r{last.round:03d})"
+        )
+        plain(f"{which} call no model: every role that would is offline or done")
         return
     table = Table(title=f"r{first.round:03d}: the model calls it will make (tokens: prompt and completion)")
     for column in ("part", "calls", "prompt", "completion", "USD", "from"):
@@ -166,9 +171,10 @@ def print_estimate(estimate: Estimate) -> None:
     console.print(f"r{first.round:03d}: {_totals([first])}")
     if len(estimate.rounds) > 1:
         console.print(f"{len(estimate.rounds)} rounds: {_totals(estimate.rounds)}")
-    unpriced = sorted({part.value for part in first.unpriced})
+    unpriced = sorted({part.role.value for part in first.parts if part.part in first.unpriced})
     if unpriced:
-        console.print(f"USD leaves out {', '.join(unpriced)}: litellm has no price for its model")
+        models = "its model" if len(unpriced) == 1 else "their models"
+        plain(f"USD leaves out the calls of the {', '.join(unpriced)}: litellm has no price for {models}")
     affordable = estimate.affordable
     if affordable is not None:
         fits = "all of them" if affordable == len(estimate.rounds) else f"{affordable} of {len(estimate.rounds)}"
