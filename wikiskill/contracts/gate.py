@@ -94,6 +94,11 @@ class CostCheck:
 
     def text(self, against: str = "main") -> str:
         unit = "USD" if self.unit is CostUnit.USD else "tokens"
+        if not self.candidate and not self.incumbent:
+            return (
+                f"no {unit} spent on either side on {self.n} task(s) (a model without calls or "
+                f"prices, such as offline): cost cannot tell them apart"
+            )
         shown = "shown" if self.passed else "not shown"
         return (
             f"{unit} per task {self.candidate:.6g} vs {against} {self.incumbent:.6g} on {self.n} task(s), "
