@@ -132,3 +132,11 @@ def test_help_lists_flags_without_a_value_type():
         assert "<bool>" not in result.output, path
     top = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
     assert re.search(r"--version +Print wikiskill's version", top) and re.search(r"--help +Show this message", top)
+
+
+def test_piped_sentences_are_printed_whole_not_wrapped_at_the_width(tmp_path):
+    done = piped("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x", columns=40)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"Created workspace {tmp_path / 'ws'} (example-qa, model openai/x)." in lines
+    assert f"Next: wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines

@@ -21,8 +21,20 @@ from ..core.errors import WikiskillError
 from ..core.parts import CLI_PRESETS
 from ..core.redact import scrub
 
-errors = Console(stderr=True)
-console = Console()
+
+class _Console(Console):
+    """Off a terminal (piped, redirected) a line of text is printed whole, so a sentence is never
+    split where an 80-column default width happens to fall; on a terminal rich wraps it at the
+    terminal's width. Tables are laid out as ever."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and not self.is_terminal and all(isinstance(each, str) for each in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+errors = _Console(stderr=True)
+console = _Console()
 MEASURING_WIDTH = 100_000
 """Wide enough that rich measures a table's own narrowest width, not the terminal's."""
 
