@@ -95,3 +95,18 @@ def merge_change(ws: Workspace, name: str, round_number: int, marker: str) -> st
     )
     ws.delete_branch(branch)
     return sha
+
+
+def reviewed_and_rolled_back(path: Path) -> Workspace:
+    """Under human review: round 1's spell-letters waits and a person accepts it, round 2's
+    useless skill is rejected, spell-letters is rolled back, round 3 proposes nothing."""
+    from workspaces import edit_config
+
+    ws = scripted_workspace(path)
+    edit_config(ws, **{"gate.review": "human"})
+    ws.commit_working_tree(["wikiskill.yaml"], "review by a person\n")
+    evolve_scripted(ws, rounds=2)
+    api.accept(ws, "spell-letters", RunOptions(model_factory=lambda role: WorldModel(ScriptedWorld())))
+    api.rollback(ws, "spell-letters")
+    evolve_scripted(ws, rounds=1)
+    return ws

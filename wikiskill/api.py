@@ -19,6 +19,7 @@ from .core.config import (
     ReferenceAgent,
     Role,
     RoleSettings,
+    agent_flag,
 )
 from .core.errors import ConfigError, WikiskillError, WorkspaceError
 from .core.parts import CLI_PRESETS, COMMAND_PRESET
@@ -28,6 +29,7 @@ from .history.rollback import rollback as _rollback
 from .history.status import RoundRow, Status, round_rows
 from .history.status import status as _status
 from .history.test_looks import looks_at
+from .history.transcript import TaskView, task_view
 from .knowledge.skills import Skill
 from .knowledge.skills import load_skills as _load_skills
 from .knowledge.skillsblock import render_skills
@@ -79,6 +81,7 @@ __all__ = [
     "audit",
     "status",
     "round_log",
+    "show_task",
     "load_skills",
     "show_skill",
     "prompt",
@@ -147,7 +150,7 @@ def init_workspace(
     if family == "harbor" and argument is not None:
         fetch_harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
     spec = spec_of(benchmark)
-    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent.strip()
+    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent_flag(agent)
     _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
         raise ConfigError(
@@ -547,7 +550,7 @@ def lock(ws: Workspace, name: str) -> str | None:
 
 
 def unlock(ws: Workspace, name: str) -> str | None:
-    """Remove `name` from `skills.locked` in one commit."""
+    """Remove `name` from `skills.locked` in one commit; None when it was not locked."""
     from .loop.review import set_lock
 
     with ws.lock("wikiskill unlock"):
@@ -627,6 +630,11 @@ def skill_usage(ws: Workspace, ref: str = "main") -> dict[str, SkillUsage]:
 
     ws.resolve(ref)
     return _skill_usage(ws, ref)
+
+
+def show_task(ws: Workspace, round_number: int, task_id: str) -> TaskView:
+    """One task of a round as the agent lived it (`wikiskill show ROUND --task ID`)."""
+    return task_view(ws, round_number, task_id)
 
 
 def show_round(ws: Workspace, round_number: int) -> RoundStory:

@@ -13,12 +13,14 @@ import sys
 import termios
 
 import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
 
 from inprocess import evolve_scripted, scripted_workspace
 from scripted import SPELL, ScriptedWorld, create
 from taskfolders import bugfix_suite, install_runner
 from wikiskill import api
-from wikiskill.cli import history, running, skills
+from wikiskill.cli import app, history, running, skills
 
 LONG_NAME = "reverse-upper-case-letters-one-by-one"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -118,3 +120,23 @@ def test_compare_with_the_builtin_agent_on_task_folders_refuses_before_any_progr
     assert code == 1 and len(lines) == 1, shown
     assert lines[0].startswith("error: --agent: no built-in offline agent plays task folders")
     assert not (ws.state_dir / "results").exists()
+
+
+def test_help_lists_flags_without_a_value_type():
+    group = get_command(app)
+    paths = [[]] + [[name] for name in group.commands]
+    paths += [[name, sub] for name, command in group.commands.items() for sub in getattr(command, "commands", {})]
+    for path in paths:
+        result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        assert "<bool>" not in result.output, path
+    top = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert re.search(r"--version +Print wikiskill's version", top) and re.search(r"--help +Show this message", top)
+
+
+def test_piped_sentences_are_printed_whole_not_wrapped_at_the_width(tmp_path):
+    done = piped("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x", columns=40)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"Created workspace {tmp_path / 'ws'} (example-qa, model openai/x)." in lines
+    assert f"Next: wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines

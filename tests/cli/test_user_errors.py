@@ -1,5 +1,6 @@
 """Every error a user can cause is one line on stderr and exit 1, refused before any model call."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,28 @@ def test_init_on_a_file_is_refused_in_one_line(tmp_path):
     assert "notes.txt is a file, not a folder" in one_error_line(run("init", str(tmp_path / "notes.txt")))
     assert "Not a directory" in one_error_line(run("init", str(tmp_path / "notes.txt" / "ws")))
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_an_unknown_agent_blames_the_flag_not_a_file(tmp_path):
+    init = one_error_line(run("init", str(tmp_path / "new"), "--benchmark", "example-qa", "--agent", "nosuch"))
+    assert not (tmp_path / "new").exists()
+    assert run("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x").exit_code == 0
+    evolve = one_error_line(run("-C", str(tmp_path / "ws"), "evolve", "--agent", "nosuch"))
+    for line in (init, evolve):
+        assert line.startswith("error: --agent nosuch: 'nosuch' is no agent runner") and "wikiskill.yaml" not in line
+
+
+def test_a_workspace_folder_without_git_is_told_that_git_is_missing(tmp_path):
+    assert run("init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/x").exit_code == 0
+    shutil.rmtree(tmp_path / "ws" / ".git")
+    line = one_error_line(run("-C", str(tmp_path / "ws"), "status"))
+    assert "has a wikiskill.yaml but no git repository (.git is missing)" in line
+
+
+def test_a_single_value_where_a_section_belongs_is_said_without_a_class_name(tmp_path):
+    ws = yaml_with(tmp_path, "gate: 3\n")
+    line = one_error_line(run("-C", str(ws), "status"))
+    assert "gate: should be a section of settings" in line and "GateSettings" not in line
 
 
 def yaml_with(tmp_path: Path, extra: str, replace: tuple[str, str] = ("", "")) -> Path:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import installed, needs_chromium
-from inprocess import scripted_workspace
+from inprocess import reviewed_and_rolled_back, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
@@ -129,3 +129,12 @@ def test_a_workspace_that_has_not_evolved_gets_a_page_that_says_so(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     page = api.report(ws, tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "0 round(s) completed" in page and "No candidate has been validated yet." in page
+
+
+def test_score_and_cost_per_round_has_one_row_per_round_and_a_rollback_row_of_its_own(tmp_path):
+    ws = reviewed_and_rolled_back(tmp_path / "ws")
+    page = render_report(report_data(ws), "t")
+    table = page.split('<table id="round-costs">')[1].split("</table>")[0]
+    first_cells = re.findall(r"<tr><td>([^<]*)</td>", table)
+    assert first_cells == ["1", "2", "rollback"]
+    assert "pending → accepted" in table

@@ -1,5 +1,6 @@
-"""examples/openai_agents_skills.py runs for real: the OpenAI Agents SDK agent gets the skills
-block, calls `load_skill`, and answers, against the local OpenAI-compatible test server."""
+"""The examples run for real: in examples/openai_agents_skills.py the OpenAI Agents SDK agent gets
+the skills block, calls `load_skill`, and answers, against the local OpenAI-compatible test server;
+examples/evolve_from_python.py evolves a workspace through `wikiskill.api` with the offline model."""
 
 import importlib.util
 from pathlib import Path
@@ -63,3 +64,15 @@ def test_a_running_agent_picks_up_a_merged_skill(example, ws):
         assert example.Runner.run_sync(agent, "task", context="task").final_output == ANSWER
         before, after = system_prompt(server.requests[0]), system_prompt(server.requests[2])
     assert "quote-shell-paths" not in before and "<name>quote-shell-paths</name>" in after
+
+
+def test_the_evolve_from_python_example_runs_a_round_and_compares_with_the_offline_model(tmp_path, capsys):
+    path = Path(__file__).resolve().parents[2] / "examples" / "evolve_from_python.py"
+    spec = importlib.util.spec_from_file_location("evolve_from_python", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main([str(tmp_path / "ws"), "--train", "3", "--val", "2"])
+    out = capsys.readouterr().out
+    assert "1 round(s) completed; decisions: [" in out
+    assert "main on val: " in out and "over 2 task(s)" in out and "main - baseline on val: " in out
+    assert api.round_log(api.open_workspace(tmp_path / "ws"))[0].round == 1

@@ -118,12 +118,18 @@ def test_doctor_reports_the_tool_protocol_each_server_speaks(text_round, text_to
     assert result.exit_code == 0 and f"{protocol} (auto)" in result.output
 
 
-def test_doctor_reports_an_unreachable_server_and_exits_1(text_round):
-    ws, _, runner = text_round
-    result = runner.invoke(
-        app, ["-C", str(ws), "doctor", "--api-base", "http://127.0.0.1:9/v1"], env={"COLUMNS": "200"}
-    )
-    assert result.exit_code == 1 and "agent: " in result.output
+def test_doctor_at_80_columns_piped_shows_whole_names_and_one_line_per_unreachable_role(tmp_path):
+    model, url = "openai/qwen2.5-coder-32b-instruct", "http://127.0.0.1:9/v1"
+    api.init_workspace(tmp_path / "ws", benchmark="example-qa", model=model, api_base=url)
+    result = CliRunner().invoke(app, ["-C", str(tmp_path / "ws"), "doctor"], env={"COLUMNS": "80"})
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert "…" not in result.output
+    for role in ("agent", "maintainer", "proposer"):
+        assert any(line.split()[:2] == [role, model] for line in lines), result.output
+        [problem] = [line for line in lines if line.startswith(f"{role} model ")]
+        assert problem.startswith(f"{role} model {model} at {url}: ") and "Connection error" in problem
+        assert "litellm.InternalServerError" not in problem
 
 
 def test_a_missing_key_is_one_line_before_any_network_call_or_write(tmp_path, monkeypatch):

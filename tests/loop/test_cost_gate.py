@@ -14,7 +14,8 @@ from scripted import SPELL, ScriptedWorld, create
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
-from wikiskill.core.config import CostRule
+from wikiskill.contracts.gate import CostCheck
+from wikiskill.core.config import CostRule, CostUnit
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.store.trailers import Decision
 from wikiskill.store.workspace import MAIN, Workspace
@@ -146,3 +147,11 @@ def test_compare_puts_each_sides_cost_beside_its_score(cheaper):
     )
     assert {(row.a_cost, row.b_cost) for row in result.rows} == {(440.0, 220.0)}
     assert result.cost.ratio == 0.5 and result.cost.rule is CostRule.TIEBREAK and result.cost.passed
+
+
+def test_a_cost_test_of_zero_tokens_on_both_sides_says_so_instead_of_a_ratio():
+    check = CostCheck(CostRule.TIEBREAK, CostUnit.TOKENS, 6, 0.0, 0.0, 0.9, 1.0, 0.95, False)
+    assert check.text() == (
+        "no tokens spent on either side on 6 task(s) (a model without calls or prices, such as offline): "
+        "cost cannot tell them apart"
+    )

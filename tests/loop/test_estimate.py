@@ -164,3 +164,17 @@ def test_the_budget_is_checked_before_every_round_of_evolve_not_only_the_first(t
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: budget too small for r003: it would spend about $")
     assert completed_rounds(ws) == 2
+
+
+def test_an_unpriced_estimate_names_the_roles_it_leaves_out(tmp_path):
+    ws = api.init_workspace(
+        tmp_path / "ws", benchmark="example-qa", model="openai/no-such-priced-model", api_base="http://127.0.0.1:9/v1"
+    )
+    out = invoke("-C", str(ws.root), "estimate")
+    assert "USD leaves out the calls of the agent, maintainer, proposer: litellm has no price for their models" in out
+
+
+def test_a_dry_run_of_rounds_that_call_no_model_says_how_many_rounds(tmp_path):
+    ws = api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", model="offline", train=2, val=2)
+    out = invoke("-C", str(ws.root), "evolve", "--rounds", "5", "--dry-run")
+    assert out.strip() == "the next 5 rounds (r001-r005) call no model: every role that would is offline or done"

@@ -128,6 +128,31 @@ def test_status_show_and_the_report_show_the_queue(queued):
     assert "r001-spell-letters (create spell-letters)" in queue and "val-01, val-03" in queue
 
 
+def test_review_states_the_candidates_effect_as_show_does(queued):
+    ws = queued[0]
+    review = CliRunner().invoke(app, ["-C", str(ws.root), "review"]).output
+    show = CliRunner().invoke(app, ["-C", str(ws.root), "show", "1"]).output
+    stated = [line.strip() for line in review.splitlines() if line.strip().startswith(("Effect:", "Helped:", "Hurt:"))]
+    assert stated[0] == "Effect: helped 2 val task(s) (2 newly solved), hurt 0 (0 no longer solved)"
+    assert all(line in show for line in stated)
+
+
+def test_accept_that_validates_the_incumbent_again_names_no_round_that_has_not_started(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    world = LongWordsWorld({1: create("spell-letters", SPELL), 2: create("long-words", LONG)})
+    evolve_scripted(ws, rounds=1, world=world)
+    human_review(ws)
+    evolve_scripted(ws, rounds=1, world=world)
+    skill = ws.root / "skills/spell-letters/SKILL.md"
+    skill.write_text(skill.read_text() + "3. Check the first letter.\n")
+    git(ws.root, "commit", "-qam", "a person's edit: main's skills have no evaluation yet")
+    with FakeOpenAIServer(world) as server:
+        result = CliRunner().invoke(app, ["-C", str(ws.root), "accept", "long-words", "--api-base", server.base_url])
+    assert result.exit_code == 0, result.output
+    subjects = git(ws.root, "log", "--format=%s", "main")
+    assert "r003" not in result.output + subjects and "accept r002-long-words: re-validate incumbent" in subjects
+
+
 def test_accept_merges_the_pending_candidate_in_one_commit_decided_by_a_person(workspace):
     before = workspace.head(MAIN)
     decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
@@ -232,6 +257,7 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     merge = ws.log(MAIN)[0]
     validated, reapplied = ws.log(merge.parents[1])[:2]  # on the candidate: main merged in, then validated
     assert (validated.meta.step, reapplied.meta.step) == (Step.VALIDATE, Step.REAPPLY)
+    assert "validated again" not in ws.body(reapplied.sha) and "no task ran here" in ws.body(reapplied.sha)
     assert reapplied.parents[1] == merge.parents[0]
     assert (merge.meta.score, merge.meta.incumbent) == (pytest.approx(0.666667), 0.5)
     assert "re-validated on main's current skills" in ws.body(merge.sha)
@@ -304,8 +330,19 @@ def test_lock_and_unlock_each_commit_the_setting_and_say_when_there_is_nothing_t
     assert api.lock(ws, "spell-letters") is None
     unlocked = api.unlock(ws, "spell-letters")
     assert yaml.safe_load(ws.read_file(unlocked, "wikiskill.yaml"))["skills"]["locked"] == []
-    with pytest.raises(WorkspaceError, match="is not locked"):
-        api.unlock(ws, "spell-letters")
+    assert api.unlock(ws, "spell-letters") is None
+
+
+def test_lock_and_unlock_answer_a_change_that_is_already_made_alike(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    assert evolve_scripted(ws, rounds=1).decisions == [Decision.ACCEPTED]
+    answers = []
+    for verb in ("lock", "lock", "unlock", "unlock"):
+        result = CliRunner().invoke(app, ["-C", str(ws.root), verb, "spell-letters"])
+        answers.append((result.exit_code, result.output.strip(), ws.head(MAIN)))
+    locked, locked_again, unlocked, unlocked_again = answers
+    assert locked_again == (0, "spell-letters is already locked: nothing to do", locked[2])
+    assert unlocked_again == (0, "spell-letters is already unlocked: nothing to do", unlocked[2])
 
 
 def test_rollback_of_a_locked_skill_needs_force(tmp_path):

@@ -11,7 +11,7 @@ from conftest import git
 from wikiskill.api import init_workspace
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking
 from wikiskill.cli import app
-from wikiskill.contracts.roles import ProposerContext
+from wikiskill.contracts.roles import ProposerContext, WaitingCandidate
 from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.lint import lint_workspace
@@ -176,6 +176,20 @@ def test_proposer_picks_strongest_uncovered_unrejected_pattern():
 
     everything_covered = OfflineProposer(Library({}, traces), 4).run(ProposerContext(impact=""))
     assert everything_covered.proposal["action"] == "no_action"
+
+
+def test_the_offline_proposer_leaves_a_locked_skill_and_one_waiting_for_review_alone():
+    files = {
+        "wiki/patterns/avoid-eat-x.md": page("avoid", "eat *", ["a", "b", "c"]),
+        "wiki/patterns/prefer-take-x.md": page("prefer", "take *", ["a", "b"]),
+    }
+    waiting = WaitingCandidate("create", "avoid-losing-actions", "pending/r001-avoid-losing-actions")
+    around_waiting = OfflineProposer(Library(files, ["a", "b", "c"]), 2).run(ProposerContext(pending=[waiting]))
+    assert around_waiting.proposal["name"] == "prefer-scoring-actions"
+    locked_too = ProposerContext(pending=[waiting], locked=["prefer-scoring-actions"])
+    nothing = OfflineProposer(Library(files, ["a", "b", "c"]), 2).run(locked_too).proposal
+    assert nothing["action"] == "no_action"
+    assert "locked or waiting for review (avoid-losing-actions, prefer-scoring-actions)" in nothing["rationale"]
 
 
 def test_offline_refuses_qa_suites(tmp_path):

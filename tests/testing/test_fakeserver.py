@@ -299,3 +299,26 @@ def test_cli_main():
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_the_server_started_as_docs_models_md_shows_answers_with_its_script_in_order(tmp_path):
+    script = tmp_path / "replies.json"
+    finish = {"name": "finish", "arguments": {"proposal": {"action": "no_action", "rationale": "none"}}}
+    script.write_text(json.dumps(["first answer", {"tool_calls": [finish]}]))
+    command = [sys.executable, "-m", "wikiskill.testing.fakeserver", "--port", "0", "--script", str(script)]
+    proc = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
+    try:
+        base_url = proc.stdout.readline().split()[4]
+        client = openai.OpenAI(base_url=base_url, api_key="no-key-needed", max_retries=0)
+        answers = [
+            client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+            for _ in range(3)
+        ]
+        assert answers[0].choices[0].message.content == "first answer"
+        for answer in answers[1:]:  # the last reply, repeated
+            [call] = answer.choices[0].message.tool_calls
+            assert call.function.name == "finish" and json.loads(call.function.arguments) == finish["arguments"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+    assert "--script FILE" in (Path(__file__).resolve().parents[2] / "docs/models.md").read_text()

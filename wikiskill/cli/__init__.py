@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from . import environments, history, review, running, skills, tasks, uplift
-from .common import app, help_text
+from .common import Command, Commands, app, help_text
 
 __all__ = ["app"]
 
@@ -42,14 +42,16 @@ for name, command in [
     ("report", history.report_command),
     ("base-image", environments.base_image_command),
 ]:
-    app.command(name, help=help_text(command))(command)
+    app.command(name, cls=Command, help=help_text(command))(command)
 
-skills_app = typer.Typer(invoke_without_command=True)
+skills_app = typer.Typer(cls=Commands, invoke_without_command=True)
 skills_app.callback(help=help_text(skills.skills))(skills.skills)
-skills_app.command("show", help=help_text(skills.skills_show))(skills.skills_show)
+skills_app.command("show", cls=Command, help=help_text(skills.skills_show))(skills.skills_show)
 app.add_typer(skills_app, name="skills")
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Make task suites: drafts from real sessions, other formats.")
-tasks_app.command("from-sessions", help=help_text(tasks.from_sessions))(tasks.from_sessions)
-tasks_app.command("export", help=help_text(tasks.export))(tasks.export)
+tasks_app = typer.Typer(
+    cls=Commands, no_args_is_help=True, help="Make task suites: drafts from real sessions, other formats."
+)
+tasks_app.command("from-sessions", cls=Command, help=help_text(tasks.from_sessions))(tasks.from_sessions)
+tasks_app.command("export", cls=Command, help=help_text(tasks.export))(tasks.export)
 app.add_typer(tasks_app, name="tasks")

@@ -14,21 +14,53 @@ import typer
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .. import __version__, api
 from ..core.errors import WikiskillError
 from ..core.parts import CLI_PRESETS
 from ..core.redact import scrub
 
-errors = Console(stderr=True)
-console = Console()
+
+class _Console(Console):
+    """Off a terminal (piped, redirected) a line of text is printed whole, so a sentence is never
+    split where an 80-column default width happens to fall; on a terminal rich wraps it at the
+    terminal's width. Tables are laid out as ever."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and not self.is_terminal and all(isinstance(each, str) for each in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+errors = _Console(stderr=True)
+console = _Console()
 MEASURING_WIDTH = 100_000
 """Wide enough that rich measures a table's own narrowest width, not the terminal's."""
 
 
-class _Commands(TyperGroup):
-    """Print any error a user can cause as one line and exit 1, never a traceback."""
+def _flags_take_no_value(params: list[Any]) -> list[Any]:
+    """`params` with every flag's metavar empty, so help lists `--dry-run`, `--version` and
+    `--help` without a `<bool>`, as if they took a value."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class Command(TyperCommand):
+    """A command whose help shows flags as flags (see `_flags_take_no_value`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
+
+
+class Commands(TyperGroup):
+    """Print any error a user can cause as one line and exit 1, never a traceback; show flags as
+    flags in help."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
 
     def invoke(self, ctx: click.Context):
         try:
@@ -43,7 +75,7 @@ class _Commands(TyperGroup):
 
 
 app = typer.Typer(
-    cls=_Commands,
+    cls=Commands,
     help="Evolve an LLM agent's skills from its own experience; every change is git history.",
     no_args_is_help=True,
     add_completion=False,

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from .. import api
 from ..history.live import DEFAULT_PORT
+from ..history.transcript import transcript_lines
 from .common import console, plain, print_table, score_text, shorten, workspace_of
 
 
@@ -42,15 +43,16 @@ def status(ctx: typer.Context) -> None:
 def log(ctx: typer.Context) -> None:
     """One row per round: train score, candidate, val score, incumbent, decision, cost (from git trailers).
 
-    A manual rollback gets a row of its own."""
+    A round a person decided later shows its decisions in order (`pending → accepted`); a manual
+    rollback gets a row of its own, with no round number, after the round it followed."""
     rows = [
         [
-            f"{row.round:03d}",
+            "—" if row.is_rollback else f"{row.round:03d}",
             score_text(row.train),
             f"{row.action} {row.skill}".strip() or "—",
             score_text(row.val),
             score_text(row.incumbent),
-            row.decision or "—",
+            row.decision_text or "—",
             f"{row.cost_usd:.4f}",
             str(row.tokens),
         ]
@@ -64,11 +66,23 @@ def log(ctx: typer.Context) -> None:
     )
 
 
-def show_command(ctx: typer.Context, round_number: int = typer.Argument(..., help="The round to explain.")) -> None:
+def show_command(
+    ctx: typer.Context,
+    round_number: int = typer.Argument(..., help="The round to explain."),
+    task: str | None = typer.Option(
+        None, "--task", help="Print this task's trajectory instead, as the agent lived it."
+    ),
+) -> None:
     """Explain a round: traces sampled, wiki pages changed, the proposer's reads and proposal, the
     per-task validation and the decision.
 
-    A proposal that was invalid is shown with the reason."""
+    A proposal that was invalid is shown with the reason. With --task ID, one task's trajectory:
+    its prompt with the skills it carried, each message, tool call and result, the answer, the
+    score and the scorer's feedback (a val task: its answer and score)."""
+    if task is not None:
+        for line in transcript_lines(api.show_task(workspace_of(ctx), round_number, task)):
+            plain(line)
+        return
     story = api.show_round(workspace_of(ctx), round_number)
     plain(f"round {story.number}: train score {score_text(story.train_score)}")
     for task_id, reason in story.unsound.items():

@@ -9,6 +9,7 @@ import sys
 import typer
 
 from .. import api
+from ..loop.impact import effect_report
 from ..store.trailers import Decision
 from .common import plain, run_options, score_text, workspace_of
 
@@ -17,7 +18,7 @@ def review_command(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the queue as a JSON list, for scripts."),
 ) -> None:
-    """List the candidates waiting for review: diff, fixed and broken tasks, interval, cost change, cites.
+    """List the candidates waiting for review: diff, tasks helped and hurt, interval, cost change, cites.
 
     Under `gate.review: human` a candidate the gate policy accepts waits on `pending/rNNN-<name>`;
     decide with `wikiskill accept NAME` or `wikiskill reject NAME --why "..."`."""
@@ -33,7 +34,8 @@ def review_command(
         plain(f"{item.id}: {item.action} {item.skill} ({item.branch})")
         plain(f"  val {score_text(item.candidate)} vs incumbent {score_text(item.incumbent)}: {item.reason}")
         plain(f"  interval of the gain: {item.interval or '—'} ({item.policy})")
-        plain(f"  fixed: {', '.join(item.fixed) or '—'}; broken: {', '.join(item.broken) or '—'}")
+        for line in effect_report(item.effect):
+            plain(f"  {line}")
         plain(
             f"  agent tokens per task: {cost.get('incumbent_tokens', 0):.0f} -> {cost.get('candidate_tokens', 0):.0f}"
             f"; USD per task: {cost.get('incumbent_usd', 0):.6f} -> {cost.get('candidate_usd', 0):.6f}"
@@ -82,10 +84,12 @@ def lock_command(ctx: typer.Context, name: str = typer.Argument(..., help="The s
     Adds it to `skills.locked` in wikiskill.yaml in one commit, together with the skill's own
     uncommitted files (a skill you wrote by hand is committed and locked at once)."""
     sha = api.lock(workspace_of(ctx), name)
-    plain(f"locked {name} ({sha[:10]})" if sha else f"{name} is already locked")
+    plain(f"locked {name} ({sha[:10]})" if sha else f"{name} is already locked: nothing to do")
 
 
 def unlock_command(ctx: typer.Context, name: str = typer.Argument(..., help="The skill to unlock.")) -> None:
-    """Unlock a skill: remove it from `skills.locked` in one commit."""
+    """Unlock a skill: remove it from `skills.locked` in one commit.
+
+    Unlocking a skill that is not locked changes nothing and exits 0, as locking a locked one does."""
     sha = api.unlock(workspace_of(ctx), name)
-    plain(f"unlocked {name} ({sha[:10]})" if sha else f"{name} is not locked")
+    plain(f"unlocked {name} ({sha[:10]})" if sha else f"{name} is already unlocked: nothing to do")

@@ -15,7 +15,17 @@ from rich.text import Text
 from .. import api
 from ..core.errors import ConfigError
 from ..loop.estimate import Estimate, RoundEstimate
-from .common import AgentOption, ApiBaseOption, ModelOption, console, run_options, shorten, workspace_of
+from .common import (
+    AgentOption,
+    ApiBaseOption,
+    ModelOption,
+    console,
+    plain,
+    print_table,
+    run_options,
+    shorten,
+    workspace_of,
+)
 
 
 def init(
@@ -175,9 +185,14 @@ def estimate_command(
 
 
 def print_estimate(estimate: Estimate) -> None:
-    first = estimate.rounds[0]
-    if not first.parts:
-        console.print(f"r{first.round:03d} calls no model: every role that would is offline or done")
+    first, last = estimate.rounds[0], estimate.rounds[-1]
+    if not any(each.parts for each in estimate.rounds):
+        which = (
+            f"r{first.round:03d}"
+            if first is last
+            else f"the next {len(estimate.rounds)} rounds (r{first.round:03d}-r{last.round:03d})"
+        )
+        plain(f"{which} call no model: every role that would is offline or done")
         return
     table = Table(title=f"r{first.round:03d}: the model calls it will make (tokens: prompt and completion)")
     for column in ("part", "calls", "prompt", "completion", "USD", "from"):
@@ -191,9 +206,10 @@ def print_estimate(estimate: Estimate) -> None:
     console.print(f"r{first.round:03d}: {_totals([first])}")
     if len(estimate.rounds) > 1:
         console.print(f"{len(estimate.rounds)} rounds: {_totals(estimate.rounds)}")
-    unpriced = sorted({part.value for part in first.unpriced})
+    unpriced = sorted({part.role.value for part in first.parts if part.part in first.unpriced})
     if unpriced:
-        console.print(f"USD leaves out {', '.join(unpriced)}: litellm has no price for its model")
+        models = "its model" if len(unpriced) == 1 else "their models"
+        plain(f"USD leaves out the calls of the {', '.join(unpriced)}: litellm has no price for {models}")
     affordable = estimate.affordable
     if affordable is not None:
         fits = "all of them" if affordable == len(estimate.rounds) else f"{affordable} of {len(estimate.rounds)}"
@@ -316,10 +332,9 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
     The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
     litellm knows it. Exit 1 when a role cannot work."""
     checks = api.doctor(workspace_of(ctx), model=model, api_base=api_base)
-    table = Table("role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known")
     mark = {True: "yes", False: "no", None: "—"}
-    for check in checks:
-        table.add_row(
+    rows = [
+        [
             check.role,
             check.model,
             mark[check.reachable],
@@ -328,11 +343,15 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
             f"{check.protocol} ({check.configured_protocol})",
             str(check.context_window or "—"),
             mark[check.price_known],
-        )
-    console.print(table)
+        ]
+        for check in checks
+    ]
+    print_table(["role", "model", "reachable", "latency", "JSON ok", "tools", "context", "price known"], rows, (0, 1))
     for check in checks:
-        for line in filter(None, [check.problem, *check.notes]):
-            console.print(f"{check.role}: {line}", markup=False, highlight=False, soft_wrap=True)
+        if check.problem:
+            plain(check.problem)
+        for note in check.notes:
+            plain(f"{check.role}: {note}")
     if any(check.failed for check in checks):
         raise typer.Exit(1)
 

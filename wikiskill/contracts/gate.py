@@ -94,11 +94,33 @@ class CostCheck:
 
     def text(self, against: str = "main") -> str:
         unit = "USD" if self.unit is CostUnit.USD else "tokens"
+        if not self.candidate and not self.incumbent:
+            return (
+                f"no {unit} spent on either side on {self.n} task(s) (a model without calls or "
+                f"prices, such as offline): cost cannot tell them apart"
+            )
         shown = "shown" if self.passed else "not shown"
         return (
             f"{unit} per task {self.candidate:.6g} vs {against} {self.incumbent:.6g} on {self.n} task(s), "
             f"ratio {self.ratio:.3f}: {shown} below {self.limit:.3f} at {self.confidence:g} "
             f"(sign-flip p={self.p_value:.4f})"
+        )
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a change did to the val tasks, task by task: the one evidence the gate's commit,
+    skill-impact.md, PURPOSE.md, `show` and `review` all state, in one wording."""
+
+    helped: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    hurt: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return (
+            f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
+            f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)"
         )
 
 
@@ -135,12 +157,13 @@ class Evidence:
     def mean_diff(self) -> float:
         return float(self.gain)
 
+    @property
+    def task_effect(self) -> Effect:
+        return Effect(self.helped, self.fixed, self.hurt, self.broken)
+
     def effect(self) -> str:
-        """What the change did to the val tasks, in the one wording skill-impact.md and PURPOSE.md share."""
-        return (
-            f"helped {len(self.helped)} val task(s) ({len(self.fixed)} newly solved), "
-            f"hurt {len(self.hurt)} ({len(self.broken)} no longer solved)"
-        )
+        """What the change did to the val tasks, in the one wording every view shares."""
+        return self.task_effect.text()
 
     def interval_text(self) -> str | None:
         if self.interval is None:

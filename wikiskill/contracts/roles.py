@@ -46,6 +46,18 @@ class ProposerResult:
 
 
 @dataclass(frozen=True)
+class WaitingCandidate:
+    """A candidate waiting for a person's review, as the proposer is told of it."""
+
+    action: str
+    skill: str
+    branch: str
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.skill} ({self.branch})"
+
+
+@dataclass(frozen=True)
 class ProposerContext:
     """What the skill proposer is shown of a round; its fields fill prompts/proposer_user.j2."""
 
@@ -60,14 +72,19 @@ class ProposerContext:
     skills: list[Skill] = field(default_factory=list)
     outcomes: list[dict[str, Any]] = field(default_factory=list)
     """One row per train (and ingested) trajectory: `id`, `success`, `score`, `prediction`, `expected`."""
-    pending: list[str] = field(default_factory=list)
-    """The candidates waiting for a person's review (`gate.review: human`), one line each."""
+    pending: list[WaitingCandidate] = field(default_factory=list)
+    """The candidates waiting for a person's review (`gate.review: human`)."""
     locked: list[str] = field(default_factory=list)
     """The skills a person locked (`skills.locked`): no patch or retire of them is accepted."""
     retire: list[str] = field(default_factory=list)
     """Skills the last `wikiskill uplift` showed no value for when left out: candidates to retire."""
     max_tokens: int | None = None
     """`skills.max_tokens`: the bound on the skills block a create must stay within."""
+
+    def off_limits(self) -> set[str]:
+        """The skills no proposal may change this round: the locked ones and those whose
+        candidate waits for review (a proposal of either is refused before validation)."""
+        return {*self.locked, *(item.skill for item in self.pending)}
 
     def prompt_fields(self) -> dict[str, object]:
         """The template's variables, by field name."""

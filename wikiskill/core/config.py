@@ -694,11 +694,20 @@ class Config(_Section):
             update.update(roles)
         if runner is not None:
             agent: AgentSettings = update.get(Role.AGENT, self.agent)
-            update[Role.AGENT] = {**agent.model_dump(), "runner": runner}
+            update[Role.AGENT] = {**agent.model_dump(), "runner": agent_flag(runner)}
         try:
             return Config.model_validate({**self.model_dump(), **update})
         except ValidationError as exc:
             raise config_error(exc, "the command line") from exc
+
+
+def agent_flag(runner: str) -> str:
+    """`--agent`'s value as `agent.runner` names it; a ConfigError that blames the flag, not a
+    file, when it names no runner."""
+    try:
+        return AgentSettings._known_runner(runner)
+    except ValueError as exc:
+        raise ConfigError(f"--agent {runner.strip()}: {exc}") from None
 
 
 Location = tuple[str | int, ...]
@@ -724,7 +733,11 @@ def config_problems(
             problems.append(ConfigProblem(unknown_setting(error["loc"]), line))
             continue
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        problems.append(ConfigProblem(f"{where}: {error['msg'].removeprefix('Value error, ')}", line))
+        if error["type"] in ("model_type", "model_attributes_type"):
+            message = "should be a section of settings (a mapping of `key: value` lines), not a single value"
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+        problems.append(ConfigProblem(f"{where}: {message}", line))
     return problems
 
 

@@ -7,7 +7,9 @@ the page needs no network; the page itself is prompts/report.html.j2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
+from html import escape
 from pathlib import Path
 
 from ..core.config import CostUnit
@@ -18,10 +20,11 @@ from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
 from ..store.trailers import Action, Decision, Step
 from ..store.uplift_record import UpliftResult, recorded_uplift
-from ..store.workspace import MAIN, Workspace
+from ..store.workspace import MAIN, Commit, Workspace
 from .review import ReviewItem, review_queue
 from .roundstory import round_story
 from .status import RoundRow, Status, round_rows, status
+from .transcript import task_view, transcript_lines
 
 DECISION_COLOURS = {
     Decision.ACCEPTED.value: "#2e7d32",
@@ -64,7 +67,8 @@ class TaskRow:
 @dataclass(frozen=True)
 class RoundCost:
     """A round's val score and mean per-task cost, candidate beside incumbent (the gate's
-    `Cost-*` trailers where it weighed cost, else the tokens of both sides' val results)."""
+    `Cost-*` trailers where it weighed cost, else the tokens of both sides' val results), in the
+    round's final state; or a manual rollback (`is_rollback`), a row of its own."""
 
     round: int
     skill: str
@@ -74,12 +78,19 @@ class RoundCost:
     incumbent_score: float | None
     candidate_cost: float | None
     incumbent_cost: float | None
+    events: tuple[str, ...] = ()
+    """Every decision the round's gate commits recorded, oldest first (`pending`, `accepted`)."""
+    is_rollback: bool = False
 
     @property
     def ratio(self) -> float | None:
         if self.candidate_cost is None or not self.incumbent_cost:
             return None
         return self.candidate_cost / self.incumbent_cost
+
+    @property
+    def decision_text(self) -> str:
+        return " → ".join(self.events) or self.decision
 
 
 @dataclass
@@ -98,6 +109,9 @@ class ReportData:
     """The candidates waiting for a person's review (`gate.review: human`)."""
     uplift: UpliftResult | None = None
     """The last `wikiskill uplift`, as recorded on `uplift/results`."""
+    task_pages: dict[str, str] = field(default_factory=dict)
+    """Per task of the latest validation, the page beside the report that shows it as
+    `wikiskill show ROUND --task ID` does (a written report's; the live one links none)."""
 
 
 def decision_marker(decision: str) -> dict[str, object]:
@@ -156,25 +170,41 @@ def _wiki_sizes(ws: Workspace) -> list[WikiSize]:
 
 
 def _round_costs(ws: Workspace) -> list[RoundCost]:
-    """Score and cost per validated round, oldest first."""
-    costs = []
-    for gate in reversed(ws.log(MAIN)):
-        meta = gate.meta
+    """Score and cost per validated round, oldest first, one row per round in its final state (a
+    person's later decision replaces the gate's `pending`), and one per manual rollback."""
+    rows: list[RoundCost] = []
+    at: dict[int, int] = {}
+    for commit in reversed(ws.log(MAIN)):
+        meta = commit.meta
+        if meta.step == Step.ROLLBACK and meta.round is not None:
+            rows.append(
+                RoundCost(meta.round, meta.skill or "", Decision.ROLLED_BACK.value, "", *(None,) * 4, is_rollback=True)
+            )
         if meta.step != Step.GATE or meta.round is None or meta.score is None:
             continue
-        if meta.cost_rule is not None and meta.cost_unit is not None:
-            unit, candidate, incumbent = meta.cost_unit.value, meta.cost_candidate, meta.cost_main
+        cost = _gate_cost(ws, commit, meta.round)
+        if meta.round in at:
+            earlier = rows[at[meta.round]]
+            events = earlier.events + ((cost.decision,) if cost.decision not in earlier.events[-1:] else ())
+            rows[at[meta.round]] = replace(cost, events=events)
         else:
-            story = round_story(ws, meta.round)
-            unit = CostUnit.TOKENS.value
-            candidate = _mean([row.get("tokens") for row in story.validation if row.get("failure") != "infra"])
-            found = find_evaluation(ws, gate.parents[0], meta.incumbent_fingerprint or "")
-            incumbent = _mean(list(found[1].tokens.values())) if found else None
-        decision = meta.decision.value if meta.decision else ""
-        costs.append(
-            RoundCost(meta.round, meta.skill or "", decision, unit, meta.score, meta.incumbent, candidate, incumbent)
-        )
-    return costs
+            at[meta.round] = len(rows)
+            rows.append(replace(cost, events=(cost.decision,) if cost.decision else ()))
+    return rows
+
+
+def _gate_cost(ws: Workspace, gate: Commit, number: int) -> RoundCost:
+    meta = gate.meta
+    if meta.cost_rule is not None and meta.cost_unit is not None:
+        unit, candidate, incumbent = meta.cost_unit.value, meta.cost_candidate, meta.cost_main
+    else:
+        story = round_story(ws, number)
+        unit = CostUnit.TOKENS.value
+        candidate = _mean([row.get("tokens") for row in story.validation if row.get("failure") != "infra"])
+        found = find_evaluation(ws, gate.parents[0], meta.incumbent_fingerprint or "")
+        incumbent = _mean(list(found[1].tokens.values())) if found else None
+    decision = meta.decision.value if meta.decision else ""
+    return RoundCost(number, meta.skill or "", decision, unit, meta.score, meta.incumbent, candidate, incumbent)
 
 
 def _mean(values: list[object]) -> float | None:
@@ -218,9 +248,22 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
 
 
 def write_report(ws: Workspace, out: Path) -> Path:
+    """The report at `out`, and beside it, in `<name>-tasks/`, one page per task of the latest
+    validation, which its row links to."""
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(report_data(ws), ws.root.name), encoding="utf-8")
+    data = report_data(ws)
+    if data.validated_round is not None and data.tasks:
+        folder = out.parent / f"{out.stem}-tasks"
+        folder.mkdir(exist_ok=True)
+        for task in data.tasks:
+            name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', task.id)}.html"
+            lines = transcript_lines(task_view(ws, data.validated_round, task.id))
+            title = f"round {data.validated_round}, task {task.id}"
+            page = f"<!DOCTYPE html><meta charset='utf-8'><title>{escape(title)}</title>"
+            (folder / name).write_text(f"{page}<pre>{escape(chr(10).join(lines))}</pre>\n", encoding="utf-8")
+            data.task_pages[task.id] = f"{folder.name}/{name}"
+    out.write_text(render_report(data, ws.root.name), encoding="utf-8")
     return out
 
 
@@ -321,7 +364,7 @@ def _tradeoff_figure(go, costs: list[RoundCost]):
             yaxis={"title": "val score", "tickformat": ".3f"},
         )
     )
-    plotted = [c for c in costs if c.candidate_cost is not None and c.incumbent_cost is not None]
+    plotted = [c for c in costs if c.candidate_cost is not None and c.incumbent_cost is not None and not c.is_rollback]
     for cost in plotted:
         figure.add_trace(
             go.Scatter(

@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..contracts.gate import Effect
 from ..core.errors import WorkspaceError
 from ..store.evaluations import skills_id
 from ..store.pending import REVIEW_FILE, Pending, pending_candidates
@@ -50,6 +51,10 @@ class ReviewItem:
     main_moved: bool = False
     """Main's skills changed since it was validated: `accept` validates it again first."""
     diff: str = ""
+
+    @property
+    def effect(self) -> Effect:
+        return Effect(self.helped, self.fixed, self.hurt, self.broken)
 
     def to_json(self) -> dict:
         return asdict(self)

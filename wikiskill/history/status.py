@@ -64,8 +64,22 @@ class RoundRow:
     val: float | None = None
     incumbent: float | None = None
     decision: str = ""
+    """The round's final decision (a manual rollback's: `rolled_back`)."""
+    events: list[str] = field(default_factory=list)
+    """Every decision the round's gate commits recorded, oldest first (`pending`, then `accepted`
+    once a person accepted it)."""
     cost_usd: float = 0.0
     tokens: int = 0
+
+    @property
+    def is_rollback(self) -> bool:
+        """A manual rollback's row: placed after the round it followed, but no round of its own."""
+        return self.action == Step.ROLLBACK
+
+    @property
+    def decision_text(self) -> str:
+        """The final decision, with the ones it replaced (`pending → accepted`)."""
+        return " → ".join(self.events) or self.decision
 
 
 def status(ws: Workspace) -> Status:
@@ -114,8 +128,9 @@ def _by_role(commits: list[Commit]) -> dict[str, RoleSpend]:
 
 
 def round_rows(ws: Workspace) -> list[RoundRow]:
-    """One row per round: train score, candidate, val score, decision and cost; and one per manual
-    rollback, after the round it followed."""
+    """One row per round, in its final state: train score, candidate, val score, decision (a
+    decision a person made later, as on `accept`, updates the round's row) and cost; and one
+    row per manual rollback, after the round it followed."""
     rows: dict[int, RoundRow] = {}
     rollbacks: list[RoundRow] = []
     costs: dict[int, float] = defaultdict(float)
@@ -139,11 +154,13 @@ def round_rows(ws: Workspace) -> list[RoundRow]:
         if meta.step == Step.ROLLOUT:
             row.train = meta.score
         else:
-            row.action = meta.action or ""
-            row.skill = meta.skill or ""
-            row.val = meta.score
-            row.incumbent = meta.incumbent
+            row.action = meta.action or row.action
+            row.skill = meta.skill or row.skill
+            row.val = row.val if meta.score is None else meta.score
+            row.incumbent = row.incumbent if meta.incumbent is None else meta.incumbent
             row.decision = meta.decision.value if meta.decision else ""
+            if row.decision and row.decision not in row.events[-1:]:
+                row.events.append(row.decision)
     for number, row in rows.items():
         row.cost_usd = costs[number]
         row.tokens = tokens[number]

@@ -48,10 +48,20 @@ class RoleCheck:
     configured_protocol: str = ""
     context_window: int | None = None
     price_known: bool | None = None
-    problem: str | None = None
+    api_base: str | None = None
+    cause: str | None = None
+    """Why the role cannot work or was not probed (an unreachable server's error, a missing key)."""
     failed: bool = False
     """The role cannot work as configured (unreachable, or its key is missing)."""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """The cause in one line that names the role, the model and the server it was asked at."""
+        if self.cause is None:
+            return None
+        where = f" at {self.api_base}" if self.api_base else ""
+        return f"{self.role} model {self.model}{where}: {self.cause}"
 
 
 def diagnose(config: Config) -> list[RoleCheck]:
@@ -71,13 +81,13 @@ def diagnose(config: Config) -> list[RoleCheck]:
 
 
 def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
-    check = RoleCheck(role=role, model=settings.model or "")
+    check = RoleCheck(role=role, model=settings.model or "", api_base=settings.api_base)
     if settings.model == OFFLINE_MODEL:
-        check.problem = "the built-in offline model (no LLM)"
+        check.cause = "the built-in offline model (no LLM)"
         return check
     missing = missing_key(settings)
     if missing:
-        check.problem, check.failed = f"needs {missing}", True
+        check.cause, check.failed = f"needs {missing}", True
         return check
     probe_settings = settings.model_copy(
         update={"tool_protocol": ToolProtocol.AUTO, "temperature": 0.0, "max_tokens": PROBE_MAX_TOKENS}
@@ -91,7 +101,7 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
     try:
         reply = model.complete(messages, [REPORT_TOOL])
     except WikiskillError as exc:
-        check.reachable, check.problem, check.failed = False, " ".join(str(exc).split()), True
+        check.reachable, check.cause, check.failed = False, _cause(str(exc), role, settings), True
         return check
     check.reachable, check.latency_s = True, time.perf_counter() - started
     calls = [call for call in reply.tool_calls if call.name == "report"]
@@ -112,3 +122,15 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
     check.context_window = model.context_window
     check.price_known = model.price_known()
     return check
+
+
+def _cause(error: str, role: Role, settings: RoleSettings) -> str:
+    """A model call's error without what the problem line says already (the role, the model,
+    the server) and without litellm's repeats of the exception's name."""
+    text = " ".join(error.split())
+    for prefix in (f"{role} model {settings.model} at {settings.api_base}: ", f"{role} model {settings.model}: "):
+        text = text.removeprefix(prefix)
+    name, _, rest = text.partition(": ")
+    while rest.startswith((f"litellm.{name}: ", f"{name}: ")):
+        rest = rest.partition(": ")[2]
+    return f"{name}: {rest}" if rest else text

@@ -286,7 +286,7 @@ class Harness:
             body = "\n".join(
                 filter(None, [body, *(f"- left alone, not written: {path} is a symbolic link" for path in linked)])
             )
-        message = format_message(subject[:120], costed, body)
+        message = format_message(subject, costed, body)
         annotate(**{key: getattr(costed, key) for key in TRACED_TRAILERS})
         return self.ws.commit(changes, message, branch=branch, base=base, extra_parents=extra_parents)
 

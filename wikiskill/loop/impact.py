@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..contracts.gate import CostCheck, Evidence
+from ..contracts.gate import CostCheck, Effect, Evidence
 from ..core.config import CostRule
 from ..knowledge.wiki import IMPACT
 from ..store.trailers import Decision
 
-__all__ = ["IMPACT", "ImpactEntry", "append_entry", "cost_lines", "effect_lines"]
+__all__ = ["IMPACT", "ImpactEntry", "append_entry", "cost_lines", "effect_lines", "effect_report"]
 SHOWN_TASKS = 20
 
 
@@ -62,7 +62,7 @@ def _evidence_lines(evidence: Evidence) -> list[str]:
     if evidence.cost is not None:
         lines += cost_lines(evidence.cost)
     lines.append(f"- Effect: {evidence.effect()}")
-    lines += effect_lines(evidence, SHOWN_TASKS)
+    lines += effect_lines(evidence.task_effect, SHOWN_TASKS)
     if evidence.left_out:
         lines.append(f"- Left out as infra: {len(evidence.left_out)} ({infra_text(evidence.left_out)})")
     return lines
@@ -82,13 +82,13 @@ def cost_lines(check: CostCheck) -> list[str]:
     return lines
 
 
-def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
-    """`- Helped: ...` and `- Hurt: ...`, the tasks behind `Evidence.effect` (the newly solved and
+def effect_lines(effect: Effect, shown: int | None = None) -> list[str]:
+    """`- Helped: ...` and `- Hurt: ...`, the tasks behind `Effect.text` (the newly solved and
     no longer solved ones marked), at most `shown` of each."""
     lines = []
     for label, tasks, marked in (
-        ("Helped", evidence.helped, set(evidence.fixed)),
-        ("Hurt", evidence.hurt, set(evidence.broken)),
+        ("Helped", effect.helped, set(effect.fixed)),
+        ("Hurt", effect.hurt, set(effect.broken)),
     ):
         mark = " (newly solved)" if label == "Helped" else " (no longer solved)"
         names = [f"{task}{mark if task in marked else ''}" for task in tasks[:shown]]
@@ -96,6 +96,12 @@ def effect_lines(evidence: Evidence, shown: int | None = None) -> list[str]:
         if tasks:
             lines.append(f"- {label}: {', '.join(names)}{more}")
     return lines
+
+
+def effect_report(effect: Effect) -> list[str]:
+    """`Effect: ...` and its `Helped: ...`, `Hurt: ...` lines: how the gate's commit body, and so
+    `show`, and `review` state a candidate's effect."""
+    return [f"Effect: {effect.text()}", *(line[2:] for line in effect_lines(effect))]
 
 
 def infra_text(left_out: dict[str, str]) -> str:

@@ -50,7 +50,7 @@ def accept(harness: Harness, name: str) -> ReviewDecision:
         return _finished(ws, item, Decision.ACCEPTED)
     validated = _validations(ws, item)
     if not incumbent_recorded(harness):
-        record_incumbent(harness, completed_rounds(ws) + 1)
+        record_incumbent(harness, completed_rounds(ws) + 1, f"accept {item.id}: re-validate incumbent")
     for step in (Reapply(), Validate(), Confirm()):
         state = _state(ws, item)
         if state is None:
@@ -131,8 +131,9 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
 
 def set_lock(ws: Workspace, name: str, locked: bool) -> str | None:
     """Add `name` to `skills.locked` (or remove it) in one commit of wikiskill.yaml, with the
-    skill's own uncommitted files when locking (a skill written by hand is locked as it is
-    committed); None when there was nothing to change. Call it holding the lock."""
+        skill's own uncommitted files when locking (a skill written by hand is locked as it is
+        committed); None when there was nothing to change (locking a locked skill, unlocking one that is
+    not locked). Call it holding the lock."""
     path = ws.root / CONFIG_FILE
     text = read_utf8(path, ConfigError)
     names = parse_config(text, CONFIG_FILE).skills.locked
@@ -140,8 +141,6 @@ def set_lock(ws: Workspace, name: str, locked: bool) -> str | None:
     on_disk = (ws.root / folder / "SKILL.md").is_file()
     if locked and not on_disk and not ws.read_file(MAIN, f"{folder}/SKILL.md"):
         raise WorkspaceError(f"there is no skill {name!r} to lock (`wikiskill skills` lists them)")
-    if not locked and name not in names and not ws.dirty_paths(CONFIG_FILE):
-        raise WorkspaceError(f"skill {name!r} is not locked (skills.locked: {', '.join(names) or 'none'})")
     wanted = sorted({*names, name}) if locked else [each for each in names if each != name]
     if wanted != names:
         _replace(path, with_locked(text, wanted))

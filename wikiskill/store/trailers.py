@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.config import CostRule, CostUnit, Role
 from ..core.errors import SchemaError
+from .subjects import subject_and_body
 
 PREFIX = "Wikiskill-"
 SCHEMA_VERSION = 1
@@ -288,11 +289,14 @@ def _text(value: object) -> str:
 
 def format_message(subject: str, trailers: Trailers | dict[str, object], body: str = "") -> str:
     """A commit message: one subject line, an optional body, then the trailer block (a dict is
-    read by trailer key, `{"Round": 1, "Step": "human"}`, and validated like any `Trailers`)."""
+    read by trailer key, `{"Round": 1, "Step": "human"}`, and validated like any `Trailers`).
+    A subject too long for git's one-line views is cut where a clause ends, and what was cut is
+    kept in the body."""
     if not isinstance(trailers, Trailers):
         trailers = Trailers.model_validate(trailers)
-    lines = [subject.strip().splitlines()[0] if subject.strip() else "wikiskill", ""]
-    if body.strip():
-        lines += [body.strip(), ""]
+    short, body = subject_and_body(subject.strip().splitlines()[0] if subject.strip() else "wikiskill", body)
+    lines = [short, ""]
+    if body:
+        lines += [body, ""]
     lines += trailers.lines()
     return "\n".join(lines) + "\n"

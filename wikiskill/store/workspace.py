@@ -72,6 +72,11 @@ class Workspace(WorkspaceReads):
         for candidate in (here, *here.parents):
             if (candidate / CONFIG_FILE).is_file() and (candidate / ".git").exists():
                 return cls(candidate)
+        if (here / CONFIG_FILE).is_file():
+            raise WorkspaceError(
+                f"{here} has a {CONFIG_FILE} but no git repository (.git is missing): a workspace's history "
+                "is its git repository; restore .git, or `wikiskill init` a new folder"
+            )
         raise WorkspaceError(f"no wikiskill workspace at {here} (run `wikiskill init PATH` or pass -C PATH)")
 
     def dirty_paths(self, *prefixes: str) -> list[str]:

@@ -34,9 +34,9 @@ Standalone, answering every request with a fixed content::
 
     python -m wikiskill.testing.fakeserver --port 8765 --latency 0.2 --completion-tokens 20
 
-(add `--text-tools` for the mode without native tool calls)
-or with a scripted handler (`--handler MODULE:NAME`, a handler(body) as above). `--port 0` picks
-a free port; the first line printed gives the base URL.
+(add `--text-tools` for the mode without native tool calls), with the replies of a JSON file in
+order (`--script FILE`, see `scripted`), or with a handler (`--handler MODULE:NAME`, a
+handler(body) as above). `--port 0` picks a free port; the first line printed gives the base URL.
 """
 
 from __future__ import annotations
@@ -431,8 +431,29 @@ def _load_handler(spec: str) -> Handler:
     return getattr(importlib.import_module(module), name)
 
 
+def scripted(path: str) -> Handler:
+    """A handler that answers with the replies of the JSON file `path` in order, then repeats its
+    last one: each a string (the content) or an object of `Reply`'s fields, such as
+    ``{"tool_calls": [{"name": "finish", "arguments": {...}}]}`` or ``{"status": 429}``."""
+    with open(path, encoding="utf-8") as file:
+        items = json.load(file)
+    if not isinstance(items, list) or not items:
+        raise SystemExit(f"{path}: give a JSON list of replies (strings or objects of Reply's fields)")
+    replies = [Reply(content=item) if isinstance(item, str) else Reply(**item) for item in items]
+    served = itertools.count()
+    lock = threading.Lock()
+
+    def handler(body: dict) -> Reply:
+        with lock:
+            index = next(served)
+        return replies[min(index, len(replies) - 1)]
+
+    return handler
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Serve a fixed short answer to every request until interrupted (for speed benchmarks)."""
+    """Serve an OpenAI-compatible API on 127.0.0.1 until interrupted: a fixed short answer to every
+    request, or the replies of a script, or a handler's."""
     parser = argparse.ArgumentParser(prog="python -m wikiskill.testing.fakeserver", description=main.__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
@@ -463,9 +484,20 @@ def main(argv: list[str] | None = None) -> None:
         metavar="MODULE:NAME",
         help="answer with this handler(body) -> Reply | str instead (e.g. a scripted world)",
     )
+    parser.add_argument(
+        "--script",
+        default=None,
+        metavar="FILE",
+        help="answer with the replies of this JSON list in order, then its last one again",
+    )
     args = parser.parse_args(argv)
     reply = Reply(content=args.content, completion_tokens=args.completion_tokens)
-    handler = _load_handler(args.handler) if args.handler else (lambda body: reply)
+    if args.handler:
+        handler = _load_handler(args.handler)
+    elif args.script:
+        handler = scripted(args.script)
+    else:
+        handler = lambda body: reply  # noqa: E731
     with FakeOpenAIServer(
         handler,
         latency=args.latency,

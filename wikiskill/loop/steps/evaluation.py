@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from ..harness import Harness
 
 
-def record_incumbent(harness: Harness, number: int) -> Evaluation:
+def record_incumbent(harness: Harness, number: int, what: str | None = None) -> Evaluation:
     """Evaluate main's skills under the current setup and commit the result on main (round 0 is
     the `baseline`, tagged; later rounds re-validate the `incumbent` after main or the settings
-    changed)."""
+    changed). `what` names the step where it is done for something other than round `number`
+    (`accept`), which it then names in place of that round."""
     harness.begin_step()
     first = number == 0
-    what = "baseline" if first else f"{round_label(number)} re-validate incumbent"
+    what = what or ("baseline" if first else f"{round_label(number)} re-validate incumbent")
     evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
     refuse_infra_incumbent(harness, evaluated.evaluation, f"the {what} of main's skills")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"

@@ -22,7 +22,7 @@ from ...store.trailers import Action, Decision, Step, Trailers, format_message
 from ...store.workspace import MAIN, Commit
 from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
-from ..impact import IMPACT, ImpactEntry, append_entry, effect_lines
+from ..impact import IMPACT, ImpactEntry, append_entry, effect_report
 from .evaluation import current_evaluation, incumbent
 from .looks import current_look, incumbent_at, look_trailers
 
@@ -366,7 +366,7 @@ def cost_trailers(check: CostCheck) -> dict[str, object]:
 
 
 def _task_lines(evidence: Evidence) -> list[str]:
-    lines = [f"Effect: {evidence.effect()}", *(line[2:] for line in effect_lines(evidence))]
+    lines = effect_report(evidence.task_effect)
     return lines + [f"Left out as infra: {task}: {reason}" for task, reason in evidence.left_out.items()]
 
 

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...benchmarks import BenchmarkKind
-from ...contracts.roles import ProposerContext
+from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
 from ...core.prompts import render
 from ...integrations.ingest import read_ingested
@@ -58,7 +58,7 @@ class Propose:
             impact=harness.ws.read_file(MAIN, IMPACT) or "",
             skills=harness.skills_at(MAIN),
             outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
-            pending=[f"{item.evidence.meta.action} {item.skill} ({item.branch})" for item in pending],
+            pending=[WaitingCandidate(str(item.evidence.meta.action), item.skill, item.branch) for item in pending],
             locked=list(locked),
             retire=retire_candidates(harness.ws),
             max_tokens=harness.config.skills.max_tokens,
@@ -156,7 +156,8 @@ class Reapply:
         harness.commit(
             f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
             Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
-            body=f"{moved}; the proposal is re-applied to main's current skills and validated again.",
+            body=f"{moved}; the proposal is re-applied onto main's current skills (no task ran here: the "
+            "validate step that follows measures the candidate on them).",
             branch=state.branch,
             base=tree,
             extra_parents=(main,),

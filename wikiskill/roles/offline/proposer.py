@@ -1,5 +1,6 @@
 """The offline skill proposer: turns the strongest pattern that no skill covers yet, and that
-skill-impact.md does not record as rejected, into one create or patch proposal.
+skill-impact.md does not record as rejected, into one create or patch proposal, never of a skill
+that is locked or whose candidate waits for review.
 
 Avoid-rules go into the skill `avoid-losing-actions`, prefer-rules into `prefer-scoring-actions`;
 the first rule of a kind creates its skill, later ones patch it (the proposer prefers patching).
@@ -67,6 +68,18 @@ def _rejected_entries(impact: str) -> list[str]:
     return [entry for entry in impact.split("\n## ") if entry.split("\n", 1)[0].rstrip().endswith("REJECTED")]
 
 
+def _nothing_to_propose(patterns: list[Candidate], off_limits: set[str]) -> str:
+    if not patterns:
+        return NOTHING_MINED
+    held = sorted({SKILL_FOR[c.rule] for c in patterns} & off_limits)
+    if held:
+        return (
+            "every mined pattern is covered by a skill, was rejected before, or is for a skill "
+            f"locked or waiting for review ({', '.join(held)})"
+        )
+    return "every mined pattern is already covered by a skill or was rejected before"
+
+
 class OfflineProposer:
     def __init__(self, library: Library, min_trace_reads: int):
         self.library = library
@@ -113,19 +126,17 @@ class OfflineProposer:
         rejected = _rejected_entries(context.impact)
         covered = {(rule.kind, rule.pattern) for rule in parse_rules(_parsed(skills.values()))}
         patterns = self.candidates(result)
+        off_limits = context.off_limits()
         pool = [
             c
             for c in patterns
-            if (c.rule, c.pattern) not in covered and not any(f"`{c.pattern}`" in entry for entry in rejected)
+            if (c.rule, c.pattern) not in covered
+            and not any(f"`{c.pattern}`" in entry for entry in rejected)
+            and SKILL_FOR[c.rule] not in off_limits
         ]
         self._read_traces(pool, result)
         if not pool:
-            result.proposal = {
-                "action": Action.NO_ACTION,
-                "rationale": NOTHING_MINED
-                if not patterns
-                else "every mined pattern is already covered by a skill or was rejected before",
-            }
+            result.proposal = {"action": Action.NO_ACTION, "rationale": _nothing_to_propose(patterns, off_limits)}
             return
         best = max(pool, key=lambda c: (len(c.evidence), -KIND_ORDER.get(c.kind, 3), c.slug))
         exceptions = [
