@@ -42,6 +42,7 @@ def needs_cli(preset: type) -> pytest.MarkDecorator:
 
 needs_chromium = needs("chromium", "chromium-browser", package="chromium")
 needs_java = needs("java", package="openjdk-17-jre-headless")
+needs_compose = needs("docker-compose", package="docker-compose")
 
 
 @functools.cache

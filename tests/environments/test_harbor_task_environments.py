@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import needs_docker
+from conftest import needs_compose, needs_docker
 from harborsuites import BASE_IMAGE, containers_of, init_harbor, remove_images, tag_of, write_harbor_task
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite, HarborTaskConfig
@@ -227,6 +227,7 @@ def project_networks() -> list[str]:
 
 
 @needs_docker
+@needs_compose
 def test_a_compose_task_runs_in_main_beside_its_sidecar_and_leaves_nothing(tmp_path):
     suite = tmp_path / "suite"
     before = set(project_networks())
@@ -240,6 +241,7 @@ def test_a_compose_task_runs_in_main_beside_its_sidecar_and_leaves_nothing(tmp_p
 
 @pytest.mark.slow
 @needs_docker
+@needs_compose
 def test_a_compose_project_a_kill_9_left_is_swept_by_the_next_command(tmp_path):
     suite = tmp_path / "suite"
     before = set(project_networks())
