@@ -417,19 +417,20 @@ def uplift(
     ws: Workspace,
     split: str = "test",
     trials: int = 1,
-    arms: Sequence[str] = ("none", "main", "self-written"),
+    arms: Sequence[str] | None = None,
     options: RunOptions | None = None,
 ) -> UpliftResult:
     """Arms of skills (none, main, self-written, suite, raw, curated:PATH) scored on the same tasks
     `trials` times each, with intervals, the paired difference from `none`, and each of main's
-    skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test)."""
-    from .history.uplift import check_arms, measure, record
+    skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test). Unset
+    `arms`: none, main, and self-written unless the proposer is offline."""
+    from .history.uplift import check_arms, default_arms, measure, record
 
     split, options = _split(split), options or RunOptions()
     if trials < 1:
         raise WikiskillError("--trials must be at least 1")
-    chosen = check_arms(list(arms))
     config = _config(ws, options)
+    chosen = check_arms(list(arms if arms is not None else default_arms(config)))
     with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
         with _harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
             harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))

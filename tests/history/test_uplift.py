@@ -186,3 +186,12 @@ def test_the_raw_arm_offers_main_s_solved_train_tasks_as_examples(tmp_path):
     assert raw.skills == ["solved-examples"] and raw.ci95[0] <= raw.mean <= raw.ci95[1]
     examples = ws.read_file("uplift/raw", "skills/solved-examples/SKILL.md")
     assert "Task: How many times does the letter" in examples and "Answer: " in examples
+
+
+def test_uplift_on_the_offline_default_leaves_out_the_self_written_arm_it_cannot_write(tmp_path):
+    ws = api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", model="offline", train=2, val=2)
+    out = CliRunner().invoke(app, ["-C", str(ws.root), "uplift", "--split", "val", "--json"])
+    assert out.exit_code == 0, out.output
+    assert [arm["arm"] for arm in json.loads(out.output)["arms"]] == ["none", "main"]
+    with pytest.raises(WikiskillError, match="the self-written arm needs a proposer model"):
+        api.uplift(ws, "val", 1, ["self-written"])

@@ -25,10 +25,11 @@ def uplift_command(
     ctx: typer.Context,
     split: str = typer.Option("test", "--split", help="test (a recorded look at the sealed split), val or train."),
     trials: int = typer.Option(1, "--trials", help="Runs of every task per arm (seeds seed ... seed+K-1)."),
-    arms: str = typer.Option(
-        "none,main,self-written",
+    arms: str | None = typer.Option(
+        None,
         "--arms",
-        help="Comma-separated: none, main, self-written, suite, raw, curated:PATH (none is always included).",
+        help="Comma-separated: none, main, self-written, suite, raw, curated:PATH (none is always included); "
+        "default: none,main,self-written, less self-written when the proposer is offline.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (arms, per_skill)."),
     *,
@@ -41,7 +42,7 @@ def uplift_command(
     per task; then each of main's skills left out in turn: its marginal value and tokens. The
     result is committed on `uplift/results` (the report's uplift section); on test, the look is
     counted."""
-    chosen = [arm.strip() for arm in arms.split(",") if arm.strip()]
+    chosen = None if arms is None else [arm.strip() for arm in arms.split(",") if arm.strip()]
     if as_json:  # stdout is the JSON alone
         options = replace(options, console=None)
     result = api.uplift(workspace_of(ctx), split, trials, chosen, options)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
+from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import WikiskillError
 from ..knowledge.search import tokens
 from ..store.trailers import Step, Trailers, format_message
@@ -38,6 +39,13 @@ if TYPE_CHECKING:
 
 BASE_ARMS = ("none", "main", "self-written", "suite", "raw")
 DEFAULT_ARMS = ("none", "main", "self-written")
+
+
+def default_arms(config: Config) -> tuple[str, ...]:
+    """`none`, `main`, and `self-written` where the proposer has a model to write skills with."""
+    if config.role(Role.PROPOSER).model == OFFLINE_MODEL:
+        return tuple(arm for arm in DEFAULT_ARMS if arm != "self-written")
+    return DEFAULT_ARMS
 
 
 def check_arms(arms: list[str]) -> list[str]:
