@@ -192,6 +192,11 @@ def test_uplift_on_the_offline_default_leaves_out_the_self_written_arm_it_cannot
     ws = api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", model="offline", train=2, val=2)
     out = CliRunner().invoke(app, ["-C", str(ws.root), "uplift", "--split", "val", "--json"])
     assert out.exit_code == 0, out.output
-    assert [arm["arm"] for arm in json.loads(out.output)["arms"]] == ["none", "main"]
+    result = json.loads(out.output)
+    assert [arm["arm"] for arm in result["arms"]] == ["none", "main"]
+    skills = sorted(skill["skill"] for skill in result["per_skill"])  # the template's skills/.gitkeep is no skill
+    assert skills == sorted(path.name for path in (ws.root / "skills").iterdir() if (path / "SKILL.md").is_file())
+    names = CliRunner().invoke(app, ["-C", str(ws.root), "uplift", "--split", "val"], env={"COLUMNS": "80"})
+    assert names.exit_code == 0 and "…" not in names.output, names.output
     with pytest.raises(WikiskillError, match="the self-written arm needs a proposer model"):
         api.uplift(ws, "val", 1, ["self-written"])

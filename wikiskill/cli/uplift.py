@@ -6,10 +6,9 @@ import json
 from dataclasses import asdict, replace
 
 import typer
-from rich.table import Table
 
 from .. import api
-from .common import console, run_options, workspace_of
+from .common import console, print_table, run_options, workspace_of
 
 
 def _interval(low: float, high: float) -> str:
@@ -49,11 +48,8 @@ def uplift_command(
     if as_json:
         print(json.dumps(asdict(result), indent=2))
         return
-    table = Table(
-        "arm", "mean", "95% interval", "vs none", "95% interval", "pass@1", "pass^k", "tokens/task", "USD/task"
-    )
-    for arm in result.arms:
-        table.add_row(
+    arms_rows = [
+        [
             arm.arm,
             f"{arm.mean:.3f}",
             _interval(*arm.ci95),
@@ -63,16 +59,21 @@ def uplift_command(
             _share(arm.pass_hat_k),
             f"{arm.tokens_per_task:.0f}",
             f"{arm.cost_per_task:.6f}",
-        )
-    console.print(table)
+        ]
+        for arm in result.arms
+    ]
+    headers = ["arm", "mean", "95% interval", "vs none", "95% interval", "pass@1", "pass^k", "tokens/task", "USD/task"]
+    print_table(headers, arms_rows, names=(0, 2, 4))
     if result.per_skill:
-        skills = Table("skill (left out)", "marginal", "95% interval", "tokens", "")
+        skill_rows = []
         for value in result.per_skill:
             notes = ["no value shown: a retire candidate"] if value.retire else []
             if value.loads is not None:
                 notes.append("never loaded by the agent" if value.never_loaded else f"loaded in {value.loads} run(s)")
-            note = "; ".join(notes)
-            skills.add_row(value.skill, f"{value.marginal:+.3f}", _interval(*value.ci95), str(value.tokens), note)
-        console.print(skills)
+            interval = _interval(*value.ci95)
+            skill_rows.append([value.skill, f"{value.marginal:+.3f}", interval, str(value.tokens), "; ".join(notes)])
+        print_table(
+            ["skill (left out)", "marginal", "95% interval", "tokens", ""], skill_rows, names=(0, 2), wrapped=(4,)
+        )
     look = f"; test look {result.test_look}" if result.test_look else ""
     console.print(f"{result.split}: {result.tasks} task(s) x {result.trials} trial(s){look}")

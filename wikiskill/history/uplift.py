@@ -58,6 +58,12 @@ def check_arms(arms: list[str]) -> list[str]:
     return ["none", *[arm for arm in dict.fromkeys(arms) if arm != "none"]]
 
 
+def skill_names(files: Mapping[str, str]) -> list[str]:
+    """The skills among `files` (paths under skills/): the folders holding a SKILL.md, not the
+    loose files beside them such as `.gitkeep`."""
+    return sorted(path.split("/")[0] for path in files if path.count("/") == 1 and path.endswith("/SKILL.md"))
+
+
 def arm_branch(arm: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", arm.lower()).strip("-")
     return f"uplift/{slug}"
@@ -173,7 +179,7 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
     from .uplift_stats import Resampler, interval, pass_at_1, pass_hat_k
 
     refs = {arm: arm_ref(harness, arm, arm_skill_files(harness, arm, split)) for arm in arms}
-    main_skills = sorted({path.split("/")[0] for path in arm_skill_files(harness, "main", split)})
+    main_skills = skill_names(arm_skill_files(harness, "main", split))
     if per_skill:
         main = harness.ws.read_files(MAIN, "skills")
         for skill in main_skills:
@@ -201,7 +207,7 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
             pass_hat_k(matrix[arm]),
             results[arm].tokens,
             results[arm].cost,
-            sorted({path.split("/")[0] for path in harness.ws.read_files(refs[arm], "skills")}),
+            skill_names(harness.ws.read_files(refs[arm], "skills")),
         )
         for arm in arms
     ]
