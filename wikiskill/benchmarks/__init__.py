@@ -8,6 +8,7 @@ from __future__ import annotations
 from .base import (
     SPLITS,
     Benchmark,
+    BenchmarkFamily,
     BenchmarkKind,
     BenchmarkSpec,
     EnvStep,
@@ -15,6 +16,7 @@ from .base import (
     HasReferenceActions,
     HasReferenceCalls,
     InteractiveBenchmark,
+    LoadRequest,
     QABenchmark,
     Split,
     SplitCounts,
@@ -26,9 +28,7 @@ from .base import (
     normalized_score,
 )
 from .registry import (
-    BenchmarkFamily,
     FamilyListing,
-    LoadRequest,
     canonical_name,
     family,
     family_names,

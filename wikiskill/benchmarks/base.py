@@ -142,7 +142,7 @@ class UserTurn:
     """One user message of a multi-turn tool-use task."""
 
     content: str
-    added_tools: list[dict] = field(default_factory=list)
+    added_tools: list[dict[str, Any]] = field(default_factory=list)
     """Function tools that become callable from this turn on (OpenAI function-tool format)."""
 
 
@@ -153,7 +153,7 @@ class ToolSession(Protocol):
     the calls of a step are executed together. `score` judges the whole conversation.
     """
 
-    tools: list[dict]
+    tools: list[dict[str, Any]]
     """The function tools callable from the first turn (OpenAI function-tool format)."""
     user_turns: list[UserTurn]
 

@@ -25,6 +25,7 @@ import re
 import uuid
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 # bfcl-eval writes result/, score/ and file locks under its project root, by default the folder it
 # is installed in (site-packages, maybe read-only): point it into wikiskill's cache before it loads.
@@ -49,7 +50,7 @@ POOL_SIZES: dict[Split, int] = {"train": 60, "val": 40, "test": 100}
 
 
 @cache
-def _entries(category: str) -> dict[str, dict]:
+def _entries(category: str) -> dict[str, dict[str, Any]]:
     return {entry["id"]: entry for entry in load_dataset_entry(f"multi_turn_{category}")}
 
 
@@ -68,7 +69,7 @@ def entry_pools() -> dict[Split, list[int]]:
     return pools
 
 
-def openai_tool(doc: dict) -> dict:
+def openai_tool(doc: dict[str, Any]) -> dict[str, Any]:
     """A BFCL function doc as an OpenAI function tool (BFCL's own types mapped to JSON schema's)."""
     parameters = _schema(copy.deepcopy(doc["parameters"]))
     parameters["type"] = "object"
@@ -78,7 +79,7 @@ def openai_tool(doc: dict) -> dict:
     }
 
 
-def _schema(node: dict) -> dict:
+def _schema(node: dict[str, Any]) -> dict[str, Any]:
     if "type" in node:
         node["type"] = GORILLA_TO_OPENAPI.get(node["type"], "string")
     for value in node.get("properties", {}).values():
@@ -88,9 +89,9 @@ def _schema(node: dict) -> dict:
     return node
 
 
-def call_text(call: FunctionCall) -> str:
-    """The call as BFCL's handlers decode a native tool call: `name(key=repr(value),...)`."""
-    return f"{call.name}({','.join(f'{key}={value!r}' for key, value in call.arguments.items())})"
+def call_text(name: str, arguments: dict[str, Any]) -> str:
+    """A call as BFCL's handlers decode a native tool call: `name(key=repr(value),...)`."""
+    return f"{name}({','.join(f'{key}={value!r}' for key, value in arguments.items())})"
 
 
 def _refusal(call: FunctionCall, available: set[str]) -> str | None:
@@ -112,7 +113,7 @@ def _refusal(call: FunctionCall, available: set[str]) -> str | None:
 class BfclSession:
     """One BFCL entry in play: its backends live in BFCL's executor under a name of their own."""
 
-    def __init__(self, entry: dict, ground_truth: list[list[str]]):
+    def __init__(self, entry: dict[str, Any], ground_truth: list[list[str]]):
         self.entry = copy.deepcopy(entry)
         self.ground_truth = ground_truth
         self.category = self.entry["id"].rsplit("_", 1)[0]
@@ -134,13 +135,18 @@ class BfclSession:
     def execute(self, turn: int, calls: list[FunctionCall]) -> list[str]:
         available = self.available(turn)
         refusals = [_refusal(call, available) for call in calls]
-        texts = [call_text(call) for call, refusal in zip(calls, refusals, strict=True) if refusal is None]
+        texts = [
+            call_text(call.name, call.arguments)
+            for call, refusal in zip(calls, refusals, strict=True)
+            if refusal is None and call.arguments is not None
+        ]
         ran = iter(self._run(texts) if texts else [])
         if texts:
             self.steps[turn].append(texts)
         return [refusal if refusal is not None else next(ran) for refusal in refusals]
 
     def _run(self, texts: list[str]) -> list[str]:
+        results: list[str]
         results, _ = multi_turn_utils.execute_multi_turn_func_call(
             texts,
             self.entry["initial_config"],
@@ -216,7 +222,8 @@ class Bfcl:
 
 
 def _backend_class(name: str) -> type:
-    return getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[name]), name)
+    backend: type = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[name]), name)
+    return backend
 
 
 def _parse_call(text: str, classes: list[type]) -> FunctionCall:
@@ -226,7 +233,11 @@ def _parse_call(text: str, classes: list[type]) -> FunctionCall:
     name = node.func.id
     method = next(getattr(cls, name) for cls in classes if hasattr(cls, name))
     args = [ast.literal_eval(arg) for arg in node.args]
-    kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+    kwargs: dict[str, Any] = {}
+    for argument in node.keywords:
+        if argument.arg is None:  # `**mapping`
+            raise ValueError(f"not a plain function call: {text}")
+        kwargs[argument.arg] = ast.literal_eval(argument.value)
     bound = inspect.signature(method).bind(None, *args, **kwargs)
     arguments = {key: value for key, value in bound.arguments.items() if key != "self"}
     return FunctionCall(name, json.loads(json.dumps(arguments)))

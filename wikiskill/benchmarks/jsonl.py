@@ -6,6 +6,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import BenchmarkError
 from ..core.text import read_utf8
@@ -111,7 +112,7 @@ class JsonlQA:
         return float(self.scorer(prediction, task.answer or ""))
 
 
-def _suite_settings(path: Path) -> dict:
+def _suite_settings(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:

@@ -7,6 +7,7 @@ from typing import cast
 from .base import (
     Benchmark,
     BenchmarkKind,
+    FunctionCall,
     HasReferenceActions,
     HasReferenceCalls,
     InteractiveBenchmark,
@@ -55,7 +56,7 @@ def play_actions(benchmark: InteractiveBenchmark, task: Task, actions: list[str]
         env.close()
 
 
-def play_calls(benchmark: ToolUseBenchmark, task: Task, calls_per_turn: list[list]) -> float:
+def play_calls(benchmark: ToolUseBenchmark, task: Task, calls_per_turn: list[list[FunctionCall]]) -> float:
     session = benchmark.open_session(task)
     try:
         for turn, calls in enumerate(calls_per_turn):

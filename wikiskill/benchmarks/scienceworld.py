@@ -16,6 +16,7 @@ import atexit
 import random
 import threading
 from functools import cache
+from typing import Any
 
 from scienceworld import ScienceWorldEnv
 from scienceworld.constants import ID2TASK
@@ -30,7 +31,11 @@ MAX_SCORE = 100.0
 ENV_STEP_LIMIT = 100_000
 """The VM's own move limit, set out of the way: the agent's `max_steps` ends an episode."""
 
-_VARIATIONS = {"train": "get_variations_train", "val": "get_variations_dev", "test": "get_variations_test"}
+_VARIATIONS: dict[Split, str] = {
+    "train": "get_variations_train",
+    "val": "get_variations_dev",
+    "test": "get_variations_test",
+}
 
 
 class _Pool:
@@ -129,7 +134,7 @@ class ScienceWorldTextEnv:
         self._env = None
         self._last = None
 
-    def _record(self, observation: str, info: dict, done: bool) -> EnvStep:
+    def _record(self, observation: str, info: dict[str, Any], done: bool) -> EnvStep:
         score = float(info["score"])
         self._last = EnvStep(
             observation=observation.strip(),

@@ -34,7 +34,7 @@ class ScienceWorldFamily:
         except ImportError:
             return argument
         names = sorted(infer_task(task) for task in ID2TASK)
-        name = infer_task(argument)
+        name: str = infer_task(argument)
         if name not in names:
             raise BenchmarkError(f"unknown ScienceWorld task {argument!r}; choose one of: {', '.join(names)}")
         return name

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ..core.errors import BenchmarkError, ConfigError
 from ..core.parts import SCORERS
+from .base import AnswerScorer
 
 Scorer = Callable[[str | None, str], float]
 
@@ -73,14 +74,15 @@ def get_scorer(spec: str) -> Scorer:
     """The scorer `spec` names: a registered scorer (built-in or a plugin's) or `module:function`."""
     if spec in SCORERS.builtins or spec in SCORERS.plugins():
         try:
-            return SCORERS.load(spec)().score
+            scorer_class: type[AnswerScorer] = SCORERS.load(spec)
+            return scorer_class().score
         except ConfigError as exc:
             raise BenchmarkError(str(exc)) from exc
     module_name, _, function_name = spec.partition(":")
     if not function_name:
         raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(SCORERS.names())} or module:function")
     try:
-        scorer = getattr(importlib.import_module(module_name), function_name)
+        scorer: Scorer = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
         raise BenchmarkError(f"cannot load scorer {spec!r}: {exc}") from exc
     if not callable(scorer):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from .base import BenchmarkKind, BenchmarkSpec, SplitCounts
 
+TEXTWORLD_COOKING_SPLITS = SplitCounts(train=39, val=18, test=134)
+
 QA_MAX_STEPS = 30
 """The config's default step limit; a QA agent answers in one reply, so it never reaches it."""
 
@@ -13,7 +15,7 @@ TEXTWORLD_COOKING = BenchmarkSpec(
     family="textworld-cooking",
     kind=BenchmarkKind.INTERACTIVE,
     summary="TextWorld cooking games (First TextWorld Problems recipes), generated offline",
-    default_splits=SplitCounts(train=39, val=18, test=134),
+    default_splits=TEXTWORLD_COOKING_SPLITS,
     max_steps=40,
     offline_playable=True,
     version="1",

@@ -282,7 +282,7 @@ class TaskFolders:
             raise BenchmarkError(
                 f"{folder}: unknown {', '.join(unknown)} (a task folder holds {', '.join(sorted(TASK_ENTRIES))})"
             )
-        question = _read_text(folder / TASK_FILE, required=True)
+        question = _read_required(folder / TASK_FILE)
         if not question.strip():
             raise BenchmarkError(f"{folder / TASK_FILE} is empty")
         files = folder / FILES_DIR
@@ -323,10 +323,15 @@ class TaskFolders:
         )
 
 
-def _read_text(path: Path, required: bool = False) -> str | None:
+def _read_required(path: Path) -> str:
+    text = _read_text(path)
+    if text is None:
+        raise BenchmarkError(f"{path} is missing")
+    return text
+
+
+def _read_text(path: Path) -> str | None:
     if not path.exists():
-        if required:
-            raise BenchmarkError(f"{path} is missing")
         return None
     try:
         return read_utf8(path, BenchmarkError)

@@ -11,7 +11,7 @@ import textworld
 from textworld.challenges.tw_cooking import cooking
 
 from wikiskill.benchmarks import textworld_games
-from wikiskill.benchmarks.specs import TEXTWORLD_COOKING
+from wikiskill.benchmarks.specs import TEXTWORLD_COOKING, TEXTWORLD_COOKING_SPLITS
 from wikiskill.benchmarks.textworld_games import (
     GENERATION_WORKERS,
     SEED_BASES,
@@ -84,9 +84,9 @@ class TextWorldCooking(TextWorldGames):
 
     def __init__(
         self,
-        n_train: int = TEXTWORLD_COOKING.default_splits.train,
-        n_val: int = TEXTWORLD_COOKING.default_splits.val,
-        n_test: int = TEXTWORLD_COOKING.default_splits.test,
+        n_train: int = TEXTWORLD_COOKING_SPLITS.train,
+        n_val: int = TEXTWORLD_COOKING_SPLITS.val,
+        n_test: int = TEXTWORLD_COOKING_SPLITS.test,
         *,
         progress: Progress | None = None,
     ):

@@ -213,7 +213,8 @@ def _interrupts_held() -> Iterator[None]:
 
 def _game_data(path: str | Path) -> dict[str, Any]:
     """The serialized game next to a `.z8`, read as plain JSON (`textworld.Game.load` builds far more)."""
-    return json.loads(Path(path).with_suffix(".json").read_text())
+    data: dict[str, Any] = json.loads(Path(path).with_suffix(".json").read_text())
+    return data
 
 
 def walkthrough(task: Task) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.redact import Scrubber
 from ..store.traces import Usage
-from .chat import Reply, ToolCall
+from .chat import Message, Reply, ToolCall
 
 
 def import_litellm() -> Any:
@@ -36,7 +36,7 @@ def needs_cache_marks(model: str) -> bool:
         return False
 
 
-def with_cache_marks(messages: list[dict]) -> list[dict]:
+def with_cache_marks(messages: list[Message]) -> list[Message]:
     """`messages` (never modified) with cache breakpoints at the end of the system prompt, which
     with the tools before it is the same in every turn and round, and at the end of the last
     message, so the next turn reads the conversation so far from the cache."""
@@ -48,7 +48,7 @@ def with_cache_marks(messages: list[dict]) -> list[dict]:
     return marked
 
 
-def _marked(message: dict) -> dict:
+def _marked(message: Message) -> Message:
     content = message.get("content")
     if isinstance(content, str) and content:
         return {**message, "content": [{"type": "text", "text": content, "cache_control": CACHE_MARK}]}

@@ -6,6 +6,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.redact import scrub
@@ -23,7 +24,7 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(request: dict) -> str:
+    def key(request: Mapping[str, object]) -> str:
         return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
 
     def get(self, key: str) -> Reply | None:

@@ -15,7 +15,7 @@ from ..core.config import LLMSettings, StructuredOutput, ToolProtocol
 from ..core.errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from ..core.redact import scrub
 from .backend import with_cache_marks
-from .chat import Reply, ToolCall
+from .chat import Message, Reply, ToolCall, ToolSpec
 from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from .credentials import key_advice, key_names
 from .profile import ModelProfile
@@ -64,8 +64,8 @@ class Call:
         profile: ModelProfile,
         llm: LLMSettings,
         speed: ServerSpeed,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None,
         response_model: type[BaseModel] | None,
         call_required: bool = False,
     ):
@@ -89,7 +89,7 @@ class Call:
     def _text_protocol(self) -> bool:
         return bool(self.tools) and self.forms.protocol == ToolProtocol.TEXT
 
-    def _build(self) -> dict:
+    def _build(self) -> dict[str, Any]:
         """The request: the conversation fitted (as the model layer keeps it, calls and results
         paired) into the window, then written in the call's tool protocol."""
         profile = self.profile
@@ -130,7 +130,7 @@ class Call:
             request["response_format"] = _schema_format("tool_call", call_schema(self.tools or []))
         return request
 
-    def _fit(self, tools_size: int, reserved: int, completion: int) -> list[dict]:
+    def _fit(self, tools_size: int, reserved: int, completion: int) -> list[Message]:
         """The conversation fitted into the window less `reserved` tokens for the reply (and into
         what the server answers in time)."""
         window = self.profile.context_window
@@ -144,7 +144,7 @@ class Call:
         self.notes += [f"context window {window}: {note}" for note in fitted.notes]
         return fitted.messages
 
-    def _fit_in_time(self, messages: list[dict], tools_size: int, budget: int, completion: int) -> list[dict]:
+    def _fit_in_time(self, messages: list[Message], tools_size: int, budget: int, completion: int) -> list[Message]:
         """`messages` cut to what the server's measured speed answers in a share of the timeout.
         Advisory, unlike the window: a noisy estimate never cuts below a quarter of the window, and
         a request whose fixed part (the system prompt, the tools) does not fit the time is sent at
@@ -166,7 +166,7 @@ class Call:
         self.notes += [f"{why}: {note}" for note in fitted.notes]
         return fitted.messages
 
-    def kwargs(self) -> dict:
+    def kwargs(self) -> dict[str, Any]:
         """litellm's arguments for the next attempt."""
         self.attempt += 1
         self.waited.append(self._timeout())
@@ -245,7 +245,7 @@ class Call:
             raise ModelError(summary) from None
         if self.attempt > self.llm.retries:
             raise ProviderUnavailable(f"{summary} (gave up after {self.attempt} attempts)") from None
-        delay = min(30.0, 0.5 * 2 ** (self.attempt - 1))
+        delay = min(30.0, 0.5 * 2.0 ** (self.attempt - 1))
         return max(_retry_after(exc) or 0.0, delay * (0.5 + random.random()))
 
     def _degrade(self, status: int | None, text: str) -> bool:
@@ -283,7 +283,7 @@ class Call:
         return 0.0
 
 
-def _schema_format(name: str, schema: dict) -> dict:
+def _schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
 
 

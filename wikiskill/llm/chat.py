@@ -11,12 +11,18 @@ from pydantic import BaseModel
 
 from ..store.traces import Usage
 
+Message = dict[str, Any]
+"""An OpenAI-style chat message, the shape litellm takes: `role`, `content` (text, or a list of
+parts), and an assistant's `tool_calls` or a tool result's `tool_call_id`."""
+ToolSpec = dict[str, Any]
+"""An OpenAI-style function tool: `{"type": "function", "function": {name, description, parameters}}`."""
+
 
 @dataclass
 class ToolCall:
     id: str
     name: str
-    arguments: dict | None
+    arguments: dict[str, Any] | None
     raw_arguments: str = ""
 
 
@@ -28,9 +34,9 @@ class Reply:
     notes: list[str] = field(default_factory=list)
     """What the model layer did to get this reply (context fitted, a setting it fell back from)."""
 
-    def message(self) -> dict:
+    def message(self) -> Message:
         """The assistant message to append to the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        message: Message = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
@@ -50,16 +56,16 @@ class ChatModel(Protocol):
 
     def complete(
         self,
-        messages: list[dict],
-        tools: list[dict] | None = None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Reply: ...
 
     async def acomplete(
         self,
-        messages: list[dict],
-        tools: list[dict] | None = None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Reply: ...

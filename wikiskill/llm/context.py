@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.errors import ContextOverflow
+from .chat import Message, ToolSpec
 
 CHARS_PER_TOKEN = 3.2
 MESSAGE_OVERHEAD_TOKENS = 6
@@ -54,21 +55,21 @@ def estimate_tokens(text: str) -> int:
     return int(len(text) / CHARS_PER_TOKEN) + 1
 
 
-def message_tokens(message: dict) -> int:
+def message_tokens(message: Message) -> int:
     return estimate_tokens(_text(message)) + MESSAGE_OVERHEAD_TOKENS
 
 
-def conversation_tokens(messages: list[dict]) -> int:
+def conversation_tokens(messages: list[Message]) -> int:
     return sum(message_tokens(message) for message in messages)
 
 
-def tools_tokens(tools: list[dict] | None) -> int:
+def tools_tokens(tools: list[ToolSpec] | None) -> int:
     """The tools' schemas as they are sent natively (a request that describes them in its system
     prompt instead counts that text)."""
     return estimate_tokens(json.dumps(tools)) if tools else 0
 
 
-def _text(message: dict) -> str:
+def _text(message: Message) -> str:
     """What a message costs: its content, its calls as sent (id, name, arguments) and the id a
     result answers."""
     content = message.get("content")
@@ -82,7 +83,7 @@ def _text(message: dict) -> str:
 
 @dataclass
 class Fitted:
-    messages: list[dict]
+    messages: list[Message]
     notes: list[str] = field(default_factory=list)
 
 
@@ -95,7 +96,7 @@ _CUT_BEFORE = re.compile(r"\n\[\.\.\. +(\d+) characters cut to fit the model's c
 
 
 def fit_messages(
-    messages: list[dict], limit_tokens: int, tools: int = 0, role: str = "model", limit: str | None = None
+    messages: list[Message], limit_tokens: int, tools: int = 0, role: str = "model", limit: str | None = None
 ) -> Fitted:
     """`messages` (never modified) fitted, with `tools` tokens of tool schemas beside them, into
     `limit_tokens`, with a note of what was cut. `limit` says where the limit comes from, for the
@@ -119,7 +120,7 @@ def fit_messages(
     return Fitted(fitted, notes)
 
 
-def stub_used_results(messages: list[dict], budget_tokens: int) -> tuple[list[dict], set[str]]:
+def stub_used_results(messages: list[Message], budget_tokens: int) -> tuple[list[Message], set[str]]:
     """`messages` (never modified) with answered tool results stubbed, and the ids of the calls
     whose results were. Each reply of the model answers the results before it; when the answered
     results still shown pass `budget_tokens`, all of them are stubbed at once. Decided reply by
@@ -153,7 +154,7 @@ def stub_used_results(messages: list[dict], budget_tokens: int) -> tuple[list[di
     return view, ids
 
 
-def sizes(messages: list[dict], tools: int) -> str:
+def sizes(messages: list[Message], tools: int) -> str:
     """The estimated sizes of a request's parts, for messages about the window."""
     system = conversation_tokens([m for m in messages if m.get("role") == "system"])
     others = [m for m in messages if m.get("role") != "system"]
@@ -163,7 +164,7 @@ def sizes(messages: list[dict], tools: int) -> str:
     )
 
 
-def _too_long(messages: list[dict], tools: int, role: str, limit: str, notes: list[str]) -> str:
+def _too_long(messages: list[Message], tools: int, role: str, limit: str, notes: list[str]) -> str:
     done = f", after {', '.join(notes)}" if notes else ""
     return (
         f"the {role}'s request does not fit its context window: {sizes(messages, tools)} kept (the task and "
@@ -172,12 +173,12 @@ def _too_long(messages: list[dict], tools: int, role: str, limit: str, notes: li
     )
 
 
-def _head_end(messages: list[dict]) -> int:
+def _head_end(messages: list[Message]) -> int:
     """Where the turns start: the system prompt and the task are the messages before the first reply."""
     return next((index for index, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))
 
 
-def _turn_end(messages: list[dict], start: int) -> int:
+def _turn_end(messages: list[Message], start: int) -> int:
     """The end of the tool turn that starts at `start`: an assistant message with calls and the
     results that follow it."""
     end = start + 1
@@ -186,7 +187,7 @@ def _turn_end(messages: list[dict], start: int) -> int:
     return end
 
 
-def _recent_start(messages: list[dict]) -> int:
+def _recent_start(messages: list[Message]) -> int:
     """The first of the latest messages kept whole, moved back to the start of its tool turn."""
     recent = max(0, len(messages) - KEPT_RECENT_MESSAGES)
     while recent > 0 and messages[recent].get("role") == "tool":
@@ -194,7 +195,7 @@ def _recent_start(messages: list[dict]) -> int:
     return recent
 
 
-def _turns(messages: list[dict], start: int, stop: int) -> list[tuple[int, int]]:
+def _turns(messages: list[Message], start: int, stop: int) -> list[tuple[int, int]]:
     """The (start, end) of every tool turn that lies between `start` and `stop`."""
     turns, index = [], start
     while index < stop:
@@ -208,7 +209,7 @@ def _turns(messages: list[dict], start: int, stop: int) -> list[tuple[int, int]]
     return turns
 
 
-def _shorten_results(messages: list[dict], older: range, room: int) -> int:
+def _shorten_results(messages: list[Message], older: range, room: int) -> int:
     """Shorten long tool results in `older`, oldest first, until the messages fit `room`; the count."""
     excess_chars = int((conversation_tokens(messages) - room + len(messages)) * CHARS_PER_TOKEN) + 1
     shortened = 0
@@ -229,7 +230,7 @@ def _shorten_results(messages: list[dict], older: range, room: int) -> int:
     return shortened
 
 
-def _drop_oldest_turns(messages: list[dict], turns: list[tuple[int, int]], room: int) -> tuple[list[dict], int]:
+def _drop_oldest_turns(messages: list[Message], turns: list[tuple[int, int]], room: int) -> tuple[list[Message], int]:
     """Drop tool turns, oldest first, until the messages fit `room`; each run of adjacent dropped
     turns becomes one OMITTED_TURNS line. The messages kept and the count dropped."""
     total = conversation_tokens(messages)
@@ -244,7 +245,7 @@ def _drop_oldest_turns(messages: list[dict], turns: list[tuple[int, int]], room:
         dropped.append((start, end))
     if not dropped:
         return messages, 0
-    kept: list[dict] = []
+    kept: list[Message] = []
     runs = iter(dropped)
     run = next(runs, None)
     index = 0
@@ -260,11 +261,11 @@ def _drop_oldest_turns(messages: list[dict], turns: list[tuple[int, int]], room:
     return kept, len(dropped)
 
 
-def _omitted(count: int) -> dict:
+def _omitted(count: int) -> Message:
     return {"role": "user", "content": OMITTED_TURNS.format(count=count)}
 
 
-def _cut_sections(messages: list[dict], room: int, floor: int, notes: list[str]) -> None:
+def _cut_sections(messages: list[Message], room: int, floor: int, notes: list[str]) -> None:
     """Cut the sections of non-system messages to the largest common cap that fits them into
     `room` tokens, or to `floor` characters when even that is not enough."""
     excess = conversation_tokens(messages) - room

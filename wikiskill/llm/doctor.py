@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, ToolProtocol
+from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..core.errors import WikiskillError
 from .credentials import missing_key, roles_in_use
 from .jsontext import extract_json
@@ -67,7 +67,7 @@ class RoleCheck:
 def diagnose(config: Config) -> list[RoleCheck]:
     """One row per role; roles that share a model and server share one probe."""
     checks: list[RoleCheck] = []
-    probed: dict[tuple, RoleCheck] = {}
+    probed: dict[tuple[str | None, str | None, int | None, StructuredOutput], RoleCheck] = {}
     for role in roles_in_use(config):
         settings = config.role(role)
         key = (settings.model, settings.api_base, settings.context_window, settings.response_format)

@@ -17,7 +17,7 @@ from ..telemetry.spans import model_call_span
 from .backend import import_litellm, to_reply
 from .cache import ResponseCache
 from .call import Call
-from .chat import Reply
+from .chat import Message, Reply, ToolSpec
 from .meter import Meter
 from .profile import ModelProfile
 from .speed import ServerSpeed
@@ -73,8 +73,8 @@ class LiteLLMModel:
 
     def call(
         self,
-        messages: list[dict],
-        tools: list[dict] | None = None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Call:
@@ -83,8 +83,8 @@ class LiteLLMModel:
 
     def complete(
         self,
-        messages: list[dict],
-        tools: list[dict] | None = None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Reply:
@@ -109,8 +109,8 @@ class LiteLLMModel:
 
     async def acomplete(
         self,
-        messages: list[dict],
-        tools: list[dict] | None = None,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Reply:
@@ -137,7 +137,7 @@ class LiteLLMModel:
         """A hit costs nothing and makes no request: its usage counts no call and no USD."""
         return self.cache.get(ResponseCache.key(call.request)) if self.cache is not None else None
 
-    def _attempt(self, call: Call) -> dict:
+    def _attempt(self, call: Call) -> dict[str, Any]:
         if self.checks_budget:
             self.meter.check()
         return call.kwargs()

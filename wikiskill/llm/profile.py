@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.config import CacheBreakpoints, Role, RoleSettings, StructuredOutput, ToolProtocol
 from .backend import import_litellm, needs_cache_marks
@@ -62,7 +63,7 @@ class ModelProfile:
                 self._forms = replace(self._forms, structured=StructuredOutput.OFF)
             return self._forms
 
-    def model_info(self) -> dict:
+    def model_info(self) -> dict[str, Any]:
         litellm = import_litellm()
         try:
             return litellm.get_model_info(self.settings.model) or {}

@@ -11,10 +11,12 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..core.prompts import render
+from .chat import Message, ToolSpec
 from .jsontext import json_objects
 
 TEXT_CALL_PREFIX = "text-"
@@ -26,11 +28,11 @@ MAX_TEXT_CALLS = 8
 @dataclass(frozen=True)
 class TextCall:
     name: str
-    arguments: dict | None
+    arguments: dict[str, Any] | None
     raw_arguments: str
 
 
-def json_schema(model: type[BaseModel]) -> dict:
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema with every `$ref` inlined and titles dropped (smaller prompts, and
     servers that turn schemas into grammars need no `$defs`); a discriminated union is the plain
     `anyOf` of its members, whose `discriminator` mapping would point into the dropped `$defs`."""
@@ -53,7 +55,7 @@ def json_schema(model: type[BaseModel]) -> dict:
     return inline(schema)  # type: ignore[return-value]
 
 
-def tool_spec(name: str, description: str, arguments: type[BaseModel]) -> dict:
+def tool_spec(name: str, description: str, arguments: type[BaseModel]) -> ToolSpec:
     """An OpenAI-style function tool whose parameters are the schema of `arguments`."""
     return {
         "type": "function",
@@ -61,7 +63,7 @@ def tool_spec(name: str, description: str, arguments: type[BaseModel]) -> dict:
     }
 
 
-def call_schema(tools: list[dict]) -> dict:
+def call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
     """The JSON schema of one text call to any of `tools`: what a server that turns schemas into
     grammars (llama.cpp, vLLM, Ollama) can hold a reply to, so even a weak model writes a call."""
     return {
@@ -79,7 +81,7 @@ def call_schema(tools: list[dict]) -> dict:
     }
 
 
-def describe_tools(tools: list[dict]) -> str:
+def describe_tools(tools: list[ToolSpec]) -> str:
     """The prompt section that teaches the text protocol (prompts/tools_text.j2)."""
     shown = [
         {
@@ -116,11 +118,11 @@ def parse_text_calls(content: str | None, tool_names: set[str]) -> list[TextCall
     return calls
 
 
-def as_text_conversation(messages: list[dict], tools: list[dict]) -> list[dict]:
+def as_text_conversation(messages: list[Message], tools: list[ToolSpec]) -> list[Message]:
     """The conversation as a model without native tool calls sees it: the tools described in the
     system prompt, calls as the text the model wrote, results as user messages."""
     names: dict[str, str] = {}
-    shown: list[dict] = []
+    shown: list[Message] = []
     for message in messages:
         role = message.get("role")
         if role == "assistant" and message.get("tool_calls"):

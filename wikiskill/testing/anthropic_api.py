@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from wikiskill.testing import wire
+from wikiskill.testing.wire import JsonObject
 
 PATHS = ("/v1/messages", "/messages")
 
@@ -32,7 +33,7 @@ def _text(content: Any) -> str:
     )
 
 
-def _user_messages(content: Any) -> list[dict]:
+def _user_messages(content: Any) -> list[JsonObject]:
     """A user turn: its tool results as `tool` messages first, then its text, if any."""
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
@@ -47,7 +48,7 @@ def _user_messages(content: Any) -> list[dict]:
     return out
 
 
-def _assistant_message(content: Any) -> dict:
+def _assistant_message(content: Any) -> JsonObject:
     message: dict[str, Any] = {"role": "assistant", "content": _text(content) or None}
     blocks = content if isinstance(content, list) else []
     calls = [
@@ -64,9 +65,9 @@ def _assistant_message(content: Any) -> dict:
     return message
 
 
-def to_chat(body: dict, path: str) -> dict:
+def to_chat(body: JsonObject, path: str) -> JsonObject:
     """The chat-completions request the handler sees for the Messages API request `body`."""
-    messages: list[dict] = []
+    messages: list[JsonObject] = []
     system = _text(body.get("system"))
     if system:
         messages.append({"role": "system", "content": system})
@@ -101,7 +102,7 @@ def to_chat(body: dict, path: str) -> dict:
     return chat
 
 
-def _blocks(message: dict) -> list[dict]:
+def _blocks(message: JsonObject) -> list[JsonObject]:
     """The content blocks of the chat `message`: its text, then one `tool_use` per call."""
     blocks = [{"type": "text", "text": message["content"]}] if message.get("content") else []
     for call in message.get("tool_calls") or []:
@@ -117,7 +118,7 @@ def _blocks(message: dict) -> list[dict]:
     return blocks
 
 
-def _head(completion: dict) -> dict:
+def _head(completion: JsonObject) -> JsonObject:
     message = completion["choices"][0]["message"]
     return {
         "id": "msg_" + completion["id"].removeprefix("chatcmpl-"),
@@ -134,12 +135,13 @@ def _head(completion: dict) -> dict:
     }
 
 
-def events(completion: dict) -> list[tuple[str, dict]]:
+def events(completion: JsonObject) -> list[tuple[str, JsonObject]]:
     """The Messages API stream events, `(name, data)`, carrying the chat `completion`."""
     head = _head(completion)
     start = {**head, "stop_reason": None, "usage": {**head["usage"], "output_tokens": 1}}
-    out: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
+    out: list[tuple[str, JsonObject]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(_blocks(completion["choices"][0]["message"])):
+        empty: JsonObject
         if block["type"] == "text":
             empty = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": piece} for piece in wire.pieces(block["text"])]
@@ -167,19 +169,19 @@ def events(completion: dict) -> list[tuple[str, dict]]:
     return out
 
 
-def message(completion: dict) -> dict:
+def message(completion: JsonObject) -> JsonObject:
     """The whole Messages API response (for a request without `stream`)."""
     return {**_head(completion), "content": _blocks(completion["choices"][0]["message"])}
 
 
-def render(completion: dict, body: dict, path: str) -> tuple[str, bytes]:
+def render(completion: JsonObject, body: JsonObject, path: str) -> tuple[str, bytes]:
     """The HTTP body answering `body`: an event stream when it asked for one, else JSON."""
     if body.get("stream"):
         return "text/event-stream", wire.named_events(events(completion))
     return "application/json", json.dumps(message(completion)).encode()
 
 
-def error(status: int, message_text: str, kind: str) -> dict:
+def error(status: int, message_text: str, kind: str) -> JsonObject:
     """The Messages API's error body."""
     kinds = {429: "rate_limit_error", 529: "overloaded_error"}
     return {"type": "error", "error": {"type": kinds.get(status, kind), "message": message_text}}

@@ -58,6 +58,7 @@ from wikiskill.testing import anthropic_api, gemini_api, responses_api, sse
 from wikiskill.testing.promptcache import PROMPT_CACHE_MODES, PromptCache
 from wikiskill.testing.promptcache import messages_text as _messages_text
 from wikiskill.testing.promptcache import rough_tokens as _rough_tokens
+from wikiskill.testing.wire import JsonObject
 
 MODEL_ID = "fake-model"
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -82,7 +83,7 @@ class Reply:
     """
 
     content: str | None = None
-    tool_calls: list[dict] | None = None
+    tool_calls: list[JsonObject] | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     status: int = 200
@@ -91,7 +92,7 @@ class Reply:
     truncate: bool = False
 
 
-Handler = Callable[[dict], "Reply | str"]
+Handler = Callable[[JsonObject], "Reply | str"]
 
 
 def as_text_reply(reply: Reply) -> Reply:
@@ -120,13 +121,13 @@ def as_text_reply(reply: Reply) -> Reply:
     )
 
 
-def _request_tokens(body: dict) -> int:
+def _request_tokens(body: JsonObject) -> int:
     """The prompt tokens a server with a context window counts for a request: about 4 characters
     a token of the messages' and tools' JSON."""
     return _rough_tokens(json.dumps(body.get("messages") or []) + json.dumps(body.get("tools") or []))
 
 
-def _overflow_body(window: int, prompt: int, completion: int) -> dict:
+def _overflow_body(window: int, prompt: int, completion: int) -> JsonObject:
     message = (
         f"This model's maximum context length is {window} tokens. However, you requested "
         f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
@@ -142,7 +143,7 @@ def _overflow_body(window: int, prompt: int, completion: int) -> dict:
     }
 
 
-def _error_body(status: int, message: str | None) -> dict:
+def _error_body(status: int, message: str | None) -> JsonObject:
     kinds = {
         400: "invalid_request_error",
         401: "authentication_error",
@@ -163,6 +164,7 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # the default backlog of 5 drops connections when many clients start at once
     owner: FakeOpenAIServer
+    server_address: tuple[str, int]  # bound to an IPv4 host given as text, never bytes
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.open_sockets: set[socket.socket] = set()
@@ -187,9 +189,9 @@ class Answer:
     """What the server sends for one chat request: a JSON `body`, or the `chunks` of a stream."""
 
     status: int
-    body: dict = field(default_factory=dict)
-    chunks: list[dict] | None = None
-    headers: dict | None = None
+    body: JsonObject = field(default_factory=dict)
+    chunks: list[JsonObject] | None = None
+    headers: dict[str, str] | None = None
     truncate: bool = False
 
 
@@ -230,7 +232,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         else:
             self._send_json(answer.status, answer.body, answer.headers, answer.truncate)
 
-    def _answer_in(self, dialect: Any, body: dict, route: str) -> None:
+    def _answer_in(self, dialect: Any, body: JsonObject, route: str) -> None:
         """Answer a request of another API through the chat handler, in that API's format."""
         answer = self.server.owner.answer(dialect.to_chat(body, route))
         if answer.status != 200:
@@ -245,10 +247,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
         content_type, data = dialect.render(answer.body, body, route)
         self._send(answer.status, data, content_type, answer.headers, answer.truncate)
 
-    def _send_json(self, status: int, obj: dict, headers: dict | None = None, truncate: bool = False) -> None:
+    def _send_json(
+        self, status: int, obj: JsonObject, headers: dict[str, str] | None = None, truncate: bool = False
+    ) -> None:
         self._send(status, json.dumps(obj).encode(), "application/json", headers, truncate)
 
-    def _send(self, status: int, data: bytes, content_type: str, headers: dict | None, truncate: bool) -> None:
+    def _send(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None, truncate: bool
+    ) -> None:
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -292,8 +298,8 @@ class FakeOpenAIServer:
         self.text_tools = text_tools
         self.context_window = context_window
         self._lock = threading.Lock()
-        self._requests: list[dict] = []
-        self._overflows: list[dict] = []
+        self._requests: list[JsonObject] = []
+        self._overflows: list[JsonObject] = []
         self._ids = itertools.count(1)
         self._httpd = _HTTPServer((host, port), _RequestHandler)
         self._httpd.owner = self
@@ -308,13 +314,13 @@ class FakeOpenAIServer:
         return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
 
     @property
-    def requests(self) -> list[dict]:
+    def requests(self) -> list[JsonObject]:
         """A snapshot of the chat request bodies received so far, in arrival order."""
         with self._lock:
             return list(self._requests)
 
     @property
-    def overflows(self) -> list[dict]:
+    def overflows(self) -> list[JsonObject]:
         """The request bodies refused as longer than `context_window`."""
         with self._lock:
             return list(self._overflows)
@@ -340,17 +346,17 @@ class FakeOpenAIServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def answer(self, body: dict) -> Answer:
+    def answer(self, body: JsonObject) -> Answer:
         """The answer to the chat request `body`, which is recorded: refused when longer than
         `context_window`, else the handler's reply after the latency and the reply's delay."""
         with self._lock:
             self._requests.append(body)
         if self.context_window is not None:
-            prompt, completion = _request_tokens(body), int(body.get("max_tokens") or 0)
-            if prompt + completion > self.context_window:
+            prompt, max_tokens = _request_tokens(body), int(body.get("max_tokens") or 0)
+            if prompt + max_tokens > self.context_window:
                 with self._lock:
                     self._overflows.append(body)
-                return Answer(400, _overflow_body(self.context_window, prompt, completion))
+                return Answer(400, _overflow_body(self.context_window, prompt, max_tokens))
         with self._lock:
             cached = self.prompt_cache.read(body)
         try:
@@ -379,7 +385,7 @@ class FakeOpenAIServer:
         with self._lock:
             return next(self._ids)
 
-    def _message_and_usage(self, body: dict, reply: Reply, cached: int | None) -> tuple[dict, dict]:
+    def _message_and_usage(self, body: JsonObject, reply: Reply, cached: int | None) -> tuple[JsonObject, JsonObject]:
         tool_calls = [
             {
                 "id": f"call_{self._next_id()}",
@@ -411,7 +417,7 @@ class FakeOpenAIServer:
             usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
         return message, usage
 
-    def _completion(self, body: dict, reply: Reply, cached: int | None = None) -> dict:
+    def _completion(self, body: JsonObject, reply: Reply, cached: int | None = None) -> JsonObject:
         """The `chat.completion` answering `body`; a streamed answer re-encodes it."""
         message, usage = self._message_and_usage(body, reply, cached)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
@@ -428,7 +434,8 @@ class FakeOpenAIServer:
 
 def _load_handler(spec: str) -> Handler:
     module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    handler: Handler = getattr(importlib.import_module(module), name)
+    return handler
 
 
 def scripted(path: str) -> Handler:
@@ -443,7 +450,7 @@ def scripted(path: str) -> Handler:
     served = itertools.count()
     lock = threading.Lock()
 
-    def handler(body: dict) -> Reply:
+    def handler(body: JsonObject) -> Reply:
         with lock:
             index = next(served)
         return replies[min(index, len(replies) - 1)]

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from wikiskill.testing import wire
+from wikiskill.testing.wire import JsonObject
 
 _PATH = re.compile(r"^/v1(?:beta|alpha)?/models/[^/:]+:(?:stream)?generateContent$", re.IGNORECASE)
 _STATUS = {
@@ -53,7 +54,7 @@ class _Calls:
         self.count = 0
         self.open: list[tuple[str, str]] = []
 
-    def call(self, call: dict) -> dict:
+    def call(self, call: JsonObject) -> JsonObject:
         self.count += 1
         call_id = call.get("id") or f"call_{self.count}"
         self.open.append((call.get("name", ""), call_id))
@@ -63,7 +64,7 @@ class _Calls:
             "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("args") or {})},
         }
 
-    def answer(self, response: dict) -> dict:
+    def answer(self, response: JsonObject) -> JsonObject:
         name = response.get("name", "")
         call_id = response.get("id") or next((i for n, i in self.open if n == name), name)
         self.open = [(n, i) for n, i in self.open if i != call_id]
@@ -72,8 +73,8 @@ class _Calls:
         return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def _messages(contents: list[dict]) -> list[dict]:
-    messages: list[dict] = []
+def _messages(contents: list[JsonObject]) -> list[JsonObject]:
+    messages: list[JsonObject] = []
     calls = _Calls()
     for content in contents:
         parts = [part for part in content.get("parts") or [] if isinstance(part, dict)]
@@ -91,7 +92,7 @@ def _messages(contents: list[dict]) -> list[dict]:
     return messages
 
 
-def to_chat(body: dict, path: str) -> dict:
+def to_chat(body: JsonObject, path: str) -> JsonObject:
     """The chat-completions request the handler sees for the Gemini API request `body` to `path`."""
     system = _system(body.get("systemInstruction"))
     messages = [{"role": "system", "content": system}] if system else []
@@ -119,10 +120,10 @@ def to_chat(body: dict, path: str) -> dict:
     return chat
 
 
-def chunks(completion: dict) -> list[dict]:
+def chunks(completion: JsonObject) -> list[JsonObject]:
     """The `GenerateContentResponse` chunks carrying the chat `completion`."""
     message = completion["choices"][0]["message"]
-    parts: list[list[dict]] = [[{"text": piece}] for piece in wire.pieces(message.get("content") or "") if piece]
+    parts: list[list[JsonObject]] = [[{"text": piece}] for piece in wire.pieces(message.get("content") or "") if piece]
     calls = [
         {"functionCall": {"name": call["function"]["name"], "args": wire.arguments(call["function"]["arguments"])}}
         for call in message.get("tool_calls") or []
@@ -141,7 +142,7 @@ def chunks(completion: dict) -> list[dict]:
     return out
 
 
-def render(completion: dict, body: dict, path: str) -> tuple[str, bytes]:
+def render(completion: JsonObject, body: JsonObject, path: str) -> tuple[str, bytes]:
     """The HTTP body: SSE chunks for `:streamGenerateContent`, else one JSON response."""
     pieces = chunks(completion)
     if ":stream" in path.lower():
@@ -154,6 +155,6 @@ def render(completion: dict, body: dict, path: str) -> tuple[str, bytes]:
     return "application/json", json.dumps(whole).encode()
 
 
-def error(status: int, message_text: str, kind: str) -> dict:
+def error(status: int, message_text: str, kind: str) -> JsonObject:
     """Google's error body."""
     return {"error": {"code": status, "message": message_text, "status": _STATUS.get(status, "UNKNOWN")}}

@@ -29,6 +29,7 @@ class ReceivedSpan:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     owner: OtlpReceiver
+    server_address: tuple[str, int]  # bound to an IPv4 host given as text, never bytes
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from wikiskill.testing.wire import JsonObject
+
 PROMPT_CACHE_MODES = ("prefix", "marked", "off")
 """`prefix`: any prefix an earlier request sent, as OpenAI's automatic cache; `marked`: only
 prefixes ending at a message with `cache_control`, as Anthropic's; `off`: none reported."""
@@ -15,7 +17,7 @@ def rough_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def messages_text(messages: list[dict]) -> str:
+def messages_text(messages: list[JsonObject]) -> str:
     parts: list[str] = []
     for message in messages or []:
         content = message.get("content")
@@ -26,7 +28,7 @@ def messages_text(messages: list[dict]) -> str:
     return "".join(parts)
 
 
-def _plain(message: dict) -> str:
+def _plain(message: JsonObject) -> str:
     """A message as a prompt cache keys it: without its `cache_control` marks, text parts joined."""
     plain = {key: value for key, value in message.items() if key != "cache_control"}
     if isinstance(plain.get("content"), list):
@@ -34,7 +36,7 @@ def _plain(message: dict) -> str:
     return json.dumps(plain, sort_keys=True)
 
 
-def _marked(message: dict) -> bool:
+def _marked(message: JsonObject) -> bool:
     content = message.get("content")
     parts = content if isinstance(content, list) else []
     return "cache_control" in message or any(isinstance(p, dict) and "cache_control" in p for p in parts)
@@ -49,7 +51,7 @@ class PromptCache:
         self.mode = mode
         self._seen: set[str] = set()
 
-    def read(self, body: dict) -> int | None:
+    def read(self, body: JsonObject) -> int | None:
         """The prompt tokens of `body` read from the cache (None when off); its prefixes are kept."""
         if self.mode == "off":
             return None

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from wikiskill.testing import wire
+from wikiskill.testing.wire import JsonObject
 
 PATHS = ("/v1/responses", "/responses")
 _ROLES = {"developer": "system", "system": "system", "assistant": "assistant"}
@@ -32,7 +33,7 @@ def _text(content: Any) -> str:
     return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
-def _call(item: dict) -> dict:
+def _call(item: JsonObject) -> JsonObject:
     arguments = item.get("arguments", item.get("input", ""))
     return {
         "id": item.get("call_id", ""),
@@ -44,16 +45,19 @@ def _call(item: dict) -> dict:
     }
 
 
-def to_chat(body: dict, path: str) -> dict:
+def to_chat(body: JsonObject, path: str) -> JsonObject:
     """The chat-completions request the handler sees for the Responses API request `body`."""
-    messages: list[dict] = []
+    messages: list[JsonObject] = []
     if body.get("instructions"):
         messages.append({"role": "system", "content": body["instructions"]})
     items = body.get("input") or []
-    for item in [{"role": "user", "content": items}] if isinstance(items, str) else items:
+    inputs: list[JsonObject] = [{"role": "user", "content": items}] if isinstance(items, str) else items
+    for item in inputs:
         kind = item.get("type", "message")
         if kind == "message":
-            messages.append({"role": _ROLES.get(item.get("role"), "user"), "content": _text(item.get("content"))})
+            messages.append(
+                {"role": _ROLES.get(item.get("role", "user"), "user"), "content": _text(item.get("content"))}
+            )
         elif kind in ("function_call", "custom_tool_call"):
             last = messages[-1] if messages else None
             if last is None or last["role"] != "assistant":
@@ -87,11 +91,11 @@ def to_chat(body: dict, path: str) -> dict:
     return chat
 
 
-def _items(completion: dict) -> list[dict]:
+def _items(completion: JsonObject) -> list[JsonObject]:
     """The output items of the chat `completion`: its text as a message, then one per call."""
     message = completion["choices"][0]["message"]
     number = completion["id"].removeprefix("chatcmpl-")
-    items: list[dict] = []
+    items: list[JsonObject] = []
     if message.get("content"):
         items.append(
             {
@@ -116,7 +120,7 @@ def _items(completion: dict) -> list[dict]:
     return items
 
 
-def response(completion: dict) -> dict:
+def response(completion: JsonObject) -> JsonObject:
     """The finished `response` object carrying the chat `completion`."""
     usage = completion["usage"]
     return {
@@ -136,7 +140,7 @@ def response(completion: dict) -> dict:
     }
 
 
-def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
+def _item_events(index: int, item: JsonObject) -> list[tuple[str, JsonObject]]:
     where = {"item_id": item["id"], "output_index": index}
     if item["type"] == "message":
         text = item["content"][0]["text"]
@@ -169,7 +173,7 @@ def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
     ]
 
 
-def events(completion: dict) -> list[tuple[str, dict]]:
+def events(completion: JsonObject) -> list[tuple[str, JsonObject]]:
     """The Responses API stream events, `(name, data)`, numbered in order."""
     done = response(completion)
     out = [("response.created", {"response": {**done, "status": "in_progress", "output": [], "usage": None}})]
@@ -179,13 +183,13 @@ def events(completion: dict) -> list[tuple[str, dict]]:
     return [(name, {"type": name, "sequence_number": number, **data}) for number, (name, data) in enumerate(out)]
 
 
-def render(completion: dict, body: dict, path: str) -> tuple[str, bytes]:
+def render(completion: JsonObject, body: JsonObject, path: str) -> tuple[str, bytes]:
     """The HTTP body answering `body`: an event stream when it asked for one, else JSON."""
     if body.get("stream"):
         return "text/event-stream", wire.named_events(events(completion))
     return "application/json", json.dumps(response(completion)).encode()
 
 
-def error(status: int, message_text: str, kind: str) -> dict:
+def error(status: int, message_text: str, kind: str) -> JsonObject:
     """OpenAI's error body."""
     return {"error": {"message": message_text, "type": kind, "param": None, "code": kind}}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wikiskill.testing.wire import JsonObject
+
 PIECE = 8  # characters of content or arguments per chunk: small enough that every reply splits
 
 
@@ -20,7 +22,7 @@ def _pieces(text: str) -> list[str]:
     return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
 
 
-def _deltas(message: dict) -> list[dict]:
+def _deltas(message: JsonObject) -> list[JsonObject]:
     """The deltas whose concatenation is `message`."""
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     deltas += [{"content": piece} for piece in _pieces(message.get("content") or "")]
@@ -45,7 +47,7 @@ def _deltas(message: dict) -> list[dict]:
     return deltas
 
 
-def chunks(completion: dict, include_usage: bool) -> list[dict]:
+def chunks(completion: JsonObject, include_usage: bool) -> list[JsonObject]:
     """The `chat.completion.chunk` objects of `completion` (a `chat.completion` with one choice),
     all sharing its id, created time and model."""
     head = {
@@ -56,7 +58,7 @@ def chunks(completion: dict, include_usage: bool) -> list[dict]:
     }
     choice = completion["choices"][0]
 
-    def chunk(delta: dict, finish: str | None = None) -> dict:
+    def chunk(delta: JsonObject, finish: str | None = None) -> JsonObject:
         return {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
     out = [chunk(delta) for delta in _deltas(choice["message"])]
@@ -66,7 +68,7 @@ def chunks(completion: dict, include_usage: bool) -> list[dict]:
     return out
 
 
-def encode(events: list[dict]) -> bytes:
+def encode(events: list[JsonObject]) -> bytes:
     """Server-Sent Events: one ``data: JSON`` event per chunk, then ``data: [DONE]``."""
     lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
     return "".join(lines).encode()

@@ -4,6 +4,10 @@ cutting text into stream pieces, a scripted call's arguments as an object, SSE f
 from __future__ import annotations
 
 import json
+from typing import Any
+
+JsonObject = dict[str, Any]
+"""A JSON object as the fake server parses and sends it: request bodies, messages, completions, events."""
 
 PIECE = 8  # characters of text or arguments per delta, so every reply arrives in pieces
 
@@ -12,7 +16,7 @@ def pieces(text: str) -> list[str]:
     return [text[i : i + PIECE] for i in range(0, len(text), PIECE)] or [""]
 
 
-def arguments(text: str | None) -> dict:
+def arguments(text: str | None) -> JsonObject:
     """A tool call's arguments as the object these APIs carry (a handler may script any text)."""
     try:
         value = json.loads(text or "{}")
@@ -21,6 +25,6 @@ def arguments(text: str | None) -> dict:
     return value if isinstance(value, dict) else {"arguments": value}
 
 
-def named_events(events: list[tuple[str, dict]]) -> bytes:
+def named_events(events: list[tuple[str, JsonObject]]) -> bytes:
     """Server-Sent Events with an `event:` name line each, as the Anthropic and Responses APIs send."""
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
