@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.errors import WorkspaceError
 from .trailers import Step
 from .workspace import MAIN, Commit, Workspace
 
@@ -62,6 +63,13 @@ class RoundState:
     @property
     def closed(self) -> bool:
         return self.gate is not None
+
+    @property
+    def candidate(self) -> str:
+        """The candidate branch, for the steps that run only while there is one."""
+        if self.branch is None:
+            raise WorkspaceError(f"{round_label(self.number)} has no candidate branch")
+        return self.branch
 
 
 def completed_rounds(workspace: Workspace) -> int:
