@@ -17,6 +17,7 @@ whole val pool and, under a confirming policy, confirmed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from ..contracts.roles import ProposerContext
 from ..contracts.transcript import Transcript
 from ..core.config import OFFLINE_MODEL, Config, Role, SkillsSettings
 from ..core.errors import BudgetExceeded
-from ..core.prompts import render
+from ..core.prompts import render_fields
 from ..knowledge.skills import Skill, load_skills
 from ..knowledge.skillsblock import render_skills
 from ..knowledge.wiki import maintainer_view, read_wiki
@@ -176,8 +177,9 @@ def estimate_round(evaluator: Evaluator, number: int, later: bool = False) -> Ro
         if not _offline(config, Role.AGENT):
             prompts = {Part.TRAIN: agent, Part.INCUMBENT: agent, Part.VAL: agent.with_prompt(skill_tokens)}
             parts += [_part(config, part, Role.AGENT, prompts[part], tasks) for part, tasks in scored.items() if tasks]
-        if judged and sum(scored.values()):
-            parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge_per_task(ws, config), sum(scored.values())))
+        played = sum(scored.values(), 0)
+        if judged and played:
+            parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge_per_task(ws, config), played))
     if config.maintainer.enabled and not _offline(config, Role.MAINTAINER) and not (started and state.maintain):
         parts.append(_part(config, Part.MAINTAINER, Role.MAINTAINER, _maintainer(ws, config, number, scale), 1))
     proposed = started and (state.closed or state.proposal is not None)
@@ -241,7 +243,7 @@ def agent_per_task(
         ]
         if runs:
             scale = _scale(runs)
-            rows = []
+            rows: list[tuple[float, float, float]] = []
             for run in runs:
                 change = _block(main_skills, config.skills, run.question) - _block(then, config.skills, run.question)
                 calls = run.usage.calls
@@ -351,7 +353,7 @@ def _proposer_context(ws: WorkspaceReads, ref: str) -> int:
         impact=ws.read_file(ref, IMPACT) or "",
         skills=load_skills(ws.read_files(ref, "skills")),
     )
-    text = render("proposer_user", **context.prompt_fields())
+    text = render_fields("proposer_user", context.prompt_fields())
     return estimate_tokens(text)
 
 
@@ -383,9 +385,10 @@ def _latest(ws: WorkspaceReads, steps: tuple[Step, ...]) -> Commit | None:
     return next((commit for commit in ws.log(MAIN) if commit.meta.step in steps), None)
 
 
-def _mean(rows: list[tuple[float, float, float]], basis: str) -> PerTask:
+def _mean(rows: Sequence[tuple[float, float, float]], basis: str) -> PerTask:
     count = len(rows)
-    return PerTask(*(sum(row[index] for row in rows) / count for index in range(3)), basis)
+    calls, prompt, completion = (sum(row[index] for row in rows) / count for index in range(3))
+    return PerTask(calls, prompt, completion, basis)
 
 
 def _block(skills: list[Skill], settings: SkillsSettings, task: str = "") -> int:

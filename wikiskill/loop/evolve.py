@@ -110,7 +110,7 @@ def run_round(harness: Harness, number: int) -> Decision | None:
     state = round_state(ws, number)
     if state.branch is not None:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
-    ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
+    ws.tag(f"{ROUND_TAG}{number:03d}", ws.resolve(MAIN), force=True)
     ws.pack_objects()
     return state.gate.meta.decision if state.gate else None
 

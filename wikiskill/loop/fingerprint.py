@@ -133,8 +133,8 @@ class EvalSetup(BaseModel):
     split: str
     tasks: str
     """Digest of the split's task ids, questions and reference answers, in order."""
-    agent: dict
-    skills_rendering: dict
+    agent: dict[str, object]
+    skills_rendering: dict[str, object]
     seed: int
     repeats: int
     """How many times each task runs; repeat r runs with seed `seed + r`."""
@@ -194,7 +194,7 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     return digest(parts)
 
 
-def agent_settings(agent: AgentSettings) -> dict:
+def agent_settings(agent: AgentSettings) -> dict[str, object]:
     """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
     before runners existed keep their ids; so is an unset `kind` (the built-in agent of the
     suite's kind), and a kind that is set adds its name; a Python runner adds the digest of its

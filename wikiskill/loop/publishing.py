@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..core.config import Role
 from ..knowledge.lint import LINTED
 from ..llm.meter import Meter
 from ..store.traces import Usage
@@ -22,7 +23,7 @@ class Publisher:
         self.ws = ws
         self.meter = meter
         self._step_start = Usage()
-        self._step_roles: dict[str, Usage] = {}
+        self._step_roles: dict[Role, Usage] = {}
 
     def begin_step(self) -> None:
         """Start counting the cost of a step (its commit carries what was spent since)."""

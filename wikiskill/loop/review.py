@@ -11,6 +11,7 @@ run killed after it only removes the pending branch that is left.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.config import CONFIG_FILE
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
@@ -96,8 +97,9 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
     item = find_pending(ws, name)
     if item.decided is not None:
         return _finished(ws, item, Decision.REJECTED)
-    meta, tag = item.evidence.meta, rejected_tag(item.branch)
-    ws.tag(tag, item.tip, force=True)
+    meta, tag, tip = item.evidence.meta, rejected_tag(item.branch), item.tip
+    assert tip is not None  # undecided: its branch is still there
+    ws.tag(tag, tip, force=True)
     reason = f"rejected by a person: {why}"
     entry = ImpactEntry(
         item.round,
@@ -106,7 +108,7 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
         Decision.REJECTED,
         reason,
         _rationale(ws, item),
-        f"tag {tag} ({item.tip[:10]})",
+        f"tag {tag} ({tip[:10]})",
         meta.score,
         meta.incumbent,
     )
@@ -162,7 +164,7 @@ def set_lock(ws: Workspace, name: str, locked: bool) -> str | None:
     return ws.commit_working_tree(paths, message)
 
 
-def _replace(path, text: str) -> None:
+def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
