@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...core.errors import ValidationIndecisive
 from ...store.evaluations import Evaluation, evaluation_at
@@ -67,7 +67,7 @@ class EnsureIncumbent:
     """Main's skills must have an evaluation under the current setup: after a rollback, a hand
     edit or changed settings (model, prompts, max_steps, ...) the old score no longer applies."""
 
-    kind = Step.INCUMBENT
+    kind: ClassVar[Step] = Step.INCUMBENT
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         return incumbent_recorded(ctx.evaluator)
@@ -111,7 +111,7 @@ class Validate:
     """The candidate on val; with a batched policy (`sequential`), a batch at a time with main
     on the same tasks, until a look stops it (`looks.py`)."""
 
-    kind = Step.VALIDATE
+    kind: ClassVar[Step] = Step.VALIDATE
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         if state.branch is None:
@@ -133,7 +133,7 @@ class Confirm:
     """A policy whose plan confirms (`confirm`): a candidate that passed its validation runs val
     again with fresh seeds."""
 
-    kind = Step.CONFIRM
+    kind: ClassVar[Step] = Step.CONFIRM
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         policy, evaluator = ctx.reader.policy, ctx.evaluator

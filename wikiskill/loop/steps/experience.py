@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...core.config import Role
 from ...integrations.ingest import read_ingested
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class Rollout:
-    kind = Step.ROLLOUT
+    kind: ClassVar[Step] = Step.ROLLOUT
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.rollout is not None
@@ -45,7 +45,7 @@ class Rollout:
 
 
 class Maintain:
-    kind = Step.MAINTAIN
+    kind: ClassVar[Step] = Step.MAINTAIN
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.maintain is not None or not ctx.reader.config.maintainer.enabled
@@ -112,7 +112,7 @@ class Consolidate:
     """Every `wiki.consolidate_every` rounds: duplicate pages merged, stale ones retired, by fixed
     rules, as one commit (the offline maintainer's patterns decide duplicates by what they cover)."""
 
-    kind = Step.CONSOLIDATE
+    kind: ClassVar[Step] = Step.CONSOLIDATE
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         config = ctx.reader.config

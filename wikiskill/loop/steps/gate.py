@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
 from ...core.config import CostRule, ReviewMode
@@ -43,7 +44,7 @@ def close_without_merge(
     reason: str,
     incumbent_score: float,
     branch: str | None = None,
-    changes: dict[str, str | None] | None = None,
+    changes: Mapping[str, str | None] | None = None,
 ) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
     commit on main (with `changes`, e.g. the proposer's transcript); a branch, if any, is kept as a
@@ -198,7 +199,7 @@ def merge_candidate(ctx: StepContext, judged: Judged, branch: str, reason: str |
 
 
 class Gate:
-    kind = Step.GATE
+    kind: ClassVar[Step] = Step.GATE
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.closed or state.tip is None
@@ -305,7 +306,7 @@ def _incumbent_results(evaluator: Evaluator, judged: Judged) -> str | None:
     return ws.read_file(found[0].sha, found[0].meta.results)
 
 
-def _rows(text: str | None) -> dict[str, dict]:
+def _rows(text: str | None) -> dict[str, dict[str, object]]:
     rows = {}
     for line in (text or "").splitlines():
         try:

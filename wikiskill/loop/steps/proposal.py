@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...benchmarks import BenchmarkKind
 from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
-from ...core.prompts import render
+from ...core.prompts import render_fields
 from ...integrations.ingest import read_ingested
 from ...knowledge.junk import Known, junk_reason, reserved_names
 from ...knowledge.leakage import leak_reason
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 class Propose:
     """Commit a valid proposal on its candidate branch; record no_action or an invalid one on main."""
 
-    kind = Step.PROPOSE
+    kind: ClassVar[Step] = Step.PROPOSE
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.closed or state.proposal is not None
@@ -126,7 +126,7 @@ class Reapply:
     after the branch was cut (a rollback, a hand edit, a re-validation), main is merged into the
     branch, and the candidate is validated again; a conflict rejects it as stale."""
 
-    kind = Step.REAPPLY
+    kind: ClassVar[Step] = Step.REAPPLY
 
     def done(self, ctx: StepContext, state: RoundState) -> bool:
         ws = ctx.reader.ws
@@ -197,7 +197,7 @@ def _known(reader: Reader, context: ProposerContext, system: list[dict[str, obje
     files = [path for path in ws.list_paths(MAIN, "") if "/" not in path]
     wiki = [path for path in ws.list_paths(MAIN, "wiki") if not path.startswith("wiki/patterns/")]
     headers = [_HEADER_END.split(ws.read_file(MAIN, path) or "", maxsplit=1)[0] for path in wiki]
-    fixed = render("proposer_user", **ProposerContext().prompt_fields())
+    fixed = render_fields("proposer_user", ProposerContext().prompt_fields())
     prompt = [str(message.get("content") or "") for message in system] + [fixed, *headers]
     return Known(reserved_names(task_ids, [*files, *wiki]), prompt)
 
@@ -207,7 +207,7 @@ def _cell(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _outcome_row(trajectory: Trajectory) -> dict:
+def _outcome_row(trajectory: Trajectory) -> dict[str, object]:
     row = trajectory.outcome()
     if trajectory.kind == BenchmarkKind.INTERACTIVE:
         ending = "won" if trajectory.won else "lost" if trajectory.lost else "unfinished"
