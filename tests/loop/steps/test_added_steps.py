@@ -13,6 +13,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
+from wikiskill.core.errors import ConfigError
 from wikiskill.core.parts import ROUND_STEPS
 from wikiskill.loop.steps import Gate, round_steps
 from wikiskill.store.trailers import Step
@@ -162,3 +163,36 @@ def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     with_steps(ws, "tally")
     assert "'tally' is no round step" in one_error_line(run("-C", str(ws.root), "status"))
+
+
+OWN_STEPS = """
+from wikiskill.store.trailers import Step
+
+
+class Posing:
+    kind = Step.GATE
+    after = Step.ROLLOUT
+
+    def done(self, ctx, state):
+        return True
+
+    def run(self, ctx, state):
+        pass
+
+
+class Lost(Posing):
+    kind = Step.ADDED
+    after = Step.HUMAN
+"""
+
+
+def test_a_step_of_ones_own_that_commits_as_a_built_in_one_or_follows_none_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "own_steps.py").write_text(OWN_STEPS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "own_steps", raising=False)
+    with pytest.raises(
+        ConfigError, match="'own_steps:Posing' commits as .*gate.*; a step of one's own commits as 'added'"
+    ):
+        round_steps(["own_steps:Posing"])
+    with pytest.raises(ConfigError, match="'own_steps:Lost' runs after .*human.*, which is no step of a round"):
+        round_steps(["own_steps:Lost"])
