@@ -292,9 +292,11 @@ def parts_reference() -> str:
             f"Picked by `{registry.setting}`; plugins register under the entry-point group "
             f"`{registry.group}`; the contract is `{contract}`.",
             "",
-            "| name | class | what it does |",
-            "|---|---|---|",
         ]
+        if not registry.builtins:
+            lines += ["None is built in.", ""]
+            continue
+        lines += ["| name | class | what it does |", "|---|---|---|"]
         for name, path in registry.builtins.items():
             summary = (paragraphs(import_class(path).__doc__) or [""])[0]
             lines.append(f"| `{name}` | `{path}` | {cell(summary)} |")

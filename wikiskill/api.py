@@ -375,7 +375,9 @@ def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) 
     preflight(config, runner_source=_runner_source(options), runs=False)
     first = completed_rounds(ws) + 1
     with Harness(ws, config, model_factory=options.model_factory) as harness:
-        estimates = [estimate_round(harness, number, later=number > first) for number in range(first, first + rounds)]
+        estimates = [
+            estimate_round(harness.evaluating, number, later=number > first) for number in range(first, first + rounds)
+        ]
     return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
 
 
@@ -395,7 +397,7 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
     with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
         with _harness(ws, config, options) as harness, looks_at(harness, split, "eval", [ref]):
             harness.benchmark.prepare((split,))
-            return harness.evaluate(ref, split, f"eval {split}")
+            return harness.evaluating.evaluate(ref, split, f"eval {split}")
 
 
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
@@ -410,7 +412,7 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
     with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
         with _harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
             harness.benchmark.prepare((split,))
-            return _compare(harness, ref_a, ref_b, split)
+            return _compare(harness.evaluating, ref_a, ref_b, split)
 
 
 def uplift(
@@ -456,7 +458,7 @@ def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None)
     with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
         with _harness(ws, config, options) as harness:
             harness.benchmark.prepare(("val",))
-            return _audit(harness, harness)
+            return _audit(harness.reading, harness.evaluating)
 
 
 def status(ws: Workspace) -> Status:

@@ -121,9 +121,9 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
         config["judge"] = {"samples": 3}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
         with Harness(ws) as harness:  # what `evolve` does around an evaluation, costs and all
-            harness.begin_step()
-            evaluated = harness.evaluate("main", "val", "judged")
-            harness.commit("judged val", Trailers(round=0, step=Step.BASELINE))
+            harness.publishing.begin_step()
+            evaluated = harness.evaluating.evaluate("main", "val", "judged")
+            harness.publishing.commit("judged val", Trailers(round=0, step=Step.BASELINE))
 
     message = subprocess.run(
         ["git", "log", "-1", "--format=%B"], cwd=ws.root, capture_output=True, text=True, check=True

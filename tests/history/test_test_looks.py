@@ -63,5 +63,5 @@ def test_a_harness_refuses_to_score_test_outside_a_recorded_look(tmp_path):
     model = WorldModel(ScriptedWorld())
     with Harness(ws, model_factory=lambda role: model) as harness:
         with pytest.raises(WikiskillError, match="the test split is sealed"):
-            harness.evaluate("main", "test", "peek")
+            harness.evaluating.evaluate("main", "test", "peek")
     assert api.status(ws).test_looks == 0

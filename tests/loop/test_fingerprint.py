@@ -137,9 +137,10 @@ def test_the_split_and_its_tasks_are_part_of_the_setup(ws, tmp_path):
 def test_an_edited_agent_prompt_template_is_a_new_fingerprint_and_reuses_no_result(ws, tmp_path, monkeypatch):
     world = WorldModel(ScriptedWorld())
     harness = Harness(ws, model_factory=lambda role: world)
-    first = harness.evaluate("main", "val", "first")
+    first = harness.evaluating.evaluate("main", "val", "first")
     calls = world.calls
-    assert Harness(ws, model_factory=lambda role: world).evaluate("main", "val", "again").evaluation == first.evaluation
+    again = Harness(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "again")
+    assert again.evaluation == first.evaluation
     assert world.calls == calls  # the same fingerprint: every task came from the result cache
 
     prompts = tmp_path / "prompts"
@@ -150,7 +151,7 @@ def test_an_edited_agent_prompt_template_is_a_new_fingerprint_and_reuses_no_resu
     monkeypatch.setattr(fingerprint, "data_dir", lambda name: prompts)
     fingerprint.agent_prompts_digest.cache_clear()
     try:
-        edited = Harness(ws, model_factory=lambda role: world).evaluate("main", "val", "edited")
+        edited = Harness(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "edited")
     finally:
         fingerprint.agent_prompts_digest.cache_clear()
     assert edited.evaluation.fingerprint != first.evaluation.fingerprint
@@ -267,7 +268,7 @@ def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_
 
 
 def test_a_round_validated_by_older_agent_code_is_validated_again_before_its_gate(ws, tmp_path, monkeypatch):
-    def killed(self, harness, state):
+    def killed(self, ctx, state):
         raise SystemExit("killed after the validation, before the gate")
 
     evolve_scripted(ws, rounds=1)

@@ -41,8 +41,8 @@ def run_until(ws: Workspace, number: int, last: type, world=None, occurrence: in
         state = round_state(ws, number)
         if state.closed:
             return
-        if not step.done(harness, state):
-            step.run(harness, state)
+        if not step.done(harness.steps, state):
+            step.run(harness.steps, state)
         if isinstance(step, last) and occurrence in (None, index):
             return
 
@@ -136,7 +136,7 @@ def test_the_gate_never_merges_a_validation_that_is_not_of_mains_skills_plus_the
     api.rollback(ws, "spell-letters")
     harness = harness_for(ws)
     with pytest.raises(WorkspaceError, match="not of main's skills plus the proposal"):
-        Gate().run(harness, round_state(ws, 2))  # what the old loop did: gate straight away
+        Gate().run(harness.steps, round_state(ws, 2))  # what the old loop did: gate straight away
     assert gate_of(ws, 2) is None
 
 
@@ -159,10 +159,10 @@ def test_each_step_of_a_round_publishes_its_commit_under_its_kind(after_round_on
     published = []
     for step in round_steps():
         state = round_state(ws, 2)
-        if state.closed or step.done(harness, state):
+        if state.closed or step.done(harness.steps, state):
             continue
         before = {c.sha for c in ws.log("--all", first_parent=False)}
-        step.run(harness, state)
+        step.run(harness.steps, state)
         new = [c for c in ws.log("--all", first_parent=False) if c.sha not in before]
         assert [c.meta.step for c in new] == [step.kind]
         published.append(step.kind)

@@ -48,7 +48,7 @@ def test_an_evolve_that_is_cut_off_leaves_its_progress_marked_finished_at_the_st
         run_rounds(harness, 1)
     progress = read_progress(ws.state_dir)
     assert progress.finished and progress.message == "running 1 round(s): r001"
-    assert isinstance(harness.reporter, DiesAfter)  # the harness has its own reporter back
+    assert isinstance(harness.reading.reporter, DiesAfter)  # the harness has its own reporter back
 
 
 def test_a_missing_or_foreign_progress_file_reads_as_none(tmp_path):

@@ -137,7 +137,7 @@ def test_a_roles_write_under_a_symlinked_skill_folder_is_refused_and_the_link_ke
     git(ws.root, *person, "commit", "-qm", "a skill folder that is a link")
     harness = Harness(ws)
     written = {"skills/dirlink/SKILL.md": "---\nname: dirlink\n---\n", "wiki/patterns/kept.md": "# kept\n"}
-    sha = harness.commit("propose: create dirlink", Trailers(round=1, step=Step.PROPOSE), written)
+    sha = harness.publishing.commit("propose: create dirlink", Trailers(round=1, step=Step.PROPOSE), written)
     assert os.readlink(ws.root / "skills/dirlink") == str(outside) and list(outside.iterdir()) == []
     assert git(ws.root, "ls-tree", "main", "skills/dirlink").startswith("120000 blob ")
     assert "skills/dirlink/SKILL.md" not in ws.list_paths(MAIN, "skills")

@@ -213,6 +213,11 @@ class HasSetupDigest(Protocol):
     def setup_digest(self) -> str: ...
 
 
+def setup_digest_of(benchmark: Benchmark) -> str | None:
+    """The suite's `setup_digest`, or None for a suite without the hook."""
+    return benchmark.setup_digest() if isinstance(benchmark, HasSetupDigest) else None
+
+
 @runtime_checkable
 class HasReferenceActions(Protocol):
     """An interactive suite's optional hook: the actions that solve a task, played one per turn."""

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..core.config import HarborSettings, SplitSizes
 from ..core.errors import BenchmarkError
 from ..core.text import read_utf8
-from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
+from .base import SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, Split, Task
 from .harbor_network import NetworkMode, NetworkPolicy, Phase, baseline, explicit_policy
 from .specs import QA_MAX_STEPS
 
@@ -395,3 +395,10 @@ def _files(folder: Path) -> list[Path]:
         for path in folder.rglob("*")
         if path.is_file() and not IGNORED.intersection(path.relative_to(folder).parts)
     ]
+
+
+def reference_checked(suite: Benchmark) -> HarborSuite | None:
+    """`suite` as one whose tasks carry reference solutions an evolve checks before it spends on
+    them (`run/soundness.py`, `harbor.require_sound`) and leaves out where unsound, or None. Which
+    suites those are is known here, so the loop asks the suite and never tests its class."""
+    return suite if isinstance(suite, HarborSuite) else None

@@ -12,7 +12,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, ConfigProblem, did_you_mean
-from .parts import CLI_PRESETS, COMMAND_PRESET, EXECUTORS, GATE_POLICIES, LOCAL_EXECUTOR, PROCESS_POOL, TASK_AGENTS
+from .parts import (
+    CLI_PRESETS,
+    COMMAND_PRESET,
+    EXECUTORS,
+    GATE_POLICIES,
+    LOCAL_EXECUTOR,
+    PROCESS_POOL,
+    ROUND_STEPS,
+    TASK_AGENTS,
+)
 from .registry import DOTTED_PATH
 
 CONFIG_FILE = "wikiskill.yaml"
@@ -625,11 +634,22 @@ class Config(_Section):
     tracking: Tracking | None = None
     """Log each evolve run to an experiment tracker as well: `mlflow` (one MLflow run per
     workspace with a nested run per round, on the server `MLFLOW_TRACKING_URI` names); unset: none."""
+    steps: list[Annotated[str, ROUND_STEPS]] = []
+    """Steps of your own each round runs besides its built-in ones, in this order: each a plugin's
+    name (entry-point group `wikiskill.round_steps`) or a class's dotted path, following
+    `wikiskill.loop.steps.AddedStep`, and run after the built-in step its `after` names."""
 
     @field_validator("executor", mode="before")
     @classmethod
     def _named_executor(cls, value: object) -> str | None:
         return None if value is None else EXECUTORS.check(value)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _named_steps(cls, value: object) -> list[str]:
+        if not isinstance(value, list):
+            raise ValueError("a list of step names or dotted paths")
+        return [ROUND_STEPS.check(name) for name in value]
 
     @field_validator("tracking")
     @classmethod

@@ -136,6 +136,16 @@ TASK_AGENTS: Registry[Any] = Registry(
 )
 """The LLM task agents of the built-in runner, each playing one kind of suite (`plays`)."""
 
+ROUND_STEPS: Registry[Any] = Registry(
+    what="round step",
+    setting="steps",
+    group="wikiskill.round_steps",
+    contract="wikiskill.loop.steps:AddedStep",
+    builtins={},
+)
+"""Steps of one's own that each round runs besides its built-in ones (`loop/steps/`), which keep
+their fixed order and are not named here."""
+
 REGISTRIES: tuple[Registry[Any], ...] = (
     BENCHMARK_FAMILIES,
     SCORERS,
@@ -145,5 +155,6 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     EXPORT_TARGETS,
     SESSION_FORMATS,
     TASK_AGENTS,
+    ROUND_STEPS,
 )
 """Every kind, for the reference docs and the tests."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 
 import jinja2
@@ -24,4 +25,9 @@ def _environment(folder: str) -> jinja2.Environment:
 
 def render(name: str, folder: str = "prompts", **variables: object) -> str:
     """Render `prompts/<name>.j2` (or another shipped folder's template)."""
+    return render_fields(name, variables, folder)
+
+
+def render_fields(name: str, variables: Mapping[str, object], folder: str = "prompts") -> str:
+    """`render` with the variables as one mapping (the fields of a prompt's context)."""
     return _environment(folder).get_template(f"{name}.j2").render(**variables)

@@ -21,9 +21,10 @@ from ..core.config import Config, CostRule, GateSettings
 from ..core.parts import GATE_POLICIES
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
+from ..loop.evaluating import Evaluator
 from ..loop.fingerprint import digest
 from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
-from ..loop.harness import Harness
+from ..loop.reading import Reader
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.rounds import leftover_branches
 from ..store.trailers import Action, Decision, Step
@@ -50,13 +51,13 @@ class Records:
         return skills_id(self.ws, ref, self.config.agent.wiki_access)
 
 
-Recorded = Records | Harness
-"""Either holds what the audit reads: a harness (for a rerun) as well as the records alone."""
+Recorded = Records | Reader
+"""Either holds what the audit reads: a command's read context (for a rerun) as well as the records alone."""
 
 
-def audit(records: Recorded, rerun: Harness | None = None) -> AuditReport:
-    """Every accepted merge checked against its records; with `rerun`, the harness that evaluates
-    each one again, those recorded under the current settings."""
+def audit(records: Recorded, rerun: Evaluator | None = None) -> AuditReport:
+    """Every accepted merge checked against its records; with `rerun`, the evaluate context that
+    evaluates each one again, those recorded under the current settings."""
     ws = records.ws
     report = AuditReport(problems=[f"alpha budget: {problem}" for problem in ledger_problems(ws, records.config.gate)])
     for branch, number in sorted(leftover_branches(ws).items()):
@@ -81,13 +82,13 @@ def audit(records: Recorded, rerun: Harness | None = None) -> AuditReport:
     return report
 
 
-def _tasks_used(harness: Harness, merge: Commit) -> list[Task] | None:
+def _tasks_used(evaluator: Evaluator, merge: Commit) -> list[Task] | None:
     """The val tasks its claimed score rests on: those scored (a sequential verdict's looks may
     have used part of val; infrastructure failures have no score); None: all of val."""
-    evaluation = evaluation_at(harness.ws, merge)
+    evaluation = evaluation_at(evaluator.reader.ws, merge)
     if evaluation is None or (merge.meta.look is None and not evaluation.infra):
         return None
-    return [task for task in harness.benchmark.tasks("val") if task.id in evaluation.scores]
+    return [task for task in evaluator.reader.tasks("val") if task.id in evaluation.scores]
 
 
 def _recorded_problems(records: Recorded, merge: Commit) -> list[str]:

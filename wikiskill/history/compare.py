@@ -11,8 +11,8 @@ from ..benchmarks import Split
 from ..contracts.gate import CostCheck
 from ..core.config import CostRule, CostUnit
 from ..loop.cost_gate import check_cost
+from ..loop.evaluating import Evaluator
 from ..loop.gate_policies import mean_interval, paired
-from ..loop.harness import Harness
 from ..store.evaluations import Evaluation
 
 
@@ -65,9 +65,9 @@ class Comparison:
         return sum(row.change == change for row in self.rows)
 
 
-def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", confidence: float = 0.95) -> Comparison:
-    a, b = _evaluation(harness, ref_a, split), _evaluation(harness, ref_b, split)
-    settings = harness.config.gate
+def compare(evaluator: Evaluator, ref_a: str, ref_b: str, split: Split = "val", confidence: float = 0.95) -> Comparison:
+    a, b = _evaluation(evaluator, ref_a, split), _evaluation(evaluator, ref_b, split)
+    settings = evaluator.reader.config.gate
     unit = settings.cost_unit
     a_costs, b_costs = a.costs(unit), b.costs(unit)
     rows = [
@@ -79,9 +79,9 @@ def compare(harness: Harness, ref_a: str, ref_b: str, split: Split = "val", conf
     return Comparison(ref_a, ref_b, split, a, b, rows, interval, confidence, unit, check_cost(settings, b, a))
 
 
-def _evaluation(harness: Harness, ref: str, split: Split) -> Evaluation:
-    harness.ws.resolve(ref)
-    recorded = harness.recorded(ref, split)
-    if recorded is not None and recorded[1].size == len(harness.benchmark.tasks(split)):  # not a sequential part
+def _evaluation(evaluator: Evaluator, ref: str, split: Split) -> Evaluation:
+    evaluator.reader.ws.resolve(ref)
+    recorded = evaluator.recorded(ref, split)
+    if recorded is not None and recorded[1].size == len(evaluator.reader.tasks(split)):  # not a sequential part
         return recorded[1]
-    return harness.evaluate(ref, split, f"{ref}: {split}").evaluation
+    return evaluator.evaluate(ref, split, f"{ref}: {split}").evaluation

@@ -37,7 +37,7 @@ def record_look(harness: Harness, command: str, refs: list[str]) -> int:
         "look": number,
         "command": command,
         "refs": {ref: ws.resolve(ref) for ref in refs},
-        "skills_ids": [harness.skills_id(ref) for ref in refs],
+        "skills_ids": [harness.reading.skills_id(ref) for ref in refs],
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     before = ws.read_file(LOOKS_BRANCH, LOOKS_FILE) if ws.head(LOOKS_BRANCH) else None
@@ -54,11 +54,11 @@ def record_look(harness: Harness, command: str, refs: list[str]) -> int:
 def looking_at_test(harness: Harness, command: str, refs: list[str]) -> Iterator[int]:
     """Unseal the test split for one command, its look recorded first."""
     number = record_look(harness, command, refs)
-    harness.test_sealed = False
+    harness.evaluating.test_sealed = False
     try:
         yield number
     finally:
-        harness.test_sealed = True
+        harness.evaluating.test_sealed = True
 
 
 def looks_at(harness: Harness, split: str, command: str, refs: list[str]) -> AbstractContextManager[object]:

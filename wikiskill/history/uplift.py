@@ -120,7 +120,7 @@ def _self_written(harness: Harness) -> dict[str, str]:
     kept = harness.ws.read_files(branch, "skills") if harness.ws.head(branch) else {}
     if kept:
         return kept
-    written = harness.team.skill_writer().write([task.question for task in harness.benchmark.tasks("train")])
+    written = harness.evaluating.team.skill_writer().write([task.question for task in harness.benchmark.tasks("train")])
     return {f"{_folder_name(skill.name)}/SKILL.md": skill.skill_md for skill in written}
 
 
@@ -159,7 +159,8 @@ def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) ->
     loads: Counter[str] = Counter()
     used, cost, runs = 0, 0.0, 0
     for trial in range(trials):
-        evaluated = harness.evaluate(ref, split, f"uplift {label} (trial {trial + 1}/{trials})", first_repeat=trial)
+        what = f"uplift {label} (trial {trial + 1}/{trials})"
+        evaluated = harness.evaluating.evaluate(ref, split, what, first_repeat=trial)
         for task, score in evaluated.evaluation.scores.items():
             scores.setdefault(task, []).append(score)
         for run in evaluated.runs:

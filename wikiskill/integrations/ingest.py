@@ -15,6 +15,7 @@ from ..contracts.integrations import SessionParser
 from ..core.errors import WikiskillError
 from ..core.redact import Scrubber
 from ..knowledge.leakage import HeldOut
+from ..store.reads import WorkspaceReads
 from ..store.rounds import completed_rounds, round_label, round_state
 from ..store.traces import Outcome, Trajectory
 from ..store.trailers import Step, Trailers
@@ -37,7 +38,7 @@ def ingested_folder(round_number: int) -> str:
     return f"raw/{round_label(round_number)}/{INGESTED_SPLIT}"
 
 
-def read_ingested(ws: Workspace, round_number: int) -> list[Trajectory]:
+def read_ingested(ws: WorkspaceReads, round_number: int) -> list[Trajectory]:
     """The sessions ingested for a round, in task-id order."""
     files = ws.read_files(MAIN, ingested_folder(round_number))
     return [Trajectory.model_validate_json(text) for path, text in sorted(files.items()) if path.endswith(".json")]

@@ -17,6 +17,7 @@ whole val pool and, under a confirming policy, confirmed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -28,22 +29,23 @@ from ..contracts.roles import ProposerContext
 from ..contracts.transcript import Transcript
 from ..core.config import OFFLINE_MODEL, Config, Role, SkillsSettings
 from ..core.errors import BudgetExceeded
-from ..core.prompts import render
+from ..core.prompts import render_fields
 from ..knowledge.skills import Skill, load_skills
 from ..knowledge.skillsblock import render_skills
 from ..knowledge.wiki import maintainer_view, read_wiki
 from ..llm.context import CHARS_PER_TOKEN, conversation_tokens, estimate_tokens
 from ..llm.profile import ModelProfile
+from ..store.reads import WorkspaceReads
 from ..store.rounds import REJECTED_PREFIX, round_label, round_state
 from ..store.traces import Trajectory
 from ..store.trailers import Step
-from ..store.workspace import MAIN, Commit, Workspace
+from ..store.workspace import MAIN, Commit
 from .impact import IMPACT
 from .steps.evaluation import incumbent_recorded
 
 if TYPE_CHECKING:
     from ..store.rounds import RoundState
-    from .harness import Harness
+    from .evaluating import Evaluator
 
 COMPLETION_SHARE = 0.1
 """Of a measurement that records only total tokens (val.jsonl, a judge's trailer), the share
@@ -159,23 +161,25 @@ class PerTask:
         return PerTask(self.calls, self.prompt + self.calls * extra_per_call, self.completion, self.basis)
 
 
-def estimate_round(harness: Harness, number: int, later: bool = False) -> RoundEstimate:
+def estimate_round(evaluator: Evaluator, number: int, later: bool = False) -> RoundEstimate:
     """The model calls round `number` will make, part by part; what git records as done is left
     out. `later`: a round after the next one, when nothing of it has run and main's evaluation
     is recorded."""
-    ws, config = harness.ws, harness.config
+    reader = evaluator.reader
+    ws, config, spec = reader.ws, reader.config, reader.benchmark.spec
     state = round_state(ws, number)
     started = state.started and not later
-    agent, skill_tokens, scale = agent_per_task(ws, config, harness.skills_at(MAIN), harness.benchmark.spec.kind)
-    judged = harness.benchmark.spec.judged and not _offline(config, Role.JUDGE)
+    agent, skill_tokens, scale = agent_per_task(ws, config, reader.skills_at(MAIN), spec.kind)
+    judged = spec.judged and not _offline(config, Role.JUDGE)
     parts: list[PartEstimate] = []
     if not _offline(config, Role.AGENT) or judged:  # only then are the tasks counted (a suite may generate them)
-        scored = _tasks_played(harness, state if started else None, later)
+        scored = _tasks_played(evaluator, state if started else None, later)
         if not _offline(config, Role.AGENT):
             prompts = {Part.TRAIN: agent, Part.INCUMBENT: agent, Part.VAL: agent.with_prompt(skill_tokens)}
             parts += [_part(config, part, Role.AGENT, prompts[part], tasks) for part, tasks in scored.items() if tasks]
-        if judged and sum(scored.values()):
-            parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge_per_task(ws, config), sum(scored.values())))
+        played = sum(scored.values(), 0)
+        if judged and played:
+            parts.append(_part(config, Part.JUDGE, Role.JUDGE, judge_per_task(ws, config), played))
     if config.maintainer.enabled and not _offline(config, Role.MAINTAINER) and not (started and state.maintain):
         parts.append(_part(config, Part.MAINTAINER, Role.MAINTAINER, _maintainer(ws, config, number, scale), 1))
     proposed = started and (state.closed or state.proposal is not None)
@@ -184,11 +188,12 @@ def estimate_round(harness: Harness, number: int, later: bool = False) -> RoundE
     return RoundEstimate(round=number, parts=parts)
 
 
-def _tasks_played(harness: Harness, started: RoundState | None, later: bool) -> dict[Part, int]:
+def _tasks_played(evaluator: Evaluator, started: RoundState | None, later: bool) -> dict[Part, int]:
     """Tasks the agent will play per part of the round (`started`: what git records of it)."""
-    train = len(harness.benchmark.tasks("train"))
-    val = len(harness.benchmark.tasks("val")) * harness.setup("val").repeats
-    plan = harness.policy.plan()
+    reader = evaluator.reader
+    train = len(reader.tasks("train"))
+    val = len(reader.tasks("val")) * evaluator.setup("val").repeats
+    plan = reader.policy.plan()
     candidate_runs = 1 + plan.confirms  # the whole pool, and a confirmation: an upper bound
     if started is not None and started.closed:
         candidate_runs = 0
@@ -196,19 +201,19 @@ def _tasks_played(harness: Harness, started: RoundState | None, later: bool) -> 
         candidate_runs = int(plan.confirms and not started.confirmations)
     return {
         Part.TRAIN: 0 if started is not None and started.rollout else train,
-        Part.INCUMBENT: 0 if later or incumbent_recorded(harness) else val,
+        Part.INCUMBENT: 0 if later or incumbent_recorded(evaluator) else val,
         Part.VAL: val * candidate_runs,
     }
 
 
-def check_round_budget(harness: Harness, number: int) -> None:
+def check_round_budget(evaluator: Evaluator, number: int) -> None:
     """Refuse to start round `number` when `budget.max_usd` cannot pay for its estimate on top of
     what this command has spent: one line with the figures, before any model call."""
-    limit = harness.config.budget.max_usd
+    limit = evaluator.reader.config.budget.max_usd
     if limit is None:
         return
-    estimate = estimate_round(harness, number)
-    spent = harness.meter.spent().cost_usd
+    estimate = estimate_round(evaluator, number)
+    spent = evaluator.meter.spent().cost_usd
     if spent + estimate.usd > limit:
         raise BudgetExceeded(
             f"budget too small for {round_label(number)}: it would spend about ${estimate.usd:.4f} "
@@ -219,7 +224,7 @@ def check_round_budget(harness: Harness, number: int) -> None:
 
 
 def agent_per_task(
-    ws: Workspace, config: Config, main_skills: list[Skill], kind: BenchmarkKind
+    ws: WorkspaceReads, config: Config, main_skills: list[Skill], kind: BenchmarkKind
 ) -> tuple[PerTask, float, float]:
     """The task agent's usage on one task with main's skills, the tokens one more skill adds to
     each of its calls, and the model's tokens per token of `estimate_tokens` (measured on the
@@ -238,7 +243,7 @@ def agent_per_task(
         ]
         if runs:
             scale = _scale(runs)
-            rows = []
+            rows: list[tuple[float, float, float]] = []
             for run in runs:
                 change = _block(main_skills, config.skills, run.question) - _block(then, config.skills, run.question)
                 calls = run.usage.calls
@@ -266,7 +271,7 @@ def agent_per_task(
     return PerTask.defaults(calls, prompt, AGENT_CALL[1]), _skill_tokens(pool, config.skills) * prompted, 1.0
 
 
-def judge_per_task(ws: Workspace, config: Config) -> PerTask:
+def judge_per_task(ws: WorkspaceReads, config: Config) -> PerTask:
     """A judge's usage on one scored task: the last rollout's judge tokens per task, else defaults."""
     samples = config.judge.samples
     rollout = _latest(ws, (Step.ROLLOUT,))
@@ -280,7 +285,7 @@ def judge_per_task(ws: Workspace, config: Config) -> PerTask:
     return PerTask.defaults(samples, *JUDGE_CALL)
 
 
-def _maintainer(ws: Workspace, config: Config, number: int, scale: float) -> PerTask:
+def _maintainer(ws: WorkspaceReads, config: Config, number: int, scale: float) -> PerTask:
     found = _transcript(ws, number, "maintainer.json", {})
     if found is not None:
         measured, earlier = found
@@ -294,7 +299,7 @@ def _maintainer(ws: Workspace, config: Config, number: int, scale: float) -> Per
     return PerTask.defaults(MAINTAINER_CALLS, prompt, MAINTAINER_COMPLETION_TOKENS)
 
 
-def _proposer(ws: Workspace, config: Config, number: int, scale: float) -> PerTask:
+def _proposer(ws: WorkspaceReads, config: Config, number: int, scale: float) -> PerTask:
     found = _transcript(ws, number, "proposer.json", ws.refs(f"refs/tags/{REJECTED_PREFIX}"))
     if found is not None:
         measured, earlier = found
@@ -308,7 +313,7 @@ def _proposer(ws: Workspace, config: Config, number: int, scale: float) -> PerTa
     return PerTask.defaults(turns, prompt, PROPOSER_COMPLETION_TOKENS)
 
 
-def _transcript(ws: Workspace, number: int, name: str, rejected: dict[str, str]) -> tuple[PerTask, int] | None:
+def _transcript(ws: WorkspaceReads, number: int, name: str, rejected: dict[str, str]) -> tuple[PerTask, int] | None:
     """The usage of the newest transcript `raw/rNNN/<name>` of a round before `number`, on main
     or (a rejected proposal's) on its `rejected/` tag, and that round's number."""
     for earlier in range(number - 1, 0, -1):
@@ -334,13 +339,13 @@ def _transcript(ws: Workspace, number: int, name: str, rejected: dict[str, str])
     return None
 
 
-def _wiki_view(ws: Workspace, ref: str, budget: int) -> int:
+def _wiki_view(ws: WorkspaceReads, ref: str, budget: int) -> int:
     """Tokens of the wiki the maintainer is shown at `ref` (its view is capped at `budget`)."""
     view = maintainer_view(read_wiki(ws.read_files(ref, "wiki")), "", budget)
     return estimate_tokens("\n".join([view.index, view.log, *view.pages.values()]))
 
 
-def _proposer_context(ws: Workspace, ref: str) -> int:
+def _proposer_context(ws: WorkspaceReads, ref: str) -> int:
     """Tokens of what the proposer's prompt shows of the workspace at `ref`: the wiki's index,
     skill-impact.md and the skills (the train outcomes are the same size every round)."""
     context = ProposerContext(
@@ -348,7 +353,7 @@ def _proposer_context(ws: Workspace, ref: str) -> int:
         impact=ws.read_file(ref, IMPACT) or "",
         skills=load_skills(ws.read_files(ref, "skills")),
     )
-    text = render("proposer_user", **context.prompt_fields())
+    text = render_fields("proposer_user", context.prompt_fields())
     return estimate_tokens(text)
 
 
@@ -376,13 +381,14 @@ def _part(config: Config, part: Part, role: Role, per_task: PerTask, tasks: int)
     )
 
 
-def _latest(ws: Workspace, steps: tuple[Step, ...]) -> Commit | None:
+def _latest(ws: WorkspaceReads, steps: tuple[Step, ...]) -> Commit | None:
     return next((commit for commit in ws.log(MAIN) if commit.meta.step in steps), None)
 
 
-def _mean(rows: list[tuple[float, float, float]], basis: str) -> PerTask:
+def _mean(rows: Sequence[tuple[float, float, float]], basis: str) -> PerTask:
     count = len(rows)
-    return PerTask(*(sum(row[index] for row in rows) / count for index in range(3)), basis)
+    calls, prompt, completion = (sum(row[index] for row in rows) / count for index in range(3))
+    return PerTask(calls, prompt, completion, basis)
 
 
 def _block(skills: list[Skill], settings: SkillsSettings, task: str = "") -> int:

@@ -92,25 +92,25 @@ def ensure_baseline(harness: Harness) -> None:
     ws = harness.ws
     first = next((c for c in ws.log(MAIN) if c.meta.step == Step.BASELINE and c.meta.round == 0), None)
     if first is None:
-        record_incumbent(harness, 0)
+        record_incumbent(harness.steps, 0)
     elif "baseline" not in ws.refs("refs/tags/baseline"):
         ws.tag("baseline", first.sha)
 
 
 def run_round(harness: Harness, number: int) -> Decision | None:
     """Run whatever steps of round `number` are not yet in git, tag it; return its decision."""
-    ws = harness.ws
-    for step in round_steps():
+    ws, ctx = harness.ws, harness.steps
+    for step in round_steps(harness.config.steps):
         state = round_state(ws, number)
         if state.closed:
             break
-        if not step.done(harness, state):
+        if not step.done(ctx, state):
             with step_span(step.kind, number):
-                step.run(harness, state)
+                step.run(ctx, state)
     state = round_state(ws, number)
     if state.branch is not None:
         ws.delete_branch(state.branch)  # the gate committed, then the run stopped
-    ws.tag(f"{ROUND_TAG}{number:03d}", ws.head(MAIN), force=True)
+    ws.tag(f"{ROUND_TAG}{number:03d}", ws.resolve(MAIN), force=True)
     ws.pack_objects()
     return state.gate.meta.decision if state.gate else None
 
@@ -132,12 +132,13 @@ def run_rounds(harness: Harness, rounds: int, commit_human_edits: bool = False) 
 def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> EvolveResult:
     ws = harness.ws
     leave_out_unsound(harness)  # first: the split it leaves decides every setup after it
-    tracker = open_tracker(ws, harness.config, harness.reporter)  # off for this command if unreachable
+    reporter = harness.reading.reporter
+    tracker = open_tracker(ws, harness.config, reporter)  # off for this command if unreachable
     harness.benchmark.prepare(("val", "train"))  # every game this run plays, under one progress bar
     done = completed_rounds(ws)
     target = done + rounds
-    harness.reporter.info(rounds_plan(ws, rounds))
-    check_round_budget(harness, done + 1)  # the baseline is part of round 1's spend
+    reporter.info(rounds_plan(ws, rounds))
+    check_round_budget(harness.evaluating, done + 1)  # the baseline is part of round 1's spend
     with step_span(Step.BASELINE, 0):
         ensure_baseline(harness)
     tracker.sync()
@@ -147,21 +148,21 @@ def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> Evol
         check_human_edits(ws, commit_human_edits)  # a person may edit during a long run
         number = done + 1
         if decisions:
-            check_round_budget(harness, number)
+            check_round_budget(harness.evaluating, number)
         with round_span(number):
             if not round_state(ws, number).started:
-                if not incumbent_recorded(harness):
+                if not incumbent_recorded(harness.evaluating):
                     with step_span(Step.INCUMBENT, number):
-                        record_incumbent(harness, number)
-                main_eval = incumbent(harness)  # a sequential gate may have validated it on part of val
+                        record_incumbent(harness.steps, number)
+                main_eval = incumbent(harness.evaluating)  # a sequential gate may have validated it on part of val
                 if main_eval.mean >= 1.0 and main_eval.size >= len(harness.benchmark.tasks("val")):
                     stopped_early = True
                     break
             decisions.append(run_round(harness, number))
         done = number
         tracker.sync()
-        harness.reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
+        reporter.info(f"{round_label(done)} complete ({len(decisions)} of {rounds}): {decisions[-1] or 'none'}")
     tracker.finish()
-    final = harness.recorded(MAIN)
+    final = harness.evaluating.recorded(MAIN)
     score = final[1].mean if final else incumbent_score(ws, harness.config.agent.wiki_access) or 0.0
     return EvolveResult(done, target, score, decisions, stopped_early)

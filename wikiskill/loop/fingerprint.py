@@ -38,7 +38,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
-from ..benchmarks.base import HasSetupDigest
+from ..benchmarks.base import setup_digest_of
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
 from ..roles.coding_agents.presets import preset_fingerprint
@@ -133,8 +133,8 @@ class EvalSetup(BaseModel):
     split: str
     tasks: str
     """Digest of the split's task ids, questions and reference answers, in order."""
-    agent: dict
-    skills_rendering: dict
+    agent: dict[str, object]
+    skills_rendering: dict[str, object]
     seed: int
     repeats: int
     """How many times each task runs; repeat r runs with seed `seed + r`."""
@@ -183,9 +183,10 @@ def eval_setup(
 def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     """What decides a suite's scores beyond its tasks: its `setup_digest`, and for a judged suite
     the judge's settings (`JUDGE_SETTINGS`), its templates and its code."""
-    if not isinstance(benchmark, HasSetupDigest):
+    suite_digest = setup_digest_of(benchmark)
+    if suite_digest is None:
         return None
-    parts: list[object] = [benchmark.setup_digest(), benchmark.spec.kind]
+    parts: list[object] = [suite_digest, benchmark.spec.kind]
     if benchmark.spec.containers:
         parts.append(digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in VERIFIER_CODE]))
     if benchmark.spec.judged:
@@ -194,7 +195,7 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
     return digest(parts)
 
 
-def agent_settings(agent: AgentSettings) -> dict:
+def agent_settings(agent: AgentSettings) -> dict[str, object]:
     """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
     before runners existed keep their ids; so is an unset `kind` (the built-in agent of the
     suite's kind), and a kind that is set adds its name; a Python runner adds the digest of its

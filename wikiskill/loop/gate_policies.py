@@ -16,8 +16,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
+from typing import ClassVar, Literal
 
-from ..contracts.gate import Evidence, GatePolicy, ValidationPlan, Verdict
+from ..contracts.gate import Evidence, GatePolicy, Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICIES
@@ -90,7 +91,16 @@ def differences(pairs: Iterable[tuple[str, float, float]], less: float = 0.0) ->
     return [decimal(c) - decimal(i) - decimal(less) for _, c, i in pairs]
 
 
-def evidence_of(policy: str, candidate: Evaluation, incumbent: Evaluation, **extra: object) -> Evidence:
+def evidence_of(
+    policy: str,
+    candidate: Evaluation,
+    incumbent: Evaluation,
+    *,
+    interval: tuple[float, float] | None = None,
+    confidence: float | None = None,
+    p_value: float | None = None,
+    look: Look | None = None,
+) -> Evidence:
     """The comparison on the tasks scored on both sides: their means, the exact mean gain."""
     pairs = paired(candidate, incumbent)
     gain = sum(differences(pairs), Fraction(0)) / max(len(pairs), 1)
@@ -112,8 +122,11 @@ def evidence_of(policy: str, candidate: Evaluation, incumbent: Evaluation, **ext
         helped=[task for task, c, i in pairs if c > i],
         hurt=[task for task, c, i in pairs if c < i],
         left_out=dropped,
-        **extra,
-    )  # type: ignore[arg-type]
+        interval=interval,
+        confidence=confidence,
+        p_value=p_value,
+        look=look,
+    )
 
 
 def _strict_reason(evidence: Evidence, at_least: bool) -> tuple[bool, str]:
@@ -135,6 +148,8 @@ def verdict_of(passed: bool, reason: str, evidence: Evidence) -> Verdict:
 class StrictPolicy:
     """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
 
+    name: ClassVar[str]
+
     @classmethod
     def from_settings(cls, settings: GateSettings) -> StrictPolicy:
         return cls()
@@ -151,6 +166,8 @@ class StrictPolicy:
 class ConfirmPolicy(StrictPolicy):
     """Strict, twice: once on the validation, once more on a fresh evaluation with new seeds."""
 
+    name: ClassVar[str]
+
     def plan(self) -> ValidationPlan:
         return ValidationPlan(confirms=True)
 
@@ -158,6 +175,8 @@ class ConfirmPolicy(StrictPolicy):
 @GATE_POLICIES.builtin
 class NoRegressionPolicy:
     """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
+
+    name: ClassVar[str]
 
     def __init__(self, max_broken: int):
         self.max_broken = max_broken
@@ -194,6 +213,8 @@ class PairedPolicy:
     one-sided BCa bootstrap bound and a paired sign-flip permutation test (the bootstrap alone is
     too lenient on few tasks; `benchmarks/perf/gate_noise.py` measures both).
     """
+
+    name: ClassVar[str]
 
     def __init__(self, confidence: float, margin: float, seed: int = 0):
         self.confidence, self.margin, self.seed = confidence, margin, seed
@@ -275,7 +296,7 @@ class PairedPolicy:
         return sign_flip_p(diffs, "greater", self.seed)
 
 
-def sign_flip_p(values: list[float], alternative: str, seed: int = 0) -> float:
+def sign_flip_p(values: list[float], alternative: Literal["greater", "less"], seed: int = 0) -> float:
     """One-sided p-value of "the mean of `values` is above 0" (`greater`) or "below 0" (`less`)
     by a sign-flip permutation test, the paired test every gate rule uses."""
     import numpy as np

@@ -30,7 +30,9 @@ class ImpactEntry:
     notes: list[str] = field(default_factory=list)
 
     def render(self) -> str:
-        score = lambda value: "—" if value is None else f"{value:.3f}"  # noqa: E731
+        def score(value: float | None) -> str:
+            return "—" if value is None else f"{value:.3f}"
+
         lines = [
             f"## r{self.round:03d} · {self.action} · {self.name or '(none)'} · {self.decision.value.upper()}",
             "",

@@ -125,10 +125,11 @@ class ProgressRecorder:
 def recording(harness: Harness) -> Iterator[None]:
     """While open, the harness's reporter also keeps the progress file; it is marked finished
     when the block ends, however it ends."""
-    recorder = ProgressRecorder(harness.ws.state_dir, harness.reporter, lambda: harness.meter.total)
-    harness.reporter = recorder
+    reader, meter = harness.reading, harness.evaluating.meter
+    recorder = ProgressRecorder(harness.ws.state_dir, reader.reporter, lambda: meter.total)
+    reader.reporter = recorder
     try:
         yield
     finally:
-        harness.reporter = recorder.inner
+        reader.reporter = recorder.inner
         recorder.finish()

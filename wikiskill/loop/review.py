@@ -11,6 +11,7 @@ run killed after it only removes the pending branch that is left.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.config import CONFIG_FILE
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
@@ -22,6 +23,7 @@ from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN, Commit, Workspace, format_message
 from .harness import Harness
 from .impact import IMPACT, ImpactEntry, append_entry
+from .steps import RoundStep
 from .steps.evaluation import Confirm, Validate, incumbent_recorded, record_incumbent
 from .steps.gate import judge_candidate, merge_candidate
 from .steps.proposal import Reapply
@@ -44,30 +46,31 @@ def accept(harness: Harness, name: str) -> ReviewDecision:
     """Merge the pending candidate `name`. When main's skills or the evaluation setup changed since
     it was validated, it is first re-applied to main and validated again, and the gate's verdict
     on that validation decides: a candidate it rejects now is tagged rejected, not merged."""
-    ws = harness.ws
+    ws, ctx = harness.ws, harness.steps
     item = find_pending(ws, name)
     if item.decided is not None:
         return _finished(ws, item, Decision.ACCEPTED)
     validated = _validations(ws, item)
-    if not incumbent_recorded(harness):
-        record_incumbent(harness, completed_rounds(ws) + 1, f"accept {item.id}: re-validate incumbent")
-    for step in (Reapply(), Validate(), Confirm()):
+    if not incumbent_recorded(ctx.evaluator):
+        record_incumbent(ctx, completed_rounds(ws) + 1, f"accept {item.id}: re-validate incumbent")
+    steps: tuple[RoundStep, ...] = (Reapply(), Validate(), Confirm())
+    for step in steps:
         state = _state(ws, item)
         if state is None:
             return _closed_by_gate(ws, item)
-        if not step.done(harness, state):
-            step.run(harness, state)
+        if not step.done(ctx, state):
+            step.run(ctx, state)
     state = _state(ws, item)
     if state is None:
         return _closed_by_gate(ws, item)
     revalidated = _validations(ws, item) != validated
-    harness.begin_step()
-    judged = judge_candidate(harness, state)
+    ctx.publisher.begin_step()
+    judged = judge_candidate(ctx.evaluator, state)
     decided = {"decided_by": PERSON, "candidate": item.evidence.sha}
     if judged.accepted:
         again = "re-validated on main's current skills, " if revalidated else ""
         reason = f"accepted by a person after review ({again}{judged.verdict.reason})"
-        sha = merge_candidate(harness, judged, item.branch, reason, **decided)
+        sha = merge_candidate(ctx, judged, item.branch, reason, **decided)
         ws.delete_branch(item.branch)
         return ReviewDecision(item.id, Decision.ACCEPTED, reason, sha, revalidated)
     reason = f"re-validated on main's current skills before the merge: {judged.verdict.reason}"
@@ -75,7 +78,7 @@ def accept(harness: Harness, name: str) -> ReviewDecision:
     where = f"tag {tag} ({judged.tip[:10]})"
     entry = judged.entry(Decision.REJECTED, reason, where, ws.diff(MAIN, judged.tip, "skills"))
     ws.tag(tag, judged.tip, force=True)
-    sha = harness.commit(
+    sha = ctx.publisher.commit(
         f"{round_label(item.round)} gate: rejected {item.skill} on re-validation ({judged.verdict.reason})",
         judged.trailers(Decision.REJECTED, candidate=item.evidence.sha),
         {IMPACT: append_entry(ws.read_file(MAIN, IMPACT), entry)},
@@ -94,8 +97,9 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
     item = find_pending(ws, name)
     if item.decided is not None:
         return _finished(ws, item, Decision.REJECTED)
-    meta, tag = item.evidence.meta, rejected_tag(item.branch)
-    ws.tag(tag, item.tip, force=True)
+    meta, tag, tip = item.evidence.meta, rejected_tag(item.branch), item.tip
+    assert tip is not None  # undecided: its branch is still there
+    ws.tag(tag, tip, force=True)
     reason = f"rejected by a person: {why}"
     entry = ImpactEntry(
         item.round,
@@ -104,7 +108,7 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
         Decision.REJECTED,
         reason,
         _rationale(ws, item),
-        f"tag {tag} ({item.tip[:10]})",
+        f"tag {tag} ({tip[:10]})",
         meta.score,
         meta.incumbent,
     )
@@ -160,7 +164,7 @@ def set_lock(ws: Workspace, name: str, locked: bool) -> str | None:
     return ws.commit_working_tree(paths, message)
 
 
-def _replace(path, text: str) -> None:
+def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)

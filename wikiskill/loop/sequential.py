@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contracts.gate import Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
@@ -36,6 +37,12 @@ from ..core.parts import GATE_POLICIES
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed
 from .gate_policies import PairedPolicy, differences, evidence_of, paired, verdict_of
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Floats = NDArray[np.float64]
 
 SPENDING_POWER = 3
 """Alpha spent by the task fraction t: alpha * t^3."""
@@ -91,13 +98,16 @@ def _efficacy(fractions: list[float], alpha: float) -> list[float]:
     from scipy.optimize import brentq
     from scipy.special import ndtri
 
-    normal = lambda x: np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # noqa: E731
+    def normal(x: Floats) -> Floats:
+        return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
     bounds: list[float] = []
-    grid = mass = None
+    grid: Floats | None = None
+    mass: Floats | None = None
     before, spent = 0.0, 0.0
     for t in fractions:
         target = alpha * t**SPENDING_POWER - spent
-        if grid is None:
+        if grid is None or mass is None:
             bound = float(-ndtri(target))
             points = np.linspace(-8 * math.sqrt(t), bound * math.sqrt(t), GRID)
             density = normal(points / math.sqrt(t)) / math.sqrt(t)
@@ -114,7 +124,7 @@ def _efficacy(fractions: list[float], alpha: float) -> list[float]:
     return bounds
 
 
-def _crossing(z: float, mass, grid, root_t: float, step: float, target: float) -> float:
+def _crossing(z: float, mass: Floats, grid: Floats, root_t: float, step: float, target: float) -> float:
     """P(first crossing of z at this look) - the alpha to spend at it."""
     from scipy.special import ndtr
 
@@ -135,6 +145,8 @@ class SequentialPolicy:
     """`paired`, a batch at a time: accept at an efficacy boundary, reject at a futility one, and
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks
     stays at most 1 - `confidence`."""
+
+    name: ClassVar[str]
 
     def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0, futility: bool = True):
         self.confidence, self.margin, self.batch, self.seed = confidence, margin, batch, seed

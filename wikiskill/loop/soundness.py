@@ -1,11 +1,11 @@
-"""Sound before spent: the tasks of a Harbor suite whose reference solution does not score 1 (or
-whose untouched folder does not score 0) leave every split before an evolve spends anything on
-them, unless `harbor.require_sound` is false; which and why is committed on main whenever it
-changes (`store/unsound.py`)."""
+"""Sound before spent: the tasks of a suite whose reference solution does not score 1 (or whose
+untouched folder does not score 0) leave every split before an evolve spends anything on them,
+unless `harbor.require_sound` is false; which and why is committed on main whenever it changes
+(`store/unsound.py`)."""
 
 from __future__ import annotations
 
-from ..benchmarks.harbor import HarborSuite
+from ..benchmarks.harbor import reference_checked
 from ..run.soundness import unsound_tasks
 from ..store.rounds import completed_rounds
 from ..store.trailers import Step, Trailers
@@ -15,20 +15,21 @@ from .harness import Harness
 
 
 def leave_out_unsound(harness: Harness) -> None:
-    suite = harness.benchmark
-    if not isinstance(suite, HarborSuite) or not harness.config.harbor.require_sound:
+    suite = reference_checked(harness.benchmark)
+    if suite is None or not harness.config.harbor.require_sound:
         return
-    harness.reporter.info("checking that each task's reference solution scores 1 and doing nothing 0")
-    unsound = unsound_tasks(suite, harness.team.containers(), harness.ws.state_dir, harness.config.concurrency)
+    ws, reporter, publisher = harness.ws, harness.reading.reporter, harness.publishing
+    reporter.info("checking that each task's reference solution scores 1 and doing nothing 0")
+    unsound = unsound_tasks(suite, harness.evaluating.team.containers(), ws.state_dir, harness.config.concurrency)
     harness.leave_out(unsound)
     for task_id, reason in unsound.items():
-        harness.reporter.info(f"left out as unsound: {task_id}: {reason}")
-    if unsound == read_unsound(harness.ws, MAIN):
+        reporter.info(f"left out as unsound: {task_id}: {reason}")
+    if unsound == read_unsound(ws, MAIN):
         return
-    harness.begin_step()
+    publisher.begin_step()
     count = len(unsound)
-    harness.commit(
+    publisher.commit(
         f"soundness: {count} task{'' if count == 1 else 's'} left out as unsound",
-        Trailers(round=completed_rounds(harness.ws), step=Step.SOUNDNESS),
+        Trailers(round=completed_rounds(ws), step=Step.SOUNDNESS),
         {UNSOUND_PATH: unsound_text(unsound) if unsound else None},
     )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ..store.reads import WorkspaceReads
 from ..store.traces import Trajectory
-from ..store.workspace import Workspace
 
 _TRACE = re.compile(r"^raw/r(\d{3})/(?:train|ingested)/(.+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -22,7 +22,7 @@ HIDDEN_SPLITS = frozenset({"val", "test"})
 
 
 class Sandbox:
-    def __init__(self, workspace: Workspace, ref: str, max_chars: int = MAX_READ_CHARS):
+    def __init__(self, workspace: WorkspaceReads, ref: str, max_chars: int = MAX_READ_CHARS):
         self.workspace = workspace
         self.ref = ref
         self.max_chars = max_chars

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from ..core.config import CostUnit
 from ..core.errors import WikiskillError
+from .reads import WorkspaceReads
 from .traces import Trajectory
-from .workspace import Commit, Workspace
+from .workspace import Commit
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ PURPOSE = "PURPOSE.md"
 """A skill's documentation for people (origin, patterns, history): never in any prompt."""
 
 
-def skills_id(ws: Workspace, ref: str, wiki_access: bool = False) -> str:
+def skills_id(ws: WorkspaceReads, ref: str, wiki_access: bool = False) -> str:
     """The id of what the task agent is given at `ref`: every file under skills/ except the
     PURPOSE.md files (the gate records its decision there on a merge, which must not make the
     merged skills differ from the validated ones), and the pattern pages when the agent may read
@@ -212,7 +213,7 @@ def read_scores(text: str) -> dict[str, float]:
     return read_outcomes(text).scores
 
 
-def evaluation_at(ws: Workspace, commit: Commit) -> Evaluation | None:
+def evaluation_at(ws: WorkspaceReads, commit: Commit) -> Evaluation | None:
     """The evaluation a commit records, or None when it records none (or its file is gone)."""
     meta = commit.meta
     if not (meta.fingerprint and meta.results and meta.setup and meta.skills_id):
@@ -223,7 +224,7 @@ def evaluation_at(ws: Workspace, commit: Commit) -> Evaluation | None:
     return read_outcomes(text).evaluation(meta.fingerprint, meta.setup, meta.skills_id)
 
 
-def find_evaluation(ws: Workspace, ref: str, fingerprint: str) -> tuple[Commit, Evaluation] | None:
+def find_evaluation(ws: WorkspaceReads, ref: str, fingerprint: str) -> tuple[Commit, Evaluation] | None:
     """The newest commit on `ref`'s first-parent line that recorded an evaluation with `fingerprint`."""
     for commit in ws.log(ref):
         if commit.meta.fingerprint == fingerprint:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import WorkspaceError
+from .reads import WorkspaceReads
 from .rounds import PENDING_PREFIX, candidate_id, pending_branch, round_label
 from .trailers import Decision, Step
-from .workspace import MAIN, Commit, Workspace
+from .workspace import MAIN, Commit
 
 REVIEW_FILE = "review.json"
 """In raw/rNNN/ on a pending branch: the verdict's per-task evidence and the cost change."""
@@ -40,7 +41,7 @@ class Pending:
         return self.evidence.meta.skill or ""
 
 
-def pending_candidates(ws: Workspace, decided_too: bool = False) -> list[Pending]:
+def pending_candidates(ws: WorkspaceReads, decided_too: bool = False) -> list[Pending]:
     """The candidates waiting for a person, oldest round first (with `decided_too`, also the
     branches of decided ones that a killed command left)."""
     decisions = {
@@ -61,7 +62,7 @@ def pending_candidates(ws: Workspace, decided_too: bool = False) -> list[Pending
     return sorted(found, key=lambda item: (item.round, item.id))
 
 
-def find_pending(ws: Workspace, name: str) -> Pending:
+def find_pending(ws: WorkspaceReads, name: str) -> Pending:
     """The candidate named `rNNN-<name>` or by its skill's name (when one candidate has it): one
     with a `pending/` branch, else the newest that main records a decision on (its branch gone)."""
     every = pending_candidates(ws, decided_too=True)
@@ -81,7 +82,7 @@ def _named(items: list[Pending], name: str) -> list[Pending]:
     return [item for item in items if name in (item.id, item.branch)] or [item for item in items if item.skill == name]
 
 
-def _decided(ws: Workspace) -> list[Pending]:
+def _decided(ws: WorkspaceReads) -> list[Pending]:
     """The candidates main records a decision on, newest first."""
     found = []
     for commit in ws.log(MAIN):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.errors import WorkspaceError
+from .reads import WorkspaceReads
 from .trailers import Step
-from .workspace import MAIN, Commit, Workspace
+from .workspace import MAIN, Commit
 
 BRANCH_PREFIX = "skill/"
 REJECTED_PREFIX = "rejected/"
@@ -63,8 +65,15 @@ class RoundState:
     def closed(self) -> bool:
         return self.gate is not None
 
+    @property
+    def candidate(self) -> str:
+        """The candidate branch, for the steps that run only while there is one."""
+        if self.branch is None:
+            raise WorkspaceError(f"{round_label(self.number)} has no candidate branch")
+        return self.branch
 
-def completed_rounds(workspace: Workspace) -> int:
+
+def completed_rounds(workspace: WorkspaceReads) -> int:
     numbers = [
         int(name[len(ROUND_TAG) :])
         for name in workspace.refs(f"refs/tags/{ROUND_TAG}")
@@ -73,7 +82,7 @@ def completed_rounds(workspace: Workspace) -> int:
     return max(numbers, default=0)
 
 
-def round_state(workspace: Workspace, number: int) -> RoundState:
+def round_state(workspace: WorkspaceReads, number: int) -> RoundState:
     state = RoundState(number)
     round_steps = (Step.ROLLOUT, Step.MAINTAIN, Step.CONSOLIDATE, Step.GATE)
     for commit in reversed(workspace.log(MAIN)):
@@ -87,7 +96,7 @@ def round_state(workspace: Workspace, number: int) -> RoundState:
     return state
 
 
-def leftover_branches(workspace: Workspace) -> dict[str, int]:
+def leftover_branches(workspace: WorkspaceReads) -> dict[str, int]:
     """`{branch: round}` of the `skill/` branches whose round its gate already decided (a gate
     commit on main): a decided candidate lives on as a merge or a `rejected/` tag, never as a
     branch, so one still there is what an interrupted run left."""
@@ -100,7 +109,7 @@ def leftover_branches(workspace: Workspace) -> dict[str, int]:
     return found
 
 
-def read_branch(workspace: Workspace, state: RoundState, branch: str, tip: str) -> RoundState:
+def read_branch(workspace: WorkspaceReads, state: RoundState, branch: str, tip: str) -> RoundState:
     """Fill `state` with the candidate on `branch` (a `skill/` or a `pending/` one)."""
     state.branch, state.tip = branch, tip
     for commit in workspace.log(branch):
@@ -116,7 +125,7 @@ def read_branch(workspace: Workspace, state: RoundState, branch: str, tip: str) 
 
 
 def incumbent_score(
-    workspace: Workspace, wiki_access: bool = False, main_log: list[Commit] | None = None
+    workspace: WorkspaceReads, wiki_access: bool = False, main_log: list[Commit] | None = None
 ) -> float | None:
     """The score last recorded for main's current skills, under whatever setup it was run."""
     from .evaluations import skills_id

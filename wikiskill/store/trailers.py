@@ -57,6 +57,8 @@ class Step(StrEnum):
     """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
     SOUNDNESS = "soundness"
     """The tasks left out of every split as unsound changed (`raw/soundness/unsound.json`)."""
+    ADDED = "added"
+    """A step of one's own that each round runs besides the built-in ones (`steps`)."""
 
 
 class Action(StrEnum):

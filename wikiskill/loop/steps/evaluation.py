@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...core.errors import ValidationIndecisive
 from ...store.evaluations import Evaluation, evaluation_at
@@ -16,91 +16,94 @@ from .summary import of_evaluation
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..evaluating import Evaluator
+    from ..harness import StepContext
 
 
-def record_incumbent(harness: Harness, number: int, what: str | None = None) -> Evaluation:
+def record_incumbent(ctx: StepContext, number: int, what: str | None = None) -> Evaluation:
     """Evaluate main's skills under the current setup and commit the result on main (round 0 is
     the `baseline`, tagged; later rounds re-validate the `incumbent` after main or the settings
     changed). `what` names the step where it is done for something other than round `number`
     (`accept`), which it then names in place of that round."""
-    harness.begin_step()
+    reader, publisher = ctx.reader, ctx.publisher
+    publisher.begin_step()
     first = number == 0
     what = what or ("baseline" if first else f"{round_label(number)} re-validate incumbent")
-    evaluated = harness.evaluate(MAIN, "val", f"{what}: val")
-    refuse_infra_incumbent(harness, evaluated.evaluation, f"the {what} of main's skills")
+    evaluated = ctx.evaluator.evaluate(MAIN, "val", f"{what}: val")
+    refuse_infra_incumbent(reader.config.gate, evaluated.evaluation, f"the {what} of main's skills")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
-    sha = harness.commit(
-        f"{what}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+    sha = publisher.commit(
+        f"{what}: val {of_evaluation(evaluated.evaluation, reader.interactive)}",
         Trailers(round=number, step=Step.BASELINE if first else EnsureIncumbent.kind, **evaluated.trailers(path)),
         {path: evaluated.outcomes},
     )
     if first:
-        harness.ws.tag("baseline", sha, force=True)
+        publisher.tag("baseline", sha)
     return evaluated.evaluation
 
 
-def incumbent(harness: Harness) -> Evaluation:
+def incumbent(evaluator: Evaluator) -> Evaluation:
     """Main's evaluation under the current setup (EnsureIncumbent has run before anyone asks)."""
-    found = harness.recorded(MAIN)
-    if found is None or not _usable(harness, found[1]):
+    found = evaluator.recorded(MAIN)
+    if found is None or not _usable(evaluator, found[1]):
         raise ValidationIndecisive("main has no evaluation under the current settings; run `wikiskill evolve` again")
     return found[1]
 
 
-def incumbent_recorded(harness: Harness) -> bool:
+def incumbent_recorded(evaluator: Evaluator) -> bool:
     """Whether git records an evaluation of main the gate can use."""
-    found = harness.recorded(MAIN)
-    return found is not None and _usable(harness, found[1])
+    found = evaluator.recorded(MAIN)
+    return found is not None and _usable(evaluator, found[1])
 
 
-def _usable(harness: Harness, evaluation: Evaluation) -> bool:
+def _usable(evaluator: Evaluator, evaluation: Evaluation) -> bool:
     """A sequential merge records main's evaluation on the tasks its verdict used: enough for
     a batched policy, which extends it batch by batch; the others compare every val task."""
-    return harness.policy.plan().looks is not None or evaluation.size == len(harness.benchmark.tasks("val"))
+    reader = evaluator.reader
+    return reader.policy.plan().looks is not None or evaluation.size == len(reader.tasks("val"))
 
 
 class EnsureIncumbent:
     """Main's skills must have an evaluation under the current setup: after a rollback, a hand
     edit or changed settings (model, prompts, max_steps, ...) the old score no longer applies."""
 
-    kind = Step.INCUMBENT
+    kind: ClassVar[Step] = Step.INCUMBENT
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
-        return incumbent_recorded(harness)
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
+        return incumbent_recorded(ctx.evaluator)
 
-    def run(self, harness: Harness, state: RoundState) -> None:
-        record_incumbent(harness, state.number)
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        record_incumbent(ctx, state.number)
 
 
 def current_evaluation(
-    harness: Harness, state: RoundState, commits: list[Commit], first_repeat: int = 0
+    evaluator: Evaluator, state: RoundState, commits: list[Commit], first_repeat: int = 0
 ) -> tuple[Commit, Evaluation] | None:
     """The newest of `commits` that evaluated exactly the branch tip's skills under the current
     setup (any other is stale: the branch moved, or the settings changed)."""
     if state.tip is None:
         return None
-    expected = harness.fingerprint(state.tip, "val", first_repeat)
+    expected = evaluator.fingerprint(state.tip, "val", first_repeat)
     for commit in commits:
         if commit.meta.fingerprint == expected:
-            evaluation = evaluation_at(harness.ws, commit)
+            evaluation = evaluation_at(evaluator.reader.ws, commit)
             if evaluation is not None:
                 return commit, evaluation
     return None
 
 
-def _evaluate_candidate(harness: Harness, state: RoundState, step: Step, first_repeat: int, file: str) -> None:
-    label = round_label(state.number)
-    harness.begin_step()
-    with indecisive(harness, state, step):
-        evaluated = harness.evaluate(state.branch, "val", f"{label} {step.value}: val", first_repeat)
+def _evaluate_candidate(ctx: StepContext, state: RoundState, step: Step, first_repeat: int, file: str) -> None:
+    label, branch = round_label(state.number), state.candidate
+    ctx.publisher.begin_step()
+    with indecisive(ctx.publisher, state, step):
+        evaluated = ctx.evaluator.evaluate(branch, "val", f"{label} {step.value}: val", first_repeat)
     path = f"raw/{label}/{file}"
-    refuse_infra(harness, state, step, evaluated.evaluation, incumbent(harness), {path: evaluated.outcomes})
-    harness.commit(
-        f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, harness.interactive)}",
+    refuse_infra(ctx, state, step, evaluated.evaluation, incumbent(ctx.evaluator), {path: evaluated.outcomes})
+    ctx.publisher.commit(
+        f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, ctx.reader.interactive)}",
         Trailers(round=state.number, step=step, **evaluated.trailers(path)),
         {path: evaluated.outcomes},
-        branch=state.branch,
+        branch=branch,
     )
 
 
@@ -108,42 +111,40 @@ class Validate:
     """The candidate on val; with a batched policy (`sequential`), a batch at a time with main
     on the same tasks, until a look stops it (`looks.py`)."""
 
-    kind = Step.VALIDATE
+    kind: ClassVar[Step] = Step.VALIDATE
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
         if state.branch is None:
             return True
-        looks = harness.policy.plan().looks
+        looks = ctx.reader.policy.plan().looks
         if looks is not None:
-            return looks_finished(harness, state, looks)
-        return current_evaluation(harness, state, state.validations) is not None
+            return looks_finished(ctx.evaluator, state, looks)
+        return current_evaluation(ctx.evaluator, state, state.validations) is not None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
-        looks = harness.policy.plan().looks
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        looks = ctx.reader.policy.plan().looks
         if looks is not None:
-            run_looks(harness, state, looks)
+            run_looks(ctx, state, looks)
         else:
-            _evaluate_candidate(harness, state, self.kind, 0, "val.jsonl")
+            _evaluate_candidate(ctx, state, self.kind, 0, "val.jsonl")
 
 
 class Confirm:
     """A policy whose plan confirms (`confirm`): a candidate that passed its validation runs val
     again with fresh seeds."""
 
-    kind = Step.CONFIRM
+    kind: ClassVar[Step] = Step.CONFIRM
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
-        if state.branch is None or not harness.policy.plan().confirms:
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
+        policy, evaluator = ctx.reader.policy, ctx.evaluator
+        if state.branch is None or not policy.plan().confirms:
             return True
-        validated = current_evaluation(harness, state, state.validations)
+        validated = current_evaluation(evaluator, state, state.validations)
         retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
-        if (
-            validated is None
-            or harness.policy.judge(validated[1], incumbent(harness), retire).decision != Decision.ACCEPTED
-        ):
+        if validated is None or policy.judge(validated[1], incumbent(evaluator), retire).decision != Decision.ACCEPTED:
             return True
-        repeats = harness.config.gate.repeats
-        return current_evaluation(harness, state, state.confirmations, repeats) is not None
+        repeats = ctx.reader.config.gate.repeats
+        return current_evaluation(evaluator, state, state.confirmations, repeats) is not None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
-        _evaluate_candidate(harness, state, self.kind, harness.config.gate.repeats, "confirm-val.jsonl")
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        _evaluate_candidate(ctx, state, self.kind, ctx.reader.config.gate.repeats, "confirm-val.jsonl")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...core.config import Role
 from ...integrations.ingest import read_ingested
@@ -19,50 +19,51 @@ from .summary import of_trajectories
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..harness import StepContext
 
 
 class Rollout:
-    kind = Step.ROLLOUT
+    kind: ClassVar[Step] = Step.ROLLOUT
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.rollout is not None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        reader, evaluator = ctx.reader, ctx.evaluator
         number, label = state.number, round_label(state.number)
-        harness.begin_step()
-        cache_key = digest([harness.setup("train").fingerprint(harness.skills_id(MAIN)), number])
-        results = harness.run_tasks("train", MAIN, f"{label} rollout: train", cache_key, harness.config.seed)
+        ctx.publisher.begin_step()
+        cache_key = digest([evaluator.setup("train").fingerprint(reader.skills_id(MAIN)), number])
+        results = evaluator.run_tasks("train", MAIN, f"{label} rollout: train", cache_key, reader.config.seed)
         folder = f"raw/{label}/train"
         changes = {f"{folder}/{t.task_id}.json": t.to_json() for t in results}
         changes[f"{folder}/outcomes.jsonl"] = outcomes_jsonl(results)
-        harness.commit(
-            f"{label} rollout: train {of_trajectories(results, harness.interactive)}",
+        ctx.publisher.commit(
+            f"{label} rollout: train {of_trajectories(results, reader.interactive)}",
             Trailers(round=number, step=self.kind, score=mean_score(results)),
             changes,
         )
 
 
 class Maintain:
-    kind = Step.MAINTAIN
+    kind: ClassVar[Step] = Step.MAINTAIN
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
-        return state.maintain is not None or not harness.config.maintainer.enabled
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
+        return state.maintain is not None or not ctx.reader.config.maintainer.enabled
 
-    def run(self, harness: Harness, state: RoundState) -> None:
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        reader, publisher, config = ctx.reader, ctx.publisher, ctx.reader.config
         number, label = state.number, round_label(state.number)
-        harness.begin_step()
-        results = scored(harness.train_results(number))  # an infrastructure failure is not the agent's
-        experience = results + read_ingested(harness.ws, number)
-        sampled = sample_traces(experience, harness.config.sampling, number)
-        wiki = read_wiki(harness.ws.read_files(MAIN, "wiki"))
-        max_chars = harness.config.sampling.max_chars
-        view = maintainer_view(
-            wiki, "\n".join(t.render(max_chars) for t in sampled), harness.config.maintainer.wiki_token_budget
-        )
+        publisher.begin_step()
+        results = scored(reader.train_results(number))  # an infrastructure failure is not the agent's
+        experience = results + read_ingested(reader.ws, number)
+        sampled = sample_traces(experience, config.sampling, number)
+        wiki = read_wiki(reader.ws.read_files(MAIN, "wiki"))
+        max_chars = config.sampling.max_chars
+        traces = "\n".join(t.render(max_chars) for t in sampled)
+        view = maintainer_view(wiki, traces, config.maintainer.wiki_token_budget)
         shown, known = [t.task_id for t in sampled], [t.task_id for t in experience]
-        harness.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
-        outcome = harness.team.maintainer().run(
+        reader.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
+        outcome = ctx.evaluator.team.maintainer().run(
             number,
             view,
             sampled,
@@ -78,7 +79,7 @@ class Maintain:
         retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         transcript = {f"raw/{label}/maintainer.json": outcome.transcript.to_json()}
         if outcome.output is None:
-            harness.commit(
+            publisher.commit(
                 f"{label} maintain failed: wiki unchanged",
                 trailers.model_copy(update={"status": "failed"}),
                 transcript,
@@ -92,7 +93,7 @@ class Maintain:
             return
         update = apply_maintainer_output(outcome.output, wiki, number, shown, known)
         pages = sum(1 for path in update.changes if path.startswith("wiki/patterns/"))
-        harness.commit(
+        publisher.commit(
             f"{label} maintain: {pages} pattern page(s) written",
             trailers.model_copy(update={"refused": len(update.refused)}),
             {**update.changes, **transcript},
@@ -111,22 +112,23 @@ class Consolidate:
     """Every `wiki.consolidate_every` rounds: duplicate pages merged, stale ones retired, by fixed
     rules, as one commit (the offline maintainer's patterns decide duplicates by what they cover)."""
 
-    kind = Step.CONSOLIDATE
+    kind: ClassVar[Step] = Step.CONSOLIDATE
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
-        every = harness.config.wiki.consolidate_every
-        due = every > 0 and state.number % every == 0 and harness.config.maintainer.enabled
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
+        config = ctx.reader.config
+        every = config.wiki.consolidate_every
+        due = every > 0 and state.number % every == 0 and config.maintainer.enabled
         return not due or state.consolidate is not None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        ws, publisher = ctx.reader.ws, ctx.publisher
         number, label = state.number, round_label(state.number)
-        harness.begin_step()
-        settings = harness.config.wiki
-        rule = PatternCover() if harness.team.offline(Role.MAINTAINER) else WordOverlap(settings.duplicate_similarity)
-        result = consolidate(
-            harness.ws.read_files(MAIN, "wiki"), harness.ws.read_files(MAIN, "skills"), number, settings, rule
-        )
-        harness.commit(
+        publisher.begin_step()
+        settings = ctx.reader.config.wiki
+        offline = ctx.evaluator.team.offline(Role.MAINTAINER)
+        rule = PatternCover() if offline else WordOverlap(settings.duplicate_similarity)
+        result = consolidate(ws.read_files(MAIN, "wiki"), ws.read_files(MAIN, "skills"), number, settings, rule)
+        publisher.commit(
             f"{label} consolidate: {len(result.merged)} merged, {len(result.retired)} retired",
             Trailers(round=number, step=self.kind, merged=len(result.merged), retired=len(result.retired)),
             result.changes,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
 from ...core.config import CostRule, ReviewMode
@@ -28,11 +29,13 @@ from .looks import current_look, incumbent_at, look_trailers
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..evaluating import Evaluator
+    from ..harness import StepContext
+    from ..reading import Reader
 
 
 def close_without_merge(
-    harness: Harness,
+    ctx: StepContext,
     number: int,
     action: Action | None,
     name: str,
@@ -41,20 +44,21 @@ def close_without_merge(
     reason: str,
     incumbent_score: float,
     branch: str | None = None,
-    changes: dict[str, str | None] | None = None,
+    changes: Mapping[str, str | None] | None = None,
 ) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
     commit on main (with `changes`, e.g. the proposer's transcript); a branch, if any, is kept as a
     rejected tag."""
+    reader, publisher = ctx.reader, ctx.publisher
     where = "main (no branch)"
     if branch is not None:
-        tip = harness.ws.head(branch)
+        tip = reader.ws.resolve(f"refs/heads/{branch}")
         where = f"tag {rejected_tag(branch)} ({tip[:10]})"
-        harness.ws.tag(rejected_tag(branch), tip, force=True)
+        publisher.tag(rejected_tag(branch), tip)
     entry = ImpactEntry(
         number, action or Action.INVALID, name, decision, reason, rationale, where, incumbent=incumbent_score
     )
-    harness.commit(
+    publisher.commit(
         f"{round_label(number)} gate: {decision.value} ({reason})",
         Trailers(
             round=number,
@@ -64,11 +68,11 @@ def close_without_merge(
             skill=name or None,
             incumbent=incumbent_score,
         ),
-        {**(changes or {}), IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)},
+        {**(changes or {}), IMPACT: append_entry(reader.ws.read_file(MAIN, IMPACT), entry)},
         body=reason,
     )
     if branch is not None:
-        harness.ws.delete_branch(branch)
+        publisher.delete_branch(branch)
 
 
 @dataclass(frozen=True)
@@ -139,35 +143,35 @@ class Judged:
         return "\n".join([reason or self.verdict.reason, *_task_lines(self.verdict.evidence)])
 
 
-def judge_candidate(harness: Harness, state: RoundState) -> Judged:
+def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
     """The policy's verdict on the candidate on `state.branch`, from the validation recorded on
     it; refused when that validation is not of main's skills plus the proposal under the current
     setup."""
-    label = round_label(state.number)
-    validated = current_evaluation(harness, state, state.validations)
+    reader, label = evaluator.reader, round_label(state.number)
+    validated = current_evaluation(evaluator, state, state.validations)
     if validated is None or state.proposal is None or state.tip is None:
         raise WorkspaceError(f"{label}: the gate found no current validation on {state.branch}")
     validation, candidate = validated
-    looks = harness.policy.plan().looks
+    looks = reader.policy.plan().looks
     if looks is not None:
-        look = current_look(harness, state, looks)
+        look = current_look(evaluator, state, looks)
         if look is None or look.meta.crossed is None:
             raise WorkspaceError(f"{label}: the gate found no finished sequential validation on {state.branch}")
-        validation, main_eval = look, incumbent_at(harness, look)
+        validation, main_eval = look, incumbent_at(reader, look)
     else:
-        main_eval = incumbent(harness)
-    merged = harness.ws.merged_tree(MAIN, state.tip)
-    if harness.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
+        main_eval = incumbent(evaluator)
+    merged = reader.ws.merged_tree(MAIN, state.tip)
+    if reader.skills_id(merged) != candidate.skills_id or candidate.setup != main_eval.setup:
         raise WorkspaceError(
             f"{label}: the validation on {state.branch} is not of main's skills plus the "
             "proposal under the current setup; run `wikiskill evolve` again"
         )
     action, name = state.proposal.meta.action or Action.INVALID, state.proposal.meta.skill or ""
-    rationale = harness.ws.body(state.proposal.sha).split("\n\n")[0].strip()
-    spend = harness.spend
+    rationale = reader.ws.body(state.proposal.sha).split("\n\n")[0].strip()
+    spend = reader.spend
     verdict = weigh_cost(
-        harness.gate_settings,
-        _verdict(harness, state, candidate, main_eval, action == Action.RETIRE),
+        reader.gate_settings,
+        _verdict(evaluator, state, candidate, main_eval, action == Action.RETIRE),
         candidate,
         main_eval,
     )
@@ -176,66 +180,68 @@ def judge_candidate(harness: Harness, state: RoundState) -> Judged:
     )
 
 
-def merge_candidate(harness: Harness, judged: Judged, branch: str, reason: str | None = None, **decided: object) -> str:
+def merge_candidate(ctx: StepContext, judged: Judged, branch: str, reason: str | None = None, **decided: object) -> str:
     """Merge an accepted candidate into main in one commit that records its evaluation, the
     skill-impact entry and the skill's PURPOSE.md (`decided`: the trailers of a person's decision)."""
+    ws = ctx.reader.ws
     reason = reason or judged.verdict.reason
     where = f"merged from {branch} ({judged.tip[:10]})"
-    entry = judged.entry(Decision.ACCEPTED, reason, where, harness.ws.diff(MAIN, judged.tip, "skills"))
-    changes = {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)}
+    entry = judged.entry(Decision.ACCEPTED, reason, where, ws.diff(MAIN, judged.tip, "skills"))
+    changes = {IMPACT: append_entry(ws.read_file(MAIN, IMPACT), entry)}
     if judged.action != Action.RETIRE:
-        changes.update(_purpose_after_merge(harness, judged))
+        changes.update(_purpose_after_merge(ctx.reader, judged))
     trailers = judged.trailers(Decision.ACCEPTED, **judged.evaluation_trailers(), **decided)
     verb = "accepted by a person" if decided else Decision.ACCEPTED.value
     subject = f"{round_label(judged.number)} gate: {verb} {judged.name} ({judged.verdict.reason})"
-    return harness.commit(
+    return ctx.publisher.commit(
         subject, trailers, changes, body=judged.body(reason), base=judged.merged, extra_parents=(judged.tip,)
     )
 
 
 class Gate:
-    kind = Step.GATE
+    kind: ClassVar[Step] = Step.GATE
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.closed or state.tip is None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
-        harness.begin_step()
-        judged = judge_candidate(harness, state)
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        reader, publisher, branch = ctx.reader, ctx.publisher, state.candidate
+        publisher.begin_step()
+        judged = judge_candidate(ctx.evaluator, state)
         label, name, tip = round_label(state.number), judged.name, judged.tip
         decision = judged.verdict.decision
-        if judged.accepted and harness.config.gate.review is ReviewMode.HUMAN:
+        if judged.accepted and reader.config.gate.review is ReviewMode.HUMAN:
             decision = Decision.PENDING
-            keep_pending(harness, state, judged)
+            keep_pending(ctx, branch, judged)
         elif judged.accepted:
-            merge_candidate(harness, judged, state.branch)
+            merge_candidate(ctx, judged, branch)
         else:
-            tag = rejected_tag(state.branch)
+            tag = rejected_tag(branch)
             entry = judged.entry(
-                decision, judged.verdict.reason, f"tag {tag} ({tip[:10]})", harness.ws.diff(MAIN, tip, "skills")
+                decision, judged.verdict.reason, f"tag {tag} ({tip[:10]})", reader.ws.diff(MAIN, tip, "skills")
             )
-            harness.ws.tag(tag, tip, force=True)
-            harness.commit(
+            publisher.tag(tag, tip)
+            publisher.commit(
                 f"{label} gate: {decision.value} {name} ({judged.verdict.reason})",
                 judged.trailers(decision),
-                {IMPACT: append_entry(harness.ws.read_file(MAIN, IMPACT), entry)},
+                {IMPACT: append_entry(reader.ws.read_file(MAIN, IMPACT), entry)},
                 body=judged.body(),
             )
-        harness.ws.delete_branch(state.branch)
-        harness.reporter.info(f"{label} gate: {decision.value} {name}")
+        publisher.delete_branch(branch)
+        reader.reporter.info(f"{label} gate: {decision.value} {name}")
 
 
-def keep_pending(harness: Harness, state: RoundState, judged: Judged) -> None:
+def keep_pending(ctx: StepContext, branch: str, judged: Judged) -> None:
     """`gate.review: human`: the accepted candidate waits for a person on `pending/rNNN-<name>`,
     whose evidence commit (the verdict's trailers, the evaluation and raw/rNNN/review.json)
     `wikiskill review` reads; the round closes with a `pending` gate commit on main. Each write
     is checked first, so a run killed between them redoes only what is missing."""
-    ws, label = harness.ws, round_label(judged.number)
-    pending = pending_branch(state.branch)
+    ws, label = ctx.publisher.ws, round_label(judged.number)
+    pending = pending_branch(branch)
     if ws.head(pending) is None:
         ws.create_branch(pending, judged.tip)
     if ws.head(pending) == judged.tip:
-        record = review_record(harness, judged)
+        record = review_record(ctx.evaluator, judged)
         message = format_message(
             f"{label} gate: pending {judged.name} ({judged.verdict.reason})",
             judged.trailers(Decision.PENDING, **judged.evaluation_trailers(), cost_usd=0.0),
@@ -245,7 +251,7 @@ def keep_pending(harness: Harness, state: RoundState, judged: Judged) -> None:
     evidence = ws.head(pending) or ""
     reason = f"{judged.verdict.reason}; waits for a person's review (`wikiskill review`)"
     entry = judged.entry(Decision.PENDING, reason, f"{pending} ({evidence[:10]})", ws.diff(MAIN, judged.tip, "skills"))
-    harness.commit(
+    ctx.publisher.commit(
         f"{label} gate: pending {judged.name} ({judged.verdict.reason})",
         judged.trailers(Decision.PENDING, candidate=evidence),
         {IMPACT: append_entry(ws.read_file(MAIN, IMPACT), entry)},
@@ -253,12 +259,12 @@ def keep_pending(harness: Harness, state: RoundState, judged: Judged) -> None:
     )
 
 
-def review_record(harness: Harness, judged: Judged) -> str:
+def review_record(evaluator: Evaluator, judged: Judged) -> str:
     """raw/rNNN/review.json: the verdict's per-task evidence and the change in the agent's
     per-task tokens and cost, for `wikiskill review`."""
     evidence = judged.verdict.evidence
-    candidate_rows = _rows(harness.ws.read_file(judged.tip, judged.validation.meta.results or ""))
-    main_rows = _rows(_incumbent_results(harness, judged))
+    candidate_rows = _rows(evaluator.reader.ws.read_file(judged.tip, judged.validation.meta.results or ""))
+    main_rows = _rows(_incumbent_results(evaluator, judged))
     tasks = [task for task in candidate_rows if task in main_rows]
     record = {
         "round": judged.number,
@@ -288,18 +294,19 @@ def review_record(harness: Harness, judged: Judged) -> str:
     return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
 
 
-def _incumbent_results(harness: Harness, judged: Judged) -> str | None:
+def _incumbent_results(evaluator: Evaluator, judged: Judged) -> str | None:
     """Main's per-task outcomes the verdict compared with: a sequential look's main side on the
     branch, else main's recorded evaluation."""
+    ws = evaluator.reader.ws
     if judged.validation.meta.incumbent_results:
-        return harness.ws.read_file(judged.tip, judged.validation.meta.incumbent_results)
-    found = harness.recorded(MAIN)
+        return ws.read_file(judged.tip, judged.validation.meta.incumbent_results)
+    found = evaluator.recorded(MAIN)
     if found is None or not found[0].meta.results:
         return None
-    return harness.ws.read_file(found[0].sha, found[0].meta.results)
+    return ws.read_file(found[0].sha, found[0].meta.results)
 
 
-def _rows(text: str | None) -> dict[str, dict]:
+def _rows(text: str | None) -> dict[str, dict[str, object]]:
     rows = {}
     for line in (text or "").splitlines():
         try:
@@ -315,17 +322,21 @@ def _mean(values: list[object]) -> float:
     return sum(numbers) / len(numbers) if numbers else 0.0
 
 
-def _verdict(harness: Harness, state: RoundState, candidate, main_eval, at_least: bool) -> Verdict:
-    plan = harness.policy.plan()
+def _verdict(
+    evaluator: Evaluator, state: RoundState, candidate: Evaluation, main_eval: Evaluation, at_least: bool
+) -> Verdict:
+    reader = evaluator.reader
+    policy = reader.policy
+    plan = policy.plan()
     if plan.looks is not None:  # the looks recorded on the branch, replayed: the same verdict
-        return plan.looks.judge_looks(candidate, main_eval, len(harness.benchmark.tasks("val")), at_least)
-    verdict = harness.policy.judge(candidate, main_eval, at_least)
+        return plan.looks.judge_looks(candidate, main_eval, len(reader.tasks("val")), at_least)
+    verdict = policy.judge(candidate, main_eval, at_least)
     if verdict.decision != Decision.ACCEPTED or not plan.confirms:
         return verdict
-    confirmed = current_evaluation(harness, state, state.confirmations, harness.config.gate.repeats)
+    confirmed = current_evaluation(evaluator, state, state.confirmations, reader.config.gate.repeats)
     if confirmed is None:
         raise WorkspaceError(f"{round_label(state.number)}: the gate found no confirmation run on {state.branch}")
-    second = harness.policy.judge(confirmed[1], main_eval, at_least)
+    second = policy.judge(confirmed[1], main_eval, at_least)
     if second.decision != Decision.ACCEPTED:
         return Verdict(Decision.REJECTED, f"{verdict.reason}; not confirmed: {second.reason}", second.evidence)
     return Verdict(Decision.ACCEPTED, f"{verdict.reason}; confirmed: {second.reason}", verdict.evidence)
@@ -370,12 +381,12 @@ def _task_lines(evidence: Evidence) -> list[str]:
     return lines + [f"Left out as infra: {task}: {reason}" for task, reason in evidence.left_out.items()]
 
 
-def _purpose_after_merge(harness: Harness, judged: Judged) -> dict[str, str]:
+def _purpose_after_merge(reader: Reader, judged: Judged) -> dict[str, str]:
     """The accepted skill's PURPOSE.md with Patterns Addressed rebuilt from the wiki and the
     decision recorded (PURPOSE.md reaches no prompt, so the merged skills stay the validated ones)."""
     path = f"skills/{judged.name}/PURPOSE.md"
-    purpose = harness.ws.read_file(judged.merged, path) or ""
-    pages = read_pages(harness.ws.read_files(MAIN, "wiki"))
+    purpose = reader.ws.read_file(judged.merged, path) or ""
+    pages = read_pages(reader.ws.read_files(MAIN, "wiki"))
     return {
         path: record_decision(
             purpose,

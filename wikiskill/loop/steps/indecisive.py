@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ...core.config import GateSettings
 from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
 from ...store.evaluations import Evaluation
 from ...store.rounds import round_label
@@ -15,21 +16,22 @@ from ..gate_policies import infra_problem
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..harness import StepContext
+    from ..publishing import Publisher
 
 
 @contextmanager
-def indecisive(harness: Harness, state: RoundState, step: Step) -> Iterator[None]:
+def indecisive(publisher: Publisher, state: RoundState, step: Step) -> Iterator[None]:
     """A validation the provider or the budget cut short is committed on the branch as
     indecisive, never merged, and retried by the next `evolve`."""
     try:
         yield
     except (ModelError, BudgetExceeded) as exc:
-        raise _record(harness, state, step, " ".join(str(exc).split())) from exc
+        raise _record(publisher, state, step, " ".join(str(exc).split())) from exc
 
 
 def refuse_infra(
-    harness: Harness,
+    ctx: StepContext,
     state: RoundState,
     step: Step,
     candidate: Evaluation,
@@ -40,14 +42,14 @@ def refuse_infra(
     committed on the branch as indecisive, with its per-task `outcomes` files (each failure's
     reason in them) but no evaluation: the next `evolve` runs it again, and the failed tasks
     anew (they are never kept in the result cache)."""
-    problem = infra_problem(harness.config.gate, candidate, incumbent)
+    problem = infra_problem(ctx.reader.config.gate, candidate, incumbent)
     if problem is not None:
-        raise _record(harness, state, step, problem, outcomes)
+        raise _record(ctx.publisher, state, step, problem, outcomes)
 
 
-def refuse_infra_incumbent(harness: Harness, evaluation: Evaluation, what: str) -> None:
+def refuse_infra_incumbent(settings: GateSettings, evaluation: Evaluation, what: str) -> None:
     """Main's own evaluation past the share: nothing is committed, the next `evolve` retries it."""
-    problem = infra_problem(harness.config.gate, evaluation)
+    problem = infra_problem(settings, evaluation)
     if problem is not None:
         raise ValidationIndecisive(
             f"{what} could not complete ({problem}); nothing was recorded; run `wikiskill evolve` again to retry it"
@@ -55,14 +57,14 @@ def refuse_infra_incumbent(harness: Harness, evaluation: Evaluation, what: str) 
 
 
 def _record(
-    harness: Harness, state: RoundState, step: Step, reason: str, changes: dict[str, str] | None = None
+    publisher: Publisher, state: RoundState, step: Step, reason: str, changes: dict[str, str] | None = None
 ) -> ValidationIndecisive:
     label = round_label(state.number)
-    harness.commit(
+    publisher.commit(
         f"{label} {step.value}: indecisive ({reason})",
         Trailers(round=state.number, step=step, decision=Decision.INDECISIVE),
         dict(changes or {}),
-        branch=state.branch,
+        branch=state.candidate,
         body=reason,
     )
     return ValidationIndecisive(

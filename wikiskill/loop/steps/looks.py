@@ -25,29 +25,32 @@ from .summary import of_evaluation
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..evaluating import Evaluator
+    from ..harness import StepContext
+    from ..reading import Reader
 
 CANDIDATE_FILE = "val.jsonl"
 
 
-def current_look(harness: Harness, state: RoundState, policy: Looks) -> Commit | None:
+def current_look(evaluator: Evaluator, state: RoundState, policy: Looks) -> Commit | None:
     """The newest look on the branch, if it is of the tip's skills against main's under the
     current setup and design."""
     if state.tip is None:
         return None
-    expected = harness.fingerprint(state.tip)
-    pool = len(harness.benchmark.tasks("val"))
+    reader = evaluator.reader
+    expected = evaluator.fingerprint(state.tip)
+    pool = len(reader.tasks("val"))
     for commit in state.validations:
         meta = commit.meta
         if meta.fingerprint != expected:
             continue
         same = (
             meta.look is not None
-            and meta.incumbent_fingerprint == harness.fingerprint(MAIN)
+            and meta.incumbent_fingerprint == evaluator.fingerprint(MAIN)
             and meta.pool == pool
             and meta.batch == policy.batch
-            and _same(meta.confidence, policy_confidence(harness.gate_settings))
-            and _same(meta.margin, harness.config.gate.margin)
+            and _same(meta.confidence, policy_confidence(reader.gate_settings))
+            and _same(meta.margin, reader.config.gate.margin)
         )
         return commit if same else None
     return None
@@ -57,45 +60,46 @@ def _same(recorded: float | None, setting: float) -> bool:
     return recorded is not None and round(recorded, 6) == round(setting, 6)
 
 
-def incumbent_at(harness: Harness, look: Commit) -> Evaluation:
+def incumbent_at(reader: Reader, look: Commit) -> Evaluation:
     """Main's side of a look: its outcomes on the same tasks."""
     meta = look.meta
-    text = harness.ws.read_file(look.sha, meta.incumbent_results or "") or ""
-    return read_outcomes(text).evaluation(meta.incumbent_fingerprint or "", meta.setup or "", harness.skills_id(MAIN))
+    text = reader.ws.read_file(look.sha, meta.incumbent_results or "") or ""
+    return read_outcomes(text).evaluation(meta.incumbent_fingerprint or "", meta.setup or "", reader.skills_id(MAIN))
 
 
-def looks_finished(harness: Harness, state: RoundState, policy: Looks) -> bool:
-    look = current_look(harness, state, policy)
+def looks_finished(evaluator: Evaluator, state: RoundState, policy: Looks) -> bool:
+    look = current_look(evaluator, state, policy)
     return look is not None and look.meta.crossed is not None
 
 
-def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
+def run_looks(ctx: StepContext, state: RoundState, policy: Looks) -> None:
     """Look after look until one stops the validation, each committed before the next batch."""
-    label = round_label(state.number)
-    pool = harness.benchmark.tasks("val")
+    reader, evaluator, publisher = ctx.reader, ctx.evaluator, ctx.publisher
+    label, branch = round_label(state.number), state.candidate
+    pool = reader.tasks("val")
     counts = policy.counts(len(pool))
     retire = state.proposal is not None and state.proposal.meta.action == Action.RETIRE
-    previous = current_look(harness, state, policy)
+    previous = current_look(evaluator, state, policy)
     texts = {CANDIDATE_FILE: "", MAIN_SIDE_FILE: ""}
     done = 0
     if previous is not None:
         texts = {
-            CANDIDATE_FILE: harness.ws.read_file(previous.sha, previous.meta.results or "") or "",
-            MAIN_SIDE_FILE: harness.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or "",
+            CANDIDATE_FILE: reader.ws.read_file(previous.sha, previous.meta.results or "") or "",
+            MAIN_SIDE_FILE: reader.ws.read_file(previous.sha, previous.meta.incumbent_results or "") or "",
         }
         done = previous.meta.tasks or 0
-    known = _recorded_rows(harness)
+    known = _recorded_rows(evaluator)
     for number, n in enumerate(counts, 1):
         if n <= done:
             continue
         tasks = pool[done:n]
-        harness.begin_step()
+        publisher.begin_step()
         what = f"{label} validate: look {number} of {len(counts)}"
-        with indecisive(harness, state, Step.VALIDATE):
-            candidate = harness.evaluate(state.branch, "val", f"{what}: val", tasks=tasks)
+        with indecisive(publisher, state, Step.VALIDATE):
+            candidate = evaluator.evaluate(branch, "val", f"{what}: val", tasks=tasks)
             missing = [task for task in tasks if task.id not in known]
             if missing:
-                ran = harness.evaluate(MAIN, "val", f"{what}: incumbent", tasks=missing)
+                ran = evaluator.evaluate(MAIN, "val", f"{what}: incumbent", tasks=missing)
                 known.update(_rows(ran.outcomes))
         texts[CANDIDATE_FILE] += candidate.outcomes
         texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
@@ -104,11 +108,11 @@ def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
             evaluation.fingerprint, evaluation.setup, evaluation.skills_id
         )
         main_eval = read_outcomes(texts[MAIN_SIDE_FILE]).evaluation(
-            harness.fingerprint(MAIN), evaluation.setup, harness.skills_id(MAIN)
+            evaluator.fingerprint(MAIN), evaluation.setup, reader.skills_id(MAIN)
         )
         paths = {name: f"raw/{label}/{name}" for name in texts}
         files = {paths[name]: text for name, text in texts.items()}
-        refuse_infra(harness, state, Step.VALIDATE, mine, main_eval, files)
+        refuse_infra(ctx, state, Step.VALIDATE, mine, main_eval, files)
         look = policy.look(mine, main_eval, len(pool), retire)
         trailers = Trailers(
             round=state.number,
@@ -121,14 +125,14 @@ def run_looks(harness: Harness, state: RoundState, policy: Looks) -> None:
             incumbent=main_eval.mean,
             incumbent_fingerprint=main_eval.fingerprint,
             incumbent_results=paths[MAIN_SIDE_FILE],
-            policy=harness.policy.name,
+            policy=reader.policy.name,
             **look_trailers(look),
         )
-        harness.commit(
-            f"{what}: val {of_evaluation(mine, harness.interactive)} ({look.text()})",
+        publisher.commit(
+            f"{what}: val {of_evaluation(mine, reader.interactive)} ({look.text()})",
             trailers,
             files,
-            branch=state.branch,
+            branch=branch,
         )
         done = n
         if look.crossed is not None:
@@ -149,12 +153,12 @@ def look_trailers(look: Look) -> dict[str, object]:
     }
 
 
-def _recorded_rows(harness: Harness) -> dict[str, str]:
+def _recorded_rows(evaluator: Evaluator) -> dict[str, str]:
     """Main's per-task outcome lines that git records under the current setup, by task id."""
-    found = harness.recorded(MAIN)
+    found = evaluator.recorded(MAIN)
     if found is None or not found[0].meta.results:
         return {}
-    return _rows(harness.ws.read_file(found[0].sha, found[0].meta.results) or "")
+    return _rows(evaluator.reader.ws.read_file(found[0].sha, found[0].meta.results) or "")
 
 
 def _rows(text: str) -> dict[str, str]:

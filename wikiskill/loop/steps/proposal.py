@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...benchmarks import BenchmarkKind
 from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
-from ...core.prompts import render
+from ...core.prompts import render_fields
 from ...integrations.ingest import read_ingested
 from ...knowledge.junk import Known, junk_reason, reserved_names
 from ...knowledge.leakage import leak_reason
@@ -30,60 +30,60 @@ _HEADER_END = re.compile(r"\n(?:## |- )")
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
-    from ..harness import Harness
+    from ..harness import StepContext
+    from ..reading import Reader
 
 
 class Propose:
     """Commit a valid proposal on its candidate branch; record no_action or an invalid one on main."""
 
-    kind = Step.PROPOSE
+    kind: ClassVar[Step] = Step.PROPOSE
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
         return state.closed or state.proposal is not None
 
-    def run(self, harness: Harness, state: RoundState) -> None:
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        reader, publisher, ws = ctx.reader, ctx.publisher, ctx.reader.ws
         if state.branch is not None:  # cut, but the proposal commit never landed
-            harness.ws.delete_branch(state.branch)
+            publisher.delete_branch(state.branch)
         number, label = state.number, round_label(state.number)
-        harness.begin_step()
-        results = harness.train_results(number)
-        score = incumbent(harness).mean
-        pending = pending_candidates(harness.ws)
-        locked = harness.config.skills.locked
+        publisher.begin_step()
+        results = reader.train_results(number)
+        score = incumbent(ctx.evaluator).mean
+        pending = pending_candidates(ws)
+        settings = reader.config.skills
         context = ProposerContext(
             round=number,
             incumbent=score,
             train_score=mean_score(results),
-            index=harness.ws.read_file(MAIN, "wiki/index.md") or "",
-            impact=harness.ws.read_file(MAIN, IMPACT) or "",
-            skills=harness.skills_at(MAIN),
-            outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(harness.ws, number)],
+            index=ws.read_file(MAIN, "wiki/index.md") or "",
+            impact=ws.read_file(MAIN, IMPACT) or "",
+            skills=reader.skills_at(MAIN),
+            outcomes=[_outcome_row(t) for t in scored(results) + read_ingested(ws, number)],
             pending=[WaitingCandidate(str(item.evidence.meta.action), item.skill, item.branch) for item in pending],
-            locked=list(locked),
-            retire=retire_candidates(harness.ws),
-            max_tokens=harness.config.skills.max_tokens,
+            locked=list(settings.locked),
+            retire=retire_candidates(ws),
+            max_tokens=settings.max_tokens,
         )
-        harness.reporter.info(f"{label} propose: the skill proposer is investigating")
-        result = harness.team.proposer(Sandbox(harness.ws, MAIN)).run(context)
+        reader.reporter.info(f"{label} propose: the skill proposer is investigating")
+        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN)).run(context)
         transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
-            proposal = prepare_proposal(result.proposal, harness.ws.read_files(MAIN, "skills"), number)
-            links = harness.ws.links(MAIN, "skills")
+            skills = ws.read_files(MAIN, "skills")
+            proposal = prepare_proposal(result.proposal, dict(skills), number)
             junk = (
-                _refusal(proposal, locked, pending, links)
-                or junk_reason(proposal, _known(harness, context, result.transcript.messages[:1]))
-                or leak_reason(harness.held_out, proposal.changes)
-                or over_budget(
-                    harness.ws.read_files(MAIN, "skills"), proposal.changes, harness.config.skills, context.retire
-                )
+                _refusal(proposal, settings.locked, pending, ws.links(MAIN, "skills"))
+                or junk_reason(proposal, _known(reader, context, result.transcript.messages[:1]))
+                or leak_reason(reader.held_out, proposal.changes)
+                or over_budget(skills, proposal.changes, settings, context.retire)
             )
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
             close_without_merge(
-                harness,
+                ctx,
                 number,
                 invalid.action,
                 invalid.name,
@@ -96,7 +96,7 @@ class Propose:
             return
         if proposal.action == Action.NO_ACTION:
             close_without_merge(
-                harness,
+                ctx,
                 number,
                 Action.NO_ACTION,
                 "",
@@ -108,9 +108,9 @@ class Propose:
             )
             return
         branch = candidate_branch(number, proposal.name)
-        harness.ws.create_branch(branch, MAIN)
+        publisher.create_branch(branch, MAIN)
         notes = "\n".join(f"- {note}" for note in proposal.notes)
-        harness.commit(
+        publisher.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
             Trailers(
                 round=number, step=self.kind, action=proposal.action, skill=proposal.name, reads=len(result.reads)
@@ -126,39 +126,41 @@ class Reapply:
     after the branch was cut (a rollback, a hand edit, a re-validation), main is merged into the
     branch, and the candidate is validated again; a conflict rejects it as stale."""
 
-    kind = Step.REAPPLY
+    kind: ClassVar[Step] = Step.REAPPLY
 
-    def done(self, harness: Harness, state: RoundState) -> bool:
-        return state.closed or state.tip is None or harness.ws.is_ancestor(harness.ws.head(MAIN), state.tip)
+    def done(self, ctx: StepContext, state: RoundState) -> bool:
+        ws = ctx.reader.ws
+        return state.closed or state.tip is None or ws.is_ancestor(ws.resolve(MAIN), state.tip)
 
-    def run(self, harness: Harness, state: RoundState) -> None:
+    def run(self, ctx: StepContext, state: RoundState) -> None:
+        ws, publisher, tip = ctx.reader.ws, ctx.publisher, state.tip or ""
         number, label = state.number, round_label(state.number)
-        main = harness.ws.head(MAIN)
+        main = ws.resolve(MAIN)
         meta = state.proposal.meta if state.proposal else Trailers()
-        cut = harness.ws.merge_base(MAIN, state.tip) or "?"
+        cut = ws.merge_base(MAIN, tip) or "?"
         moved = f"main moved from {cut[:10]} to {main[:10]} after the branch was cut"
-        harness.begin_step()
+        publisher.begin_step()
         try:
-            tree = harness.ws.merged_tree(MAIN, state.tip)
+            tree = ws.merged_tree(MAIN, tip)
         except WorkspaceError:
             close_without_merge(
-                harness,
+                ctx,
                 number,
                 meta.action,
                 meta.skill or "",
                 "",
                 Decision.REJECTED,
                 f"stale: {moved}, and the proposal conflicts with main's skills now",
-                incumbent(harness).mean,
+                incumbent(ctx.evaluator).mean,
                 branch=state.branch,
             )
             return
-        harness.commit(
+        publisher.commit(
             f"{label} reapply: {meta.action} {meta.skill} onto main {main[:10]}",
             Trailers(round=number, step=self.kind, action=meta.action, skill=meta.skill),
             body=f"{moved}; the proposal is re-applied onto main's current skills (no task ran here: the "
             "validate step that follows measures the candidate on them).",
-            branch=state.branch,
+            branch=state.candidate,
             base=tree,
             extra_parents=(main,),
         )
@@ -186,15 +188,16 @@ def _refusal(proposal: Proposal, locked: list[str], pending: list[Pending], link
     return None
 
 
-def _known(harness: Harness, context: ProposerContext, system: list[dict]) -> Known:
+def _known(reader: Reader, context: ProposerContext, system: list[dict[str, object]]) -> Known:
     """What a created skill is checked against before validation: the suite's task ids (train,
     val and ingested), the workspace's and the wiki's own files, and the prompt's fixed text (the
     system prompt, the user prompt without this round's data, the wiki files' headers)."""
-    task_ids = [row["id"] for row in context.outcomes] + [task.id for task in harness.benchmark.tasks("val")]
-    files = [path for path in harness.ws.list_paths(MAIN, "") if "/" not in path]
-    wiki = [path for path in harness.ws.list_paths(MAIN, "wiki") if not path.startswith("wiki/patterns/")]
-    headers = [_HEADER_END.split(harness.ws.read_file(MAIN, path) or "", maxsplit=1)[0] for path in wiki]
-    fixed = render("proposer_user", **ProposerContext().prompt_fields())
+    ws = reader.ws
+    task_ids = [str(row["id"]) for row in context.outcomes] + [task.id for task in reader.tasks("val")]
+    files = [path for path in ws.list_paths(MAIN, "") if "/" not in path]
+    wiki = [path for path in ws.list_paths(MAIN, "wiki") if not path.startswith("wiki/patterns/")]
+    headers = [_HEADER_END.split(ws.read_file(MAIN, path) or "", maxsplit=1)[0] for path in wiki]
+    fixed = render_fields("proposer_user", ProposerContext().prompt_fields())
     prompt = [str(message.get("content") or "") for message in system] + [fixed, *headers]
     return Known(reserved_names(task_ids, [*files, *wiki]), prompt)
 
@@ -204,7 +207,7 @@ def _cell(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _outcome_row(trajectory: Trajectory) -> dict:
+def _outcome_row(trajectory: Trajectory) -> dict[str, object]:
     row = trajectory.outcome()
     if trajectory.kind == BenchmarkKind.INTERACTIVE:
         ending = "won" if trajectory.won else "lost" if trajectory.lost else "unfinished"
