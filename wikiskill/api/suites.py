@@ -25,15 +25,14 @@ def harbor_suite(ws: Workspace) -> HarborSuite | None:
     """The workspace's Harbor suite as its settings read it (`unreadable` says which tasks were
     left out and why); None for other suites."""
     from ..benchmarks import load_benchmark, spec_of
-    from ..benchmarks.harbor import HarborSuite
+    from ..benchmarks.harbor import container_suite
     from ..store.harbor_datasets import fetch_for
 
     config = load_config(ws.root)
     if not spec_of(config.benchmark).containers:
         return None
     fetch_for(config, ws.root)
-    suite = load_benchmark(config, ws.root)
-    return suite if isinstance(suite, HarborSuite) else None
+    return container_suite(load_benchmark(config, ws.root))
 
 
 def suite_network(ws: Workspace) -> tuple[int, int, bool] | None:
@@ -62,24 +61,32 @@ def check_suite(
     of the Harbor registry `registry` (a path or URL; default: Harbor's public one)."""
     import asyncio
 
-    from ..benchmarks.harbor import HarborSuite
+    from ..benchmarks import load_benchmark, spec_of
+    from ..benchmarks.harbor import HARBOR, container_suite
     from ..benchmarks.task_folders import SUITE_FILE, TaskFolders
-    from ..core.config import ContainerRuntime, EnvironmentSettings
-    from ..core.errors import choice
+    from ..core.config import ContainerRuntime, EnvironmentSettings, HarborSettings
+    from ..core.errors import BenchmarkError, choice
     from ..run.folder_check import check_folders
     from ..run.harbor_tasks import open_setup
     from ..run.suite_check import TaskCheck
     from ..run.suite_check import check_suite as _check_suite
-    from ..store.harbor_datasets import fetch_harbor_folder
+    from ..store.harbor_datasets import fetch_for
 
     text = str(path)
     folder = Path(text.removeprefix("tasks:")).expanduser()
     if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
         checks, unchecked = check_folders(TaskFolders(folder))
         return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
-    if not text.startswith("harbor:") and not folder.exists():
+    if not folder.exists() and not spec_of(text).containers:
         return _check_named_suite(text)
-    suite = HarborSuite(fetch_harbor_folder(text.removeprefix("harbor:"), registry, Path.cwd()))
+    config = Config(
+        benchmark=HARBOR.benchmark_name(str(folder)) if folder.exists() else text,
+        harbor=HarborSettings(registry=registry),
+    )
+    fetch_for(config, Path.cwd())
+    suite = container_suite(load_benchmark(config, Path.cwd()))
+    if suite is None:
+        raise BenchmarkError(f"{config.benchmark} is no suite of containers that check-suite can play")
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
     setup = open_setup(settings, cache, workspace=suite.directory, harbor=suite.settings)

@@ -52,21 +52,18 @@ def init_workspace(
     fetched from, now, and kept as `harbor.registry`.
     """
     from ..benchmarks import canonical_name, spec_of
-    from ..benchmarks.registry import split_name
-    from ..store.harbor_datasets import fetch_harbor_folder
+    from ..store.harbor_datasets import fetch_named
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path} is a file, not a folder: give a new or empty folder for the workspace")
     benchmark = canonical_name(benchmark, base=Path.cwd())
-    family, argument = split_name(benchmark)
-    if registry is not None and family != "harbor":
-        raise ConfigError(f"a registry names Harbor datasets (harbor:NAME@VERSION), not {benchmark}")
+    spec = spec_of(benchmark)
+    if registry is not None and not spec.registry_datasets:
+        raise ConfigError(f"a registry names datasets (harbor:NAME@VERSION), which {benchmark} does not take")
     if registry is not None and "://" not in registry:
         registry = str(Path(registry).expanduser().resolve())
-    if family == "harbor" and argument is not None:
-        fetch_harbor_folder(argument, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
-    spec = spec_of(benchmark)
+    fetch_named(benchmark, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent_flag(agent)
     _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:

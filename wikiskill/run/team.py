@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind
-from ..benchmarks.harbor import HarborSuite
+from ..benchmarks.harbor import HarborSuite, container_suite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
 from ..contracts.roles import (
     AgentKind,
@@ -94,9 +94,9 @@ class Team:
         return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
-        if self.benchmark.spec.containers:
-            suite = cast(HarborSuite, self.benchmark)
-            return HarborTaskAgent(self._environment_agent(skills, shelf), suite, self.containers())
+        suite = container_suite(self.benchmark)
+        if suite is not None:
+            return HarborTaskAgent(self._environment_agent(skills, shelf, suite), suite, self.containers())
         workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
         if not self.config.agent.builtin:
             runner = self._runner(skills)
@@ -122,7 +122,7 @@ class Team:
             self._containers = open_setup(self.config.environment, self.state_dir, harbor=self.config.harbor)
         return self._containers
 
-    def _environment_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> EnvironmentAgent:
+    def _environment_agent(self, skills: list[Skill], shelf: WikiShelf | None, suite: HarborSuite) -> EnvironmentAgent:
         """The agent that plays a Harbor task inside its container."""
         agent = self.config.agent
         if agent.reference:
@@ -136,7 +136,6 @@ class Team:
             from ..roles.coding_agents.presets import make_preset
 
             model = self.config.role(Role.AGENT)
-            suite = cast(HarborSuite, self.benchmark)
             check_model_network(self.config.environment, model.api_base, agent.runner, suite.by_id.values())
             return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
         return ShellAgent.from_parts(AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf))
