@@ -10,6 +10,7 @@ from pathlib import Path
 from ..benchmarks import BenchmarkKind, Task
 from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
 from ..benchmarks.harbor_env import exports, resolve_env
+from ..contracts.roles import AgentParts
 from ..core.config import ReferenceAgent
 from ..environments.base import TaskEnvironment
 from ..store.traces import Trajectory
@@ -22,6 +23,11 @@ class OracleAgent:
     """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
 
     name = ReferenceAgent.ORACLE
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> OracleAgent:
+        """The oracle needs none of the parts: the solution is the task's."""
+        return cls()
 
     async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
         solution = Path(task.metadata[TASK_DIR_KEY]) / SOLUTION_DIR
@@ -41,6 +47,11 @@ class NopAgent:
     """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
 
     name = ReferenceAgent.NOP
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> NopAgent:
+        """Doing nothing needs none of the parts."""
+        return cls()
 
     async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
         return _trajectory(task)
