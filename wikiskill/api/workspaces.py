@@ -12,11 +12,10 @@ from ..core.config import (
     BUILTIN_RUNNER,
     CONFIG_FILE,
     OFFLINE_MODEL,
-    ReferenceAgent,
     agent_flag,
 )
 from ..core.errors import ConfigError, WorkspaceError
-from ..core.parts import CLI_PRESETS, COMMAND_PRESET
+from ..core.parts import CLI_PRESETS, COMMAND_PRESET, REFERENCE_AGENTS
 from ..core.prompts import render
 from ..run.preflight import preflight
 from ..store.settings import load_config, parse_config
@@ -89,7 +88,7 @@ def init_workspace(
         runner=runner,
         command=json.dumps(list(command), ensure_ascii=False) if command else None,
         cli_presets=" | ".join(CLI_PRESETS.names()),
-        cli=runner is not None and not runner.startswith("python:") and runner.lower() not in set(ReferenceAgent),
+        cli=runner is not None and not runner.startswith("python:") and runner.lower() not in REFERENCE_AGENTS.names(),
         bwrap=shutil.which("bwrap") is not None,
     )
     if registry is not None:

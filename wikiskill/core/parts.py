@@ -136,6 +136,20 @@ TASK_AGENTS: Registry[Any] = Registry(
 )
 """The LLM task agents of the built-in runner, each playing one kind of suite (`plays`)."""
 
+REFERENCE_AGENTS: Registry[Any] = Registry(
+    what="reference agent",
+    setting="agent.runner",
+    group="wikiskill.reference_agents",
+    contract="wikiskill.contracts.roles:EnvironmentAgent",
+    named_by="name",
+    builtins={
+        "oracle": "wikiskill.roles.reference_agent:OracleAgent",
+        "nop": "wikiskill.roles.reference_agent:NopAgent",
+    },
+)
+"""The agents that check a suite of containers rather than play it: `oracle` runs each task's
+solution, `nop` does nothing; a sound suite scores them 1 and 0 (`check-suite`)."""
+
 REGISTRIES: tuple[Registry[Any], ...] = (
     BENCHMARK_FAMILIES,
     SCORERS,
@@ -145,5 +159,6 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     EXPORT_TARGETS,
     SESSION_FORMATS,
     TASK_AGENTS,
+    REFERENCE_AGENTS,
 )
 """Every kind, for the reference docs and the tests."""

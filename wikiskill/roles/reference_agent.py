@@ -11,7 +11,7 @@ from ..benchmarks import BenchmarkKind, Task
 from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
 from ..benchmarks.harbor_env import exports, resolve_env
 from ..contracts.roles import AgentParts
-from ..core.config import ReferenceAgent
+from ..core.parts import REFERENCE_AGENTS
 from ..environments.base import TaskEnvironment
 from ..store.traces import Trajectory
 
@@ -19,10 +19,11 @@ SOLUTION_MOUNT = "/solution"
 OUTPUT_CHARS = 10_000
 
 
+@REFERENCE_AGENTS.builtin
 class OracleAgent:
     """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
 
-    name = ReferenceAgent.ORACLE
+    name: str
 
     @classmethod
     def from_parts(cls, parts: AgentParts) -> OracleAgent:
@@ -43,10 +44,11 @@ class OracleAgent:
         return _trajectory(task, messages=[{"role": "assistant", "content": said}], error=error)
 
 
+@REFERENCE_AGENTS.builtin
 class NopAgent:
     """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
 
-    name = ReferenceAgent.NOP
+    name: str
 
     @classmethod
     def from_parts(cls, parts: AgentParts) -> NopAgent:

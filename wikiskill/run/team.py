@@ -29,9 +29,9 @@ from ..contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
-from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
+from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import WikiskillError
-from ..core.parts import TASK_AGENTS
+from ..core.parts import REFERENCE_AGENTS, TASK_AGENTS
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -42,7 +42,6 @@ from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
 from ..roles.python_agent import PythonAgent
-from ..roles.reference_agent import NopAgent, OracleAgent
 from ..roles.skill_writer import SkillWriter
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
@@ -71,7 +70,7 @@ def player(config: Config, benchmark: Benchmark) -> type[Player]:
     runner plays which suite was checked with the settings (`store/settings.py`)."""
     agent = config.agent
     if agent.reference:
-        return OracleAgent if agent.runner == ReferenceAgent.ORACLE else NopAgent
+        return REFERENCE_AGENTS.load(agent.runner)
     if agent.python:
         return PythonAgent
     if agent.cli:
