@@ -7,10 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..benchmarks import SPLITS, Split
-from ..core.config import (
-    CONFIG_FILE,
-    Config,
-)
+from ..core.config import CONFIG_FILE, Config
 from ..core.errors import WikiskillError
 from ..loop.harness import Harness
 from ..run.preflight import preflight

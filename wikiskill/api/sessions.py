@@ -6,12 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.config import (
-    OFFLINE_MODEL,
-    LLMSettings,
-    Role,
-    RoleSettings,
-)
+from ..core.config import OFFLINE_MODEL, LLMSettings, Role, RoleSettings
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
 from ..run.team import ModelFactory
 from ..store.settings import load_config

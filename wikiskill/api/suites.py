@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..benchmarks import SPLITS, FamilyListing
-from ..core.config import (
-    Config,
-)
+from ..core.config import Config
 from ..store.settings import load_config
 from ..store.workspace import Workspace
 

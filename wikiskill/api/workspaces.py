@@ -8,12 +8,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.config import (
-    BUILTIN_RUNNER,
-    CONFIG_FILE,
-    OFFLINE_MODEL,
-    agent_flag,
-)
+from ..core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, agent_flag
 from ..core.errors import ConfigError, WorkspaceError
 from ..core.parts import CLI_PRESETS, COMMAND_PRESET, REFERENCE_AGENTS
 from ..core.prompts import render
