@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, agent_flag
+from ..core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, AgentSettings, agent_flag
 from ..core.errors import ConfigError, WorkspaceError
-from ..core.parts import CLI_PRESETS, COMMAND_PRESET, REFERENCE_AGENTS
+from ..core.parts import CLI_PRESETS, COMMAND_PRESET
 from ..core.prompts import render
 from ..run.preflight import preflight
 from ..store.settings import load_config, parse_config
@@ -83,7 +83,7 @@ def init_workspace(
         runner=runner,
         command=json.dumps(list(command), ensure_ascii=False) if command else None,
         cli_presets=" | ".join(CLI_PRESETS.names()),
-        cli=runner is not None and not runner.startswith("python:") and runner.lower() not in REFERENCE_AGENTS.names(),
+        cli=runner is not None and AgentSettings(runner=runner, command=list(command or [])).cli,
         bwrap=shutil.which("bwrap") is not None,
     )
     if registry is not None:
