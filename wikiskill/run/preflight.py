@@ -7,6 +7,7 @@ once and no worker meets one first."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from ..benchmarks import load_benchmark, spec_of
@@ -35,17 +36,16 @@ def preflight(
     where its setting came from (`runner_source`: `--agent` when the option gave the runner). In
     the workspace at `root`, the containers a killed wikiskill left behind are removed and a CLI in
     a task's container must reach its model (`environment.host_network`, which init does not write)."""
-    checks: list[Check] = [lambda: check_runner(config, runner_source), lambda: check_judge(config, judge_source)]
+    checks: list[Check] = [partial(check_runner, config, runner_source), partial(check_judge, config, judge_source)]
+    containers = runs and spec_of(config.benchmark).containers
     if runs:
-        checks += [
-            lambda: check_agent(config),
-            lambda: check_offline(config),
-            lambda: check_containers(config, root),
-        ]
-    if runs and root is not None:  # a run's, not init's: init writes settings a person edits next
-        checks.append(lambda: check_container_agent(config, root))
+        checks.append(partial(check_agent, config))
+    if containers:
+        checks.append(partial(check_containers, config, root))
+    if containers and root is not None and config.agent.cli:  # a run's: init writes what a person edits next
+        checks.append(partial(check_container_agent, config, root))
     if runs and keys:
-        checks.append(lambda: check_credentials(config))
+        checks.append(partial(check_credentials, config))
     gather(checks)
 
 
@@ -64,31 +64,30 @@ def gather(checks: list[Check]) -> None:
 
 
 def check_agent(config: Config) -> None:
-    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
-    if config.agent.python:
-        load_runner(config.agent.runner)
-    elif config.agent.cli:
+    """The task agent can be made: a Python runner that cannot be imported, a CLI that cannot
+    start, or the offline model on a suite it cannot play is refused in one line."""
+    agent = config.agent
+    if agent.python:
+        load_runner(agent.runner)
+    elif agent.cli:
         from ..roles.coding_agents.presets import check_cli
 
-        check_cli(config.agent)
-
-
-def check_offline(config: Config) -> None:
-    """The built-in runner with the offline model plays only the suites it can."""
-    spec = spec_of(config.benchmark)
-    if config.agent.builtin and config.role(Role.AGENT).model == OFFLINE_MODEL and not spec.offline_playable:
+        check_cli(agent)
+    elif (
+        agent.builtin
+        and config.role(Role.AGENT).model == OFFLINE_MODEL
+        and not spec_of(config.benchmark).offline_playable
+    ):
         raise ConfigError(
             f"the offline model cannot play {config.benchmark}; it needs an LLM "
             "(set model, e.g. openai/gpt-4o-mini, or pass --model)"
         )
 
 
-def check_container_agent(config: Config, root: Path | None = None) -> None:
+def check_container_agent(config: Config, root: Path | None) -> None:
     """A coding-agent CLI that plays inside each task's container must reach its model from there:
     not on this machine's loopback, and not from a task without a network, unless the container
     shares the host's network."""
-    if not (config.agent.cli and spec_of(config.benchmark).containers):
-        return
     from ..roles.coding_agents.in_container import check_model_network
 
     api_base = config.role(Role.AGENT).api_base
@@ -106,8 +105,6 @@ def check_containers(config: Config, root: Path | None = None) -> None:
     """A suite of containers needs its container engine: one missing, or a daemon not running, is
     refused in one line; in the workspace at `root`, the containers a killed wikiskill left behind
     are removed."""
-    if not spec_of(config.benchmark).containers:
-        return
     from ..environments.orphans import sweep_orphans
     from ..environments.runtime import open_runtime
 
