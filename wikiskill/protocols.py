@@ -16,10 +16,13 @@ from .contracts.coding_agent import CliPreset, CliRun, CliTranscript
 from .contracts.gate import Evidence, GatePolicy, Look, Looks, ValidationPlan, Verdict
 from .contracts.integrations import ExperimentTracker, ExportTarget, SessionParser
 from .contracts.roles import (
+    AgentKind,
+    AgentParts,
     Check,
     EnvironmentAgent,
     Library,
     MaintainerResult,
+    Player,
     ProposerResult,
     Roles,
     Scorer,
@@ -32,6 +35,8 @@ from .contracts.running import AgentRecipe, Executor, Place, Reporter
 from .llm.chat import ChatModel
 
 __all__ = [
+    "AgentKind",
+    "AgentParts",
     "AgentRecipe",
     "Benchmark",
     "BenchmarkFamily",
@@ -52,6 +57,7 @@ __all__ = [
     "Looks",
     "MaintainerResult",
     "Place",
+    "Player",
     "ProposerResult",
     "QABenchmark",
     "Reporter",

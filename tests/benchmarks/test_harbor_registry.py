@@ -152,3 +152,13 @@ def test_a_registry_path_and_url_together_are_refused(tmp_path, local_registry):
     path, _ = local_registry
     result = init(tmp_path / "ws", "--registry-path", str(path), "--registry-url", path.as_uri())
     assert result.exit_code == 1 and "either as --registry-path or as --registry-url, not both" in result.output
+
+
+def test_a_registry_for_a_suite_that_takes_no_datasets_is_refused_with_nothing_written(tmp_path, local_registry):
+    path, _ = local_registry
+    arguments = ["init", str(tmp_path / "ws"), "--benchmark", "example-qa", "--model", "openai/fake"]
+    arguments += ["--registry-path", str(path)]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 1
+    assert "a registry names datasets (harbor:NAME@VERSION), which example-qa does not take" in result.output
+    assert not (tmp_path / "ws").exists() and not (tmp_path / "cache").exists()

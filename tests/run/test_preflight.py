@@ -35,3 +35,17 @@ def test_an_audit_without_rerun_reads_git_with_no_key_while_a_rerun_needs_one(tm
     assert len(report.merges) == 1 and report.rerun == 0
     assert report.problems  # hand-made: the merge claims no evaluation
     assert "needs OPENAI_API_KEY" in one_error_line(run("-C", str(ws.root), "audit", "--rerun"))
+
+
+def test_an_agent_the_team_cannot_build_is_named_with_the_other_problems_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ws = api.init_workspace(tmp_path / "ws", benchmark="example-qa", model="openai/gpt-4o-mini")
+    edit_config(ws, **{"agent.model": "offline"})  # no offline agent answers questions
+    git(ws.root, "commit", "-qam", "the task agent on the offline model")
+    head = git(ws.root, "rev-parse", "HEAD")
+
+    line = one_error_line(run("-C", str(ws.root), "eval", "--split", "val"))
+
+    assert "the offline model cannot play example-qa" in line
+    assert "needs OPENAI_API_KEY" in line  # the maintainer's and the proposer's model
+    assert git(ws.root, "rev-parse", "HEAD") == head and not (ws.root / ".wikiskill" / "results").exists()

@@ -75,6 +75,9 @@ class BenchmarkSpec(BaseModel):
     there: the container engine is checked before a run, the verifier's code enters the
     fingerprint, the reference agents (`oracle`, `nop`) can check it against its solutions, and its
     split sizes are known without preparing it (`counts`)."""
+    registry_datasets: bool = False
+    """Its argument may name a dataset of a task registry (`NAME@VERSION`, from `harbor.registry`),
+    fetched into the cache before the suite is read (`store/harbor_datasets.py`)."""
 
     def benchmark_name(self, argument: str | None) -> str:
         """The suite's full name: `family`, or `family:argument`."""

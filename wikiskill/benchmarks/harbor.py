@@ -69,6 +69,7 @@ HARBOR = BenchmarkSpec(
     version="1",
     examples=("harbor:benchmarks/harbor-example",),
     containers=True,
+    registry_datasets=True,
 )
 
 
@@ -387,6 +388,12 @@ class HarborSuite:
             hasher.update(repr((self.settings.force_build, self.settings.suite_skills.value)).encode())
             self._digest = hasher.hexdigest()[:24]
         return self._digest
+
+
+def container_suite(suite: object) -> HarborSuite | None:
+    """`suite` as a suite whose tasks each run in containers of their own (`spec.containers`),
+    with its task folders; None for any other suite."""
+    return suite if isinstance(suite, HarborSuite) else None
 
 
 def _files(folder: Path) -> list[Path]:

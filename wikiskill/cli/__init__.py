@@ -1,7 +1,7 @@
 """The `wikiskill` command: thin over `api` (parse, call, print), one module per group of commands
 (`running`, `history`, `review`, `skills`, `tasks`, `environments`, `uplift`) over what they share (`common`). This
 module lists the commands in the order `wikiskill --help` shows them. It may import every layer below it (`core` to
-`api.py`)."""
+`api`)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -122,17 +123,35 @@ class WorkdirAgent(Protocol):
 
 @dataclass(frozen=True)
 class AgentParts:
-    """What an LLM task agent is made from: the model it talks to, the suite, the skills it is
-    shown, the workspace's settings (the agent's and the skills') and the wiki it may read."""
+    """What every task agent is made from, the recipe its `from_parts` reads: the models of the
+    roles, the suite, the skills it is shown, the workspace's settings (the agent's and the
+    skills'), the wiki it may read and the seed of an agent that draws (None: `seed`'s)."""
 
-    model: ChatModel
+    models: Callable[[Role], ChatModel]
     benchmark: Benchmark
     skills: list[Skill]
     config: Config
     shelf: WikiShelf | None = None
+    seed: int | None = None
+
+    @cached_property
+    def model(self) -> ChatModel:
+        """The agent's model, made when an agent first asks for it: a CLI or a callable needs none."""
+        return self.models(Role.AGENT)
 
 
-class AgentKind(Protocol):
+class Player(Protocol):
+    """Any task agent's one constructor shape (`run/team.py` picks the class: the runner's, the
+    kind's): the agent that plays a QA or game suite's tasks (`TaskAgent`), a workdir suite's in a
+    folder (`WorkdirAgent`) or a container suite's in its container (`EnvironmentAgent`)."""
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> TaskAgent | WorkdirAgent | EnvironmentAgent:
+        """The agent, from its parts."""
+        ...
+
+
+class AgentKind(Player, Protocol):
     """A kind of LLM task agent (`core/parts.py` TASK_AGENTS; `agent.kind` names one): the built-in
     runner plays a suite with the kind `agent.kind` names, else with the built-in kind that `plays`
     the suite's kind. A workdir kind's agents are `WorkdirAgent`s, the others' `TaskAgent`s."""

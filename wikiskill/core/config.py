@@ -19,6 +19,7 @@ from .parts import (
     GATE_POLICIES,
     LOCAL_EXECUTOR,
     PROCESS_POOL,
+    REFERENCE_AGENTS,
     ROUND_STEPS,
     TASK_AGENTS,
 )
@@ -110,14 +111,6 @@ PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(
 """`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
 
 
-class ReferenceAgent(StrEnum):
-    """The agents that check a Harbor suite rather than play it: `oracle` runs each task's
-    `solution/solve.sh`, `nop` does nothing (a sound suite scores them 1 and 0)."""
-
-    ORACLE = "oracle"
-    NOP = "nop"
-
-
 class Sandbox(StrEnum):
     """What a CLI task agent runs inside."""
 
@@ -180,15 +173,15 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        for name in (*ReferenceAgent, *CLI_PRESETS.names()):
+        for name in (*REFERENCE_AGENTS.names(), *CLI_PRESETS.names()):
             if text.lower() == name.lower():
                 return str(name)
         if DOTTED_PATH.fullmatch(text):
             return text
-        presets = ", ".join(CLI_PRESETS.names())
+        presets, checkers = ", ".join(CLI_PRESETS.names()), " or ".join(REFERENCE_AGENTS.names())
         raise ValueError(
             f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
-            "a preset's dotted path package.module:Class, or oracle or nop on a Harbor suite)"
+            f"a preset's dotted path package.module:Class, or {checkers} on a Harbor suite)"
         )
 
     @model_validator(mode="after")
@@ -216,8 +209,8 @@ class AgentSettings(RoleSettings):
 
     @property
     def reference(self) -> bool:
-        """The runner is `oracle` or `nop` (`ReferenceAgent`)."""
-        return self.runner in set(ReferenceAgent)
+        """The runner checks a suite of containers rather than plays it (`REFERENCE_AGENTS`)."""
+        return self.runner in REFERENCE_AGENTS.names()
 
     @property
     def cli(self) -> bool:

@@ -146,6 +146,20 @@ ROUND_STEPS: Registry[Any] = Registry(
 """Steps of one's own that each round runs besides its built-in ones (`loop/steps/`), which keep
 their fixed order and are not named here."""
 
+REFERENCE_AGENTS: Registry[Any] = Registry(
+    what="reference agent",
+    setting="agent.runner",
+    group="wikiskill.reference_agents",
+    contract="wikiskill.contracts.roles:EnvironmentAgent",
+    named_by="name",
+    builtins={
+        "oracle": "wikiskill.roles.reference_agent:OracleAgent",
+        "nop": "wikiskill.roles.reference_agent:NopAgent",
+    },
+)
+"""The agents that check a suite of containers rather than play it: `oracle` runs each task's
+solution, `nop` does nothing; a sound suite scores them 1 and 0 (`check-suite`)."""
+
 REGISTRIES: tuple[Registry[Any], ...] = (
     BENCHMARK_FAMILIES,
     SCORERS,
@@ -156,5 +170,6 @@ REGISTRIES: tuple[Registry[Any], ...] = (
     SESSION_FORMATS,
     TASK_AGENTS,
     ROUND_STEPS,
+    REFERENCE_AGENTS,
 )
 """Every kind, for the reference docs and the tests."""

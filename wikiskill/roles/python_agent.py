@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
-from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
+from ..contracts.roles import AgentParts
+from ..core.config import PYTHON_RUNNER, Role, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
 from ..environments.base import TaskEnvironment
@@ -148,6 +149,14 @@ class PythonAgent:
         self.skills = skills
         self.settings = settings
         self.model = model
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> PythonAgent:
+        """The callable `agent.runner` names, with the agent's model settings."""
+        config = parts.config
+        return cls(
+            load_runner(config.agent.runner), parts.benchmark, parts.skills, config.skills, config.role(Role.AGENT)
+        )
 
     async def run(self, task: Task) -> Trajectory:
         with tempfile.TemporaryDirectory(prefix="wikiskill-task-") as scratch:

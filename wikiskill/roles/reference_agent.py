@@ -10,7 +10,8 @@ from pathlib import Path
 from ..benchmarks import BenchmarkKind, Task
 from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
 from ..benchmarks.harbor_env import exports, resolve_env
-from ..core.config import ReferenceAgent
+from ..contracts.roles import AgentParts
+from ..core.parts import REFERENCE_AGENTS
 from ..environments.base import TaskEnvironment
 from ..store.traces import Trajectory
 
@@ -18,10 +19,16 @@ SOLUTION_MOUNT = "/solution"
 OUTPUT_CHARS = 10_000
 
 
+@REFERENCE_AGENTS.builtin
 class OracleAgent:
     """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
 
-    name = ReferenceAgent.ORACLE
+    name: str
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> OracleAgent:
+        """The oracle needs none of the parts: the solution is the task's."""
+        return cls()
 
     async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
         solution = Path(task.metadata[TASK_DIR_KEY]) / SOLUTION_DIR
@@ -37,10 +44,16 @@ class OracleAgent:
         return _trajectory(task, messages=[{"role": "assistant", "content": said}], error=error)
 
 
+@REFERENCE_AGENTS.builtin
 class NopAgent:
     """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
 
-    name = ReferenceAgent.NOP
+    name: str
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> NopAgent:
+        """Doing nothing needs none of the parts."""
+        return cls()
 
     async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
         return _trajectory(task)

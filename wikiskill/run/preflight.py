@@ -1,18 +1,22 @@
 """The pre-flight: every problem a run's settings can have that is knowable before any model call
-or task (the runner and the suite, the judge, the agent's program, the container engine, the
-providers' keys), gathered into one ConfigError in the driver before anything runs, so a person
-fixes them all at once and no worker meets one first."""
+or task (the runner and the suite, the judge, the agent's program, the offline model's reach, the
+container engine and whether a CLI in a container reaches its model, the providers' keys),
+gathered into one ConfigError in the driver before anything runs, so a person fixes them all at
+once and no worker meets one first."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from ..benchmarks import spec_of
-from ..core.config import CONFIG_FILE, Config
+from ..benchmarks import load_benchmark, spec_of
+from ..benchmarks.harbor import HarborTask, container_suite
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role
 from ..core.errors import ConfigError, ConfigProblem
 from ..llm.credentials import check_credentials
 from ..roles.python_agent import load_runner
+from ..store.harbor_datasets import fetch_for
 from ..store.settings import check_judge, check_runner
 
 Check = Callable[[], object]
@@ -30,12 +34,18 @@ def preflight(
     """Check `config` as a command that `runs` tasks needs it (else only the runner and the judge
     are checked, as for an estimate), with the providers' keys when `keys`; each problem names
     where its setting came from (`runner_source`: `--agent` when the option gave the runner). In
-    the workspace at `root`, the containers a killed wikiskill left behind are removed."""
-    checks: list[Check] = [lambda: check_runner(config, runner_source), lambda: check_judge(config, judge_source)]
+    the workspace at `root`, the containers a killed wikiskill left behind are removed and a CLI in
+    a task's container must reach its model (`environment.host_network`, which init does not write)."""
+    checks: list[Check] = [partial(check_runner, config, runner_source), partial(check_judge, config, judge_source)]
+    containers = runs and spec_of(config.benchmark).containers
     if runs:
-        checks += [lambda: check_agent(config), lambda: check_containers(config, root)]
+        checks.append(partial(check_agent, config))
+    if containers:
+        checks.append(partial(check_containers, config, root))
+    if containers and root is not None and config.agent.cli:  # a run's: init writes what a person edits next
+        checks.append(partial(check_container_agent, config, root))
     if runs and keys:
-        checks.append(lambda: check_credentials(config))
+        checks.append(partial(check_credentials, config))
     gather(checks)
 
 
@@ -54,21 +64,47 @@ def gather(checks: list[Check]) -> None:
 
 
 def check_agent(config: Config) -> None:
-    """A Python runner that cannot be imported, or a CLI that cannot start, is refused in one line."""
-    if config.agent.python:
-        load_runner(config.agent.runner)
-    elif config.agent.cli:
+    """The task agent can be made: a Python runner that cannot be imported, a CLI that cannot
+    start, or the offline model on a suite it cannot play is refused in one line."""
+    agent = config.agent
+    if agent.python:
+        load_runner(agent.runner)
+    elif agent.cli:
         from ..roles.coding_agents.presets import check_cli
 
-        check_cli(config.agent)
+        check_cli(agent)
+    elif (
+        agent.builtin
+        and config.role(Role.AGENT).model == OFFLINE_MODEL
+        and not spec_of(config.benchmark).offline_playable
+    ):
+        raise ConfigError(
+            f"the offline model cannot play {config.benchmark}; it needs an LLM "
+            "(set model, e.g. openai/gpt-4o-mini, or pass --model)"
+        )
+
+
+def check_container_agent(config: Config, root: Path | None) -> None:
+    """A coding-agent CLI that plays inside each task's container must reach its model from there:
+    not on this machine's loopback, and not from a task without a network, unless the container
+    shares the host's network."""
+    from ..roles.coding_agents.in_container import check_model_network
+
+    api_base = config.role(Role.AGENT).api_base
+    check_model_network(config.environment, api_base, config.agent.runner, container_tasks(config, root))
+
+
+def container_tasks(config: Config, root: Path | None) -> list[HarborTask]:
+    """The tasks of the suite of containers `config` names (its registry dataset fetched first)."""
+    fetch_for(config, root)
+    suite = container_suite(load_benchmark(config, root))
+    return [] if suite is None else list(suite.by_id.values())
 
 
 def check_containers(config: Config, root: Path | None = None) -> None:
     """A suite of containers needs its container engine: one missing, or a daemon not running, is
     refused in one line; in the workspace at `root`, the containers a killed wikiskill left behind
     are removed."""
-    if not spec_of(config.benchmark).containers:
-        return
     from ..environments.orphans import sweep_orphans
     from ..environments.runtime import open_runtime
 

@@ -1,10 +1,12 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
-offline backend. The task agent is the kind `agent.kind` names in the task-agent registry, else
-the built-in kind that plays the suite's kind (`agent_kind`), unless `agent.runner`
-names the user's own (`roles/python_agent.py`) or a coding-agent CLI (`roles/coding_agents/`). On a
-workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work with
-the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`). The settings were
-checked when they were read (`store/settings.py`), so building a role refuses nothing."""
+offline backend. Every task agent is made one way, `from_parts(AgentParts)`, by the class
+`player` picks: the one `agent.runner` names (the user's own, `roles/python_agent.py`, a
+coding-agent CLI, `roles/coding_agents/`, or a reference agent), else the kind `agent.kind` names
+in the task-agent registry, else the built-in kind that plays the suite's kind (`agent_kind`). On
+a workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work
+with the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`); on a suite of
+containers inside `run/harbor_tasks.py`'s. The settings were checked before the run
+(`run/preflight.py`), so building a role refuses nothing."""
 
 from __future__ import annotations
 
@@ -13,22 +15,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind
-from ..benchmarks.harbor import HarborSuite
+from ..benchmarks.harbor import container_suite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
 from ..contracts.roles import (
     AgentKind,
     AgentParts,
     EnvironmentAgent,
     Library,
+    Player,
     Scorer,
     SkillProposer,
     TaskAgent,
     WikiMaintainer,
     WorkdirAgent,
 )
-from ..core.config import OFFLINE_MODEL, Config, ReferenceAgent, Role
+from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import WikiskillError
-from ..core.parts import TASK_AGENTS
+from ..core.parts import REFERENCE_AGENTS, TASK_AGENTS
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -38,9 +41,7 @@ from ..llm.model import LiteLLMModel
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
-from ..roles.python_agent import PythonAgent, load_runner
-from ..roles.reference_agent import NopAgent, OracleAgent
-from ..roles.shell_agent import ShellAgent
+from ..roles.python_agent import PythonAgent
 from ..roles.skill_writer import SkillWriter
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
@@ -48,7 +49,7 @@ from .scorers import build_scorer
 from .workdir_tasks import WorkdirTaskAgent
 
 if TYPE_CHECKING:
-    from ..roles.coding_agents.cli_agent import CliAgent
+    pass
 
 ModelFactory = Callable[[Role], ChatModel]
 
@@ -60,6 +61,28 @@ def agent_kind(config: Config, benchmark: Benchmark) -> type[AgentKind]:
         return TASK_AGENTS.load(config.agent.kind)
     kinds: list[type[AgentKind]] = [TASK_AGENTS.load(name) for name in TASK_AGENTS.builtins]
     return next(kind for kind in kinds if kind.plays is benchmark.spec.kind)
+
+
+def player(config: Config, benchmark: Benchmark) -> type[Player]:
+    """The class whose `from_parts` makes the task agent: the one `agent.runner` names (a
+    reference agent, the user's callable, a coding-agent CLI, in the task's container on a suite of
+    containers), else the offline model's agent, else the task-agent kind (`agent_kind`). Which
+    runner plays which suite was checked with the settings (`store/settings.py`)."""
+    agent = config.agent
+    if agent.reference:
+        return REFERENCE_AGENTS.load(agent.runner)
+    if agent.python:
+        return PythonAgent
+    if agent.cli:
+        from ..roles.coding_agents.cli_agent import CliAgent
+        from ..roles.coding_agents.in_container import ContainerCliAgent
+
+        return ContainerCliAgent if benchmark.spec.containers else CliAgent
+    if config.role(Role.AGENT).model == OFFLINE_MODEL:
+        from ..roles.offline.agent import OfflineAgent
+
+        return OfflineAgent
+    return agent_kind(config, benchmark)
 
 
 class Team:
@@ -94,69 +117,20 @@ class Team:
         return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
-        if self.benchmark.spec.containers:
-            suite = cast(HarborSuite, self.benchmark)
-            return HarborTaskAgent(self._environment_agent(skills, shelf), suite, self.containers())
-        workdir = self.benchmark.spec.kind is BenchmarkKind.WORKDIR
-        if not self.config.agent.builtin:
-            runner = self._runner(skills)
-            return WorkdirTaskAgent(runner, self.scorer(), self._timeouts()) if workdir else runner
-        if workdir:
-            inner = cast(WorkdirAgent, self._llm_agent(skills, shelf))
-            return WorkdirTaskAgent(inner, self.scorer(), self._timeouts())
-        if self.offline(Role.AGENT):
-            from ..roles.offline.agent import OfflineAgent
-
-            return OfflineAgent(
-                self.benchmark, skills, self.config.agent.max_steps, self.config.seed if seed is None else seed
-            )
-        return cast(TaskAgent, self._llm_agent(skills, shelf))
-
-    def _llm_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> TaskAgent | WorkdirAgent:
-        parts = AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf)
-        return agent_kind(self.config, self.benchmark).from_parts(parts)
+        parts = AgentParts(self._factory, self.benchmark, skills, self.config, shelf, seed)
+        made = player(self.config, self.benchmark).from_parts(parts)
+        suite = container_suite(self.benchmark)
+        if suite is not None:
+            return HarborTaskAgent(cast(EnvironmentAgent, made), suite, self.containers())
+        if self.benchmark.spec.kind is BenchmarkKind.WORKDIR:
+            return WorkdirTaskAgent(cast(WorkdirAgent, made), self.scorer(), self._timeouts())
+        return cast(TaskAgent, made)
 
     def containers(self) -> ContainerSetup:
         """The container engine and image cache every Harbor task of this team shares."""
         if self._containers is None:
             self._containers = open_setup(self.config.environment, self.state_dir, harbor=self.config.harbor)
         return self._containers
-
-    def _environment_agent(self, skills: list[Skill], shelf: WikiShelf | None) -> EnvironmentAgent:
-        """The agent that plays a Harbor task inside its container."""
-        agent = self.config.agent
-        if agent.reference:
-            return OracleAgent() if agent.runner == ReferenceAgent.ORACLE else NopAgent()
-        if agent.python:
-            return PythonAgent(
-                load_runner(agent.runner), self.benchmark, skills, self.config.skills, self.config.role(Role.AGENT)
-            )
-        if agent.cli:
-            from ..roles.coding_agents.in_container import ContainerCliAgent, check_model_network
-            from ..roles.coding_agents.presets import make_preset
-
-            model = self.config.role(Role.AGENT)
-            suite = cast(HarborSuite, self.benchmark)
-            check_model_network(self.config.environment, model.api_base, agent.runner, suite.by_id.values())
-            return ContainerCliAgent(make_preset(agent), self.benchmark, skills, agent, model)
-        return ShellAgent.from_parts(AgentParts(self._factory(Role.AGENT), self.benchmark, skills, self.config, shelf))
-
-    def _runner(self, skills: list[Skill]) -> CliAgent | PythonAgent:
-        """The user's agent that `agent.runner` names: a coding-agent CLI or a Python callable."""
-        if self.config.agent.cli:
-            from ..roles.coding_agents.cli_agent import CliAgent
-            from ..roles.coding_agents.presets import make_preset
-
-            return CliAgent(
-                make_preset(self.config.agent), self.benchmark, skills, self.config.agent, self.config.role(Role.AGENT)
-            )
-        return PythonAgent(
-            load_runner(self.config.agent.runner),
-            self.benchmark,
-            skills,
-            self.config.skills,
-            self.config.role(Role.AGENT),
-        )
 
     def _timeouts(self) -> VerifierTimeout:
         return cast(TaskFolders, self.benchmark).scoring.verifier_timeout

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..benchmarks import spec_of
 from ..benchmarks.harbor_registry import (
     CHECKOUTS_DIR,
     DEFAULT_REGISTRY_URL,
@@ -27,6 +28,7 @@ from ..benchmarks.harbor_registry import (
     dataset_place,
     dataset_ref,
 )
+from ..benchmarks.registry import split_name
 from ..core.config import Config
 from ..core.errors import BenchmarkError
 from .checkout import checkout
@@ -50,9 +52,15 @@ def fetch_harbor_folder(argument: str, registry: str | None, root: Path | None) 
 
 def fetch_for(config: Config, root: Path | None) -> None:
     """Fetch the dataset a workspace's `harbor:NAME@VERSION` names, unless it is here already."""
-    family, _, argument = config.benchmark.partition(":")
-    if family == "harbor" and argument:
-        fetch_harbor_folder(argument, config.harbor.registry, root)
+    fetch_named(config.benchmark, config.harbor.registry, root)
+
+
+def fetch_named(benchmark: str, registry: str | None, root: Path | None) -> None:
+    """Fetch the dataset of `registry` that the suite `benchmark` names (`harbor:NAME@VERSION`),
+    unless it is here already; nothing for a suite that takes no registry datasets."""
+    _, argument = split_name(benchmark)
+    if argument and spec_of(benchmark).registry_datasets:
+        fetch_harbor_folder(argument, registry, root)
 
 
 def fetch_dataset(name: str, version: str, registry: str | None) -> Path:

@@ -20,7 +20,8 @@ from typing import cast
 
 from ...benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ...contracts.coding_agent import CliPreset, CliRun, CliTranscript
-from ...core.config import AgentSettings, RoleSettings
+from ...contracts.roles import AgentParts
+from ...core.config import AgentSettings, Role, RoleSettings
 from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
@@ -28,7 +29,7 @@ from ...store.traces import FailureKind, Trajectory
 from ..agent import ending_with, final_answer
 from .cli_sandbox import sandboxed
 from .isolation import minimal_environment, task_folder
-from .presets import program_path
+from .presets import make_preset, program_path
 from .process import Finished, run_limited
 from .stream_json import NO_RESULT
 
@@ -73,6 +74,12 @@ class CliAgent:
         self.skills = list(skills)
         self.settings = settings
         self.model = model
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> CliAgent:
+        """The CLI preset `agent.runner` names, with the agent's settings."""
+        agent = parts.config.agent
+        return cls(make_preset(agent), parts.benchmark, parts.skills, agent, parts.config.role(Role.AGENT))
 
     async def run(self, task: Task) -> Trajectory:
         """A QA task, played in a folder of its own and scored by the suite."""

@@ -32,7 +32,8 @@ from ...benchmarks import Benchmark, Task
 from ...benchmarks.harbor import HarborTask
 from ...benchmarks.harbor_network import Phase
 from ...contracts.coding_agent import CliPreset, CliRun
-from ...core.config import AgentSettings, EnvironmentSettings, RoleSettings
+from ...contracts.roles import AgentParts
+from ...core.config import AgentSettings, EnvironmentSettings, Role, RoleSettings
 from ...core.errors import ConfigError, InfrastructureError
 from ...core.prompts import render
 from ...environments.base import TaskEnvironment
@@ -42,6 +43,7 @@ from ...knowledge.skills import Skill, write_skill_folders
 from ...store.traces import Trajectory
 from .cli_agent import api_key, read_back
 from .host_install import host_install
+from .presets import make_preset
 from .process import Finished, run_limited
 
 PRIVATE_ROOT = "/tmp/wikiskill-cli-"
@@ -105,6 +107,13 @@ class ContainerCliAgent:
         self.skills = list(skills)
         self.settings = settings
         self.model = model
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> ContainerCliAgent:
+        """The CLI preset `agent.runner` names, with the agent's settings (whether its model can be
+        reached from the containers was checked before the run: `run/preflight.py`)."""
+        agent = parts.config.agent
+        return cls(make_preset(agent), parts.benchmark, parts.skills, agent, parts.config.role(Role.AGENT))
 
     def mounts(self) -> tuple[Mount, ...]:
         return self.install.mounts()

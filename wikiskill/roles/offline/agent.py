@@ -9,6 +9,7 @@ import re
 from typing import cast
 
 from ...benchmarks import Benchmark, BenchmarkKind, EnvStep, InteractiveBenchmark, Task, normalized_score
+from ...contracts.roles import AgentParts
 from ...core.errors import BenchmarkError
 from ...knowledge.skills import Skill
 from ...store.traces import TraceStep, Trajectory
@@ -30,6 +31,13 @@ class OfflineAgent:
         self.rules = parse_rules(skills)
         self.max_steps = max_steps
         self.seed = seed
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> OfflineAgent:
+        """The agent of the offline model, seeded by `parts.seed`, else the settings' `seed`."""
+        config = parts.config
+        seed = config.seed if parts.seed is None else parts.seed
+        return cls(parts.benchmark, parts.skills, config.agent.max_steps, seed)
 
     async def run(self, task: Task) -> Trajectory:
         return await asyncio.to_thread(self.play, task)

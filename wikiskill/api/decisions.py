@@ -1,0 +1,84 @@
+"""A person's decisions on the skills: the review queue, accepting and rejecting a candidate,
+locking a skill, and rolling a change back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..history.rollback import RollbackResult
+from ..history.rollback import rollback as _rollback
+from ..store.settings import load_config
+from ..store.workspace import Workspace
+from .options import RunOptions, checked_config, open_harness
+
+if TYPE_CHECKING:
+    from ..history.review import ReviewItem
+    from ..loop.review import ReviewDecision
+
+
+def rollback(
+    ws: Workspace,
+    skill: str | None = None,
+    round_number: int | None = None,
+    keep_human_edits: bool = False,
+    force: bool = False,
+) -> RollbackResult:
+    """Revert every change of `skill` since its oldest active accepted change, the edits by hand
+    included (only the accepted changes with `keep_human_edits`), or the change accepted in
+    `round_number`, in one commit; a locked skill (`skills.locked`) only with `force`."""
+    return _rollback(ws, skill, round_number, keep_human_edits, force)
+
+
+def review(ws: Workspace) -> list[ReviewItem]:
+    """The candidates waiting for a person's review (`gate.review: human`), oldest first, each with
+    its diff, fixed and broken tasks, interval, cost change and the wiki pages and traces it cites."""
+    from ..history.review import review_queue
+
+    return review_queue(ws)
+
+
+def accept(ws: Workspace, name: str, options: RunOptions | None = None) -> ReviewDecision:
+    """Merge the pending candidate `name` (`rNNN-<name>` or its skill's name) in one commit decided
+    by a person; when main's skills or the evaluation setup changed since it was validated, it is
+    validated again first and the gate's verdict on that decides."""
+    from ..loop.review import accept as _accept
+    from ..store.pending import find_pending
+
+    find_pending(ws, name)  # an unknown name is refused before the benchmark loads
+    options = options or RunOptions()
+    config = checked_config(ws, options)
+    with ws.lock("wikiskill accept"):
+        ws.recover()
+        with open_harness(ws, config, options) as harness:
+            harness.benchmark.prepare(("val",))
+            return _accept(harness, name)
+
+
+def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
+    """Turn down the pending candidate `name` for the reason `why`, in one commit decided by a
+    person: tagged `rejected/rNNN-<name>`, the reason in skill-impact.md for the proposer."""
+    from ..loop.review import reject as _reject
+
+    load_config(ws.root)
+    with ws.lock("wikiskill reject"):
+        ws.recover()
+        return _reject(ws, name, why)
+
+
+def lock(ws: Workspace, name: str) -> str | None:
+    """Add `name` to `skills.locked` in one commit (with the skill's uncommitted files, when a
+    person wrote it by hand); None when it was locked and committed already."""
+    from ..loop.review import set_lock
+
+    with ws.lock("wikiskill lock"):
+        ws.recover()
+        return set_lock(ws, name, True)
+
+
+def unlock(ws: Workspace, name: str) -> str | None:
+    """Remove `name` from `skills.locked` in one commit; None when it was not locked."""
+    from ..loop.review import set_lock
+
+    with ws.lock("wikiskill unlock"):
+        ws.recover()
+        return set_lock(ws, name, False)

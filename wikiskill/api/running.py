@@ -1,0 +1,129 @@
+"""The commands that run tasks: evolve, its estimate, eval, compare, uplift and audit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..core.errors import WikiskillError
+from ..history.test_looks import looks_at
+from ..loop.evolve import EvolveResult, holding, run_rounds
+from ..loop.harness import Evaluated, Harness
+from ..run.preflight import preflight
+from ..store.workspace import Workspace
+from ..telemetry.spans import command as traced_command
+from .options import RunOptions, checked_config, open_harness, overridden, runner_source, split_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..history.audit import AuditReport
+    from ..history.compare import Comparison
+    from ..loop.estimate import Estimate
+    from ..store.uplift_record import UpliftResult
+
+
+def evolve(
+    ws: Workspace, rounds: int, options: RunOptions | None = None, commit_human_edits: bool = False
+) -> EvolveResult:
+    """Run or resume `rounds` rounds of evolution on the workspace."""
+    options = options or RunOptions()
+    config = checked_config(ws, options)
+    with (
+        traced_command("evolve", config.telemetry, benchmark=config.benchmark, rounds=rounds),
+        holding(ws, commit_human_edits),
+        open_harness(ws, config, options) as harness,
+    ):
+        return run_rounds(harness, rounds, commit_human_edits)
+
+
+def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) -> Estimate:
+    """What the next `rounds` rounds of `evolve` will call, part by part (`evolve --dry-run`):
+    calls, tokens, and USD where the model is priced, from the settings with `options`' overrides
+    and the usage the last round measured, with `budget.max_usd`. Writes nothing and calls no model."""
+    from ..loop.estimate import Estimate, estimate_round
+    from ..store.rounds import completed_rounds
+
+    options = options or RunOptions()
+    config = overridden(ws, options)
+    preflight(config, runner_source=runner_source(options), runs=False)
+    first = completed_rounds(ws) + 1
+    with Harness(ws, config, model_factory=options.model_factory) as harness:
+        estimates = [
+            estimate_round(harness.evaluating, number, later=number > first) for number in range(first, first + rounds)
+        ]
+    return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
+
+
+def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions | None = None) -> Evaluated:
+    """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
+    Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. Another
+    `options.agent` measures the same skills on another agent, under its own fingerprint."""
+    split, options = split_of(split), options or RunOptions()
+    ws.resolve(ref)
+    config = checked_config(ws, options)
+    with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
+        with open_harness(ws, config, options) as harness, looks_at(harness, split, "eval", [ref]):
+            harness.benchmark.prepare((split,))
+            return harness.evaluating.evaluate(ref, split, f"eval {split}")
+
+
+def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
+    """Ref B's skills against ref A's on a split, task by task, with a confidence interval of the
+    mean difference. Evaluations git records under the current fingerprint are not rerun."""
+    from ..history.compare import compare as _compare
+
+    split, options = split_of(split), options or RunOptions()
+    for ref in (ref_a, ref_b):
+        ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
+    config = checked_config(ws, options)
+    with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
+        with open_harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
+            harness.benchmark.prepare((split,))
+            return _compare(harness.evaluating, ref_a, ref_b, split)
+
+
+def uplift(
+    ws: Workspace,
+    split: str = "test",
+    trials: int = 1,
+    arms: Sequence[str] | None = None,
+    options: RunOptions | None = None,
+) -> UpliftResult:
+    """Arms of skills (none, main, self-written, suite, raw, curated:PATH) scored on the same tasks
+    `trials` times each, with intervals, the paired difference from `none`, and each of main's
+    skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test). Unset
+    `arms`: none, main, and self-written unless the proposer is offline."""
+    from ..history.uplift import check_arms, default_arms, measure, record
+
+    split, options = split_of(split), options or RunOptions()
+    if trials < 1:
+        raise WikiskillError("--trials must be at least 1")
+    config = checked_config(ws, options)
+    chosen = check_arms(list(arms if arms is not None else default_arms(config)))
+    with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
+        with open_harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
+            harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))
+            result = measure(harness, split, trials, chosen)
+            result = replace(result, test_look=look if isinstance(look, int) else None)
+            record(harness, result)
+            return result
+
+
+def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:
+    """Check every accepted merge on main against the evaluation it claims (see wikiskill.history.audit);
+    `rerun` evaluates each again from scratch when it was recorded under the current settings."""
+    from ..history.audit import Records
+    from ..history.audit import audit as _audit
+
+    options = options or RunOptions()
+    if not rerun:  # reads git only: no suite, no model, no key
+        config = overridden(ws, options)
+        preflight(config, runner_source=runner_source(options), runs=False)
+        with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
+            return _audit(Records(ws, config))
+    config = checked_config(ws, options)
+    with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
+        with open_harness(ws, config, options) as harness:
+            harness.benchmark.prepare(("val",))
+            return _audit(harness.reading, harness.evaluating)
