@@ -77,6 +77,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_docker: the test runs containers through a Docker daemon")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules holding a `slow` test run first. Under pytest-xdist each module goes whole to one
+    worker (`--dist loadscope`, in collection order with `--no-loadscope-reorder`): a long module
+    dealt last would leave the other workers idle while it runs, short ones fill in at the end."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked `needs` runs a system program: without it the test is skipped, naming the

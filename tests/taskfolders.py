@@ -6,8 +6,9 @@ from pathlib import Path
 
 import yaml
 
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-"""A check that runs the task's own tests in its workdir."""
+PYTEST = f"env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
+"""A check that runs the task's own tests in its workdir (they need no plugin: without the installed
+ones, pytest starts in 0.2 s, not 1)."""
 
 BUGGY = "def absolute(x):\n    return x\n"
 FIXED = "def absolute(x):\n    return x if x >= 0 else -x\n"

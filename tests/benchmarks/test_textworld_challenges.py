@@ -24,13 +24,6 @@ pytestmark = pytest.mark.slow
 E2E_COUNTS = {"train": 4, "val": 1, "test": 1}  # the scripted proposer reads 4 train traces
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("WIKISKILL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
 def suite(challenge: str, counts=None):
     return open_challenge(challenge, TextWorldFamily().spec_for(challenge), counts or {"train": 1, "val": 0, "test": 0})
 
@@ -44,7 +37,7 @@ def play(bench, task, commands):
 
 
 @pytest.mark.parametrize("challenge", sorted(CHALLENGES))
-def test_the_walkthrough_wins_and_looking_around_scores_nothing(cache, challenge):
+def test_the_walkthrough_wins_and_looking_around_scores_nothing(challenge):
     bench = suite(challenge)
     task = bench.tasks("train")[0]
     assert isinstance(bench, HasReferenceActions)
@@ -56,7 +49,7 @@ def test_the_walkthrough_wins_and_looking_around_scores_nothing(cache, challenge
     assert all(move.lower() not in task.question.lower() for move in moves if move.startswith("go "))
 
 
-def test_each_challenge_has_its_own_cache_folder_and_cookings_is_unchanged(cache):
+def test_each_challenge_has_its_own_cache_folder_and_cookings_is_unchanged():
     folders = {games_dir(challenge) for challenge in [COOKING, *CHALLENGES.values()]}
     assert len(folders) == 4 and all(folder.parent.parent == cache_root() for folder in folders)
     assert games_dir(COOKING) == cache_root() / "textworld-cooking" / "7cc1c217c0bf3449"  # existing caches stay valid
@@ -106,7 +99,7 @@ class Walker(ScriptedWorld):
         return f"<action>{self.moves[turn] if turn < len(self.moves) else 'look'}</action>"
 
 
-def test_init_evolve_and_eval_against_the_scripted_server(cache, tmp_path):
+def test_init_evolve_and_eval_against_the_scripted_server(tmp_path):
     bench = suite("coin-collector", E2E_COUNTS)
     tasks = [task for split in E2E_COUNTS for task in bench.tasks(split)]
     walkthroughs = {task.question: bench.reference_actions(task) for task in tasks}

@@ -5,6 +5,7 @@ changes and otherwise refuses, naming the command that works. Workspaces evolved
 world: round 1 creates `spell-letters` (val 0.500 -> 0.833)."""
 
 import re
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -24,11 +25,18 @@ SKILL = "skills/spell-letters/SKILL.md"
 NOTE = "A person's note: answer in lower case.\n"
 
 
-@pytest.fixture()
-def evolved(tmp_path) -> Workspace:
-    ws = scripted_workspace(tmp_path / "ws")
+@pytest.fixture(scope="module")
+def evolved_once(tmp_path_factory) -> Workspace:
+    ws = scripted_workspace(tmp_path_factory.mktemp("evolved") / "ws")
     assert evolve_scripted(ws, rounds=1).decisions == ["accepted"]
     return ws
+
+
+@pytest.fixture()
+def evolved(evolved_once, tmp_path) -> Workspace:
+    """A copy of `evolved_once` for the test to change."""
+    shutil.copytree(evolved_once.root, tmp_path / "ws")
+    return Workspace(tmp_path / "ws")
 
 
 def edit_by_hand(ws: Workspace) -> None:

@@ -7,18 +7,16 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from inprocess import evolve_scripted, scripted_workspace
 from scripted import SPELL
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.store.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
-def evolved(tmp_path_factory):
+def evolved(evolved_workspace):
     """Round 1 accepts spell-letters; round 2's agent carries it."""
-    ws = scripted_workspace(tmp_path_factory.mktemp("transcript") / "ws")
-    evolve_scripted(ws, rounds=2)
-    return ws
+    return Workspace(evolved_workspace.root)
 
 
 def show(ws, *args: str):

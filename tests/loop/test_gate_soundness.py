@@ -56,11 +56,18 @@ def assert_every_merge_is_sound(ws: Workspace) -> None:
     assert report.rerun == len(report.merges)
 
 
-@pytest.fixture()
-def after_round_one(tmp_path) -> Workspace:
-    """Round 1 accepted spell-letters: val 0.500 -> 0.833."""
-    ws = scripted_workspace(tmp_path / "ws")
+@pytest.fixture(scope="module")
+def round_one_base(tmp_path_factory) -> Workspace:
+    """Round 1 accepted spell-letters: val 0.500 -> 0.833. Tests change a copy of it."""
+    ws = scripted_workspace(tmp_path_factory.mktemp("base") / "ws")
     evolve_scripted(ws, rounds=1)
+    return ws
+
+
+@pytest.fixture()
+def after_round_one(round_one_base, tmp_path) -> Workspace:
+    shutil.copytree(round_one_base.root, tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws")
     assert gate_of(ws, 1).meta.decision == Decision.ACCEPTED
     return ws
 
@@ -95,13 +102,6 @@ def hand_edit(ws: Workspace) -> dict:
 def roll_back(ws: Workspace) -> dict:
     api.rollback(ws, "spell-letters")
     return {}
-
-
-@pytest.fixture(scope="module")
-def round_one_base(tmp_path_factory) -> Workspace:
-    ws = scripted_workspace(tmp_path_factory.mktemp("base") / "ws")
-    evolve_scripted(ws, rounds=1)
-    return ws
 
 
 @pytest.mark.slow

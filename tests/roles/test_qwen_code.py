@@ -25,7 +25,7 @@ from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 needs_qwen = needs_cli(QwenCode)
 pytestmark = [needs_qwen, pytest.mark.slow]
 
-TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None), ("count", "letter", "t"), ("reverse", "stone", None)]
+TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None)]
 VAL = [("count", "pepper", "p"), ("reverse", "tattoo", None), ("reverse", "giraffe", None)]
 """With the skill loaded the scripted model reverses words of at most 6 letters right: val goes
 from 1/3 to 2/3, so the round after the merge still runs."""
@@ -44,7 +44,7 @@ def question(kind: str, word: str, letter: str | None) -> dict:
 
 
 def tiny_suite(folder: Path) -> str:
-    """A jsonl QA suite of 4 train and 3 val tasks like example-qa's: `jsonl:FOLDER`."""
+    """A jsonl QA suite of 2 train and 3 val tasks like example-qa's: `jsonl:FOLDER`."""
     folder.mkdir()
     for split, rows in (("train", TRAIN), ("val", VAL), ("test", VAL[:1])):
         lines = [json.dumps({"id": f"{split}-{index:02d}", **question(*row)}) for index, row in enumerate(rows)]
@@ -104,7 +104,7 @@ def planted():
 
 
 def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation(tmp_path, planted):
-    world = QwenCodeWorld(proposals={1: create("spell-letters", SPELL)})
+    world = QwenCodeWorld(proposals={1: create("spell-letters", SPELL)}, trace_ids=["train-00", "train-01"])
     with FakeOpenAIServer(world) as server:
         ws = api.init_workspace(
             tmp_path / "ws",
@@ -114,6 +114,9 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
             concurrency=4,
             agent="qwen-code",
         )
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config["proposer"] = {**config.get("proposer", {}), "min_trace_reads": 2}  # both train traces
+        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
         result = api.evolve(ws, 2)
 
     assert result.rounds_completed == 2 and result.incumbent == pytest.approx(2 / 3)
@@ -134,7 +137,7 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
     assert world.seen and not any("PLANTED" in request or "planted" in request for request in world.seen)
     assert not (ws.root / ".qwen").exists()
     usage = api.skill_usage(ws)["spell-letters"]
-    assert (usage.prompts, usage.loads) == (4, 4)  # round 2's rollout: every task saw it and loaded it
+    assert (usage.prompts, usage.loads) == (2, 2)  # round 2's rollout: every task saw it and loaded it
 
 
 def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path):
