@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
@@ -66,11 +66,16 @@ class AgentResult:
     """What the callable may return instead of a bare answer."""
 
     answer: str | None
-    messages: list[dict] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
 
-def load_runner(spec: str) -> Callable:
+Runner = Callable[[AgentRun], object]
+"""The user's agent: called with an `AgentRun`, it returns (or awaits to) an answer, an
+`AgentResult` or an object or dict with their fields."""
+
+
+def load_runner(spec: str) -> Runner:
     """The callable `spec` names; a ConfigError of one line when it cannot be found."""
     match = PYTHON_RUNNER.fullmatch(spec)
     if match is None:
@@ -88,7 +93,8 @@ def load_runner(spec: str) -> Callable:
         raise ConfigError(f"agent.runner: cannot load {spec}: {_one_line(exc)}") from exc
     if not callable(target):
         raise ConfigError(f"agent.runner: {spec} is not callable")
-    return target
+    runner: Runner = target
+    return runner
 
 
 def runner_code(spec: str) -> str:
@@ -137,7 +143,7 @@ class PythonAgent:
 
     def __init__(
         self,
-        function: Callable,
+        function: Runner,
         benchmark: Benchmark,
         skills: list[Skill],
         settings: SkillsSettings,
@@ -183,6 +189,7 @@ class PythonAgent:
                 max_tokens=self.model.max_tokens,
                 environment=environment,
             )
+            error: str | None
             try:
                 result = _result(await self._call(run))
             except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything; the task fails alone

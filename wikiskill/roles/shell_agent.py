@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import BenchmarkKind, Task
 from ..contracts.roles import AgentParts
@@ -52,7 +53,7 @@ OUTPUT_CHARS = 10_000
 MAX_FORMAT_ERRORS = 3
 """Under the bash-block protocol, this many replies in a row without exactly one block end the task."""
 
-BASH_TOOL = {
+BASH_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "bash",
@@ -64,7 +65,7 @@ BASH_TOOL = {
         },
     },
 }
-FINISH_TOOL = {
+FINISH_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "finish",
@@ -82,7 +83,7 @@ FINISH_TOOL = {
 class _Turn:
     """What one reply came to: the messages it gets back, or the end of the task."""
 
-    answers: list[dict]
+    answers: list[dict[str, Any]]
     done: bool = False
     prediction: str | None = None
     action: str = ""
@@ -226,7 +227,9 @@ class ShellAgent:
             return list(search_replaces(content))
         return list(search_replaces(content) or whole_files(content))
 
-    async def _applied(self, edits: list[WholeFile | SearchReplace], episode: _Episode) -> tuple[list[dict], bool]:
+    async def _applied(
+        self, edits: list[WholeFile | SearchReplace], episode: _Episode
+    ) -> tuple[list[dict[str, Any]], bool]:
         """The edits applied in order, answered in one message as a tool result would be, and
         whether every one of them left its file as it was."""
         if not edits:

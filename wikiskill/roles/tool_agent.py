@@ -11,7 +11,7 @@ task fails with the reason as its error, and the other tasks run on.
 from __future__ import annotations
 
 import asyncio
-from typing import cast
+from typing import Any, cast
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..contracts.roles import AgentParts
@@ -101,7 +101,7 @@ class ToolUseAgent:
             error=error,
         )
 
-    async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict]:
+    async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict[str, Any]]:
         """One tool message per call: the task's calls run together as one step, look-ups locally."""
         lookups = self.lookups
         task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in lookups.names]
