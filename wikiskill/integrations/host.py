@@ -26,13 +26,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
 from ..knowledge.skills import Skill, load_skills, markdown_section
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_skills
+from ..llm.chat import ToolSpec
 from ..store.settings import load_config
 from ..store.workspace import MAIN, Workspace
 from . import lookup
@@ -134,7 +134,7 @@ class SkillSet:
             self.workspace, query, lookup.corpus(corpus), self.commit if self.ref is not None else None, limit
         )
 
-    def tools(self, mode: Mode | None = None) -> list[dict[str, Any]]:
+    def tools(self, mode: Mode | None = None) -> list[ToolSpec]:
         """Tool schemas (OpenAI format) the host must offer: `load_skill` in index mode."""
         if self._mode_settings(mode).mode is SkillsMode.INDEX and self._snapshot.skills:
             return [copy.deepcopy(LOAD_SKILL_TOOL)]

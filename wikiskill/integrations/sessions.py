@@ -18,6 +18,7 @@ from ..contracts.integrations import SessionParser
 from ..core.errors import TranscriptError
 from ..core.parts import SESSION_FORMATS
 from ..core.redact import Scrubber
+from ..llm.chat import Message
 from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
 
 INGESTED_SPLIT = "ingested"
@@ -40,8 +41,8 @@ class ClaudeCodeParser:
     not the agent's own turns and are left out; an assistant reply streamed over several lines
     with one message id becomes one message."""
 
-    def messages(self, text: str, name: str) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = []
+    def messages(self, text: str, name: str) -> list[Message]:
+        messages: list[Message] = []
         last_id = None
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -71,7 +72,7 @@ class ClaudeCodeParser:
         return messages
 
     @staticmethod
-    def _user(content: str | list[object], name: str, number: int) -> list[dict[str, Any]]:
+    def _user(content: str | list[object], name: str, number: int) -> list[Message]:
         if isinstance(content, str):
             return [{"role": "user", "content": content}]
         out, texts = [], []
@@ -86,7 +87,7 @@ class ClaudeCodeParser:
         return out + ([{"role": "user", "content": "\n".join(texts)}] if texts else [])
 
     @staticmethod
-    def _assistant(content: str | list[object], name: str, number: int) -> dict[str, Any]:
+    def _assistant(content: str | list[object], name: str, number: int) -> Message:
         if isinstance(content, str):
             return {"role": "assistant", "content": content}
         texts, calls = [], []
@@ -100,7 +101,7 @@ class ClaudeCodeParser:
                 if not isinstance(block.get("name"), str):
                     raise TranscriptError(f"{name}:{number}: a tool_use block has no tool name")
                 calls.append(_call(str(block.get("id", "")), block["name"], block.get("input", {})))
-        reply: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts)}
+        reply: Message = {"role": "assistant", "content": "\n".join(texts)}
         if calls:
             reply["tool_calls"] = calls
         return reply
@@ -113,7 +114,7 @@ class OpenAIMessagesParser:
 
     ROLES = ("system", "developer", "user", "assistant", "tool")
 
-    def messages(self, text: str, name: str) -> list[dict[str, Any]]:
+    def messages(self, text: str, name: str) -> list[Message]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -124,11 +125,11 @@ class OpenAIMessagesParser:
             raise TranscriptError(f"{name}:1: expected a list of messages or an object with `messages`")
         return [self._message(item, f"{name}: message {index}") for index, item in enumerate(data, 1)]
 
-    def _message(self, item: object, where: str) -> dict[str, Any]:
+    def _message(self, item: object, where: str) -> Message:
         if not isinstance(item, dict) or item.get("role") not in self.ROLES:
             raise TranscriptError(f"{where}: needs a role of {', '.join(self.ROLES)}")
         role = "system" if item["role"] == "developer" else item["role"]
-        message: dict[str, Any] = {"role": role, "content": _text(item.get("content"), where, None)}
+        message: Message = {"role": role, "content": _text(item.get("content"), where, None)}
         calls = item.get("tool_calls") or []
         if role == "assistant" and calls:
             if not isinstance(calls, list):
@@ -184,7 +185,7 @@ def _text(content: object, name: str, number: int | None) -> str:
     return "\n".join(parts)
 
 
-def _extend(message: dict[str, Any], more: dict[str, Any]) -> None:
+def _extend(message: Message, more: Message) -> None:
     message["content"] = "\n".join(filter(None, [message["content"], more["content"]]))
     if more.get("tool_calls"):
         message["tool_calls"] = message.get("tool_calls", []) + more["tool_calls"]

@@ -11,6 +11,12 @@ from pydantic import BaseModel
 
 from ..store.traces import Usage
 
+Message = dict[str, Any]
+"""An OpenAI-style chat message, the shape litellm takes: `role`, `content` (text, or a list of
+parts), and an assistant's `tool_calls` or a tool result's `tool_call_id`."""
+ToolSpec = dict[str, Any]
+"""An OpenAI-style function tool: `{"type": "function", "function": {name, description, parameters}}`."""
+
 
 @dataclass
 class ToolCall:

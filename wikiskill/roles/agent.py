@@ -20,7 +20,7 @@ from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
-from ..llm.chat import ChatModel, Reply
+from ..llm.chat import ChatModel, Message, Reply
 from ..store.traces import TraceStep, Trajectory, Usage
 from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME
 
@@ -49,7 +49,7 @@ def final_answer(text: str | None) -> str | None:
     return text.strip() if text is not None else None
 
 
-def ending_with(messages: list[dict[str, Any]], text: str | None) -> list[dict[str, Any]]:
+def ending_with(messages: list[Message], text: str | None) -> list[Message]:
     """`messages` with the final message `text` appended as the assistant's, unless it is there."""
     if text is None or any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
         return [*messages]
@@ -98,7 +98,7 @@ class _SkillfulChat:
         self.tools = self.lookups.tools or None
         self.usage = Usage()
 
-    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
+    async def reply(self, messages: list[Message]) -> Reply:
         for _ in range(MAX_SKILL_LOADS + 1):
             reply = await self.model.acomplete(messages, self.tools)
             self.usage = self.usage + reply.usage
@@ -210,7 +210,7 @@ class InteractiveAgent:
         chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
         state: EnvStep = await asyncio.to_thread(env.reset)
         steps: list[TraceStep] = []
-        turns: list[dict[str, Any]] = []
+        turns: list[Message] = []
         feedback = ""
         tried: set[str] = set()
         error = None

@@ -23,7 +23,7 @@ from ..contracts.transcript import TranscriptCall
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
-from ..llm.chat import ChatModel, Reply, ToolCall
+from ..llm.chat import ChatModel, Message, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
@@ -98,7 +98,7 @@ class Proposer:
         result.transcript.error = result.error
         return result
 
-    def _converse(self, messages: list[dict[str, Any]], result: ProposerResult) -> None:
+    def _converse(self, messages: list[Message], result: ProposerResult) -> None:
         """Turns until `finish` is accepted. Once enough traces are read, a repeated call or the
         last turn leaves only `finish` on offer: weak models otherwise read on until time runs out."""
         traces_read: set[str] = set()
@@ -145,7 +145,7 @@ class Proposer:
                     return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
 
-    def _sent(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _sent(self, messages: list[Message]) -> list[Message]:
         """The conversation as the model is sent it: answered results stubbed past the budget."""
         if self.kept_results_tokens is None:
             return messages

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..core.config import PYTHON_RUNNER, RoleSettings, SkillsSettings
@@ -31,6 +31,7 @@ from ..core.registry import import_object
 from ..environments.base import TaskEnvironment
 from ..knowledge.skills import Skill, write_skill_folders
 from ..knowledge.skillsblock import render_block, shown_skills
+from ..llm.chat import Message
 from ..store.traces import Trajectory, Usage
 from .agent import ending_with, final_answer
 
@@ -66,7 +67,7 @@ class AgentResult:
     """What the callable may return instead of a bare answer."""
 
     answer: str | None
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
 

@@ -6,13 +6,13 @@ sound suite scores them 1 and 0."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..benchmarks import BenchmarkKind, Task
 from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
 from ..benchmarks.harbor_env import exports, resolve_env
 from ..core.config import ReferenceAgent
 from ..environments.base import TaskEnvironment
+from ..llm.chat import Message
 from ..store.traces import Trajectory
 
 SOLUTION_MOUNT = "/solution"
@@ -47,7 +47,7 @@ class NopAgent:
         return _trajectory(task)
 
 
-def _trajectory(task: Task, messages: list[dict[str, Any]] | None = None, error: str | None = None) -> Trajectory:
+def _trajectory(task: Task, messages: list[Message] | None = None, error: str | None = None) -> Trajectory:
     return Trajectory(
         task_id=task.id,
         split=task.split,

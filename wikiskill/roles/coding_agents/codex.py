@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.parts import CLI_PRESETS
+from ...llm.chat import Message
 from ...store.traces import Usage
 from .reading import Event, events, function_call, note, skills_read
 
@@ -87,7 +88,7 @@ def parse_codex_events(lines: Sequence[str], skills: Sequence[str]) -> CliTransc
     text, a command or other tool as a call with its result), the usage summed over turns, the
     copied `skills` whose SKILL.md a command read, the last message as the answer and, when a turn
     failed or none completed, why."""
-    messages: list[dict[str, Any]] = []
+    messages: list[Message] = []
     loaded: list[str] = []
     usage = Usage()
     completed, failed, reported = False, None, None
@@ -114,7 +115,7 @@ def parse_codex_events(lines: Sequence[str], skills: Sequence[str]) -> CliTransc
     )
 
 
-def _add_item(messages: list[dict[str, Any]], item: Event, loaded: list[str], skills: Sequence[str]) -> None:
+def _add_item(messages: list[Message], item: Event, loaded: list[str], skills: Sequence[str]) -> None:
     kind, item_id = item.get("type"), str(item.get("id", ""))
     if kind == "agent_message":
         messages.append({"role": "assistant", "content": str(item.get("text") or "")})

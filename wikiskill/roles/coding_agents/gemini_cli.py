@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.parts import CLI_PRESETS
+from ...llm.chat import Message
 from ...store.traces import Usage
 from .reading import Event, events, function_call, note, root_url, skills_read
 
@@ -82,7 +83,7 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     each tool result in order, the usage of the `result` event, the copied `skills` loaded (through
     `activate_skill` or a read of their SKILL.md), the last reply's text as the answer and, when
     the run failed or ended without a `result`, why."""
-    messages: list[dict[str, Any]] = []
+    messages: list[Message] = []
     loaded: list[str] = []
     result: Event | None = None
     warning = None
@@ -131,7 +132,7 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     )
 
 
-def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+def _reply(messages: list[Message]) -> Message:
     """The model reply being streamed: the last message if it is the assistant's, else a new one."""
     if not messages or messages[-1]["role"] != "assistant":
         messages.append({"role": "assistant", "content": None})

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import count
-from typing import Any
 
 from ...contracts.coding_agent import CliTranscript
+from ...llm.chat import Message
 from ...store.traces import Usage
 from .reading import Event, events, function_call, note, skills_read
 
@@ -34,7 +34,7 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
     """The transcript of one run: OpenAI-style messages, usage, the copied `skills` it loaded (by
     `skill_tools`, or any tool whose input names `<skill>/SKILL.md`), the final answer and, when
     the run failed or ended without a `result` event, why."""
-    messages: list[dict[str, Any]] = []
+    messages: list[Message] = []
     loaded: list[str] = []
     responses: dict[object, Usage] = {}  # by message id: every event of a response repeats its usage
     unnamed = count()
@@ -68,7 +68,7 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
 
 
 def _add_blocks(
-    messages: list[dict[str, Any]], message: Event, loaded: list[str], skills: Sequence[str], tools: SkillTools
+    messages: list[Message], message: Event, loaded: list[str], skills: Sequence[str], tools: SkillTools
 ) -> None:
     """Add one assistant event's blocks; consecutive assistant events are one turn, one message
     (Claude Code sends a response's blocks as events sharing its id, Qwen Code with ids of their
@@ -96,11 +96,11 @@ def _add_blocks(
             note(loaded, [name for name in named if name in skills] + skills_read(arguments, skills))
 
 
-def _user_messages(content: object) -> list[dict[str, Any]]:
+def _user_messages(content: object) -> list[Message]:
     """A user event's tool results as `tool` messages, and the text a loaded skill injects."""
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
