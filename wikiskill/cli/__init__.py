@@ -5,6 +5,8 @@ module lists the commands in the order `wikiskill --help` shows them. It may imp
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 from . import environments, history, review, running, skills, tasks, uplift
@@ -12,7 +14,7 @@ from .common import Command, Commands, app, help_text
 
 __all__ = ["app"]
 
-for name, command in [
+COMMANDS: list[tuple[str, Callable[..., object]]] = [
     ("init", running.init),
     ("evolve", running.evolve),
     ("estimate", running.estimate_command),
@@ -41,7 +43,8 @@ for name, command in [
     ("ingest", skills.ingest_command),
     ("report", history.report_command),
     ("base-image", environments.base_image_command),
-]:
+]
+for name, command in COMMANDS:
     app.command(name, cls=Command, help=help_text(command))(command)
 
 skills_app = typer.Typer(cls=Commands, invoke_without_command=True)

@@ -7,9 +7,8 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.measure import Measurement
@@ -20,6 +19,10 @@ from .. import __version__, api
 from ..core.errors import WikiskillError
 from ..core.parts import CLI_PRESETS
 from ..core.redact import scrub
+
+if TYPE_CHECKING:
+    # typer 0.2x vendors click and names the Context its groups are invoked with only here
+    from typer._click import Context as ClickContext
 
 
 class _Console(Console):
@@ -62,7 +65,7 @@ class Commands(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_take_no_value(super().get_params(ctx))
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: ClickContext) -> object:
         try:
             return super().invoke(ctx)
         except WikiskillError as exc:
@@ -118,12 +121,12 @@ RUN_OPTIONS: dict[str, tuple[type, object]] = {
 """The options of a command that runs tasks, by the `api.RunOptions` field each one fills."""
 
 
-def run_options(*names: str) -> Callable[[Callable], Callable]:
+def run_options(*names: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """Give a command the options of `RUN_OPTIONS` (those `names`, else all) in place of its
     `options` parameter, which receives them as one `api.RunOptions` with progress on the console."""
     names = names or tuple(RUN_OPTIONS)
 
-    def decorate(command: Callable) -> Callable:
+    def decorate(command: Callable[..., object]) -> Callable[..., object]:
         signature = inspect.signature(command, eval_str=True)
         added = [_keyword(name, *RUN_OPTIONS[name]) for name in names]
         parameters = [
@@ -148,7 +151,7 @@ def _keyword(name: str, kind: type, option: object) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind | None)
 
 
-def help_text(command: Callable) -> str:
+def help_text(command: Callable[..., object]) -> str:
     """A command's docstring as `--help` shows it: each paragraph one line, which the terminal
     then wraps at its width (a docstring's own line breaks would split sentences mid-way)."""
     paragraphs = inspect.cleandoc(command.__doc__ or "").split("\n\n")
@@ -172,7 +175,7 @@ def main(
     ctx.obj = directory
 
 
-def workspace_of(ctx: typer.Context):
+def workspace_of(ctx: typer.Context) -> api.Workspace:
     """The workspace `-C` names, else the one the current folder is in."""
     return api.open_workspace(ctx.find_root().obj)
 

@@ -119,6 +119,7 @@ def make_base_image(
 def _import(client: str, root: Path, name: str) -> None:
     """`tar -C root -c . | CLIENT import - name`, labelled."""
     tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
+    assert tar.stdout is not None  # stdout=PIPE always opens one
     imported = subprocess.run(
         [client, "import", "--change", f"LABEL {LABEL}={DEBIAN_SUITE}", "--change", 'CMD ["/bin/bash"]', "-", name],
         stdin=tar.stdout,

@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from ..core.errors import InfrastructureError
 from .mounts import Mount
@@ -228,7 +229,7 @@ def _hook_interrupt() -> None:
         return
     previous = signal.getsignal(signal.SIGINT)
 
-    def on_interrupt(signum: int, frame: object) -> None:
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
         _interrupted.set()
         threading.Thread(target=remove_live, name="wikiskill-containers", daemon=True).start()
         if callable(previous):

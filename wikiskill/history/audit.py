@@ -128,12 +128,13 @@ def _cost_problems(records: Recorded, merge: Commit, candidate: Evaluation, incu
     meta, seed = merge.meta, records.config.gate.seed
     if meta.cost_rule is None:
         return []
-    if None in (meta.cost_unit, meta.cost_limit, meta.cost_confidence, meta.cost_p_value, meta.cost_passed):
+    unit, limit, confidence, claimed_p = meta.cost_unit, meta.cost_limit, meta.cost_confidence, meta.cost_p_value
+    if unit is None or limit is None or confidence is None or claimed_p is None or meta.cost_passed is None:
         return [f"records the cost rule {meta.cost_rule.value} without its test"]
-    pairs = costed_pairs(candidate, incumbent, meta.cost_unit)
-    p = below_p_value(pairs, meta.cost_limit, seed)
-    passed = p < 1 - meta.cost_confidence
-    if abs(p - meta.cost_p_value) > 1e-6 or passed != meta.cost_passed:
+    pairs = costed_pairs(candidate, incumbent, unit)
+    p = below_p_value(pairs, limit, seed)
+    passed = p < 1 - confidence
+    if abs(p - claimed_p) > 1e-6 or passed != meta.cost_passed:
         return [f"claims cost p={meta.cost_p_value:.4f}; its committed results give p={p:.4f}"]
     if meta.cost_rule is CostRule.BOUND and not passed:
         return [f"accepted although its cost was not shown below {meta.cost_limit:g} times main's"]
@@ -144,7 +145,7 @@ def _cost_problems(records: Recorded, merge: Commit, candidate: Evaluation, incu
     if meta.score_floor is None:
         gain = evidence_of(meta.policy or "", candidate, incumbent).gain
         return [] if gain == 0 else [f"accepted as cheaper at equal means, but the means differ by {float(gain):+.4f}"]
-    floor = gain_floor(paired(candidate, incumbent), meta.cost_confidence, seed)
+    floor = gain_floor(paired(candidate, incumbent), confidence, seed)
     if abs(floor - meta.score_floor) > 1e-6:
         return [f"claims a score gain >= {meta.score_floor:+.4f}; its committed results give {floor:+.4f}"]
     margin = meta.noninferiority or 0.0

@@ -8,9 +8,12 @@ the page needs no network; the page itself is prompts/report.html.j2.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
+from types import ModuleType
+from typing import Protocol
 
 from ..core.config import CostUnit
 from ..core.prompts import render
@@ -18,6 +21,7 @@ from ..knowledge.pages import read_pages
 from ..knowledge.search import tokens
 from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
+from ..store.traces import OutcomeRow
 from ..store.trailers import Action, Decision, Step
 from ..store.uplift_record import UpliftResult, recorded_uplift
 from ..store.workspace import MAIN, Commit, Workspace
@@ -43,7 +47,20 @@ SCORE_MARGIN = 0.1
 """The val chart's y axis spans the scores plotted and this share of their spread on each side."""
 MIN_SCORE_MARGIN = 0.005
 DECISION_SYMBOLS = {Decision.ACCEPTED.value: "circle", Decision.REJECTED.value: "x"}
-ACTION_SYMBOLS = {Action.CREATE: "circle", Action.PATCH: "diamond", Action.RETIRE: "x", Step.ROLLBACK: "triangle-down"}
+ACTION_SYMBOLS: dict[str, str] = {
+    Action.CREATE: "circle",
+    Action.PATCH: "diamond",
+    Action.RETIRE: "x",
+    Step.ROLLBACK: "triangle-down",
+}
+
+
+class Figure(Protocol):
+    """What the report does with a plotly figure (plotly ships no types)."""
+
+    def add_trace(self, trace: object) -> object: ...
+
+    def to_html(self, **options: object) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -138,7 +155,7 @@ def report_data(ws: Workspace) -> ReportData:
     return data
 
 
-def _task_row(row: dict, incumbent: dict[str, float]) -> TaskRow:
+def _task_row(row: OutcomeRow, incumbent: dict[str, float]) -> TaskRow:
     task = str(row.get("id"))
     if row.get("failure") == "infra":
         return TaskRow(task, None, incumbent.get(task), str(row.get("error") or "infrastructure failure"), "")
@@ -207,7 +224,7 @@ def _gate_cost(ws: Workspace, gate: Commit, number: int) -> RoundCost:
     return RoundCost(number, meta.skill or "", decision, unit, meta.score, meta.incumbent, candidate, incumbent)
 
 
-def _mean(values: list[object]) -> float | None:
+def _mean(values: Iterable[object]) -> float | None:
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     return sum(numbers) / len(numbers) if numbers else None
 
@@ -226,7 +243,7 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
     report serves, which loads plotly.js from the server and refreshes itself as the run goes."""
     import plotly.graph_objects as go
 
-    figures = {
+    figures: dict[str, Figure] = {
         "val": _val_figure(go, data.rounds),
         "cost": _cost_figure(go, data.rounds),
         "tradeoff": _tradeoff_figure(go, data.costs),
@@ -267,7 +284,7 @@ def write_report(ws: Workspace, out: Path) -> Path:
     return out
 
 
-def _layout(go, title: str, **axes) -> object:
+def _layout(go: ModuleType, title: str, **axes: object) -> object:
     return go.Layout(
         title=title,
         height=360,
@@ -278,9 +295,9 @@ def _layout(go, title: str, **axes) -> object:
     )
 
 
-def _val_figure(go, rows: list[RoundRow]):
+def _val_figure(go: ModuleType, rows: list[RoundRow]) -> Figure:
     rounds = [row for row in rows if row.action != Step.ROLLBACK]
-    figure = go.Figure(
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             "Validation score per round",
@@ -324,9 +341,9 @@ def score_range(rounds: list[RoundRow]) -> list[float]:
     return [low - margin, high + margin]
 
 
-def _cost_figure(go, rows: list[RoundRow]):
+def _cost_figure(go: ModuleType, rows: list[RoundRow]) -> Figure:
     rounds = [row for row in rows if row.action != Step.ROLLBACK]
-    figure = go.Figure(
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             "Cost per round",
@@ -353,10 +370,10 @@ def _cost_figure(go, rows: list[RoundRow]):
     return figure
 
 
-def _tradeoff_figure(go, costs: list[RoundCost]):
+def _tradeoff_figure(go: ModuleType, costs: list[RoundCost]) -> Figure:
     """Val score against mean per-task cost: each round's incumbent joined to its candidate."""
     unit = costs[-1].unit if costs else CostUnit.TOKENS.value
-    figure = go.Figure(
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             "Score against cost per val task",
@@ -404,10 +421,10 @@ def _tradeoff_figure(go, costs: list[RoundCost]):
     return figure
 
 
-def _skills_figure(go, rows: list[RoundRow]):
+def _skills_figure(go: ModuleType, rows: list[RoundRow]) -> Figure:
     changes = [row for row in rows if row.skill]
     skills = sorted({row.skill for row in changes})
-    figure = go.Figure(
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             "Skills timeline",
@@ -446,8 +463,8 @@ def _skills_figure(go, rows: list[RoundRow]):
     return figure
 
 
-def _wiki_figure(go, sizes: list[WikiSize]):
-    figure = go.Figure(
+def _wiki_figure(go: ModuleType, sizes: list[WikiSize]) -> Figure:
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             "Wiki growth",
@@ -472,12 +489,12 @@ def _wiki_figure(go, sizes: list[WikiSize]):
     return figure
 
 
-def uplift_figure(go, result: UpliftResult):
+def uplift_figure(go: ModuleType, result: UpliftResult) -> Figure:
     """A forest plot: each arm's difference from `none` and each of main's skills' leave-one-out
     value, with their 95% intervals."""
     rows = [(f"arm {arm.arm}", arm.delta, arm.delta_ci95) for arm in result.arms if arm.arm != "none"]
     rows += [(f"skill {value.skill}", value.marginal, value.ci95) for value in result.per_skill]
-    figure = go.Figure(
+    figure: Figure = go.Figure(
         layout=_layout(
             go,
             f"Uplift on {result.split} ({result.tasks} tasks x {result.trials} trials): difference from no skills",

@@ -54,7 +54,7 @@ class LiveReport:
                 self._page = (version, html.encode("utf-8"))
             return self._page[1]
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, object]:
         with self._lock:
             version = self.version()
         progress = read_progress(self.ws.state_dir)

@@ -56,22 +56,26 @@ class ReviewItem:
     def effect(self) -> Effect:
         return Effect(self.helped, self.fixed, self.hurt, self.broken)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 
 def review_queue(ws: Workspace) -> list[ReviewItem]:
     wiki_access = load_config(ws.root).agent.wiki_access
-    return [_item(ws, pending, wiki_access) for pending in pending_candidates(ws)]
+    return [
+        _item(ws, pending, pending.tip, wiki_access)
+        for pending in pending_candidates(ws)
+        if pending.tip is not None  # every undecided candidate still has its branch
+    ]
 
 
-def _item(ws: Workspace, pending: Pending, wiki_access: bool) -> ReviewItem:
+def _item(ws: Workspace, pending: Pending, tip: str, wiki_access: bool) -> ReviewItem:
     meta, label = pending.evidence.meta, round_label(pending.round)
     record = json.loads(ws.read_file(pending.evidence.sha, f"raw/{label}/{REVIEW_FILE}") or "{}")
     propose = next((c for c in ws.log(pending.branch) if c.meta.step == Step.PROPOSE), None)
     rationale = ws.body(propose.sha).split("\n\n")[0].strip() if propose else ""
-    diff = ws.diff(MAIN, pending.tip, "skills")
-    reads = _reads(ws.read_file(pending.tip, f"raw/{label}/proposer.json"))
+    diff = ws.diff(MAIN, tip, "skills")
+    reads = _reads(ws.read_file(tip, f"raw/{label}/proposer.json"))
     cited = PAGE.findall(f"{diff}\n{rationale}") + [path for path in reads if PAGE.fullmatch(path)]
     return ReviewItem(
         id=pending.id,
@@ -93,7 +97,7 @@ def _item(ws: Workspace, pending: Pending, wiki_access: bool) -> ReviewItem:
         pages=sorted({_page(path) for path in cited}),
         traces=[path for path in dict.fromkeys(reads) if path.startswith("traces/")],
         rationale=rationale,
-        main_moved=_main_moved(ws, pending, wiki_access),
+        main_moved=_main_moved(ws, pending, tip, wiki_access),
         diff=diff,
     )
 
@@ -114,9 +118,9 @@ def _page(path: str) -> str:
     return path if path.startswith("wiki/") else f"wiki/{path}"
 
 
-def _main_moved(ws: Workspace, pending: Pending, wiki_access: bool) -> bool:
+def _main_moved(ws: Workspace, pending: Pending, tip: str, wiki_access: bool) -> bool:
     try:
-        merged = ws.merged_tree(MAIN, pending.tip)
+        merged = ws.merged_tree(MAIN, tip)
     except WorkspaceError:
         return True
     return skills_id(ws, merged, wiki_access) != pending.evidence.meta.skills_id

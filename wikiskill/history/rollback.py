@@ -85,10 +85,9 @@ def rollback(
             changes = _revert_accepted(ws, targets, active)
         for merge in reversed(targets):  # oldest first, so the history reads in order
             purpose = f"skills/{merge.meta.skill}/PURPOSE.md"
-            if changes.get(purpose) is not None:
-                changes[purpose] = add_history(
-                    changes[purpose], merge.meta.round or 0, f"rolled back (revert of {merge.sha[:10]})"
-                )
+            text = changes.get(purpose)
+            if text is not None:
+                changes[purpose] = add_history(text, merge.meta.round or 0, f"rolled back (revert of {merge.sha[:10]})")
         return RollbackResult(_commit(ws, targets, changes, edits), targets, edits)
 
 
@@ -148,7 +147,7 @@ def _restore_before(
 def _since(ws: Workspace, merge: Commit) -> list[tuple[Commit, list[str]]]:
     """Commits on main's first-parent line after `merge`, each with the skills/ paths it changed,
     newest first."""
-    later = []
+    later: list[tuple[Commit, list[str]]] = []
     for commit, touched in ws.touching_commits(MAIN, "skills"):
         if commit.sha == merge.sha:
             return later

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..core.errors import WikiskillError
 from ..store.evaluations import read_scores
 from ..store.rounds import BRANCH_PREFIX, MAIN_SIDE_FILE, PENDING_PREFIX, REJECTED_PREFIX, round_label
+from ..store.traces import OutcomeRow
 from ..store.trailers import Crossed, Step, Trailers
 from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
@@ -32,7 +33,7 @@ class RoundStory:
     skill: str | None = None
     rationale: str = ""
     proposer_error: str | None = None
-    validation: list[dict] = field(default_factory=list)
+    validation: list[OutcomeRow] = field(default_factory=list)
     decision: str | None = None
     reason: str = ""
     score: float | None = None

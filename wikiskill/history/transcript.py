@@ -7,6 +7,7 @@ one outcome row per task (raw/rNNN/val.jsonl), so a val task shows its answer, s
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..core.errors import WikiskillError
@@ -22,7 +23,7 @@ class TaskView:
     task_id: str
     trajectory: Trajectory | None
     """The whole trajectory (a train task), or None where only the outcome row is kept (val)."""
-    outcome: dict
+    outcome: Mapping[str, object]
     """The task's outcome row: `score`, `prediction`, `expected`, `error`, ..."""
 
 

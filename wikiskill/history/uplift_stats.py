@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 RESAMPLES = 4000
 LEVEL = 0.95
@@ -31,7 +32,8 @@ class Resampler:
         """The arm's mean in each resample; `scores` is (tasks, trials)."""
         trials = scores.shape[1]
         picked = self.rng.integers(0, trials, (*self.tasks.shape, trials))
-        return scores[self.tasks[:, :, None], picked].mean(axis=(1, 2))
+        means: npt.NDArray[np.float64] = scores[self.tasks[:, :, None], picked].mean(axis=(1, 2))  # numpy: Any
+        return means
 
 
 def interval(samples: np.ndarray) -> tuple[float, float]:

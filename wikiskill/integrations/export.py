@@ -18,10 +18,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..contracts.integrations import ExportTarget
 from ..knowledge.links import rewrite_links
 from ..knowledge.skills import NAME_PATTERN, skill_problems
 from ..store.workspace import MAIN, Workspace
-from .export_targets import AgentSkills, ExportError, ExportTarget
+from .export_targets import AgentSkills, ExportError
 
 MANIFEST = ".wikiskill-export.json"
 MANIFEST_FORMAT = 1

@@ -26,13 +26,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
 from ..knowledge.skills import Skill, load_skills, markdown_section
-from ..knowledge.skillsblock import LOAD_SKILL_TOOL, load_skill, render_skills
+from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_skills
+from ..llm.chat import ToolSpec
 from ..store.settings import load_config
 from ..store.workspace import MAIN, Workspace
 from . import lookup
@@ -41,7 +41,7 @@ from .watch import ChangeForwarder
 
 Mode = SkillsMode | str
 """A skills mode by member or by its value (`"index"`)."""
-LOAD_SKILL = LOAD_SKILL_TOOL["function"]["name"]
+LOAD_SKILL = LOAD_SKILL_TOOL_NAME
 HISTORY_SECTION = "Evolution History"
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class SkillInfo:
 
 @dataclass(frozen=True)
 class _Snapshot:
-    key: object
+    key: dict[str, str] | str
     """What identifies the loaded state: the skills tree id at a ref, or the files themselves."""
     commit: str | None
     files: Mapping[str, str]
@@ -134,7 +134,7 @@ class SkillSet:
             self.workspace, query, lookup.corpus(corpus), self.commit if self.ref is not None else None, limit
         )
 
-    def tools(self, mode: Mode | None = None) -> list[dict]:
+    def tools(self, mode: Mode | None = None) -> list[ToolSpec]:
         """Tool schemas (OpenAI format) the host must offer: `load_skill` in index mode."""
         if self._mode_settings(mode).mode is SkillsMode.INDEX and self._snapshot.skills:
             return [copy.deepcopy(LOAD_SKILL_TOOL)]
@@ -177,7 +177,7 @@ class SkillSet:
         """A view that follows this ref (or the working tree) as it changes; close it when done."""
         return LiveSkills(Workspace(self.workspace.root), self.ref, self.settings.mode, on_change)
 
-    def _current(self) -> tuple[object, str | None]:
+    def _current(self) -> tuple[dict[str, str] | str, str | None]:
         """(what identifies the current skills, the commit they are at) -- cheap for a ref."""
         with self._lock:
             if self.ref is None:
@@ -185,11 +185,12 @@ class SkillSet:
             commit = self.workspace.resolve(self.ref)
             return self.workspace.tree_id(commit, "skills"), commit
 
-    def _load(self, key: object, commit: str | None) -> _Snapshot:
+    def _load(self, key: dict[str, str] | str, commit: str | None) -> _Snapshot:
         with self._lock:
-            if commit is None:  # the working tree: the key is the files themselves
-                files = {path.removeprefix("skills/"): text for path, text in cast(dict, key).items()}
+            if isinstance(key, dict):  # the working tree: the key is the files themselves
+                files = {path.removeprefix("skills/"): text for path, text in key.items()}
             else:
+                assert commit is not None  # a ref's skills: `_current` gives its tree id and commit
                 files = self.workspace.read_files(commit, "skills")
             return _Snapshot(key, commit, files, tuple(load_skills(files)))
 

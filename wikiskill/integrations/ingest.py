@@ -57,12 +57,8 @@ def ingest(
         raise WikiskillError("name at least one transcript file to ingest")
     scrub = Scrubber()
     sessions = [(path, read_session(path, parser, outcome, scrub)) for path in paths]
-    for path, trajectory in sessions:
-        found = held_out.leaks(trajectory.to_json()) if held_out is not None else []
-        if found:
-            raise WikiskillError(
-                f"{path} {found[0]}: not ingested, the proposer would read it (skills.leak_run {held_out.length})"
-            )
+    if held_out is not None:
+        _refuse_leaks(sessions, held_out)
     with ws.lock("wikiskill ingest"):
         ws.recover()
         number = next_round(ws)
@@ -90,3 +86,12 @@ def ingest(
         )
         sha = ws.commit({f"{folder}/{task_id}.json": t.to_json() for task_id, t in added.items()}, message)
         return IngestResult(number, sha, list(added.values()), skipped)
+
+
+def _refuse_leaks(sessions: list[tuple[Path, Trajectory]], held_out: HeldOut) -> None:
+    for path, trajectory in sessions:
+        found = held_out.leaks(trajectory.to_json())
+        if found:
+            raise WikiskillError(
+                f"{path} {found[0]}: not ingested, the proposer would read it (skills.leak_run {held_out.length})"
+            )

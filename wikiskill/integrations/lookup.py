@@ -50,8 +50,8 @@ def documents(ws: Workspace, corpus: Corpus, ref: str | None = MAIN) -> dict[str
         files = working_files(ws.root, folder)
     else:
         files = {f"{folder}/{path}": text for path, text in ws.read_files(ref, folder).items()}
-    keep = (lambda path: path.endswith(".md")) if corpus == Corpus.WIKI else (lambda path: path.endswith("/SKILL.md"))
-    return {path: text for path, text in files.items() if keep(path)}
+    suffix = ".md" if corpus == Corpus.WIKI else "/SKILL.md"
+    return {path: text for path, text in files.items() if path.endswith(suffix)}
 
 
 def search(

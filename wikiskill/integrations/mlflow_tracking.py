@@ -213,7 +213,7 @@ def _search(client: MlflowClient, experiment: str, tags: dict[str, str]) -> list
     return [run.info.run_id for run in runs]
 
 
-def _read_state(path: Path) -> dict:
+def _read_state(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):

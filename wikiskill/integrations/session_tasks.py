@@ -55,7 +55,7 @@ class SessionTasks:
 
 def first_request(session: Trajectory) -> str:
     """The user's first message, whole: the task."""
-    return next(m["content"].strip() for m in session.messages if m["role"] == "user" and m["content"].strip())
+    return next(str(m["content"]).strip() for m in session.messages if m["role"] == "user" and m["content"].strip())
 
 
 def existing_ids(out: Path) -> set[str]:

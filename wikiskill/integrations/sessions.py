@@ -12,11 +12,13 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from ..contracts.integrations import SessionParser
 from ..core.errors import TranscriptError
 from ..core.parts import SESSION_FORMATS
 from ..core.redact import Scrubber
+from ..llm.chat import Message
 from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
 
 INGESTED_SPLIT = "ingested"
@@ -25,7 +27,7 @@ QUESTION_CHARS = 500
 """The first user message stands as the task; the whole of it is in the messages."""
 
 
-def _call(call_id: str, name: str, arguments: object) -> dict:
+def _call(call_id: str, name: str, arguments: object) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
@@ -39,15 +41,15 @@ class ClaudeCodeParser:
     not the agent's own turns and are left out; an assistant reply streamed over several lines
     with one message id becomes one message."""
 
-    def messages(self, text: str, name: str) -> list[dict]:
-        messages: list[dict] = []
+    def messages(self, text: str, name: str) -> list[Message]:
+        messages: list[Message] = []
         last_id = None
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise TranscriptError(f"{name}:{number}: not a JSON line ({exc.msg})") from None
             if not isinstance(entry, dict):
                 raise TranscriptError(f"{name}:{number}: a line must be a JSON object")
@@ -70,7 +72,7 @@ class ClaudeCodeParser:
         return messages
 
     @staticmethod
-    def _user(content: str | list, name: str, number: int) -> list[dict]:
+    def _user(content: str | list[object], name: str, number: int) -> list[Message]:
         if isinstance(content, str):
             return [{"role": "user", "content": content}]
         out, texts = [], []
@@ -85,7 +87,7 @@ class ClaudeCodeParser:
         return out + ([{"role": "user", "content": "\n".join(texts)}] if texts else [])
 
     @staticmethod
-    def _assistant(content: str | list, name: str, number: int) -> dict:
+    def _assistant(content: str | list[object], name: str, number: int) -> Message:
         if isinstance(content, str):
             return {"role": "assistant", "content": content}
         texts, calls = [], []
@@ -99,7 +101,7 @@ class ClaudeCodeParser:
                 if not isinstance(block.get("name"), str):
                     raise TranscriptError(f"{name}:{number}: a tool_use block has no tool name")
                 calls.append(_call(str(block.get("id", "")), block["name"], block.get("input", {})))
-        reply: dict = {"role": "assistant", "content": "\n".join(texts)}
+        reply: Message = {"role": "assistant", "content": "\n".join(texts)}
         if calls:
             reply["tool_calls"] = calls
         return reply
@@ -112,10 +114,10 @@ class OpenAIMessagesParser:
 
     ROLES = ("system", "developer", "user", "assistant", "tool")
 
-    def messages(self, text: str, name: str) -> list[dict]:
+    def messages(self, text: str, name: str) -> list[Message]:
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise TranscriptError(f"{name}:{exc.lineno}: not valid JSON ({exc.msg})") from None
         if isinstance(data, dict):
             data = data.get("messages")
@@ -123,11 +125,11 @@ class OpenAIMessagesParser:
             raise TranscriptError(f"{name}:1: expected a list of messages or an object with `messages`")
         return [self._message(item, f"{name}: message {index}") for index, item in enumerate(data, 1)]
 
-    def _message(self, item: object, where: str) -> dict:
+    def _message(self, item: object, where: str) -> Message:
         if not isinstance(item, dict) or item.get("role") not in self.ROLES:
             raise TranscriptError(f"{where}: needs a role of {', '.join(self.ROLES)}")
         role = "system" if item["role"] == "developer" else item["role"]
-        message: dict = {"role": role, "content": _text(item.get("content"), where, None)}
+        message: Message = {"role": role, "content": _text(item.get("content"), where, None)}
         calls = item.get("tool_calls") or []
         if role == "assistant" and calls:
             if not isinstance(calls, list):
@@ -138,9 +140,9 @@ class OpenAIMessagesParser:
         return message
 
     @staticmethod
-    def _tool_call(call: object, where: str) -> dict:
+    def _tool_call(call: object, where: str) -> dict[str, Any]:
         function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise TranscriptError(f"{where}: a tool call needs function.name")
         return _call(str(call.get("id", "")), function["name"], function.get("arguments", ""))
 
@@ -151,10 +153,11 @@ def session_parser(name: str) -> SessionParser:
     return parser
 
 
-def _blocks(content: list, name: str, number: int) -> list[dict]:
-    if not all(isinstance(block, dict) for block in content):
+def _blocks(content: list[object], name: str, number: int) -> list[dict[str, Any]]:
+    blocks = [block for block in content if isinstance(block, dict)]
+    if len(blocks) != len(content):
         raise TranscriptError(f"{name}:{number}: content blocks must be JSON objects")
-    return content
+    return blocks
 
 
 def _text(content: object, name: str, number: int | None) -> str:
@@ -182,7 +185,7 @@ def _text(content: object, name: str, number: int | None) -> str:
     return "\n".join(parts)
 
 
-def _extend(message: dict, more: dict) -> None:
+def _extend(message: Message, more: Message) -> None:
     message["content"] = "\n".join(filter(None, [message["content"], more["content"]]))
     if more.get("tool_calls"):
         message["tool_calls"] = message.get("tool_calls", []) + more["tool_calls"]

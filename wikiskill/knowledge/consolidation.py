@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..core.config import WikiSettings
-from .links import rewrite_links
+from .links import Resolver, rewrite_links
 from .pages import Page, PageStatus, Section, page_path, read_pages
 from .search import overlap
 from .wiki import INDEX, render_index, render_page, resolve
@@ -117,7 +117,7 @@ def _absorb(keeper: Page, gone: Page) -> Page:
     return _with_meta(page, skills=sorted(set(page.meta.skills) | set(gone.meta.skills)))
 
 
-def _skill_link_resolver(path: str, pages: dict[str, Page], merged: set[str]):
+def _skill_link_resolver(path: str, pages: dict[str, Page], merged: set[str]) -> Resolver:
     """Links from a skill file to a merged page go to the page it was merged into."""
     folder = posixpath.dirname(path)
 

@@ -5,6 +5,7 @@ An edit that does not apply is skipped with a reason, never half-applied.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -21,11 +22,12 @@ class Edit(BaseModel):
 E = TypeVar("E", bound=Edit)
 
 
-def parse_edits(raw: object, model: type[E] = Edit) -> tuple[list[E], list[str]]:  # type: ignore[assignment]
+def parse_edits(raw: object, model: type[E]) -> tuple[list[E], list[str]]:
     """Valid edits (of `model`, an Edit with more fields) and the reasons the others were dropped."""
     if not isinstance(raw, list):
         return [], [f"edits must be a list, got {type(raw).__name__}"]
-    edits, problems = [], []
+    edits: list[E] = []
+    problems: list[str] = []
     for index, item in enumerate(raw):
         try:
             edits.append(model.model_validate(item))
@@ -53,7 +55,7 @@ def apply_edit(text: str, edit: Edit) -> str:
     return text.replace(edit.target, edit.target + edit.content, 1)
 
 
-def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[str]]:
+def apply_edits(text: str, edits: Sequence[Edit]) -> tuple[str, list[str]]:
     """Apply the edits in order; return the new text and the reasons for skipped edits."""
     skipped = []
     for index, edit in enumerate(edits):

@@ -92,7 +92,7 @@ def junk_reason(proposal: Proposal, known: Known) -> str | None:
     name = proposal.name
     if name in known.names:
         return f"`{name}` is {known.names[name]}, not a skill name"
-    skill = parse_skill(proposal.changes[f"{skill_dir(name)}/SKILL.md"])
+    skill = parse_skill(proposal.changes[f"{skill_dir(name)}/SKILL.md"] or "")  # a create always writes it
     body = "\n".join(line for line in skill.body.splitlines() if not line.lstrip().startswith("#"))
     share = repeated_share(f"{skill.description}\n{body}", [*schema_texts(), *known.prompt])
     if share >= REPEATED_SHARE:

@@ -32,7 +32,7 @@ def links(text: str) -> list[str]:
 def rewrite_links(text: str, resolve: Resolver) -> str:
     """`text` with every link target passed through `resolve`; web links are left alone."""
 
-    def inline(match: re.Match) -> str:
+    def inline(match: re.Match[str]) -> str:
         target = _unbracket(match.group(3))
         if SCHEME.match(target):
             return match.group(0)
@@ -41,7 +41,7 @@ def rewrite_links(text: str, resolve: Resolver) -> str:
             return match.group(2)
         return match.group(0) if new == target else f"{match.group(1)}[{match.group(2)}]({new})"
 
-    def reference(match: re.Match) -> str:
+    def reference(match: re.Match[str]) -> str:
         target = _unbracket(match.group(1))
         if SCHEME.match(target):
             return match.group(0)
@@ -54,7 +54,7 @@ def rewrite_links(text: str, resolve: Resolver) -> str:
     return _outside(text, FENCE, lambda part: _outside(part, CODE_SPAN, prose))
 
 
-def _outside(text: str, code: re.Pattern, change: Callable[[str], str]) -> str:
+def _outside(text: str, code: re.Pattern[str], change: Callable[[str], str]) -> str:
     parts, position = [], 0
     for match in code.finditer(text):
         parts += [change(text[position : match.start()]), match.group(0)]

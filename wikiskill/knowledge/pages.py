@@ -168,7 +168,8 @@ def derived_line(meta: PageMeta) -> str:
 def parse_body(body: str) -> tuple[str, dict[Section, str], str]:
     """(title, sections, extra text) of a Markdown body; text before the first `##` heading that
     is not the title or a derived line counts as the Description."""
-    title, sections, extra = "", {}, []
+    title, extra = "", []
+    sections: dict[Section, str] = {}
     matches = list(_HEADING.finditer(body))
     preamble = body[: matches[0].start()] if matches else body
     for index, match in enumerate(matches):
@@ -213,11 +214,8 @@ def parse_page(slug: str, text: str) -> Page:
         if key in PageMeta.model_fields or (isinstance(key, str) and isinstance(value, str))
     }
     data = {**data, "slug": slug, "title": str(data.get("title") or title or slug)}
-    data["evidence"] = (
-        [_evidence(item) for item in data.get("evidence") or [] if _evidence(item)]
-        if isinstance(data.get("evidence"), list)
-        else []
-    )
+    evidence = data.get("evidence")
+    data["evidence"] = [_evidence(item) for item in evidence if _evidence(item)] if isinstance(evidence, list) else []
     try:
         meta = PageMeta.model_validate(data)
     except ValidationError as exc:  # drop the fields that do not fit, keep the rest
@@ -228,7 +226,7 @@ def parse_page(slug: str, text: str) -> Page:
     return Page(meta=meta, sections=sections, extra=extra).with_evidence([])
 
 
-def _evidence(item: object) -> dict | None:
+def _evidence(item: object) -> dict[str, object] | None:
     """An evidence entry from `{task, round}` or a bare task id (pages written before the model)."""
     if isinstance(item, dict) and isinstance(item.get("task"), (str, int)):
         round_number = item.get("round")

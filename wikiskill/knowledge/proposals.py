@@ -264,7 +264,7 @@ def parse_proposal(raw: object) -> AnyProposal:
         raise InvalidProposal(_reason(exc, raw), action, _recorded_name(raw.get("name")), rationale) from None
 
 
-def _reason(exc: ValidationError, raw: dict) -> str:
+def _reason(exc: ValidationError, raw: dict[object, object]) -> str:
     error = exc.errors()[0]
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
         return f"unknown action {str(raw.get('action'))[:40]!r}: use {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}"

@@ -49,7 +49,7 @@ def normalize_name(raw: object) -> str:
     return name
 
 
-def split_front_matter(text: str) -> tuple[dict, str]:
+def split_front_matter(text: str) -> tuple[dict[object, object], str]:
     """Return (front matter mapping, body); raise ValueError when the front matter is unusable."""
     match = _FRONT_MATTER.match(text)
     if not match:
@@ -111,7 +111,8 @@ def skill_problems(text: str, directory_name: str, require_sections: bool = True
 
 def parse_skill(text: str) -> Skill:
     data, body = split_front_matter(text)
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    found = data.get("metadata")
+    metadata = found if isinstance(found, dict) else {}
     return Skill(
         name=str(data.get("name", "")),
         description=str(data.get("description", "")).strip(),
@@ -125,8 +126,8 @@ def with_front_matter(text: str, name: str, extra_metadata: dict[str, str]) -> s
     """Rewrite the front matter so `name` is the directory name and metadata values are strings."""
     data, body = split_front_matter(text)
     data["name"] = name
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    metadata = {str(k): str(v) for k, v in metadata.items()}
+    found = data.get("metadata")
+    metadata = {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()}
     metadata.update(extra_metadata)
     data["metadata"] = metadata
     front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000).strip()

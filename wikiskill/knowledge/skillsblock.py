@@ -9,13 +9,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.prompts import render
 from .search import rank, tokens
 from .skills import Skill
 
 LOAD_SKILL_TOOL_NAME = "load_skill"
-LOAD_SKILL_TOOL = {
+LOAD_SKILL_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": LOAD_SKILL_TOOL_NAME,
@@ -61,7 +63,8 @@ def retrieve(skills: list[Skill], task: str, top_k: int, token_budget: int) -> l
     """The top-k skills for `task` by BM25, kept within `token_budget` (best first)."""
     corpus = [f"{s.name.replace('-', ' ')} {s.description} {s.section('When to Apply')}" for s in skills]
     ranked = [index for index, _ in sorted(rank(corpus, task), key=lambda item: (-item[1], skills[item[0]].name))]
-    chosen, used = [], 0
+    chosen: list[Skill] = []
+    used = 0
     for index in ranked[:top_k]:
         cost = tokens(skills[index].body)
         if chosen and used + cost > token_budget:

@@ -8,13 +8,14 @@ lists every page and links nothing that is missing.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..core.errors import ProposalError
 from ..core.redact import scrub
 from .codetext import code_only
-from .edits import apply_edits, parse_edits
-from .links import rewrite_links
+from .edits import Edit, apply_edits, parse_edits
+from .links import Resolver, rewrite_links
 from .pages import PATTERNS, Evidence, Page, PageMeta, PageStatus, Section, page_path, page_slug, parse_body, read_pages
 from .search import rank, tokens
 from .skills import split_front_matter
@@ -103,18 +104,16 @@ class WikiUpdate:
 def resolve(pages: dict[str, Page], slug: str) -> str:
     """The page a slug stands for now: a merged page's target (followed to the end)."""
     seen = set()
-    while (
-        slug in pages
-        and pages[slug].meta.status == PageStatus.MERGED
-        and pages[slug].meta.merged_into
-        and slug not in seen
-    ):
+    while slug in pages and slug not in seen:
+        target = pages[slug].meta.merged_into
+        if pages[slug].meta.status != PageStatus.MERGED or not target:
+            break
         seen.add(slug)
-        slug = pages[slug].meta.merged_into
+        slug = target
     return slug
 
 
-def page_link_resolver(pages: dict[str, Page]):
+def page_link_resolver(pages: dict[str, Page]) -> Resolver:
     """For links written in a page: a link to a known page is rewritten to its canonical target
     (`slug.md`, following merges), links to the index, log and skill-impact are kept, anything
     else is dropped (its text stays)."""
@@ -171,7 +170,7 @@ def render_page(page: Page, pages: dict[str, Page]) -> str:
 
 def index_entries(index: str) -> list[tuple[str, str, str]]:
     """(title, slug, description) of every well-formed index line."""
-    return [m.groups() for m in map(INDEX_LINE.match, index.splitlines()) if m]
+    return [(m.group(1), m.group(2), m.group(3)) for m in map(INDEX_LINE.match, index.splitlines()) if m]
 
 
 def append_section(document: str, heading: str, body: str) -> str:
@@ -255,7 +254,7 @@ def _section_problems(page: Page) -> list[str]:
 
 
 def apply_maintainer_output(
-    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: list[str] = ()
+    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: Collection[str] = ()
 ) -> WikiUpdate:
     """New page, index and log texts. `shown` are the task ids of the traces the maintainer saw,
     `known` every task id of the round (a page naming one it was not shown is refused).
@@ -263,7 +262,7 @@ def apply_maintainer_output(
     ctx = _Context(round_number, set(shown), set(known))
     update = WikiUpdate({})
     pages = dict(wiki.pages)
-    requests = [*output.create_patterns, *output.update_patterns]
+    requests: list[PageCreate | PageUpdate] = [*output.create_patterns, *output.update_patterns]
     for request in requests[MAX_PAGES_PER_ROUND:]:
         update.refused.append(f"{_shown_name(request.name)}: at most {MAX_PAGES_PER_ROUND} page edits per round")
     for request in requests[:MAX_PAGES_PER_ROUND]:
@@ -272,7 +271,10 @@ def apply_maintainer_output(
             slug = page_slug(request.name)
             if scrub(slug) != slug:
                 raise ProposalError("the page name contains a secret")
-            written = (_create if verb == "create" else _update)(request, slug, pages, ctx)
+            if isinstance(request, PageCreate):
+                written = _create(request, slug, pages, ctx)
+            else:
+                written = _update(request, slug, pages, ctx)
         except ProposalError as exc:
             update.refused.append(f"{verb} {_shown_name(request.name)}: {exc}")
             continue
@@ -301,7 +303,7 @@ def _shown_name(name: str) -> str:
 
 
 def check_output(
-    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: list[str] = ()
+    output: MaintainerOutput, wiki: Wiki, round_number: int, shown: list[str], known: Collection[str] = ()
 ) -> list[str]:
     """The reasons pages of `output` would be refused (what the maintainer's retry is told)."""
     return apply_maintainer_output(output, wiki, round_number, shown, known).refused
@@ -389,7 +391,7 @@ def _update(request: PageUpdate, slug: str, pages: dict[str, Page], ctx: _Contex
     if slug not in pages:
         raise ProposalError("no such page")
     old = pages[slug]
-    edits, problems = parse_edits(request.edits)
+    edits, problems = parse_edits(request.edits, Edit)
     body, skipped = apply_edits(old.body(), edits)
     if problems or skipped:
         raise ProposalError("; ".join(problems + skipped))

@@ -44,7 +44,7 @@ class PageUpdate(_Reply):
     """Task ids of the traces shown to you that add evidence for the page."""
     add_evidence: str = ""
     """Markdown added at the end of the page's `## Evidence` section (new action sequences)."""
-    edits: list = []
+    edits: list[object] = []
     """Edits of the page's sections: {"op": "append"|"replace"|"insert_after", "target": "exact
     existing text", "content": "..."}; a target must be an exact substring of the current page."""
     skills: list[str] = []

@@ -9,9 +9,9 @@ conversation cannot fit the model's context window fails alone, with the reason 
 from __future__ import annotations
 
 import asyncio
-from typing import cast
+from typing import Any, cast
 
-from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, normalized_score
+from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, TextEnv, normalized_score
 from ..contracts.roles import AgentParts
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import ContextOverflow
@@ -20,7 +20,7 @@ from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills
-from ..llm.chat import ChatModel, Reply
+from ..llm.chat import ChatModel, Message, Reply
 from ..store.traces import TraceStep, Trajectory, Usage
 from .wikitool import READ_WIKI_TOOL, READ_WIKI_TOOL_NAME
 
@@ -49,7 +49,7 @@ def final_answer(text: str | None) -> str | None:
     return text.strip() if text is not None else None
 
 
-def ending_with(messages: list[dict], text: str | None) -> list[dict]:
+def ending_with(messages: list[Message], text: str | None) -> list[Message]:
     """`messages` with the final message `text` appended as the assistant's, unless it is there."""
     if text is None or any(m.get("role") == "assistant" and m.get("content") == text for m in messages):
         return [*messages]
@@ -79,7 +79,7 @@ class LookupTools:
         )
         self.names = {tool["function"]["name"] for tool in self.tools}
 
-    def answer(self, tool: str, arguments: dict | None) -> str:
+    def answer(self, tool: str, arguments: dict[str, Any] | None) -> str:
         name = str((arguments or {}).get("name", ""))
         if tool == LOAD_SKILL_TOOL_NAME and tool in self.names:
             return load_skill(self.skills, name)
@@ -98,7 +98,7 @@ class _SkillfulChat:
         self.tools = self.lookups.tools or None
         self.usage = Usage()
 
-    async def reply(self, messages: list[dict]) -> Reply:
+    async def reply(self, messages: list[Message]) -> Reply:
         for _ in range(MAX_SKILL_LOADS + 1):
             reply = await self.model.acomplete(messages, self.tools)
             self.usage = self.usage + reply.usage
@@ -144,6 +144,7 @@ class QAAgent:
             {"role": "user", "content": task.question},
         ]
         chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
+        error: str | None
         try:
             reply = await chat.reply(messages)
         except ContextOverflow as exc:
@@ -202,14 +203,14 @@ class InteractiveAgent:
         finally:
             await asyncio.to_thread(env.close)
 
-    async def _play(self, task: Task, env) -> Trajectory:
+    async def _play(self, task: Task, env: TextEnv) -> Trajectory:
         shown = shown_skills(self.skills, self.settings, task.question)
         block = render_block(shown, self.settings)
         system = {"role": "system", "content": render("agent_interactive", skills_block=block)}
         chat = _SkillfulChat(self.model, self.skills, self.settings, self.shelf)
         state: EnvStep = await asyncio.to_thread(env.reset)
         steps: list[TraceStep] = []
-        turns: list[dict] = []
+        turns: list[Message] = []
         feedback = ""
         tried: set[str] = set()
         error = None

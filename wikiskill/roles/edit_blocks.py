@@ -109,7 +109,7 @@ def clean_path(raw: str) -> str:
     if path.startswith(("/", "~")) or re.match(r"^[a-zA-Z]:", path):
         raise EditRefused(f"{path!r} is outside the working directory: name files relative to it")
     parts = [part for part in path.split("/") if part not in ("", ".")]
-    if not parts or ".." in parts:
+    if not parts or ".." in parts or parts[0].startswith("~"):  # `./~` cleaned is `~`, a shell's home
         raise EditRefused(f"{path!r} is outside the working directory: name files relative to it")
     return posixpath.join(*parts)
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..benchmarks import Task
 from ..core.prompts import render
-from ..llm.chat import ChatModel
+from ..llm.chat import ChatModel, Message
 from ..llm.jsontext import extract_json
 from ..store.traces import ExpectationResult, Score, Trajectory, cut
 
@@ -91,7 +91,7 @@ class Judge:
             lines.append(reply.feedback.strip())
         return Score(value=mean, feedback=cut("\n".join(lines), self.feedback_chars), expectations=results)
 
-    def _verdict(self, messages: list[dict], expectations: list[str]) -> tuple[float, JudgeReply]:
+    def _verdict(self, messages: list[Message], expectations: list[str]) -> tuple[float, JudgeReply]:
         asked = list(messages)
         for attempt in (1, 2):
             reply = self.model.complete(asked, response_model=JudgeReply)

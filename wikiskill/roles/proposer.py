@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -22,7 +23,7 @@ from ..contracts.transcript import TranscriptCall
 from ..core.errors import ContextOverflow
 from ..core.prompts import render
 from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
-from ..llm.chat import ChatModel, Reply, ToolCall
+from ..llm.chat import ChatModel, Message, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
@@ -81,7 +82,7 @@ class Proposer:
                 "role": "system",
                 "content": render("proposer_system", min_trace_reads=self.min_trace_reads, max_turns=self.max_turns),
             },
-            {"role": "user", "content": render("proposer_user", **context.prompt_fields())},
+            {"role": "user", "content": render("proposer_user", folder="prompts", **context.prompt_fields())},
         ]
         result = ProposerResult(proposal=None)
         result.transcript.messages = messages
@@ -97,7 +98,7 @@ class Proposer:
         result.transcript.error = result.error
         return result
 
-    def _converse(self, messages: list[dict], result: ProposerResult) -> None:
+    def _converse(self, messages: list[Message], result: ProposerResult) -> None:
         """Turns until `finish` is accepted. Once enough traces are read, a repeated call or the
         last turn leaves only `finish` on offer: weak models otherwise read on until time runs out."""
         traces_read: set[str] = set()
@@ -144,7 +145,7 @@ class Proposer:
                     return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
 
-    def _sent(self, messages: list[dict]) -> list[dict]:
+    def _sent(self, messages: list[Message]) -> list[Message]:
         """The conversation as the model is sent it: answered results stubbed past the budget."""
         if self.kept_results_tokens is None:
             return messages
@@ -154,8 +155,8 @@ class Proposer:
         return sent
 
     def _handle(
-        self, name: str, arguments: dict | None, traces_read: set[str], result: ProposerResult
-    ) -> tuple[str, dict | None]:
+        self, name: str, arguments: dict[str, Any] | None, traces_read: set[str], result: ProposerResult
+    ) -> tuple[str, dict[str, Any] | None]:
         if not isinstance(arguments, dict):
             return f"{INVALID_CALL} the arguments were not a JSON object.", None
         if name in ("read_file", "list_files"):

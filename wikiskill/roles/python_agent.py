@@ -32,6 +32,7 @@ from ..core.registry import import_object
 from ..environments.base import TaskEnvironment
 from ..knowledge.skills import Skill, write_skill_folders
 from ..knowledge.skillsblock import render_block, shown_skills
+from ..llm.chat import Message
 from ..store.traces import Trajectory, Usage
 from .agent import ending_with, final_answer
 
@@ -67,11 +68,16 @@ class AgentResult:
     """What the callable may return instead of a bare answer."""
 
     answer: str | None
-    messages: list[dict] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
 
-def load_runner(spec: str) -> Callable:
+Runner = Callable[[AgentRun], object]
+"""The user's agent: called with an `AgentRun`, it returns (or awaits to) an answer, an
+`AgentResult` or an object or dict with their fields."""
+
+
+def load_runner(spec: str) -> Runner:
     """The callable `spec` names; a ConfigError of one line when it cannot be found."""
     match = PYTHON_RUNNER.fullmatch(spec)
     if match is None:
@@ -89,7 +95,8 @@ def load_runner(spec: str) -> Callable:
         raise ConfigError(f"agent.runner: cannot load {spec}: {_one_line(exc)}") from exc
     if not callable(target):
         raise ConfigError(f"agent.runner: {spec} is not callable")
-    return target
+    runner: Runner = target
+    return runner
 
 
 def runner_code(spec: str) -> str:
@@ -138,7 +145,7 @@ class PythonAgent:
 
     def __init__(
         self,
-        function: Callable,
+        function: Runner,
         benchmark: Benchmark,
         skills: list[Skill],
         settings: SkillsSettings,
@@ -192,6 +199,7 @@ class PythonAgent:
                 max_tokens=self.model.max_tokens,
                 environment=environment,
             )
+            error: str | None
             try:
                 result = _result(await self._call(run))
             except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything; the task fails alone

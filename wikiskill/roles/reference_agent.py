@@ -13,6 +13,7 @@ from ..benchmarks.harbor_env import exports, resolve_env
 from ..contracts.roles import AgentParts
 from ..core.parts import REFERENCE_AGENTS
 from ..environments.base import TaskEnvironment
+from ..llm.chat import Message
 from ..store.traces import Trajectory
 
 SOLUTION_MOUNT = "/solution"
@@ -59,7 +60,7 @@ class NopAgent:
         return _trajectory(task)
 
 
-def _trajectory(task: Task, messages: list[dict] | None = None, error: str | None = None) -> Trajectory:
+def _trajectory(task: Task, messages: list[Message] | None = None, error: str | None = None) -> Trajectory:
     return Trajectory(
         task_id=task.id,
         split=task.split,

@@ -37,7 +37,7 @@ from ..environments.host import HostFolder
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
-from ..llm.chat import ChatModel, Reply, ToolCall
+from ..llm.chat import ChatModel, Message, Reply, ToolCall, ToolSpec
 from ..store.traces import FailureKind, FileEdit, Trajectory, Usage
 from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
@@ -52,7 +52,7 @@ OUTPUT_CHARS = 10_000
 MAX_FORMAT_ERRORS = 3
 """Under the bash-block protocol, this many replies in a row without exactly one block end the task."""
 
-BASH_TOOL = {
+BASH_TOOL: ToolSpec = {
     "type": "function",
     "function": {
         "name": "bash",
@@ -64,7 +64,7 @@ BASH_TOOL = {
         },
     },
 }
-FINISH_TOOL = {
+FINISH_TOOL: ToolSpec = {
     "type": "function",
     "function": {
         "name": "finish",
@@ -82,7 +82,7 @@ FINISH_TOOL = {
 class _Turn:
     """What one reply came to: the messages it gets back, or the end of the task."""
 
-    answers: list[dict]
+    answers: list[Message]
     done: bool = False
     prediction: str | None = None
     action: str = ""
@@ -226,7 +226,7 @@ class ShellAgent:
             return list(search_replaces(content))
         return list(search_replaces(content) or whole_files(content))
 
-    async def _applied(self, edits: list[WholeFile | SearchReplace], episode: _Episode) -> tuple[list[dict], bool]:
+    async def _applied(self, edits: list[WholeFile | SearchReplace], episode: _Episode) -> tuple[list[Message], bool]:
         """The edits applied in order, answered in one message as a tool result would be, and
         whether every one of them left its file as it was."""
         if not edits:

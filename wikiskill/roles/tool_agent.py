@@ -22,7 +22,7 @@ from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
-from ..llm.chat import ChatModel, ToolCall
+from ..llm.chat import ChatModel, Message, ToolCall
 from ..store.traces import Trajectory, Usage
 from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
@@ -101,7 +101,7 @@ class ToolUseAgent:
             error=error,
         )
 
-    async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[dict]:
+    async def _results(self, session: ToolSession, turn: int, calls: list[ToolCall]) -> list[Message]:
         """One tool message per call: the task's calls run together as one step, look-ups locally."""
         lookups = self.lookups
         task_calls = [FunctionCall(call.name, call.arguments) for call in calls if call.name not in lookups.names]

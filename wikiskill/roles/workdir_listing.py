@@ -58,8 +58,9 @@ def render_listing(entries: Iterable[Entry], chars: int = LISTING_CHARS) -> str:
     if len(ordered) > MAX_LISTED:
         lines.append(f"... and {len(ordered) - MAX_LISTED} more")
     shown, left_out, left = [], [], chars
-    for entry in sorted((e for e in ordered if e.text is not None), key=lambda e: (len(e.text or ""), e.path)):
-        block = f"--- {entry.path} ---\n{entry.text.rstrip()}\n"
+    readable = [(entry, entry.text) for entry in ordered if entry.text is not None]
+    for entry, text in sorted(readable, key=lambda pair: (len(pair[1]), pair[0].path)):
+        block = f"--- {entry.path} ---\n{text.rstrip()}\n"
         if len(block) > left:
             left_out.append(entry.path)
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -70,6 +70,23 @@ class FailureKind(StrEnum):
     INFRA = "infra"
     TIMEOUT = "timeout"
     STUCK = "stuck"
+
+
+class OutcomeRow(TypedDict, total=False):
+    """A line of outcomes.jsonl / val.jsonl read back (`Trajectory.outcome` writes one); a row
+    from an older or hand-edited file may lack any key."""
+
+    id: str
+    score: float | None
+    success: bool
+    steps: int
+    tokens: float
+    cost: float
+    prediction: str | None
+    expected: str | None
+    error: str | None
+    failure: str | None
+    scores: list[float | None]
 
 
 class FileEdit(BaseModel):

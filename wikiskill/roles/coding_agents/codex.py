@@ -23,8 +23,9 @@ from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.parts import CLI_PRESETS
+from ...llm.chat import Message
 from ...store.traces import Usage
-from .reading import events, function_call, note, skills_read
+from .reading import Event, events, function_call, note, skills_read
 
 KEY_VARIABLE = "WIKISKILL_CODEX_API_KEY"
 OPENAI_API = "https://api.openai.com/v1"
@@ -87,7 +88,7 @@ def parse_codex_events(lines: Sequence[str], skills: Sequence[str]) -> CliTransc
     text, a command or other tool as a call with its result), the usage summed over turns, the
     copied `skills` whose SKILL.md a command read, the last message as the answer and, when a turn
     failed or none completed, why."""
-    messages: list[dict] = []
+    messages: list[Message] = []
     loaded: list[str] = []
     usage = Usage()
     completed, failed, reported = False, None, None
@@ -114,7 +115,7 @@ def parse_codex_events(lines: Sequence[str], skills: Sequence[str]) -> CliTransc
     )
 
 
-def _add_item(messages: list[dict], item: dict, loaded: list[str], skills: Sequence[str]) -> None:
+def _add_item(messages: list[Message], item: Event, loaded: list[str], skills: Sequence[str]) -> None:
     kind, item_id = item.get("type"), str(item.get("id", ""))
     if kind == "agent_message":
         messages.append({"role": "assistant", "content": str(item.get("text") or "")})
@@ -132,7 +133,7 @@ def _add_item(messages: list[dict], item: dict, loaded: list[str], skills: Seque
     note(loaded, skills_read(arguments, skills))
 
 
-def _call(kind: object, item: dict) -> tuple[str, dict, str] | None:
+def _call(kind: object, item: Event) -> tuple[str, Event, str] | None:
     """A tool item as (name, arguments, output), or None for items that are not tool calls."""
     if kind == "command_execution":
         output = str(item.get("aggregated_output") or "")
@@ -144,7 +145,8 @@ def _call(kind: object, item: dict) -> tuple[str, dict, str] | None:
         return "apply_patch", {"changes": item.get("changes") or []}, str(item.get("status", ""))
     if kind == "mcp_tool_call":
         name = f"{item.get('server', '')}.{item.get('tool', '')}"
-        arguments = item.get("arguments") if isinstance(item.get("arguments"), dict) else {}
+        given = item.get("arguments")
+        arguments = given if isinstance(given, dict) else {}
         result = item.get("result") if item.get("result") is not None else item.get("error")
         return name, arguments, json.dumps(result) if not isinstance(result, str) else result
     if kind == "web_search":

@@ -82,7 +82,7 @@ class CommandPreset:
         return CliTranscript(answer=answer, messages=messages, skills_loaded=loaded)
 
 
-def _fields(item: str) -> list[tuple]:
+def _fields(item: str) -> list[tuple[str, str | None, str | None, str | None]]:
     try:
         return list(string.Formatter().parse(item))
     except ValueError as exc:

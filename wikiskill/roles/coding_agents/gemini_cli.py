@@ -22,8 +22,9 @@ from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.parts import CLI_PRESETS
+from ...llm.chat import Message
 from ...store.traces import Usage
-from .reading import events, function_call, note, root_url, skills_read
+from .reading import Event, events, function_call, note, root_url, skills_read
 
 SKILL_TOOL = "activate_skill"
 
@@ -60,7 +61,7 @@ class GeminiCli:
         folder = run.home / ".gemini"
         folder.mkdir(parents=True, exist_ok=True)
         (run.home / "tmp").mkdir(exist_ok=True)
-        settings: dict = {
+        settings: dict[str, object] = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False},
@@ -82,9 +83,9 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     each tool result in order, the usage of the `result` event, the copied `skills` loaded (through
     `activate_skill` or a read of their SKILL.md), the last reply's text as the answer and, when
     the run failed or ended without a `result`, why."""
-    messages: list[dict] = []
+    messages: list[Message] = []
     loaded: list[str] = []
-    result: dict | None = None
+    result: Event | None = None
     warning = None
     for event in events(lines):
         kind = event.get("type")
@@ -131,14 +132,14 @@ def parse_gemini_stream(lines: Sequence[str], skills: Sequence[str]) -> CliTrans
     )
 
 
-def _reply(messages: list[dict]) -> dict:
+def _reply(messages: list[Message]) -> Message:
     """The model reply being streamed: the last message if it is the assistant's, else a new one."""
     if not messages or messages[-1]["role"] != "assistant":
         messages.append({"role": "assistant", "content": None})
     return messages[-1]
 
 
-def _output(event: dict) -> str:
+def _output(event: Event) -> str:
     if event.get("status") == "success":
         return str(event.get("output") or "")
     error = event.get("error")

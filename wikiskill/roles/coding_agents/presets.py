@@ -94,7 +94,7 @@ def placeholder_run(settings: AgentSettings, model: str) -> CliRun:
     )
 
 
-def preset_fingerprint(settings: AgentSettings, model: str) -> dict:
+def preset_fingerprint(settings: AgentSettings, model: str) -> dict[str, object]:
     """The preset's name, arguments, environment names, version, sandbox and code, for the
     fingerprint (the wall-time limit is left out, as timeouts are)."""
     preset = make_preset(settings)

@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 SKILL_FILE = re.compile(r"([^/\\\s'\"`]+)[/\\]SKILL\.md\b")
 """A path naming a skill's SKILL.md: the folder before it is the skill's name."""
+Event = dict[str, Any]
+"""A JSON object among a CLI's stdout lines, as the CLI printed it: its values are unchecked, each
+reader tests what it takes."""
 
 
-def events(lines: Iterable[str]) -> list[dict]:
+def events(lines: Iterable[str]) -> list[Event]:
     """The JSON objects among `lines`, in order; noise (warnings, a cut-off last line) is skipped."""
-    found = []
+    found: list[Event] = []
     for line in lines:
         line = line.strip()
         if not line.startswith("{"):
@@ -58,7 +62,7 @@ def root_url(api_base: str, suffixes: Sequence[str]) -> str:
     return base
 
 
-def function_call(call_id: str, name: str, arguments: object) -> dict:
+def function_call(call_id: str, name: str, arguments: object) -> dict[str, object]:
     """An OpenAI-style tool call."""
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from itertools import count
 
 from ...contracts.coding_agent import CliTranscript
+from ...llm.chat import Message
 from ...store.traces import Usage
-from .reading import events, function_call, note, skills_read
+from .reading import Event, events, function_call, note, skills_read
 
 NO_RESULT = "the CLI ended early: its transcript has no result event"
 
@@ -33,11 +34,11 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
     """The transcript of one run: OpenAI-style messages, usage, the copied `skills` it loaded (by
     `skill_tools`, or any tool whose input names `<skill>/SKILL.md`), the final answer and, when
     the run failed or ended without a `result` event, why."""
-    messages: list[dict] = []
+    messages: list[Message] = []
     loaded: list[str] = []
     responses: dict[object, Usage] = {}  # by message id: every event of a response repeats its usage
     unnamed = count()
-    result: dict | None = None
+    result: Event | None = None
     for event in events(lines):
         kind, message = event.get("type"), event.get("message")
         if kind == "assistant" and isinstance(message, dict):
@@ -67,7 +68,7 @@ def parse_stream_json(lines: Sequence[str], skills: Sequence[str], skill_tools: 
 
 
 def _add_blocks(
-    messages: list[dict], message: dict, loaded: list[str], skills: Sequence[str], tools: SkillTools
+    messages: list[Message], message: Event, loaded: list[str], skills: Sequence[str], tools: SkillTools
 ) -> None:
     """Add one assistant event's blocks; consecutive assistant events are one turn, one message
     (Claude Code sends a response's blocks as events sharing its id, Qwen Code with ids of their
@@ -82,7 +83,8 @@ def _add_blocks(
         if block.get("type") == "text" and block.get("text"):
             last["content"] = "\n".join(filter(None, [last["content"], block["text"]]))
         elif block.get("type") == "tool_use":
-            arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+            given = block.get("input")
+            arguments = given if isinstance(given, dict) else {}
             last.setdefault("tool_calls", []).append(
                 function_call(str(block.get("id", "")), str(block.get("name", "")), arguments)
             )
@@ -94,11 +96,11 @@ def _add_blocks(
             note(loaded, [name for name in named if name in skills] + skills_read(arguments, skills))
 
 
-def _user_messages(content: object) -> list[dict]:
+def _user_messages(content: object) -> list[Message]:
     """A user event's tool results as `tool` messages, and the text a loaded skill injects."""
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
-    out: list[dict] = []
+    out: list[Message] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
@@ -139,11 +141,10 @@ def _usage(usage: object) -> Usage:
     return Usage(prompt_tokens=max(prompt, 0), completion_tokens=output)
 
 
-def _error_text(result: dict) -> str:
+def _error_text(result: Event) -> str:
     errors, error = result.get("errors"), result.get("error")
     if isinstance(errors, list) and errors:
-        text = "; ".join(map(str, errors))
+        text: object = "; ".join(map(str, errors))
     else:
         text = error.get("message") if isinstance(error, dict) else error
-    text = text or result.get("result") or result.get("subtype") or "the CLI reported an error"
-    return " ".join(str(text).split())
+    return " ".join(str(text or result.get("result") or result.get("subtype") or "the CLI reported an error").split())

@@ -10,6 +10,7 @@ It reads what it uses through the same sandboxed library as an LLM proposer, inc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -54,7 +55,7 @@ class Candidate:
     evidence: list[str]
 
 
-def _parsed(texts) -> list[Skill]:
+def _parsed(texts: Iterable[str]) -> list[Skill]:
     skills = []
     for text in texts:
         try:
