@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol
+from typing import Any, TypeAlias
 
 from ..core.config import CostUnit
 from ..core.prompts import render
@@ -55,12 +55,8 @@ ACTION_SYMBOLS: dict[str, str] = {
 }
 
 
-class Figure(Protocol):
-    """What the report does with a plotly figure (plotly ships no types)."""
-
-    def add_trace(self, trace: object) -> object: ...
-
-    def to_html(self, **options: object) -> str: ...
+Figure: TypeAlias = Any
+"""A plotly figure: plotly ships no types, so the report's figures are untyped."""
 
 
 @dataclass(frozen=True)
