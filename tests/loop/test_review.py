@@ -355,3 +355,26 @@ def test_rollback_of_a_locked_skill_needs_force(tmp_path):
     assert ws.head(MAIN) == before
     api.rollback(ws, "spell-letters", force=True)
     assert api.load_skills(ws) == []
+
+
+def test_accept_of_a_candidate_that_conflicts_with_main_now_answers_the_gates_stale_rejection(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    folder = workspace.root / "skills/spell-letters"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spell-letters", "Spell words by hand."), encoding="utf-8")
+    git(workspace.root, "add", "skills")
+    git(workspace.root, "commit", "-qm", "a person's own spell-letters, which the candidate's conflicts with")
+    skills = git(workspace.root, "rev-parse", "main:skills")
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    gate = workspace.log(MAIN)[0]
+    assert (gate.meta.step, gate.meta.round, gate.meta.decision) == (Step.GATE, 1, Decision.REJECTED)
+    assert (decision.candidate, decision.decision, decision.commit) == (
+        "r001-spell-letters",
+        Decision.REJECTED,
+        gate.sha,
+    )
+    assert decision.revalidated and decision.reason == workspace.body(gate.sha)
+    assert decision.reason.startswith("stale: main moved from ") and "conflicts with main's skills" in decision.reason
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
+    assert git(workspace.root, "rev-parse", "main:skills") == skills
