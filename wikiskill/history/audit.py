@@ -166,7 +166,9 @@ def _sequential_problems(records: Recorded, merge: Commit, candidate: Evaluation
     """Main's side of the looks is of main's skills before the merge, under the same setup, and
     the looks replayed on both sides' results accept where the commit says."""
     ws, meta = records.ws, merge.meta
-    text = ws.read_file(merge.sha, meta.incumbent_results or "")
+    if not meta.incumbent_results:  # git would read the path "" as the commit's whole tree
+        return ["records a sequential verdict without the incumbent's results file it was judged on"]
+    text = ws.read_file(merge.sha, meta.incumbent_results)
     if candidate is None or text is None:
         return [f"the incumbent's results file {meta.incumbent_results} of its sequential verdict is missing"]
     before = skills_id(ws, merge.parents[0], records.config.agent.wiki_access)
