@@ -378,3 +378,40 @@ def test_accept_of_a_candidate_that_conflicts_with_main_now_answers_the_gates_st
     assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
     assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
     assert git(workspace.root, "rev-parse", "main:skills") == skills
+
+
+def test_lock_commits_the_setting_with_the_skills_own_files_and_unlock_the_setting_alone(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    for name in ("spell-letters", "check-leap-years"):
+        (ws.root / f"skills/{name}").mkdir(parents=True)
+        (ws.root / f"skills/{name}/SKILL.md").write_text(skill_md(name, f"Handle {name}."))
+    locked = api.lock(ws, "spell-letters")
+    commit = ws.log(MAIN)[0]
+    assert commit.sha == locked and commit.subject == "lock spell-letters: skills.locked += spell-letters"
+    meta = commit.meta
+    assert (meta.round, meta.step, meta.skill, meta.decided_by, meta.cost_usd) == (
+        0,
+        Step.HUMAN,
+        "spell-letters",
+        "person",
+        0.0,
+    )
+    assert ws.body(locked) == (
+        "The proposer may not patch or retire spell-letters, and `rollback` reverts it only with --force."
+    )
+    assert sorted(ws.changed_paths(f"{locked}^", locked)) == ["skills/spell-letters/SKILL.md", "wikiskill.yaml"]
+    api.lock(ws, "check-leap-years")
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == [
+        "check-leap-years",
+        "spell-letters",
+    ]
+    edited = ws.root / "skills/spell-letters/SKILL.md"
+    edited.write_text(edited.read_text() + "3. Say each letter.\n")
+    unlocked = api.unlock(ws, "spell-letters")
+    commit = ws.log(MAIN)[0]
+    assert commit.sha == unlocked and commit.subject == "unlock spell-letters: skills.locked -= spell-letters"
+    assert ws.body(unlocked) == "The proposer may change spell-letters again."
+    assert ws.changed_paths(f"{unlocked}^", unlocked) == ["wikiskill.yaml"]  # the edit stays the person's
+    assert ws.dirty_paths("skills/spell-letters") == ["skills/spell-letters/SKILL.md"]
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["check-leap-years"]
+    assert api.unlock(ws, "no-such-skill") is None and ws.head(MAIN) == unlocked
