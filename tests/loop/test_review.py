@@ -415,3 +415,16 @@ def test_lock_commits_the_setting_with_the_skills_own_files_and_unlock_the_setti
     assert ws.dirty_paths("skills/spell-letters") == ["skills/spell-letters/SKILL.md"]
     assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["check-leap-years"]
     assert api.unlock(ws, "no-such-skill") is None and ws.head(MAIN) == unlocked
+
+
+def test_a_rejection_records_the_proposers_rationale_without_the_notes_on_its_proposal(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    human_review(ws)
+    world = RecordingWorld({1: {**create("spell-letters", SPELL), "name": "Spell_Letters"}})
+    assert evolve_scripted(ws, rounds=1, world=world).decisions == [Decision.PENDING]
+    propose = next(c for c in ws.log("pending/r001-spell-letters") if c.meta.step == Step.PROPOSE)
+    assert ws.body(propose.sha).endswith("\n\n- name 'Spell_Letters' normalised to 'spell-letters'")
+    api.reject(ws, "spell-letters", WHY)
+    entry = ws.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]
+    assert "\n- Rationale: reversal tasks fail; spell-letters should fix them\n" in entry
+    assert "normalised" not in entry
