@@ -428,3 +428,13 @@ def test_a_rejection_records_the_proposers_rationale_without_the_notes_on_its_pr
     entry = ws.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]
     assert "\n- Rationale: reversal tasks fail; spell-letters should fix them\n" in entry
     assert "normalised" not in entry
+
+
+def test_a_reject_killed_between_its_tag_and_its_commit_finishes_when_run_again(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    git(workspace.root, "tag", "rejected/r001-spell-letters", tip)  # what a kill right after the tag leaves
+    decision = api.reject(workspace, "spell-letters", WHY)
+    commit = workspace.log(MAIN)[0]
+    assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {}
