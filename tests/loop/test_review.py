@@ -174,7 +174,9 @@ WHY = "spelling out every word doubles the answer length"
 
 def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
     tip, pending = workspace.head("pending/r001-spell-letters"), find_pending(workspace, "spell-letters")
+    impact_before = workspace.read_file(MAIN, "wiki/skill-impact.md")
     decision = api.reject(workspace, "r001-spell-letters", WHY)
+    assert workspace.read_file(MAIN, "wiki/skill-impact.md").startswith(impact_before)  # appended to
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
     assert commit.subject == "r001 gate: rejected by a person spell-letters"  # the why is in the body
@@ -438,3 +440,13 @@ def test_a_reject_killed_between_its_tag_and_its_commit_finishes_when_run_again(
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
     assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
     assert workspace.refs("refs/heads/pending/") == {}
+
+
+def test_a_decision_run_again_after_main_moved_on_answers_the_decision_as_it_was(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    first = api.reject(workspace, "spell-letters", WHY)
+    (workspace.root / "notes.md").write_text("a person's notes\n")
+    git(workspace.root, "add", "notes.md")
+    git(workspace.root, "commit", "-qm", "a person's commit after the decision")
+    git(workspace.root, "branch", "pending/r001-spell-letters", tip)  # a kill between commit and deletion
+    assert api.reject(workspace, "spell-letters", WHY) == first
