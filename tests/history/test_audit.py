@@ -153,17 +153,27 @@ def test_a_merge_with_a_recorded_problem_is_not_evaluated_again(tmp_path, accept
 
 @pytest.fixture(scope="module")
 def sequential(tmp_path_factory) -> Workspace:
-    """Round 1 merged spell-letters under `sequential` in batches of 5 (it stops at look 3, on 15
-    of 40 val tasks), the agent reading the wiki: main's head is its merge."""
+    """Round 1 merged spell-letters under `sequential` in batches of 5 at 0.9 above a margin of 0.02
+    (it stops at look 2, on 10 of 40 val tasks), the agent reading the wiki: main's head is its
+    merge."""
     root = tmp_path_factory.mktemp("sequential")
     suite = reversal_suite(root / "suite", 40)
     ws = api.init_workspace(
         root / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted", api_base=UNUSED_SERVER, concurrency=4
     )
-    edit_config(ws, **{"gate.policy": "sequential", "gate.batch": 5, "agent.wiki_access": True})
+    edit_config(
+        ws,
+        **{
+            "gate.policy": "sequential",
+            "gate.batch": 5,
+            "gate.confidence": 0.9,
+            "gate.margin": 0.02,
+            "agent.wiki_access": True,
+        },
+    )
     assert evolve_scripted(ws, rounds=1).decisions == ["accepted"]
     meta = ws.log(MAIN)[0].meta
-    assert (meta.look, meta.tasks, meta.incumbent_results) == (3, 15, "raw/r001/val-main.jsonl")
+    assert (meta.look, meta.tasks, meta.incumbent_results) == (2, 10, "raw/r001/val-main.jsonl")
     return ws
 
 
@@ -193,14 +203,26 @@ def test_a_sequential_merge_whose_incumbent_results_are_not_of_mains_skills_befo
     assert found == ["its incumbent results are not of main's skills before it under the same setup"]
 
 
-def test_a_sequential_merge_read_without_its_policy_or_confidence_is_replayed_with_the_defaults(tmp_path, sequential):
-    assert problems(forged(tmp_path, sequential, drop=("Policy", "Confidence"))) == []
+def test_a_sequential_merge_read_without_its_policy_is_replayed_as_sequential(tmp_path, sequential):
+    assert problems(forged(tmp_path, sequential, drop=("Policy",))) == []
+
+
+def test_a_sequential_merge_is_replayed_at_the_confidence_and_margin_it_records(tmp_path, sequential):
+    no_verdict = (
+        "claims accepted at look 2 on 10 tasks; its committed results give no verdict: a sequential "
+        "validation of 10 of 40 tasks stopped without a verdict (it needs the next batch)"
+    )
+    assert problems(forged(tmp_path / "default", sequential, drop=("Confidence",))) == [no_verdict]  # 0.95
+    assert problems(forged(tmp_path / "higher", sequential, Confidence="0.95")) == [no_verdict]
+    # every task fixed: z is the same at any margin below 1; above it the gain is below the margin
+    found = problems(forged(tmp_path / "margin", sequential, Margin="1.5"))
+    assert found == ["claims accepted at look 2 on 10 tasks; its committed results give rejected at look 2 on 10 tasks"]
 
 
 def test_a_sequential_merge_read_without_its_batch_is_replayed_in_looks_of_one_task(tmp_path, sequential):
     found = problems(forged(tmp_path, sequential, drop=("Batch",)))
     assert found == [
-        "claims accepted at look 3 on 15 tasks; its committed results give accepted at look 11 on 11 tasks"
+        "claims accepted at look 2 on 10 tasks; its committed results give accepted at look 10 on 10 tasks"
     ]
 
 
