@@ -186,3 +186,42 @@ def test_a_score_floor_equal_to_minus_the_non_inferiority_margin_is_not_above_it
     assert verdict.decision == Decision.REJECTED and verdict.evidence.cost.floor == 0.0
     assert verdict.reason.endswith("no cost tiebreak: score gain's lower bound +0.0000 at 0.975 is not above -0")
     assert judged(tiebreak(noninferiority=0.01), cheaper, same).decision == Decision.ACCEPTED
+
+
+def test_each_turn_of_the_verdict_by_cost_says_why_in_full():
+    main, same_cheaper = evaluation([1, 0] * 3, [100] * 6), evaluation([1, 0] * 3, [50] * 6)
+    tokens = "tokens per task 50 vs main 100 on 6 task(s), ratio 0.500: shown below 0.900 at 0.975 (sign-flip p=0.0156)"
+    paired = judged(tiebreak(), same_cheaper, main)
+    assert paired.reason.endswith(f"; accepted as cheaper: score gain >= +0.0000 > -0.02 at 0.975, {tokens}")
+    strict = judged(tiebreak("strict"), same_cheaper, main)
+    assert (
+        strict.reason
+        == f"val 0.500 = incumbent 0.500 (needs a strict improvement); accepted as cheaper: equal means, {tokens}"
+    )
+    assert (strict.decision, strict.evidence.cost.decided, strict.evidence.policy) == (
+        Decision.ACCEPTED,
+        True,
+        "strict",
+    )
+    costlier = evaluation([1, 0] * 3, [100] * 6)
+    refused = judged(tiebreak("strict"), costlier, main)
+    assert refused.reason.endswith(
+        "; no cost tiebreak: its cost is tokens per task 100 vs main 100 on 6 task(s), "
+        "ratio 1.000: not shown below 0.900 at 0.975 (sign-flip p=1.0000)"
+    )
+    better, dearer = evaluation([1] * 6, [300] * 6), evaluation([0] * 6, [100] * 6)
+    bound = GateSettings(policy="strict", cost=CostRule.BOUND)
+    rejected = weigh_cost(bound, StrictPolicy().judge(better, dearer), better, dearer)
+    assert rejected.reason == (
+        "val 1.000 > incumbent 0.000; but its cost is tokens per task 300 vs main 100 on 6 task(s), ratio 3.000: "
+        "not shown below 1.100 at 0.95 (sign-flip p=1.0000)"
+    )
+    assert (rejected.decision, rejected.evidence.cost.decided) == (Decision.REJECTED, True)
+    kept = weigh_cost(bound, StrictPolicy().judge(better, better), better, better)
+    assert (kept.decision, kept.reason, kept.evidence.cost.decided) == (
+        Decision.REJECTED,
+        "val 1.000 = incumbent 1.000 (needs a strict improvement)",
+        False,
+    )
+    verdict = StrictPolicy().judge(better, dearer)
+    assert weigh_cost(GateSettings(policy="strict"), verdict, better, dearer) is verdict

@@ -2,6 +2,7 @@
 
 import json
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -11,10 +12,13 @@ from wikiskill.contracts.gate import ValidationPlan
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.loop.gate_policies import (
+    ConfirmPolicy,
     NoRegressionPolicy,
     PairedPolicy,
     StrictPolicy,
     gate_policy,
+    infra_problem,
+    left_out,
     mean_interval,
     sign_flip_p,
 )
@@ -293,3 +297,72 @@ def test_partial_gains_are_counted_as_helped_even_when_no_task_becomes_solved():
     assert evidence.effect() == effect
     entry = ImpactEntry(4, "patch", "x", verdict.decision, verdict.reason, evidence=evidence).render()
     assert f"- Effect: {effect}\n- Helped: task-00, task-03, task-04\n- Hurt: task-01\n" in entry
+
+
+def with_infra(scores: dict[str, float], infra: dict[str, str], tree: str = "t") -> Evaluation:
+    return Evaluation(f"fp-{tree}", "setup", tree, scores, infra=infra)
+
+
+def test_a_task_failing_as_infrastructure_on_both_sides_names_both_reasons():
+    candidate = with_infra({"a": 1.0}, {"b": "the check crashed"}, "c")
+    main = with_infra({"a": 0.0}, {"b": "no reward"}, "m")
+    assert left_out(candidate, main) == {"b": "candidate: the check crashed; main: no reward"}
+
+
+def test_one_evaluations_infrastructure_failures_are_named_without_a_side():
+    alone = with_infra({"a": 1.0, "c": 0.0}, {"b": "the check crashed", "d": "no reward"})
+    assert left_out(alone) == {"b": "the check crashed", "d": "no reward"}
+    assert infra_problem(GateSettings(max_infra_share=0.4), alone) == (
+        "2 of 4 tasks failed as infrastructure, more than gate.max_infra_share 0.4 (b: the check crashed; d: no reward)"
+    )
+    assert infra_problem(GateSettings(max_infra_share=0.5), alone) is None  # 2 of 4 is not more than half
+    assert infra_problem(GateSettings(max_infra_share=0.0), Evaluation("fp", "setup", "t", {})) is None
+
+
+def test_a_stopping_message_names_ten_infrastructure_failures_and_counts_the_rest():
+    failures = {f"t{n:02d}": f"crash {n}" for n in range(12)}
+    problem = infra_problem(GateSettings(), with_infra({"ok": 1.0}, failures))
+    named = "; ".join(f"t{n:02d}: crash {n}" for n in range(10))
+    assert (
+        problem == f"12 of 13 tasks failed as infrastructure, more than gate.max_infra_share 0.1 ({named}; and 2 more)"
+    )
+    ten = infra_problem(GateSettings(), with_infra({"ok": 1.0}, dict(list(failures.items())[:10])))
+    assert ten.endswith("t09: crash 9)")  # no "and 0 more"
+
+
+def test_a_reason_is_cut_to_300_characters_with_an_ellipsis():
+    long, exact = "x" * 400, "y" * 300
+    problem = infra_problem(GateSettings(), with_infra({}, {"a": long, "b": exact}))
+    assert problem.endswith(f"(a: {'x' * 297}...; b: {exact})")
+
+
+def test_evidence_of_compares_only_the_tasks_scored_on_both_sides():
+    candidate = with_infra({"a": 1.0, "c": 0.5}, {"b": "crashed"}, "c")
+    main = with_infra({"a": 0.0, "b": 1.0, "c": 0.5}, {}, "m")
+    evidence = StrictPolicy().judge(candidate, main).evidence
+    assert (evidence.policy, evidence.n, evidence.candidate, evidence.incumbent) == ("strict", 2, 0.75, 0.25)
+    assert (evidence.gain, evidence.fixed, evidence.helped, evidence.hurt) == (Fraction(1, 2), ["a"], ["a"], [])
+    one = StrictPolicy().judge(with_infra({"a": 1.0}, {}), with_infra({"a": 0.25}, {})).evidence
+    assert (one.n, one.gain) == (1, Fraction(3, 4))
+    nothing = StrictPolicy().judge(with_infra({}, {"a": "crashed"}), with_infra({"a": 1.0}, {})).evidence
+    assert (nothing.n, nothing.candidate, nothing.incumbent, nothing.gain) == (0, 0.0, 0.0, 0)
+
+
+def test_a_task_solved_on_both_sides_is_neither_fixed_broken_helped_nor_hurt():
+    evidence = StrictPolicy().judge(evaluation([1.0, 1.0, 0.0]), evaluation([1.0, 0.5, 0.0])).evidence
+    assert (evidence.fixed, evidence.broken, evidence.helped, evidence.hurt) == (["task-01"], [], ["task-01"], [])
+    back = StrictPolicy().judge(evaluation([1.0, 0.5, 0.0]), evaluation([1.0, 1.0, 0.0])).evidence
+    assert (back.fixed, back.broken, back.helped, back.hurt) == ([], ["task-01"], [], ["task-01"])
+
+
+def test_strict_says_what_a_loss_needed():
+    loss = StrictPolicy().judge(evaluation([0, 0, 0]), evaluation([1, 0, 0]))
+    assert loss.reason == "val 0.000 < incumbent 0.333 (needs a strict improvement)"
+    retire = StrictPolicy().judge(evaluation([0, 0, 0]), evaluation([1, 0, 0]), at_least=True)
+    assert (retire.decision, retire.reason) == (
+        Decision.REJECTED,
+        "val 0.000 < incumbent 0.333 (needs at least the incumbent)",
+    )
+    hidden = StrictPolicy().judge(evaluation([0.1, 0.2, 0.2999997]), evaluation([0.1, 0.2, 0.3]))
+    assert hidden.reason == "val 0.200 < incumbent 0.200 (mean difference -1e-07) (needs a strict improvement)"
+    assert ConfirmPolicy().judge(evaluation([1]), evaluation([0])).evidence.policy == "confirm"
