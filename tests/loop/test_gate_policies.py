@@ -16,6 +16,7 @@ from wikiskill.loop.gate_policies import (
     NoRegressionPolicy,
     PairedPolicy,
     StrictPolicy,
+    gain_floor,
     gate_policy,
     infra_problem,
     left_out,
@@ -366,3 +367,56 @@ def test_strict_says_what_a_loss_needed():
     hidden = StrictPolicy().judge(evaluation([0.1, 0.2, 0.2999997]), evaluation([0.1, 0.2, 0.3]))
     assert hidden.reason == "val 0.200 < incumbent 0.200 (mean difference -1e-07) (needs a strict improvement)"
     assert ConfirmPolicy().judge(evaluation([1]), evaluation([0])).evidence.policy == "confirm"
+
+
+def test_paired_needs_a_p_value_below_its_level_not_equal_to_it():
+    # the sign-flip test of these 5 differences gives exactly 2/32, which is 1 - 0.9375
+    verdict = PairedPolicy(0.9375, 0.0).judge(evaluation([1, 1, 1, 1, 0.9]), evaluation([0.5, 0.5, 0.5, 0.5, 1.0]))
+    assert (verdict.decision, verdict.evidence.p_value, verdict.evidence.interval) == (
+        Decision.REJECTED,
+        0.0625,
+        (pytest.approx(0.14), math.inf),
+    )
+    assert verdict.reason == (
+        "val 0.980 vs incumbent 0.600: mean difference +0.3800, [+0.1400, +inf) at 0.9375, sign-flip p=0.0625 "
+        "(needs the lower bound above 0 and p < 0.0625)"
+    )
+
+
+def test_paired_states_its_sign_test_and_its_bootstrap_in_full():
+    accepted = PairedPolicy(0.95, 0.0).judge(evaluation([1] * 8 + [0] * 2 + [1] * 8), evaluation([0] * 10 + [1] * 8))
+    assert accepted.reason == (
+        "val 0.889 vs incumbent 0.444: 8 fixed, 0 broken, gain [+0.1668, +inf) at 0.95, sign test p=0.0039: above 0"
+    )
+    assert (accepted.evidence.confidence, accepted.evidence.interval[1]) == (0.95, math.inf)
+    tie = PairedPolicy(0.95, 0.0).judge(evaluation([1, 0, 1, 0]), evaluation([0, 1, 1, 0]))
+    assert tie.reason == (
+        "val 0.500 vs incumbent 0.500: 1 fixed, 1 broken, gain [-0.4747, +inf) at 0.95, sign test p=0.7500 "
+        "(needs the lower bound above 0 and p < 0.05)"
+    )
+    same = PairedPolicy(0.95, 0.0).judge(evaluation([1, 0, 1]), evaluation([1, 0, 1]))
+    assert (same.decision, same.evidence.p_value, same.evidence.interval[0]) == (Decision.REJECTED, 1.0, 0.0)
+    incumbent = evaluation([0.2, 0.4, 0.5, 0.3, 0.1, 0.6, 0.4, 0.2, 0.5, 0.3])
+    graded = PairedPolicy(0.95, 0.0, seed=1).judge(
+        evaluation([0.4, 0.6, 0.7, 0.5, 0.3, 0.85, 0.65, 0.4, 0.75, 0.55]), incumbent
+    )
+    assert graded.reason == (
+        "val 0.570 vs incumbent 0.350: mean difference +0.2200, [+0.2100, +inf) at 0.95, sign-flip p=0.0010: above 0"
+    )
+
+
+def test_the_bootstrap_and_sign_flip_figures_are_those_of_their_fixed_resampling():
+    diffs = [0.1, 0.3, 0.2, 0.5, 0.4, -0.2]
+    assert mean_interval(diffs, 0.9, 0, one_sided=True) == (pytest.approx(0.0666666666667), math.inf)
+    assert mean_interval(diffs, 0.9, 0) == (pytest.approx(0.0333333333333), pytest.approx(0.35))
+    assert mean_interval([], 0.9) == (-math.inf, math.inf)
+    # 16 tasks: 9,999 sign patterns drawn from seed 0
+    assert sign_flip_p([0.1 * (i % 5) - 0.15 for i in range(16)], "greater", 0) == pytest.approx(0.1825)
+
+
+def test_the_gain_floor_is_the_sign_tests_bound_on_pass_fail_scores_and_the_bootstraps_otherwise():
+    assert gain_floor([], 0.95) == -math.inf
+    two_broken = [(f"t{i}", 0.0, 1.0 if i < 2 else 0.0) for i in range(10)]
+    assert gain_floor(two_broken, 0.95) == -0.2  # no task fixed: the bound is every discordant task lost
+    graded = [("a", 1.0, 0.5), ("b", 0.5, 0.0), ("c", 1.0, 0.0), ("d", 0.0, 0.0), ("e", 0.75, 0.5)]
+    assert gain_floor(graded, 0.9, 3) == mean_interval([0.5, 0.5, 1.0, 0.0, 0.25], 0.9, 3, one_sided=True)[0] == 0.3
