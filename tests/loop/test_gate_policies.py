@@ -226,6 +226,7 @@ def test_a_paired_verdict_on_graded_scores_of_many_tasks_is_the_same_each_time_i
     first, again = (PairedPolicy(0.95, 0.0, seed=7).judge(candidate, incumbent) for _ in range(2))
     assert first.evidence.p_value == again.evidence.p_value and first.reason == again.reason
     diffs = [c - i for c, i in zip(candidate.scores.values(), incumbent.scores.values(), strict=True)]
+    assert first.evidence.p_value == sign_flip_p(diffs, "greater", 7) != sign_flip_p(diffs, "greater", 0)
     assert first.evidence.interval == (pytest.approx(mean_interval(diffs, 0.95, 7, one_sided=True)[0]), math.inf)
 
 

@@ -19,8 +19,9 @@ from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
-from wikiskill.core.errors import WikiskillError, WorkspaceError
+from wikiskill.core.errors import ConfigError, WikiskillError, WorkspaceError
 from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.loop.review import set_lock
 from wikiskill.store.pending import find_pending
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
@@ -450,3 +451,24 @@ def test_a_decision_run_again_after_main_moved_on_answers_the_decision_as_it_was
     git(workspace.root, "commit", "-qm", "a person's commit after the decision")
     git(workspace.root, "branch", "pending/r001-spell-letters", tip)  # a kill between commit and deletion
     assert api.reject(workspace, "spell-letters", WHY) == first
+
+
+def test_lock_refuses_a_settings_file_it_cannot_read_naming_it(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    config = ws.root / "wikiskill.yaml"
+    text = config.read_bytes()
+    config.write_bytes(text + "# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"wikiskill\.yaml, line \d+ \(byte offset \d+\): not UTF-8 text"):
+        set_lock(ws, "spell-letters", True)
+    config.write_bytes(text + b"skills: [\n")
+    with pytest.raises(ConfigError, match=r"^wikiskill\.yaml, line \d+: not valid YAML"):
+        set_lock(ws, "spell-letters", True)
+
+
+def test_a_skill_on_main_whose_folder_a_person_removed_can_still_be_locked(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    assert evolve_scripted(ws, rounds=1).decisions == [Decision.ACCEPTED]
+    shutil.rmtree(ws.root / "skills/spell-letters")
+    locked = api.lock(ws, "spell-letters")
+    assert ws.changed_paths(f"{locked}^", locked) == ["wikiskill.yaml"]
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["spell-letters"]
