@@ -4,6 +4,7 @@ under another world flags the score it cannot reproduce. It also names the `skil
 round its gate already decided, and the next `evolve` deletes it (the kill that leaves one is
 tests/e2e/test_kill_gate.py's)."""
 
+import json
 import shutil
 
 import pytest
@@ -13,6 +14,9 @@ from inprocess import WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld, reversal_suite
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.loop.fingerprint import digest
+from wikiskill.store.evaluations import skills_id
+from wikiskill.store.trailers import format_message
 from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import UNUSED_SERVER, edit_config
 
@@ -236,3 +240,32 @@ def test_a_merge_recording_looks_under_a_policy_without_them_is_named(tmp_path, 
 def test_a_sequential_merge_claiming_tasks_left_out_that_its_results_do_not_leave_out_is_named(tmp_path, sequential):
     found = problems(forged(tmp_path, sequential, Infra="1"))
     assert found == ["claims 1 task(s) left out as infra; its results leave out 0"]
+
+
+def test_a_sequential_merge_read_as_a_retire_is_replayed_on_the_whole_pool(tmp_path, sequential):
+    found = problems(forged(tmp_path, sequential, Action="retire"))
+    assert found == [
+        "claims accepted at look 2 on 10 tasks; its committed results give no verdict: a sequential "
+        "validation of 10 of 40 tasks stopped without a verdict (it needs the next batch)"
+    ]
+
+
+def test_a_task_main_failed_as_infrastructure_is_left_out_of_a_sequential_replay(sequential, tmp_path):
+    shutil.copytree(sequential.root, tmp_path / "ws", symlinks=True)
+    ws = api.open_workspace(tmp_path / "ws")
+    merge = ws.log(MAIN)[0]
+    rows = [json.loads(line) for line in ws.read_file(merge.sha, "raw/r001/val-main.jsonl").splitlines()]
+    rows[0].update(score=None, failure="infra", error="the check crashed")
+    # the same merge committed again on top of it, main's side of its looks with one infra failure
+    claims = merge.meta.model_copy(
+        update={"round": 2, "incumbent_fingerprint": digest([merge.meta.setup, skills_id(ws, MAIN, True)])}
+    )
+    ws.commit(
+        {"raw/r001/val-main.jsonl": "".join(json.dumps(row) + "\n" for row in rows)},
+        format_message("r2 gate: accepted spell-letters", claims),
+        base=ws.tree_id(merge.sha, ""),
+        extra_parents=(merge.parents[1],),
+    )
+    assert api.audit(ws).problems == [
+        f"round 2 (spell-letters, {ws.head(MAIN)[:10]}): claims 0 task(s) left out as infra; its results leave out 1"
+    ]
