@@ -472,3 +472,33 @@ def test_a_skill_on_main_whose_folder_a_person_removed_can_still_be_locked(tmp_p
     locked = api.lock(ws, "spell-letters")
     assert ws.changed_paths(f"{locked}^", locked) == ["wikiskill.yaml"]
     assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["spell-letters"]
+
+
+def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(workspace):
+    folder = workspace.root / "skills/spelled-by-hand"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spelled-by-hand", SPELL), encoding="utf-8")
+    git(workspace.root, "add", "skills")
+    git(workspace.root, "commit", "-qm", "a skill of my own that spells words out")
+    pending = find_pending(workspace, "spell-letters")
+    impact = workspace.read_file(MAIN, "wiki/skill-impact.md")
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    gate = workspace.log(MAIN)[0]
+    assert (decision.decision, decision.revalidated, decision.commit) == (Decision.REJECTED, True, gate.sha)
+    assert decision.reason.startswith("re-validated on main's current skills before the merge: val ")
+    assert gate.subject == "r001 gate: rejected spell-letters on re-validation"  # the verdict is in the body
+    assert (gate.meta.decision, gate.meta.candidate) == (Decision.REJECTED, pending.evidence.sha)
+    kept = workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"]
+    assert workspace.is_ancestor(pending.tip, kept) and kept != pending.tip  # the re-validated candidate
+    now = workspace.read_file(MAIN, "wiki/skill-impact.md")
+    assert now.startswith(impact)
+    entry = now.split("\n## ")[-1]
+    assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
+    assert f"\n- Kept at: tag rejected/r001-spell-letters ({kept[:10]})\n" in entry
+    assert f"\n- Decision: rejected — {decision.reason}\n" in entry
+
+
+def test_accept_without_a_revalidation_gives_the_gates_reason(workspace):
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert decision.reason == "accepted by a person after review (val 0.833 > incumbent 0.500)"
+    assert workspace.body(decision.commit).startswith(decision.reason)
