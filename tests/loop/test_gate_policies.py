@@ -421,3 +421,14 @@ def test_the_gain_floor_is_the_sign_tests_bound_on_pass_fail_scores_and_the_boot
     assert gain_floor(two_broken, 0.95) == -0.2  # no task fixed: the bound is every discordant task lost
     graded = [("a", 1.0, 0.5), ("b", 0.5, 0.0), ("c", 1.0, 0.0), ("d", 0.0, 0.0), ("e", 0.75, 0.5)]
     assert gain_floor(graded, 0.9, 3) == mean_interval([0.5, 0.5, 1.0, 0.0, 0.25], 0.9, 3, one_sided=True)[0] == 0.3
+
+
+def test_the_bootstrap_bound_of_paired_is_drawn_from_the_policys_seed():
+    gains = [0.12, 0.31, -0.05, 0.27, 0.08, 0.19, 0.44, -0.11, 0.23, 0.16, 0.35, 0.02]
+    incumbent = evaluation([0.5] * 12)
+    candidate = evaluation([0.5 + gain for gain in gains])
+    bounds = {seed: mean_interval(gains, 0.95, seed, one_sided=True)[0] for seed in (0, 5)}
+    assert bounds[0] != bounds[5] and mean_interval(gains, 0.95, one_sided=True)[0] == bounds[0]
+    verdict = PairedPolicy(0.95, 0.0, seed=5).judge(candidate, incumbent)
+    assert verdict.evidence.interval == (pytest.approx(bounds[5], abs=1e-12), math.inf)
+    assert (verdict.evidence.policy, verdict.evidence.confidence) == ("paired", 0.95)
