@@ -258,6 +258,10 @@ def test_evaluations_of_different_tasks_cannot_be_compared():
 def test_a_constant_difference_has_a_point_interval():
     assert mean_interval([0.5, 0.5, 0.5], 0.95) == (0.5, 0.5)
     assert mean_interval([0.5, 0.5], 0.95, one_sided=True) == (0.5, math.inf)
+    assert mean_interval([0.25], 0.95) == (0.25, 0.25) and mean_interval([0.25], 0.95, one_sided=True) == (
+        0.25,
+        math.inf,
+    )
 
 
 def test_impact_entry_holds_the_decision_and_its_evidence():
