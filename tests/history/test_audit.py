@@ -269,3 +269,22 @@ def test_a_task_main_failed_as_infrastructure_is_left_out_of_a_sequential_replay
     assert api.audit(ws).problems == [
         f"round 2 (spell-letters, {ws.head(MAIN)[:10]}): claims 0 task(s) left out as infra; its results leave out 1"
     ]
+
+
+class FirstTenWorld(ScriptedWorld):
+    """The scripted world whose agent slips on every val reversal but the first ten of the pool."""
+
+    def __init__(self, suite):
+        super().__init__()
+        rows = [json.loads(line) for line in (suite / "val.jsonl").read_text().splitlines()]
+        self.first = {row["question"] for row in rows[:10]}
+
+    def answer(self, system, question):
+        text = super().answer(system, question)
+        return text if question in self.first or "backwards" not in question else "<answer>slip</answer>"
+
+
+def test_a_sequential_merge_is_evaluated_again_on_the_tasks_its_looks_used(sequential):
+    model = WorldModel(FirstTenWorld(sequential.root.parent / "suite"))
+    report = api.audit(sequential, rerun=True, options=RunOptions(model_factory=lambda role: model))
+    assert (report.rerun, report.problems) == (1, [])  # 1.000 on the ten tasks, not 0.250 on all forty
