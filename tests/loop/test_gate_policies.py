@@ -436,3 +436,9 @@ def test_the_bootstrap_bound_of_paired_is_drawn_from_the_policys_seed():
     verdict = PairedPolicy(0.95, 0.0, seed=5).judge(candidate, incumbent)
     assert verdict.evidence.interval == (pytest.approx(bounds[5], abs=1e-12), math.inf)
     assert (verdict.evidence.policy, verdict.evidence.confidence) == ("paired", 0.95)
+
+
+def test_a_bound_the_bootstrap_cannot_estimate_is_infinite():
+    tiny = [1e-300, 2e-300, 3e-300]  # the BCa acceleration underflows: scipy gives no finite bound
+    assert mean_interval(tiny, 0.95) == (-math.inf, math.inf)
+    assert mean_interval(tiny, 0.95, one_sided=True) == (-math.inf, math.inf)
