@@ -152,6 +152,8 @@ def test_accept_that_validates_the_incumbent_again_names_no_round_that_has_not_s
     assert result.exit_code == 0, result.output
     subjects = git(ws.root, "log", "--format=%s", "main")
     assert "r003" not in result.output + subjects and "accept r002-long-words: re-validate incumbent" in subjects
+    [incumbent] = [c for c in ws.log(MAIN) if c.subject.startswith("accept r002-long-words: re-validate incumbent")]
+    assert (incumbent.meta.step, incumbent.meta.round) == (Step.INCUMBENT, 3)  # the round it stands before
 
 
 def test_accept_merges_the_pending_candidate_in_one_commit_decided_by_a_person(workspace):
