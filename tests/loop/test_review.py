@@ -265,7 +265,8 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     assert "validated again" not in ws.body(reapplied.sha) and "no task ran here" in ws.body(reapplied.sha)
     assert reapplied.parents[1] == merge.parents[0]
     assert (merge.meta.score, merge.meta.incumbent) == (pytest.approx(0.666667), 0.5)
-    assert "re-validated on main's current skills" in ws.body(merge.sha)
+    assert decision.reason.startswith("accepted by a person after review (re-validated on main's current skills, val ")
+    assert ws.body(merge.sha).startswith(decision.reason)
     assert [skill.name for skill in api.load_skills(ws)] == ["long-words"]
     assert audit_problems(ws) == []
 
