@@ -503,5 +503,9 @@ def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(
 
 def test_accept_without_a_revalidation_gives_the_gates_reason(workspace):
     decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert decision.candidate == "r001-spell-letters"
+    entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]
+    merged = workspace.log(MAIN)[0].parents[1]
+    assert f"\n- Kept at: merged from pending/r001-spell-letters ({merged[:10]})\n" in entry
     assert decision.reason == "accepted by a person after review (val 0.833 > incumbent 0.500)"
     assert workspace.body(decision.commit).startswith(decision.reason)
