@@ -484,6 +484,7 @@ def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(
     git(workspace.root, "add", "skills")
     git(workspace.root, "commit", "-qm", "a skill of my own that spells words out")
     pending = find_pending(workspace, "spell-letters")
+    git(workspace.root, "tag", "rejected/r001-spell-letters", pending.tip)  # left by an earlier run, say
     impact = workspace.read_file(MAIN, "wiki/skill-impact.md")
     decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
     gate = workspace.log(MAIN)[0]
@@ -499,6 +500,8 @@ def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(
     assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
     assert f"\n- Kept at: tag rejected/r001-spell-letters ({kept[:10]})\n" in entry
     assert f"\n- Decision: rejected — {decision.reason}\n" in entry
+    diff = entry.split("```diff\n")[1]
+    assert "+name: spell-letters" in diff and "raw/" not in diff  # the skills it would have merged, only
 
 
 def test_accept_without_a_revalidation_gives_the_gates_reason(workspace):
