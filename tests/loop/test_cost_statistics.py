@@ -7,7 +7,7 @@ import math
 import pytest
 
 from wikiskill.core.config import CostRule, CostUnit, GateSettings
-from wikiskill.loop.cost_gate import check_cost, weigh_cost
+from wikiskill.loop.cost_gate import below_p_value, check_cost, weigh_cost
 from wikiskill.loop.gate_policies import PairedPolicy, StrictPolicy, gain_floor, gate_policy, paired, sign_flip_p
 from wikiskill.store.evaluations import Evaluation, read_outcomes
 from wikiskill.store.trailers import Decision
@@ -138,6 +138,8 @@ def test_the_cost_test_and_the_non_inferiority_bound_run_at_the_gates_seed():
     candidate = evaluation([0.5 + 0.025 * (i % 7) for i in range(20)], tokens)
     main = evaluation([0.5 + 0.02 * (i % 5) for i in range(20)], [100] * 20)
     excess = [c - 0.9 * 100 for c in tokens]
+    pairs = [(f"task-{i:02d}", float(c), 100.0) for i, c in enumerate(tokens)]
+    assert below_p_value(pairs, 0.9) == sign_flip_p(excess, "less", 0)  # seed 0 unless given
     floors = {seed: gain_floor(paired(candidate, main), 0.975, seed) for seed in (0, 7)}
     assert sign_flip_p(excess, "less", 7) != sign_flip_p(excess, "less", 0) and floors[7] != floors[0]
     for _ in range(2):

@@ -417,6 +417,7 @@ def test_the_bootstrap_and_sign_flip_figures_are_those_of_their_fixed_resampling
     assert mean_interval([], 0.9) == (-math.inf, math.inf)
     # 16 tasks: 9,999 sign patterns drawn from seed 0
     assert sign_flip_p([0.1 * (i % 5) - 0.15 for i in range(16)], "greater", 0) == pytest.approx(0.1825)
+    assert sign_flip_p([0.1 * (i % 5) - 0.15 for i in range(16)], "greater") == pytest.approx(0.1825)  # seed 0
 
 
 def test_the_gain_floor_is_the_sign_tests_bound_on_pass_fail_scores_and_the_bootstraps_otherwise():

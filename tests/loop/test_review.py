@@ -491,6 +491,7 @@ def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(
     assert (decision.decision, decision.revalidated, decision.commit) == (Decision.REJECTED, True, gate.sha)
     assert decision.reason.startswith("re-validated on main's current skills before the merge: val ")
     assert gate.subject == "r001 gate: rejected spell-letters on re-validation"  # the verdict is in the body
+    assert workspace.body(gate.sha).startswith(decision.reason)
     assert (gate.meta.decision, gate.meta.candidate) == (Decision.REJECTED, pending.evidence.sha)
     kept = workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"]
     assert workspace.is_ancestor(pending.tip, kept) and kept != pending.tip  # the re-validated candidate
