@@ -443,3 +443,8 @@ def test_a_bound_the_bootstrap_cannot_estimate_is_infinite():
     tiny = [1e-300, 2e-300, 3e-300]  # the BCa acceleration underflows: scipy gives no finite bound
     assert mean_interval(tiny, 0.95) == (-math.inf, math.inf)
     assert mean_interval(tiny, 0.95, one_sided=True) == (-math.inf, math.inf)
+
+
+def test_paired_is_built_from_the_gates_confidence_margin_and_seed():
+    policy = gate_policy(GateSettings(policy="paired", confidence=0.9, margin=0.1, seed=5))
+    assert (policy.confidence, policy.margin, policy.seed) == (0.9, 0.1, 5)
