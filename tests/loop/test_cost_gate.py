@@ -121,6 +121,12 @@ def test_audit_refuses_a_cost_tiebreak_whose_cost_test_did_not_pass(tmp_path, ch
     assert problems == ["accepted as cheaper although its cost was not shown lower"]
 
 
+def test_audit_replays_a_cost_p_value_equal_to_the_significance_level_as_not_shown(tmp_path, cheaper):
+    # p = 1/64 replayed is exactly 1 - 0.984375: not below it, as the commit says
+    problems = forged_audit(tmp_path, cheaper, **{"Cost-Confidence": "0.984375", "Cost-Passed": "false"})
+    assert problems == ["accepted as cheaper although its cost was not shown lower"]
+
+
 def test_audit_replays_the_score_floor_of_a_cost_tiebreak(tmp_path, cheaper):
     problems = forged_audit(tmp_path, cheaper, **{"Score-Floor": "0.1"})
     assert problems == ["claims a score gain >= +0.1000; its committed results give +0.0000"]

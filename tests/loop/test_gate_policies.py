@@ -434,6 +434,8 @@ def test_the_bootstrap_bound_of_paired_is_drawn_from_the_policys_seed():
     candidate = evaluation([0.5 + gain for gain in gains])
     bounds = {seed: mean_interval(gains, 0.95, seed, one_sided=True)[0] for seed in (0, 5)}
     assert bounds[0] != bounds[5] and mean_interval(gains, 0.95, one_sided=True)[0] == bounds[0]
+    pairs = [(f"task-{i:02d}", 0.5 + gain, 0.5) for i, gain in enumerate(gains)]
+    assert gain_floor(pairs, 0.95) == pytest.approx(bounds[0], abs=1e-12)  # seed 0 unless given
     verdict = PairedPolicy(0.95, 0.0, seed=5).judge(candidate, incumbent)
     assert verdict.evidence.interval == (pytest.approx(bounds[5], abs=1e-12), math.inf)
     assert (verdict.evidence.policy, verdict.evidence.confidence) == ("paired", 0.95)
@@ -448,3 +450,13 @@ def test_a_bound_the_bootstrap_cannot_estimate_is_infinite():
 def test_paired_is_built_from_the_gates_confidence_margin_and_seed():
     policy = gate_policy(GateSettings(policy="paired", confidence=0.9, margin=0.1, seed=5))
     assert (policy.confidence, policy.margin, policy.seed) == (0.9, 0.1, 5)
+
+
+def test_paired_tests_the_discordant_tasks_against_the_share_the_margin_needs():
+    candidate, incumbent = evaluation([1] * 10 + [0] * 10), evaluation([0] * 20)
+    # a gain above 0.3 on 20 tasks with 10 discordant needs each to be fixed with chance above 0.8
+    verdict = PairedPolicy(0.95, 0.3).judge(candidate, incumbent)
+    assert verdict.evidence.p_value == pytest.approx(0.8**10)
+    retire = PairedPolicy(0.95, 0.0).judge(candidate, incumbent, at_least=True)
+    assert (retire.decision, retire.evidence.policy) == (Decision.ACCEPTED, "paired")
+    assert PairedPolicy(0.95, 0.0).seed == 0
