@@ -127,6 +127,12 @@ def test_audit_replays_a_cost_p_value_equal_to_the_significance_level_as_not_sho
     assert problems == ["accepted as cheaper although its cost was not shown lower"]
 
 
+def test_audit_asks_no_cost_evidence_of_a_merge_the_policy_accepted_under_tiebreak(tmp_path, cheaper):
+    # the policy's own route to the merge: the cost test, which did not pass, decided nothing
+    forged = {"Cost-Decided": "false", "Cost-Confidence": "0.99", "Cost-Passed": "false"}
+    assert forged_audit(tmp_path, cheaper, **forged) == []
+
+
 def test_audit_replays_the_score_floor_of_a_cost_tiebreak(tmp_path, cheaper):
     problems = forged_audit(tmp_path, cheaper, **{"Score-Floor": "0.1"})
     assert problems == ["claims a score gain >= +0.1000; its committed results give +0.0000"]
