@@ -5,12 +5,14 @@ mutmut (the test extra) changes one operator, constant or call at a time and run
 mutant, the fast tests (`[tool.mutmut]` in pyproject.toml) that cover the function it changed;
 a mutant those tests all pass on has survived. This runs it on the modules named (all of them by
 default) and prints each one's kill rate, the table in docs/development.md#mutation-testing.
-Results are kept in mutants/ and reused while the code and tests are unchanged.
+Results are kept in mutants/; a module named is tested again whole, `--again` tests only its
+mutants not killed yet (after tests were written for them).
 
-    nice -n 15 .venv/bin/python benchmarks/mutation.py                  # every module
-    nice -n 15 .venv/bin/python benchmarks/mutation.py loop.review      # one or more
-    .venv/bin/mutmut results                                            # the survivors by name
-    .venv/bin/mutmut show <name>                                        # what one of them changed
+    nice -n 15 .venv/bin/python benchmarks/mutation.py                          # every module
+    nice -n 15 .venv/bin/python benchmarks/mutation.py loop.review              # one or more
+    nice -n 15 .venv/bin/python benchmarks/mutation.py --again loop.review      # those not killed yet
+    .venv/bin/mutmut results                                                    # the survivors by name
+    .venv/bin/mutmut show <name>                                                # what one of them changed
 """
 
 from __future__ import annotations
@@ -49,23 +51,37 @@ def mutmut(*args: str, shown: bool = False) -> str:
     return done.stdout or ""
 
 
+def results(modules: list[str]) -> dict[str, str]:
+    """Each mutant of the modules and the status its last run left (`not checked` before any)."""
+    found = {}
+    for line in mutmut("results", "--all", "true").splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if any(name.startswith(f"wikiskill.{module}.") for module in modules):
+            found[name] = status
+    return found
+
+
 def statuses(modules: list[str]) -> dict[str, Counter[str]]:
     """Per module, how many of its mutants ended in each status."""
     counts: dict[str, Counter[str]] = {module: Counter() for module in modules}
-    for line in mutmut("results", "--all", "true").splitlines():
-        name, _, status = line.strip().rpartition(": ")
-        for module in modules:
-            if name.startswith(f"wikiskill.{module}."):
-                counts[module][status] += 1
+    for name, status in results(modules).items():
+        counts[next(module for module in modules if name.startswith(f"wikiskill.{module}."))][status] += 1
     return counts
 
 
 def table(counts: dict[str, Counter[str]]) -> str:
-    rows = ["| module | mutants | killed | survived | no tests | kill rate |", "|---|---:|---:|---:|---:|---:|"]
+    """Each module's mutants, those tested (not `not checked`), killed, and killed over tested."""
+    rows = [
+        "| module | mutants | tested | killed | survived | no tests | kill rate |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for module, count in counts.items():
         total, detected = sum(count.values()), sum(count[status] for status in DETECTED)
-        rate = f"{detected / total:.0%}" if total else "-"
-        rows.append(f"| {module} | {total} | {detected} | {count['survived']} | {count['no tests']} | {rate} |")
+        tested = total - count["not checked"]
+        rate = f"{detected / tested:.0%}" if tested else "-"
+        rows.append(
+            f"| {module} | {total} | {tested} | {detected} | {count['survived']} | {count['no tests']} | {rate} |"
+        )
     return "\n".join(rows)
 
 
@@ -73,12 +89,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help=f"modules under wikiskill/ (default: all): {', '.join(MODULES)}")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once")
+    parser.add_argument(
+        "--again", action="store_true", help="test only the mutants not killed yet (after writing tests for them)"
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.modules) - set(MODULES))
     if unknown:
         parser.error(f"not a module this runs on: {', '.join(unknown)} (one of {', '.join(MODULES)})")
     modules = args.modules or list(MODULES)
-    mutmut("run", "--max-children", str(args.jobs), *(f"wikiskill.{module}.*" for module in modules), shown=True)
+    # mutmut tests every mutant it is given by name again, killed or not
+    names = [f"wikiskill.{module}.*" for module in modules]
+    if args.again:
+        names = [name for name, status in results(modules).items() if status not in DETECTED]
+    if names:
+        mutmut("run", "--max-children", str(args.jobs), *names, shown=True)
     print(table(statuses(modules)))
 
 

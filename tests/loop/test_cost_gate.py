@@ -73,9 +73,10 @@ def test_a_skill_that_halves_the_agents_calls_at_an_equal_score_is_merged_under_
     assert api.audit(ws).problems == []
 
 
-def forged_audit(tmp_path, cheaper: Workspace, **trailers: str) -> list[str]:
+def forged_audit(tmp_path, cheaper: Workspace, drop: tuple[str, ...] = (), **trailers: str) -> list[str]:
     """`audit`'s problems with round 1's merge of a copy of `cheaper` whose message gives the
-    trailers `Wikiskill-<key>: value` instead (key: the trailer's name after the prefix)."""
+    trailers `Wikiskill-<key>: value` instead (key: the trailer's name after the prefix), and
+    leaves out those in `drop`."""
     shutil.copytree(cheaper.root, tmp_path / "ws", symlinks=True)
     ws = api.open_workspace(tmp_path / "ws")
     merge = gate_of(ws, 1)
@@ -83,6 +84,7 @@ def forged_audit(tmp_path, cheaper: Workspace, **trailers: str) -> list[str]:
     for key, value in trailers.items():
         at = next(i for i, line in enumerate(lines) if line.startswith(f"Wikiskill-{key}: "))
         lines[at] = f"Wikiskill-{key}: {value}"
+    lines = [line for line in lines if not line.startswith(tuple(f"Wikiskill-{key}: " for key in drop))]
     parents = [arg for parent in merge.parents for arg in ("-p", parent)]
     forged = git(ws.root, "commit-tree", f"{merge.sha}^{{tree}}", *parents, "-m", "\n".join(lines)).strip()
     git(ws.root, "update-ref", "refs/heads/main", forged, merge.sha)
@@ -107,6 +109,35 @@ def test_audit_refuses_a_cost_tiebreak_whose_score_floor_is_not_above_minus_the_
     assert gate_of(cheaper, 1).meta.score_floor == 0.0  # equal scores: the bound is 0, whatever the level
     problems = forged_audit(tmp_path, cheaper, Noninferiority="0.0")
     assert problems == ["accepted as cheaper although its score gain's lower bound +0.0000 is not above -0"]
+
+
+def test_audit_refuses_a_cost_merge_that_records_its_rule_without_its_test(tmp_path, cheaper):
+    assert forged_audit(tmp_path, cheaper, drop=("Cost-Unit",)) == ["records the cost rule tiebreak without its test"]
+
+
+def test_audit_refuses_a_cost_tiebreak_whose_cost_test_did_not_pass(tmp_path, cheaper):
+    # p = 1/64 replayed is not below 1 - 0.99: the test did not pass, as the commit says
+    problems = forged_audit(tmp_path, cheaper, **{"Cost-Confidence": "0.99", "Cost-Passed": "false"})
+    assert problems == ["accepted as cheaper although its cost was not shown lower"]
+
+
+def test_audit_replays_a_cost_p_value_equal_to_the_significance_level_as_not_shown(tmp_path, cheaper):
+    # p = 1/64 replayed is exactly 1 - 0.984375: not below it, as the commit says
+    problems = forged_audit(tmp_path, cheaper, **{"Cost-Confidence": "0.984375", "Cost-Passed": "false"})
+    assert problems == ["accepted as cheaper although its cost was not shown lower"]
+
+
+def test_audit_asks_no_cost_evidence_of_a_merge_the_policy_accepted_under_tiebreak(tmp_path, cheaper):
+    # the policy's own route to the merge: the cost test, which did not pass, decided nothing
+    forged = {"Cost-Decided": "false", "Cost-Confidence": "0.99", "Cost-Passed": "false"}
+    assert forged_audit(tmp_path, cheaper, **forged) == []
+
+
+def test_audit_replays_the_score_floor_of_a_cost_tiebreak(tmp_path, cheaper):
+    problems = forged_audit(tmp_path, cheaper, **{"Score-Floor": "0.1"})
+    assert problems == ["claims a score gain >= +0.1000; its committed results give +0.0000"]
+    # without a floor the merge claims equal means, which its results give
+    assert forged_audit(tmp_path / "equal", cheaper, drop=("Score-Floor",)) == []
 
 
 def test_the_same_skill_is_a_rejected_tie_when_the_gate_ignores_cost(tmp_path):

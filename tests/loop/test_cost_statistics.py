@@ -1,14 +1,14 @@
-"""The statistics of `gate.cost` on hostile inputs: costs that never vary, that are all equal,
-that are missing, zero or unreadable."""
+"""The statistics of `gate.cost`: the limits, levels and seeds its tests run at, and hostile
+inputs: costs that never vary, that are all equal, that are missing, zero or unreadable."""
 
 import json
 import math
 
 import pytest
 
-from wikiskill.core.config import CostRule, GateSettings
-from wikiskill.loop.cost_gate import check_cost, weigh_cost
-from wikiskill.loop.gate_policies import PairedPolicy, StrictPolicy, gate_policy
+from wikiskill.core.config import CostRule, CostUnit, GateSettings
+from wikiskill.loop.cost_gate import below_p_value, check_cost, weigh_cost
+from wikiskill.loop.gate_policies import PairedPolicy, StrictPolicy, gain_floor, gate_policy, paired, sign_flip_p
 from wikiskill.store.evaluations import Evaluation, read_outcomes
 from wikiskill.store.trailers import Decision
 
@@ -102,3 +102,128 @@ def test_an_outcomes_file_gives_no_cost_for_a_value_that_is_missing_negative_or_
     outcomes = read_outcomes(text)
     assert outcomes.tokens == {"a": 12.0} and outcomes.usd == {"a": 0.5}
     assert set(outcomes.scores) == {"a", "b", "c", "d", "f"}
+
+
+def test_tiebreak_tests_the_cost_below_one_less_the_margin_and_bound_below_one_more_the_increase():
+    main = evaluation([1, 0] * 4, [100] * 8)
+    slightly_cheaper = check_cost(tiebreak(cost_margin=0.1), evaluation([1, 0] * 4, [95] * 8), main)
+    assert slightly_cheaper.limit == pytest.approx(0.9) and slightly_cheaper.p_value == 1.0
+    assert not slightly_cheaper.passed  # 5% cheaper is not 10% cheaper
+    costlier = check_cost(
+        GateSettings(cost=CostRule.BOUND, max_cost_increase=0.1), evaluation([1, 0] * 4, [150] * 8), main
+    )
+    assert costlier.limit == pytest.approx(1.1) and not costlier.passed  # 50% more is over a 10% bound
+    assert check_cost(GateSettings(cost=CostRule.BOUND), evaluation([1, 0] * 4, [105] * 8), main).passed
+
+
+def test_a_cost_in_usd_is_read_from_each_sides_priced_costs_not_its_tokens():
+    ids = [f"task-{i:02d}" for i in range(6)]
+    candidate = Evaluation(
+        "fp-c", "setup", "c", dict.fromkeys(ids, 1.0), tokens=dict.fromkeys(ids, 100.0), usd=dict.fromkeys(ids, 0.5)
+    )
+    main = Evaluation(
+        "fp-m", "setup", "m", dict.fromkeys(ids, 1.0), tokens=dict.fromkeys(ids, 50.0), usd=dict.fromkeys(ids, 1.0)
+    )
+    check = check_cost(tiebreak(cost_unit=CostUnit.USD), candidate, main)
+    assert (check.unit, check.n, check.candidate, check.incumbent, check.passed) == (CostUnit.USD, 6, 0.5, 1.0, True)
+    assert (check_cost(tiebreak(), candidate, main).candidate, check_cost(tiebreak(), candidate, main).incumbent) == (
+        100.0,
+        50.0,
+    )
+
+
+def test_the_cost_test_and_the_non_inferiority_bound_run_at_the_gates_seed():
+    # 20 tasks: too many for an exact sign-flip test, so its p-value and the bootstrap bound depend on the seed
+    tokens = [100 - 7 * (i % 5) + (9 if i % 3 == 0 else -4) for i in range(20)]
+    candidate = evaluation([0.5 + 0.025 * (i % 7) for i in range(20)], tokens)
+    main = evaluation([0.5 + 0.02 * (i % 5) for i in range(20)], [100] * 20)
+    excess = [c - 0.9 * 100 for c in tokens]
+    pairs = [(f"task-{i:02d}", float(c), 100.0) for i, c in enumerate(tokens)]
+    assert below_p_value(pairs, 0.9) == sign_flip_p(excess, "less", 0)  # seed 0 unless given
+    floors = {seed: gain_floor(paired(candidate, main), 0.975, seed) for seed in (0, 7)}
+    assert sign_flip_p(excess, "less", 7) != sign_flip_p(excess, "less", 0) and floors[7] != floors[0]
+    for _ in range(2):
+        verdict = judged(tiebreak(seed=7), candidate, main)
+        assert verdict.evidence.cost.p_value == sign_flip_p(excess, "less", 7)
+        assert verdict.evidence.cost.floor == floors[7]
+
+
+def test_no_task_costed_on_both_sides_gives_mean_costs_of_zero():
+    check = check_cost(tiebreak(), evaluation([1, 0] * 4), evaluation([1, 0] * 4, [100] * 8))
+    assert (check.n, check.candidate, check.incumbent, check.p_value, check.passed) == (0, 0.0, 0.0, 1.0, False)
+
+
+def test_a_cost_p_value_equal_to_the_significance_level_is_not_shown():
+    # four tasks all far cheaper: the exact sign-flip p is 1/16, exactly 1 - 0.9375
+    check = check_cost(
+        GateSettings(cost=CostRule.BOUND, confidence=0.9375),
+        evaluation([1] * 4, [1] * 4),
+        evaluation([1] * 4, [100] * 4),
+    )
+    assert (check.p_value, check.confidence, check.passed) == (0.0625, 0.9375, False)
+
+
+def test_only_tiebreak_records_a_non_inferiority_margin():
+    same = evaluation([1, 0] * 4, [100] * 8)
+    assert check_cost(tiebreak(noninferiority=0.05), same, same).noninferiority == 0.05
+    assert check_cost(GateSettings(cost=CostRule.BOUND, noninferiority=0.05), same, same).noninferiority == 0.0
+
+
+def test_no_regression_breaks_a_tie_on_cost_only_when_it_loses_no_more_tasks_than_allowed():
+    # one task fixed and one broken: equal means, one task main solved is lost
+    candidate = evaluation([1, 0, 1, 1, 0, 0], [50] * 6)
+    main = evaluation([0, 1, 1, 1, 0, 0], [100] * 6)
+    strict = judged(tiebreak("no_regression", max_broken=0), candidate, main)
+    assert strict.decision == Decision.REJECTED and not strict.evidence.cost.decided
+    assert strict.reason.endswith("no cost tiebreak: 1 task(s) main solved are lost (at most 0)")
+    lenient = judged(tiebreak("no_regression", max_broken=1), candidate, main)
+    assert lenient.decision == Decision.ACCEPTED and lenient.evidence.cost.decided
+    assert judged(tiebreak("strict"), candidate, main).decision == Decision.ACCEPTED  # strict counts no losses
+
+
+def test_a_score_floor_equal_to_minus_the_non_inferiority_margin_is_not_above_it():
+    same = evaluation([1, 0] * 4, [100] * 8)
+    cheaper = evaluation([1, 0] * 4, [50] * 8)
+    verdict = judged(tiebreak(noninferiority=0.0), cheaper, same)  # equal scores: a floor of exactly 0
+    assert verdict.decision == Decision.REJECTED and verdict.evidence.cost.floor == 0.0
+    assert verdict.reason.endswith("no cost tiebreak: score gain's lower bound +0.0000 at 0.975 is not above -0")
+    assert judged(tiebreak(noninferiority=0.01), cheaper, same).decision == Decision.ACCEPTED
+
+
+def test_each_turn_of_the_verdict_by_cost_says_why_in_full():
+    main, same_cheaper = evaluation([1, 0] * 3, [100] * 6), evaluation([1, 0] * 3, [50] * 6)
+    tokens = "tokens per task 50 vs main 100 on 6 task(s), ratio 0.500: shown below 0.900 at 0.975 (sign-flip p=0.0156)"
+    paired = judged(tiebreak(), same_cheaper, main)
+    assert paired.reason.endswith(f"; accepted as cheaper: score gain >= +0.0000 > -0.02 at 0.975, {tokens}")
+    strict = judged(tiebreak("strict"), same_cheaper, main)
+    assert (
+        strict.reason
+        == f"val 0.500 = incumbent 0.500 (needs a strict improvement); accepted as cheaper: equal means, {tokens}"
+    )
+    assert (strict.decision, strict.evidence.cost.decided, strict.evidence.policy) == (
+        Decision.ACCEPTED,
+        True,
+        "strict",
+    )
+    costlier = evaluation([1, 0] * 3, [100] * 6)
+    refused = judged(tiebreak("strict"), costlier, main)
+    assert refused.reason.endswith(
+        "; no cost tiebreak: its cost is tokens per task 100 vs main 100 on 6 task(s), "
+        "ratio 1.000: not shown below 0.900 at 0.975 (sign-flip p=1.0000)"
+    )
+    better, dearer = evaluation([1] * 6, [300] * 6), evaluation([0] * 6, [100] * 6)
+    bound = GateSettings(policy="strict", cost=CostRule.BOUND)
+    rejected = weigh_cost(bound, StrictPolicy().judge(better, dearer), better, dearer)
+    assert rejected.reason == (
+        "val 1.000 > incumbent 0.000; but its cost is tokens per task 300 vs main 100 on 6 task(s), ratio 3.000: "
+        "not shown below 1.100 at 0.95 (sign-flip p=1.0000)"
+    )
+    assert (rejected.decision, rejected.evidence.cost.decided) == (Decision.REJECTED, True)
+    kept = weigh_cost(bound, StrictPolicy().judge(better, better), better, better)
+    assert (kept.decision, kept.reason, kept.evidence.cost.decided) == (
+        Decision.REJECTED,
+        "val 1.000 = incumbent 1.000 (needs a strict improvement)",
+        False,
+    )
+    verdict = StrictPolicy().judge(better, dearer)
+    assert weigh_cost(GateSettings(policy="strict"), verdict, better, dearer) is verdict

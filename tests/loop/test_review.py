@@ -19,8 +19,9 @@ from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
-from wikiskill.core.errors import WikiskillError, WorkspaceError
+from wikiskill.core.errors import ConfigError, WikiskillError, WorkspaceError
 from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.loop.review import set_lock
 from wikiskill.store.pending import find_pending
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
@@ -151,6 +152,8 @@ def test_accept_that_validates_the_incumbent_again_names_no_round_that_has_not_s
     assert result.exit_code == 0, result.output
     subjects = git(ws.root, "log", "--format=%s", "main")
     assert "r003" not in result.output + subjects and "accept r002-long-words: re-validate incumbent" in subjects
+    [incumbent] = [c for c in ws.log(MAIN) if c.subject.startswith("accept r002-long-words: re-validate incumbent")]
+    assert (incumbent.meta.step, incumbent.meta.round) == (Step.INCUMBENT, 3)  # the round it stands before
 
 
 def test_accept_merges_the_pending_candidate_in_one_commit_decided_by_a_person(workspace):
@@ -174,7 +177,9 @@ WHY = "spelling out every word doubles the answer length"
 
 def test_reject_records_the_reason_and_the_next_proposer_reads_it(workspace):
     tip, pending = workspace.head("pending/r001-spell-letters"), find_pending(workspace, "spell-letters")
+    impact_before = workspace.read_file(MAIN, "wiki/skill-impact.md")
     decision = api.reject(workspace, "r001-spell-letters", WHY)
+    assert workspace.read_file(MAIN, "wiki/skill-impact.md").startswith(impact_before)  # appended to
     commit = workspace.log(MAIN)[0]
     assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
     assert commit.subject == "r001 gate: rejected by a person spell-letters"  # the why is in the body
@@ -260,7 +265,8 @@ def test_accept_after_a_rollback_of_main_validates_again_before_merging(tmp_path
     assert "validated again" not in ws.body(reapplied.sha) and "no task ran here" in ws.body(reapplied.sha)
     assert reapplied.parents[1] == merge.parents[0]
     assert (merge.meta.score, merge.meta.incumbent) == (pytest.approx(0.666667), 0.5)
-    assert "re-validated on main's current skills" in ws.body(merge.sha)
+    assert decision.reason.startswith("accepted by a person after review (re-validated on main's current skills, val ")
+    assert ws.body(merge.sha).startswith(decision.reason)
     assert [skill.name for skill in api.load_skills(ws)] == ["long-words"]
     assert audit_problems(ws) == []
 
@@ -355,3 +361,155 @@ def test_rollback_of_a_locked_skill_needs_force(tmp_path):
     assert ws.head(MAIN) == before
     api.rollback(ws, "spell-letters", force=True)
     assert api.load_skills(ws) == []
+
+
+def test_accept_of_a_candidate_that_conflicts_with_main_now_answers_the_gates_stale_rejection(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    folder = workspace.root / "skills/spell-letters"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spell-letters", "Spell words by hand."), encoding="utf-8")
+    git(workspace.root, "add", "skills")
+    git(workspace.root, "commit", "-qm", "a person's own spell-letters, which the candidate's conflicts with")
+    skills = git(workspace.root, "rev-parse", "main:skills")
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    gate = workspace.log(MAIN)[0]
+    assert (gate.meta.step, gate.meta.round, gate.meta.decision) == (Step.GATE, 1, Decision.REJECTED)
+    assert (decision.candidate, decision.decision, decision.commit) == (
+        "r001-spell-letters",
+        Decision.REJECTED,
+        gate.sha,
+    )
+    assert decision.revalidated and decision.reason == workspace.body(gate.sha)
+    assert decision.reason.startswith("stale: main moved from ") and "conflicts with main's skills" in decision.reason
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {} and api.review(workspace) == []
+    assert git(workspace.root, "rev-parse", "main:skills") == skills
+
+
+def test_lock_commits_the_setting_with_the_skills_own_files_and_unlock_the_setting_alone(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    for name in ("spell-letters", "check-leap-years"):
+        (ws.root / f"skills/{name}").mkdir(parents=True)
+        (ws.root / f"skills/{name}/SKILL.md").write_text(skill_md(name, f"Handle {name}."))
+    locked = api.lock(ws, "spell-letters")
+    commit = ws.log(MAIN)[0]
+    assert commit.sha == locked and commit.subject == "lock spell-letters: skills.locked += spell-letters"
+    meta = commit.meta
+    assert (meta.round, meta.step, meta.skill, meta.decided_by, meta.cost_usd) == (
+        0,
+        Step.HUMAN,
+        "spell-letters",
+        "person",
+        0.0,
+    )
+    assert ws.body(locked) == (
+        "The proposer may not patch or retire spell-letters, and `rollback` reverts it only with --force."
+    )
+    assert sorted(ws.changed_paths(f"{locked}^", locked)) == ["skills/spell-letters/SKILL.md", "wikiskill.yaml"]
+    api.lock(ws, "check-leap-years")
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == [
+        "check-leap-years",
+        "spell-letters",
+    ]
+    edited = ws.root / "skills/spell-letters/SKILL.md"
+    edited.write_text(edited.read_text() + "3. Say each letter.\n")
+    unlocked = api.unlock(ws, "spell-letters")
+    commit = ws.log(MAIN)[0]
+    assert commit.sha == unlocked and commit.subject == "unlock spell-letters: skills.locked -= spell-letters"
+    assert ws.body(unlocked) == "The proposer may change spell-letters again."
+    assert ws.changed_paths(f"{unlocked}^", unlocked) == ["wikiskill.yaml"]  # the edit stays the person's
+    assert ws.dirty_paths("skills/spell-letters") == ["skills/spell-letters/SKILL.md"]
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["check-leap-years"]
+    assert api.unlock(ws, "no-such-skill") is None and ws.head(MAIN) == unlocked
+
+
+def test_a_rejection_records_the_proposers_rationale_without_the_notes_on_its_proposal(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    human_review(ws)
+    world = RecordingWorld({1: {**create("spell-letters", SPELL), "name": "Spell_Letters"}})
+    assert evolve_scripted(ws, rounds=1, world=world).decisions == [Decision.PENDING]
+    propose = next(c for c in ws.log("pending/r001-spell-letters") if c.meta.step == Step.PROPOSE)
+    assert ws.body(propose.sha).endswith("\n\n- name 'Spell_Letters' normalised to 'spell-letters'")
+    api.reject(ws, "spell-letters", WHY)
+    entry = ws.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]
+    assert "\n- Rationale: reversal tasks fail; spell-letters should fix them\n" in entry
+    assert "normalised" not in entry
+
+
+def test_a_reject_killed_between_its_tag_and_its_commit_finishes_when_run_again(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    git(workspace.root, "tag", "rejected/r001-spell-letters", tip)  # what a kill right after the tag leaves
+    decision = api.reject(workspace, "spell-letters", WHY)
+    commit = workspace.log(MAIN)[0]
+    assert (commit.sha, commit.meta.decision, commit.meta.decided_by) == (decision.commit, Decision.REJECTED, "person")
+    assert workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"] == tip
+    assert workspace.refs("refs/heads/pending/") == {}
+
+
+def test_a_decision_run_again_after_main_moved_on_answers_the_decision_as_it_was(workspace):
+    tip = workspace.head("pending/r001-spell-letters")
+    first = api.reject(workspace, "spell-letters", WHY)
+    (workspace.root / "notes.md").write_text("a person's notes\n")
+    git(workspace.root, "add", "notes.md")
+    git(workspace.root, "commit", "-qm", "a person's commit after the decision")
+    git(workspace.root, "branch", "pending/r001-spell-letters", tip)  # a kill between commit and deletion
+    assert api.reject(workspace, "spell-letters", WHY) == first
+
+
+def test_lock_refuses_a_settings_file_it_cannot_read_naming_it(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    config = ws.root / "wikiskill.yaml"
+    text = config.read_bytes()
+    config.write_bytes(text + "# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"wikiskill\.yaml, line \d+ \(byte offset \d+\): not UTF-8 text"):
+        set_lock(ws, "spell-letters", True)
+    config.write_bytes(text + b"skills: [\n")
+    with pytest.raises(ConfigError, match=r"^wikiskill\.yaml, line \d+: not valid YAML"):
+        set_lock(ws, "spell-letters", True)
+
+
+def test_a_skill_on_main_whose_folder_a_person_removed_can_still_be_locked(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    assert evolve_scripted(ws, rounds=1).decisions == [Decision.ACCEPTED]
+    shutil.rmtree(ws.root / "skills/spell-letters")
+    locked = api.lock(ws, "spell-letters")
+    assert ws.changed_paths(f"{locked}^", locked) == ["wikiskill.yaml"]
+    assert yaml.safe_load(ws.read_file(MAIN, "wikiskill.yaml"))["skills"]["locked"] == ["spell-letters"]
+
+
+def test_accept_whose_revalidation_is_rejected_records_why_and_where_it_is_kept(workspace):
+    folder = workspace.root / "skills/spelled-by-hand"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_md("spelled-by-hand", SPELL), encoding="utf-8")
+    git(workspace.root, "add", "skills")
+    git(workspace.root, "commit", "-qm", "a skill of my own that spells words out")
+    pending = find_pending(workspace, "spell-letters")
+    git(workspace.root, "tag", "rejected/r001-spell-letters", pending.tip)  # left by an earlier run, say
+    impact = workspace.read_file(MAIN, "wiki/skill-impact.md")
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    gate = workspace.log(MAIN)[0]
+    assert (decision.decision, decision.revalidated, decision.commit) == (Decision.REJECTED, True, gate.sha)
+    assert decision.reason.startswith("re-validated on main's current skills before the merge: val ")
+    assert gate.subject == "r001 gate: rejected spell-letters on re-validation"  # the verdict is in the body
+    assert workspace.body(gate.sha).startswith(decision.reason)
+    assert (gate.meta.decision, gate.meta.candidate) == (Decision.REJECTED, pending.evidence.sha)
+    kept = workspace.refs("refs/tags/rejected/")["rejected/r001-spell-letters"]
+    assert workspace.is_ancestor(pending.tip, kept) and kept != pending.tip  # the re-validated candidate
+    now = workspace.read_file(MAIN, "wiki/skill-impact.md")
+    assert now.startswith(impact)
+    entry = now.split("\n## ")[-1]
+    assert entry.startswith("r001 · create · spell-letters · REJECTED\n")
+    assert f"\n- Kept at: tag rejected/r001-spell-letters ({kept[:10]})\n" in entry
+    assert f"\n- Decision: rejected — {decision.reason}\n" in entry
+    diff = entry.split("```diff\n")[1]
+    assert "+name: spell-letters" in diff and "raw/" not in diff  # the skills it would have merged, only
+
+
+def test_accept_without_a_revalidation_gives_the_gates_reason(workspace):
+    decision = api.accept(workspace, "spell-letters", RunOptions(model_factory=model(ScriptedWorld())))
+    assert decision.candidate == "r001-spell-letters"
+    entry = workspace.read_file(MAIN, "wiki/skill-impact.md").split("\n## ")[-1]
+    merged = workspace.log(MAIN)[0].parents[1]
+    assert f"\n- Kept at: merged from pending/r001-spell-letters ({merged[:10]})\n" in entry
+    assert decision.reason == "accepted by a person after review (val 0.833 > incumbent 0.500)"
+    assert workspace.body(decision.commit).startswith(decision.reason)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import Task
 from ..core.config import Config, CostRule, GateSettings
+from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICIES
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
@@ -168,7 +169,9 @@ def _sequential_problems(records: Recorded, merge: Commit, candidate: Evaluation
     """Main's side of the looks is of main's skills before the merge, under the same setup, and
     the looks replayed on both sides' results accept where the commit says."""
     ws, meta = records.ws, merge.meta
-    text = ws.read_file(merge.sha, meta.incumbent_results or "")
+    if not meta.incumbent_results:  # git would read the path "" as the commit's whole tree
+        return ["records a sequential verdict without the incumbent's results file it was judged on"]
+    text = ws.read_file(merge.sha, meta.incumbent_results)
     if candidate is None or text is None:
         return [f"the incumbent's results file {meta.incumbent_results} of its sequential verdict is missing"]
     before = skills_id(ws, merge.parents[0], records.config.agent.wiki_access)
@@ -187,12 +190,15 @@ def _sequential_problems(records: Recorded, merge: Commit, candidate: Evaluation
     looks = GATE_POLICIES.load(settings.policy).from_settings(settings).plan().looks
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
-    verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
+    try:
+        verdict = looks.judge_looks(candidate, incumbent, meta.pool, meta.action == Action.RETIRE)
+    except WikiskillError as error:  # the committed looks do not reach a verdict under the design recorded
+        return [f"claims {claimed}; its committed results give no verdict: {error}"]
     infra = _infra_problems(records, merge, candidate, incumbent) + _cost_problems(records, merge, candidate, incumbent)
     if infra:
         return infra
     look = verdict.evidence.look
-    claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"
     if meta.cost_decided and look is not None and (look.number, look.tasks) == (meta.look, meta.tasks):
         return []  # the looks stopped here; the cost tiebreak replayed above accepted it
     if verdict.decision != Decision.ACCEPTED or look is None or (look.number, look.tasks) != (meta.look, meta.tasks):
