@@ -77,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_docker: the test runs containers through a Docker daemon")
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` starts WIKISKILL_TEST_WORKERS workers, else one more than this process may use CPUs:
     the slow tests spend much of their time waiting on containers, Ray, a browser and the processes

@@ -111,6 +111,11 @@ def test_a_score_its_results_do_not_give_is_named_and_a_rounding_one_is_not(tmp_
     assert problems(forged(tmp_path / "close", accepted, Score="0.8333335")) == []  # within 1e-6
 
 
+def test_a_merge_without_its_score_is_named_not_a_crash(tmp_path, accepted):
+    found = problems(forged(tmp_path, accepted, drop=("Score",)))
+    assert found == ["claims no val score; its results file gives 0.833"]
+
+
 def test_a_merge_compared_with_an_incumbent_not_on_main_before_it_is_named(tmp_path, accepted):
     found = problems(forged(tmp_path, accepted, Incumbent_Fingerprint="0123456789abcdef01234567"))
     assert found == ["the incumbent evaluation it was compared with is not in main's history before it"]

@@ -107,7 +107,9 @@ def _recorded_problems(records: Recorded, merge: Commit) -> list[str]:
     evaluation = evaluation_at(ws, merge)
     if evaluation is None:
         problems.append(f"its results file {meta.results} is missing")
-    elif abs(evaluation.mean - (meta.score or 0.0)) > 1e-6:
+    elif meta.score is None:
+        problems.append(f"claims no val score; its results file gives {evaluation.mean:.3f}")
+    elif abs(evaluation.mean - meta.score) > 1e-6:
         problems.append(f"claims val {meta.score:.3f}, its results file gives {evaluation.mean:.3f}")
     if meta.look is not None:
         return problems + _sequential_problems(records, merge, evaluation)
