@@ -87,7 +87,7 @@ def weigh_cost(settings: GateSettings, verdict: Verdict, candidate: Evaluation, 
     check = check_cost(settings, candidate, incumbent, floor)
     if verdict.decision == Decision.ACCEPTED:
         return _with(verdict, check)
-    worse = _worse(settings, verdict, candidate, incumbent, floor)
+    worse = _worse(settings, verdict, floor)
     if worse is not None or not check.passed:
         why = worse or f"its cost is {check.text()}"
         return _with(verdict, check, reason=f"{verdict.reason}; no cost tiebreak: {why}")
@@ -108,9 +108,7 @@ def _floor(settings: GateSettings, verdict: Verdict, candidate: Evaluation, incu
     return gain_floor(paired(candidate, incumbent), policy_confidence(settings), settings.seed)
 
 
-def _worse(
-    settings: GateSettings, verdict: Verdict, candidate: Evaluation, incumbent: Evaluation, floor: float | None
-) -> str | None:
+def _worse(settings: GateSettings, verdict: Verdict, floor: float | None) -> str | None:
     """Why the candidate cannot be called no worse than main; None when it can."""
     evidence = verdict.evidence
     if floor is None:
