@@ -334,6 +334,8 @@ def test_a_stopping_message_names_ten_infrastructure_failures_and_counts_the_res
     )
     ten = infra_problem(GateSettings(), with_infra({"ok": 1.0}, dict(list(failures.items())[:10])))
     assert ten.endswith("t09: crash 9)")  # no "and 0 more"
+    eleven = infra_problem(GateSettings(), with_infra({"ok": 1.0}, dict(list(failures.items())[:11])))
+    assert eleven.endswith("t09: crash 9; and 1 more)")
 
 
 def test_a_reason_is_cut_to_300_characters_with_an_ellipsis():
