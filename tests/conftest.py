@@ -6,6 +6,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from filelock import FileLock
@@ -62,6 +63,14 @@ needs_docker = pytest.mark.needs_docker
 """A test that runs containers: skipped (failed under CI=true) when `docker_ready` says why not."""
 
 
+def missing(reason: str) -> NoReturn:
+    """What a test does without a program or package it needs: skip, naming what to install,
+    except in CI (CI=true), where a missing one is a broken install and fails the test."""
+    if os.environ.get("CI", "").strip().lower() in CI_VALUES:
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 def installed(*commands: str) -> str | None:
     """The path of the first of `commands` on PATH."""
     return next(filter(None, map(shutil.which, commands)), None)
@@ -109,15 +118,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if installed(*mark.args) is None:
             install = "npm install -g" if package.startswith("@") else "apt-get install"
             reason = f"needs `{mark.args[0]}` on PATH: {install} {package}"
-            if os.environ.get("CI", "").strip().lower() in CI_VALUES:
-                pytest.fail(reason, pytrace=False)
-            pytest.skip(reason)
+            missing(reason)
     if item.get_closest_marker("needs_docker") is not None:
         reason = docker_ready()
         if reason is not None:
-            if os.environ.get("CI", "").strip().lower() in CI_VALUES:
-                pytest.fail(reason, pytrace=False)
-            pytest.skip(reason)
+            missing(reason)
 
 
 @pytest.fixture(autouse=True)

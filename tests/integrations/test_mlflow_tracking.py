@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import CI_VALUES
+from conftest import missing
 from inprocess import WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
@@ -41,9 +41,7 @@ def needs_mlflow() -> None:
     absence fails the test."""
     if MLFLOW_MISSING:
         reason = "needs MLflow: pip install 'wikiskill[test]' (or mlflow)"
-        if os.environ.get("CI", "").strip().lower() in CI_VALUES:
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        missing(reason)
 
 
 def free_port() -> int:

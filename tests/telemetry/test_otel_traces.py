@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CI_VALUES
+from conftest import missing
 from scripted import ScriptedWorld
 from wikiskill.cli import app
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
@@ -43,9 +43,7 @@ def _otel_missing() -> str | None:
 def otel() -> None:
     reason = _otel_missing()
     if reason is not None:
-        if os.environ.get("CI", "").strip().lower() in CI_VALUES:
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        missing(reason)
 
 
 def run(*args: str) -> None:
