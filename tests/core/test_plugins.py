@@ -6,9 +6,7 @@ installed by pip into a folder on sys.path; the settings then accept the plugins
 `wikiskill` lists beside the built-ins."""
 
 import json
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
+from plugin_packages import install_plugin
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
@@ -139,30 +138,7 @@ class Counted(QAAgent):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    """The plugin package built and installed by pip (no index, no build isolation) into a folder."""
-    root = tmp_path_factory.mktemp("plugin")
-    package, site = root / "acme-parts", root / "site"
-    package.mkdir()
-    (package / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
-    (package / "acme_parts.py").write_text(textwrap.dedent(MODULE))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-index",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(site),
-            str(package),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return site
+    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-parts", PYPROJECT, MODULE)
 
 
 @pytest.fixture()

@@ -3,9 +3,7 @@ with an entry point in `wikiskill.round_steps`, installed by pip into a folder o
 named in wikiskill.yaml's `steps`. The step is handed the same context as the built-in ones,
 runs after the built-in step its `after` names, and resumes like them: `done` finds its commit."""
 
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
+from plugin_packages import install_plugin
 from wikiskill.core.errors import ConfigError
 from wikiskill.core.parts import ROUND_STEPS
 from wikiskill.loop.steps import Gate, round_steps
@@ -79,30 +78,7 @@ class Nothing(Tally):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    """The plugin package built and installed by pip (no index, no build isolation) into a folder."""
-    root = tmp_path_factory.mktemp("plugin")
-    package, site = root / "acme-steps", root / "site"
-    package.mkdir()
-    (package / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
-    (package / "acme_steps.py").write_text(textwrap.dedent(MODULE))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-index",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(site),
-            str(package),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return site
+    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-steps", PYPROJECT, MODULE)
 
 
 @pytest.fixture()
