@@ -219,9 +219,10 @@ def test_a_plugin_agent_kind_plays_every_task(tmp_path, installed):
     assert 0 < evaluation.mean < 1  # the built-in QA agent's answers, as the scripted world gives them
 
 
-def test_an_agent_kind_that_plays_another_kind_of_suite_is_refused_in_one_line(tmp_path):
+def test_an_agent_kind_that_plays_another_kind_of_suite_is_refused_in_one_line_before_a_run(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"agent.kind": "shell"})
-    assert "agent.kind: shell plays workdir suites; example-qa is a qa suite" in one_error_line(
-        run("-C", str(ws.root), "status")
-    )
+    refused = "agent.kind: shell plays workdir suites; example-qa is a qa suite"
+    assert refused in one_error_line(run("-C", str(ws.root), "eval"))
+    assert refused in one_error_line(run("-C", str(ws.root), "evolve", "--dry-run"))
+    assert run("-C", str(ws.root), "status").exit_code == 0  # reading the settings checks the name only

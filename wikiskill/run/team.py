@@ -55,7 +55,7 @@ ModelFactory = Callable[[Role], ChatModel]
 
 
 def agent_kind(config: Config, benchmark: Benchmark) -> type[AgentKind]:
-    """The task agent `agent.kind` names (checked with the settings: `store/settings.py`), else the
+    """The task agent `agent.kind` names (checked by the pre-flight: `run/preflight.py`), else the
     built-in one that plays the suite's kind."""
     if config.agent.kind is not None:
         return TASK_AGENTS.load(config.agent.kind)
