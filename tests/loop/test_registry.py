@@ -12,7 +12,7 @@ from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.core.errors import ConfigError
-from wikiskill.core.parts import REGISTRIES
+from wikiskill.core.parts import REFERENCE_AGENTS, REGISTRIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import edit_config, gate_of
@@ -45,6 +45,14 @@ class NoJudge:
         return cls()
 '''
 
+ONLY_PLAYS = """
+class PlaysOnly:
+    name = "plays-only"
+
+    async def play_in(self, task, environment):
+        return None
+"""
+
 COUNTING = """
 from wikiskill.run.executors.local import LocalLoop
 
@@ -63,6 +71,7 @@ def user_modules(tmp_path, monkeypatch):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "mygates.py").write_text(textwrap.dedent(VETO))
     (tmp_path / "lib" / "myexecutors.py").write_text(textwrap.dedent(COUNTING))
+    (tmp_path / "lib" / "myagents.py").write_text(textwrap.dedent(ONLY_PLAYS))
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))
 
 
@@ -131,3 +140,9 @@ def test_every_built_in_name_has_a_class_that_follows_its_protocol():
         for name in registry.builtins:
             found = registry.load(name)
             assert getattr(found, registry.named_by) == name if registry.named_by else found.__name__
+
+
+def test_a_reference_agent_that_cannot_be_made_like_a_task_agent_is_refused_naming_what_it_lacks(user_modules):
+    with pytest.raises(ConfigError) as refused:
+        REFERENCE_AGENTS.load("myagents:PlaysOnly")
+    assert str(refused.value) == "agent.runner: 'myagents:PlaysOnly' is not a ReferenceAgent: it has no from_parts"

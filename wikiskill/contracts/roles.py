@@ -175,6 +175,16 @@ class EnvironmentAgent(Protocol):
         """The episode as an unscored trajectory, its commands run in `environment`."""
 
 
+class ReferenceAgent(EnvironmentAgent, Protocol):
+    """An agent that checks a suite of containers rather than plays it (`core/parts.py`
+    REFERENCE_AGENTS; `agent.runner: oracle | nop`), made like any task agent (`Player`)."""
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> EnvironmentAgent:
+        """The agent, from its parts."""
+        ...
+
+
 class Scorer(Protocol):
     """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
     `roles/judge.py`: `judge`). It may block (it runs in a thread). An exception is the scorer

@@ -150,7 +150,7 @@ REFERENCE_AGENTS: Registry[Any] = Registry(
     what="reference agent",
     setting="agent.runner",
     group="wikiskill.reference_agents",
-    contract="wikiskill.contracts.roles:EnvironmentAgent",
+    contract="wikiskill.contracts.roles:ReferenceAgent",
     named_by="name",
     builtins={
         "oracle": "wikiskill.roles.reference_agent:OracleAgent",

@@ -22,7 +22,7 @@ OUTPUT_CHARS = 10_000
 
 @REFERENCE_AGENTS.builtin
 class OracleAgent:
-    """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
+    """Follows `protocols.ReferenceAgent`: runs the task's `solution/solve.sh`."""
 
     name: str
 
@@ -47,7 +47,7 @@ class OracleAgent:
 
 @REFERENCE_AGENTS.builtin
 class NopAgent:
-    """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
+    """Follows `protocols.ReferenceAgent`: leaves the container as it started."""
 
     name: str
 
