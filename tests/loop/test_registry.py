@@ -11,8 +11,9 @@ from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.contracts.roles import REFERENCE_AGENTS
 from wikiskill.core.errors import ConfigError
-from wikiskill.core.parts import REFERENCE_AGENTS, REGISTRIES
+from wikiskill.registries import REGISTRIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import edit_config, gate_of
@@ -137,9 +138,10 @@ def test_a_dotted_path_that_does_not_load_a_policy_fails_naming_it(tmp_path, use
 
 def test_every_built_in_name_has_a_class_that_follows_its_protocol():
     for registry in REGISTRIES:
-        for name in registry.builtins:
+        kind = registry.kind
+        for name in kind.builtins:
             found = registry.load(name)
-            assert getattr(found, registry.named_by) == name if registry.named_by else found.__name__
+            assert getattr(found, kind.named_by) == name if kind.named_by else found.__name__
 
 
 def test_a_reference_agent_that_cannot_be_made_like_a_task_agent_is_refused_naming_what_it_lacks(user_modules):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from ..benchmarks import load_benchmark, spec_of
 from ..benchmarks.harbor import HarborTask, container_suite
+from ..contracts.roles import TASK_AGENTS
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role
 from ..core.errors import ConfigError, ConfigProblem
-from ..core.parts import TASK_AGENTS
 from ..llm.credentials import check_credentials
 from ..roles.python_agent import load_runner
 from ..store.harbor_datasets import fetch_for
