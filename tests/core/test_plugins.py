@@ -18,7 +18,7 @@ from plugin_packages import install_plugin
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
-from wikiskill.core.parts import CLI_PRESETS, EXECUTORS, GATE_POLICIES, SCORERS, TASK_AGENTS
+from wikiskill.core.parts import CLI_PRESET, EXECUTOR, GATE_POLICY, SCORER, TASK_AGENT
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import UNUSED_SERVER, edit_config, gate_of
@@ -149,11 +149,11 @@ def installed(plugin_site, monkeypatch):
 
 
 def test_the_plugins_names_are_accepted_and_listed_after_the_built_ins(installed):
-    assert GATE_POLICIES.names()[-1] == "veto" and GATE_POLICIES.check("VETO") == "veto"
-    assert EXECUTORS.names() == [*EXECUTORS.builtins, "counting"]
-    assert "echo-answer" in CLI_PRESETS.names()
-    assert SCORERS.names() == [*SCORERS.builtins, "any-answer"]
-    assert TASK_AGENTS.names() == [*TASK_AGENTS.builtins, "counted"]
+    assert GATE_POLICY.names()[-1] == "veto" and GATE_POLICY.check("VETO") == "veto"
+    assert EXECUTOR.names() == [*EXECUTOR.builtins, "counting"]
+    assert "echo-answer" in CLI_PRESET.names()
+    assert SCORER.names() == [*SCORER.builtins, "any-answer"]
+    assert TASK_AGENT.names() == [*TASK_AGENT.builtins, "counted"]
 
 
 def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
@@ -219,9 +219,10 @@ def test_a_plugin_agent_kind_plays_every_task(tmp_path, installed):
     assert 0 < evaluation.mean < 1  # the built-in QA agent's answers, as the scripted world gives them
 
 
-def test_an_agent_kind_that_plays_another_kind_of_suite_is_refused_in_one_line(tmp_path):
+def test_an_agent_kind_that_plays_another_kind_of_suite_is_refused_in_one_line_before_a_run(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"agent.kind": "shell"})
-    assert "agent.kind: shell plays workdir suites; example-qa is a qa suite" in one_error_line(
-        run("-C", str(ws.root), "status")
-    )
+    refused = "agent.kind: shell plays workdir suites; example-qa is a qa suite"
+    assert refused in one_error_line(run("-C", str(ws.root), "eval"))
+    assert refused in one_error_line(run("-C", str(ws.root), "evolve", "--dry-run"))
+    assert run("-C", str(ws.root), "status").exit_code == 0  # reading the settings checks the name only

@@ -14,7 +14,7 @@ from transcripts import CLAUDE, LEAKED_KEY, OPENAI
 from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError, WikiskillError
-from wikiskill.core.parts import SESSION_FORMATS
+from wikiskill.core.parts import SESSION_FORMAT
 from wikiskill.core.redact import Scrubber
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import round_rows
@@ -194,7 +194,7 @@ JSON_VALUES = st.recursive(
 def test_any_file_is_a_trajectory_or_one_transcript_error(tmp_path, lines):
     path = tmp_path / "hostile.jsonl"
     path.write_text("\n".join(lines))
-    for session_format in map(session_parser, SESSION_FORMATS.names()):
+    for session_format in map(session_parser, SESSION_FORMAT.names()):
         try:
             read_session(path, session_format, Outcome.UNKNOWN, Scrubber())
         except TranscriptError as error:

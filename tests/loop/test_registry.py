@@ -11,8 +11,9 @@ from inprocess import evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.contracts.roles import REFERENCE_AGENTS
 from wikiskill.core.errors import ConfigError
-from wikiskill.core.parts import REGISTRIES
+from wikiskill.registries import REGISTRIES
 from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import edit_config, gate_of
@@ -45,6 +46,14 @@ class NoJudge:
         return cls()
 '''
 
+ONLY_PLAYS = """
+class PlaysOnly:
+    name = "plays-only"
+
+    async def play_in(self, task, environment):
+        return None
+"""
+
 COUNTING = """
 from wikiskill.run.executors.local import LocalLoop
 
@@ -63,6 +72,7 @@ def user_modules(tmp_path, monkeypatch):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "mygates.py").write_text(textwrap.dedent(VETO))
     (tmp_path / "lib" / "myexecutors.py").write_text(textwrap.dedent(COUNTING))
+    (tmp_path / "lib" / "myagents.py").write_text(textwrap.dedent(ONLY_PLAYS))
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))
 
 
@@ -128,6 +138,13 @@ def test_a_dotted_path_that_does_not_load_a_policy_fails_naming_it(tmp_path, use
 
 def test_every_built_in_name_has_a_class_that_follows_its_protocol():
     for registry in REGISTRIES:
-        for name in registry.builtins:
+        kind = registry.kind
+        for name in kind.builtins:
             found = registry.load(name)
-            assert getattr(found, registry.named_by) == name if registry.named_by else found.__name__
+            assert getattr(found, kind.named_by) == name if kind.named_by else found.__name__
+
+
+def test_a_reference_agent_that_cannot_be_made_like_a_task_agent_is_refused_naming_what_it_lacks(user_modules):
+    with pytest.raises(ConfigError) as refused:
+        REFERENCE_AGENTS.load("myagents:PlaysOnly")
+    assert str(refused.value) == "agent.runner: 'myagents:PlaysOnly' is not a ReferenceAgent: it has no from_parts"

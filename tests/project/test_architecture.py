@@ -240,7 +240,7 @@ def test_only_the_llm_backend_imports_litellm_and_only_inside_a_function():
     assert importers == {"wikiskill.llm.backend"} and not eager, (importers, eager)
 
 
-def built_in_names_restated(package: Path, registries) -> list[str]:
+def built_in_names_restated(package: Path, kinds) -> list[str]:
     """Where a module other than core/parts.py writes a built-in's name again: as the attribute a
     kind reads a part's name from (`name = "strict"`), or as two or more of one kind's built-ins
     among a class's attributes (an enum of them) or a table's keys."""
@@ -250,8 +250,8 @@ def built_in_names_restated(package: Path, registries) -> list[str]:
         if relative == "core/parts.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            for registry in registries:
-                names = set(registry.builtins)
+            for kind in kinds:
+                names = set(kind.builtins)
                 if isinstance(node, ast.ClassDef):
                     values = {}
                     for statement in node.body:
@@ -265,7 +265,7 @@ def built_in_names_restated(package: Path, registries) -> list[str]:
                         )
                         if isinstance(value, ast.Constant) and value.value in names:
                             values[value.value] = [getattr(target, "id", None) for target in targets]
-                    named = [name for name, targets in values.items() if registry.named_by in targets]
+                    named = [name for name, targets in values.items() if kind.named_by in targets]
                     if len(values) >= 2 or named:
                         found.append(f"{relative}:{node.lineno}: {node.name} names {sorted(values)}")
                 if isinstance(node, ast.Dict):
@@ -276,14 +276,14 @@ def built_in_names_restated(package: Path, registries) -> list[str]:
 
 
 def test_every_built_in_part_is_named_once_in_its_registry():
-    from wikiskill.core.parts import REGISTRIES
+    from wikiskill.registries import REGISTRIES
 
-    restated = built_in_names_restated(PACKAGE, REGISTRIES)
+    restated = built_in_names_restated(PACKAGE, [registry.kind for registry in REGISTRIES])
     assert not restated, "built-in names written outside core/parts.py:\n" + "\n".join(restated)
 
 
 def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
-    from wikiskill.core.parts import GATE_POLICIES
+    from wikiskill.core.parts import GATE_POLICY
 
     package = tmp_path / "wikiskill"
     (package / "core").mkdir(parents=True)
@@ -293,7 +293,7 @@ def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
         encoding="utf-8",
     )
     (package / "core" / "parts.py").write_text("TABLE = {'strict': 1, 'paired': 2}\n", encoding="utf-8")
-    assert built_in_names_restated(package, [GATE_POLICIES]) == [
+    assert built_in_names_restated(package, [GATE_POLICY]) == [
         "core/config.py:1: GatePolicyName names ['paired', 'strict']",
         "core/config.py:10: Mine names ['sequential']",
     ]

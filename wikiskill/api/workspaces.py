@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, AgentSettings, agent_flag
 from ..core.errors import ConfigError, WorkspaceError
-from ..core.parts import CLI_PRESETS, COMMAND_PRESET
+from ..core.parts import CLI_PRESET, COMMAND_PRESET
 from ..core.prompts import render
 from ..run.preflight import preflight
 from ..store.settings import load_config, parse_config
@@ -82,7 +82,7 @@ def init_workspace(
         max_steps=spec.max_steps,
         runner=runner,
         command=json.dumps(list(command), ensure_ascii=False) if command else None,
-        cli_presets=" | ".join(CLI_PRESETS.names()),
+        cli_presets=" | ".join(CLI_PRESET.names()),
         cli=runner is not None and AgentSettings(runner=runner, command=list(command or [])).cli,
         bwrap=shutil.which("bwrap") is not None,
     )

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.parts import BENCHMARK_FAMILY, SCORER
+from ..core.registry import Registry
+
 if TYPE_CHECKING:
     from ..core.config import Config
 
@@ -282,3 +285,7 @@ class BenchmarkFamily(Protocol):
 
     def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
         """The suite itself."""
+
+
+BENCHMARK_FAMILIES = Registry(BENCHMARK_FAMILY, BenchmarkFamily)
+SCORERS = Registry(SCORER, AnswerScorer)

@@ -1,4 +1,4 @@
-"""Benchmark families: the built-ins and those of plugins, `core.parts.BENCHMARK_FAMILIES`.
+"""Benchmark families: the built-ins and those of plugins, `core.parts.BENCHMARK_FAMILY`.
 
 A benchmark name is `family` or `family:argument` (`jsonl:DIR`, `scienceworld:boil`). Each name
 is a family: a class with a `spec` (`BenchmarkSpec`), `check` and `load`. A user's package adds a
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import BenchmarkError, did_you_mean
-from ..core.parts import BENCHMARK_FAMILIES
+from ..core.parts import BENCHMARK_FAMILY
 from ..core.registry import import_object
 from .base import Benchmark, BenchmarkFamily, BenchmarkSpec, LoadRequest, Progress
 
@@ -36,7 +36,7 @@ def split_name(name: str) -> tuple[str, str | None]:
 
 def family_names() -> list[str]:
     """Every registered family: wikiskill's own first, then plugins, each group by name."""
-    return sorted(BENCHMARK_FAMILIES.builtins) + sorted(BENCHMARK_FAMILIES.plugins())
+    return sorted(BENCHMARK_FAMILY.builtins) + sorted(BENCHMARK_FAMILY.plugins())
 
 
 @cache
@@ -47,7 +47,7 @@ def family(name: str) -> BenchmarkFamily:
         raise BenchmarkError(
             f"unknown benchmark {name!r}{did_you_mean(name, names)}; choose one of: {', '.join(known_benchmarks())}"
         )
-    path = BENCHMARK_FAMILIES.path(name)
+    path = BENCHMARK_FAMILY.path(name)
     try:
         loaded = import_object(path)
         found = loaded() if isinstance(loaded, type) else loaded

@@ -1,4 +1,4 @@
-"""Scorers for QA predictions: the registered ones (`core.parts.SCORERS`: exact, contains, numeric,
+"""Scorers for QA predictions: the registered ones (`core.parts.SCORER`: exact, contains, numeric,
 regex and plugins'), or a function named `module:function`."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import string
 from collections.abc import Callable
 
 from ..core.errors import BenchmarkError, ConfigError
-from ..core.parts import SCORERS
-from .base import AnswerScorer
+from ..core.parts import SCORER
+from .base import SCORERS
 
 Scorer = Callable[[str | None, str], float]
 
@@ -23,7 +23,7 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-@SCORERS.builtin
+@SCORER.builtin
 class Exact:
     """The prediction is the answer, both normalised (case, punctuation, articles, white space)."""
 
@@ -32,7 +32,7 @@ class Exact:
         return float(prediction is not None and normalize(prediction) == normalize(answer))
 
 
-@SCORERS.builtin
+@SCORER.builtin
 class Contains:
     """The normalised answer appears in the normalised prediction."""
 
@@ -41,7 +41,7 @@ class Contains:
         return float(prediction is not None and normalize(answer) in normalize(prediction))
 
 
-@SCORERS.builtin
+@SCORER.builtin
 class Numeric:
     """The first number in the prediction equals the answer's (thousands separators allowed)."""
 
@@ -56,7 +56,7 @@ def _number(text: str | None) -> float | None:
     return float(match.group().replace(",", "")) if match else None
 
 
-@SCORERS.builtin
+@SCORER.builtin
 class Regex:
     """The answer is a regular expression the whole prediction matches (any case)."""
 
@@ -72,15 +72,14 @@ exact, contains, numeric, regex = Exact.score, Contains.score, Numeric.score, Re
 
 def get_scorer(spec: str) -> Scorer:
     """The scorer `spec` names: a registered scorer (built-in or a plugin's) or `module:function`."""
-    if spec in SCORERS.builtins or spec in SCORERS.plugins():
+    if spec in SCORER.builtins or spec in SCORER.plugins():
         try:
-            scorer_class: type[AnswerScorer] = SCORERS.load(spec)
-            return scorer_class().score
+            return SCORERS.load(spec)().score
         except ConfigError as exc:
             raise BenchmarkError(str(exc)) from exc
     module_name, _, function_name = spec.partition(":")
     if not function_name:
-        raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(SCORERS.names())} or module:function")
+        raise BenchmarkError(f"unknown scorer {spec!r}: use {', '.join(SCORER.names())} or module:function")
     try:
         scorer: Scorer = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:

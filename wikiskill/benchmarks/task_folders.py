@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.errors import BenchmarkError
-from ..core.parts import SCORERS
+from ..core.parts import SCORER
 from ..core.registry import import_object
 from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
@@ -118,9 +118,9 @@ class SuiteSettings(BaseModel):
     @classmethod
     def _known_scorer(cls, value: str) -> str:
         text = value.strip()
-        if text in {*ScorerName, *SCORERS.names()} or PYTHON_SCORER.fullmatch(text):
+        if text in {*ScorerName, *SCORER.names()} or PYTHON_SCORER.fullmatch(text):
             return text
-        names = ", ".join([*ScorerName, *SCORERS.names(), "python:MODULE:FUNCTION"])
+        names = ", ".join([*ScorerName, *SCORER.names(), "python:MODULE:FUNCTION"])
         raise ValueError(f"unknown scorer {text!r}; choose one of: {names}")
 
     @model_validator(mode="after")
@@ -136,7 +136,7 @@ class SuiteSettings(BaseModel):
     @property
     def qa(self) -> bool:
         """Scored by a QA scorer against `answer` files: a QA suite."""
-        return self.scorer in SCORERS.names()
+        return self.scorer in SCORER.names()
 
     @property
     def judged(self) -> bool:

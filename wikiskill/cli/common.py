@@ -17,7 +17,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .. import __version__, api
 from ..core.errors import WikiskillError
-from ..core.parts import CLI_PRESETS
+from ..core.parts import CLI_PRESET
 from ..core.redact import scrub
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ AgentOption = typer.Option(
     None,
     "--agent",
     help="Who plays the tasks: builtin, python:MODULE:FUNCTION, "
-    f"{', '.join(CLI_PRESETS.names())}, a CLI preset's dotted path, or oracle or "
+    f"{', '.join(CLI_PRESET.names())}, a CLI preset's dotted path, or oracle or "
     "nop on a Harbor suite (overrides agent.runner).",
 )
 ConcurrencyOption = typer.Option(None, "--concurrency", min=1, help="Tasks run at the same time.")

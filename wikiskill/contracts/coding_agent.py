@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from ..core.parts import CLI_PRESET
+from ..core.registry import Registry
 from ..store.traces import Usage
 
 
@@ -90,3 +92,6 @@ class CliPreset(Protocol):
     def parse(self, lines: Sequence[str], skills: Sequence[str]) -> CliTranscript:
         """The transcript from the CLI's stdout lines; `skills` are the names copied in, for
         telling which ones it loaded."""
+
+
+CLI_PRESETS = Registry(CLI_PRESET, CliPreset)

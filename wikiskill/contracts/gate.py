@@ -10,6 +10,8 @@ from fractions import Fraction
 from typing import ClassVar, Protocol, runtime_checkable
 
 from ..core.config import CostRule, CostUnit, GateSettings
+from ..core.parts import GATE_POLICY
+from ..core.registry import Registry
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed, Decision
 
@@ -230,3 +232,6 @@ class GatePolicy(Protocol):
     def judge(self, candidate: Evaluation, incumbent: Evaluation, at_least: bool = False) -> Verdict:
         """Accept or reject the candidate against the incumbent. `at_least`: a tie passes too
         (a change that only removes prompt text)."""
+
+
+GATE_POLICIES = Registry(GATE_POLICY, GatePolicy)

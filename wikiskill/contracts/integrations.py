@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from ..core.parts import EXPORT_TARGET, SESSION_FORMAT
+from ..core.registry import Registry
+
 
 class ExportTarget(Protocol):
     kind: ClassVar[str]
@@ -37,3 +40,7 @@ class ExperimentTracker(Protocol):
     def finish(self) -> None:
         """The run ended without error: mark it finished."""
         ...
+
+
+EXPORT_TARGETS = Registry(EXPORT_TARGET, ExportTarget)
+SESSION_FORMATS = Registry(SESSION_FORMAT, SessionParser)

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from ..benchmarks import Benchmark, BenchmarkKind, Task
 from ..core.config import Config, Role
+from ..core.parts import REFERENCE_AGENT, TASK_AGENT
+from ..core.registry import Registry
 from ..environments.base import TaskEnvironment
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -152,7 +154,7 @@ class Player(Protocol):
 
 
 class AgentKind(Player, Protocol):
-    """A kind of LLM task agent (`core/parts.py` TASK_AGENTS; `agent.kind` names one): the built-in
+    """A kind of LLM task agent (`core/parts.py` TASK_AGENT; `agent.kind` names one): the built-in
     runner plays a suite with the kind `agent.kind` names, else with the built-in kind that `plays`
     the suite's kind. A workdir kind's agents are `WorkdirAgent`s, the others' `TaskAgent`s."""
 
@@ -173,6 +175,16 @@ class EnvironmentAgent(Protocol):
 
     async def play_in(self, task: Task, environment: TaskEnvironment) -> Trajectory:
         """The episode as an unscored trajectory, its commands run in `environment`."""
+
+
+class ReferenceAgent(EnvironmentAgent, Protocol):
+    """An agent that checks a suite of containers rather than plays it (`core/parts.py`
+    REFERENCE_AGENT; `agent.runner: oracle | nop`), made like any task agent (`Player`)."""
+
+    @classmethod
+    def from_parts(cls, parts: AgentParts) -> EnvironmentAgent:
+        """The agent, from its parts."""
+        ...
 
 
 class Scorer(Protocol):
@@ -225,3 +237,7 @@ class Roles(Protocol):
     def maintainer(self) -> WikiMaintainer: ...
 
     def proposer(self, library: Library) -> SkillProposer: ...
+
+
+TASK_AGENTS = Registry(TASK_AGENT, AgentKind)
+REFERENCE_AGENTS = Registry(REFERENCE_AGENT, ReferenceAgent)

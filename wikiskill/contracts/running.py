@@ -12,6 +12,8 @@ from typing import Protocol
 
 from ..benchmarks import Task
 from ..core.config import Config
+from ..core.parts import EXECUTOR
+from ..core.registry import Registry
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.meter import Meter
@@ -80,3 +82,6 @@ class Reporter(Protocol):
 
     def preparing(self, done: int, total: int) -> None:
         """Progress of one-off benchmark preparation (e.g. generating games)."""
+
+
+EXECUTORS = Registry(EXECUTOR, Executor)

@@ -13,15 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError, ConfigProblem, did_you_mean
 from .parts import (
-    CLI_PRESETS,
+    CLI_PRESET,
     COMMAND_PRESET,
-    EXECUTORS,
-    GATE_POLICIES,
+    EXECUTOR,
+    GATE_POLICY,
     LOCAL_EXECUTOR,
     PROCESS_POOL,
-    REFERENCE_AGENTS,
-    ROUND_STEPS,
-    TASK_AGENTS,
+    REFERENCE_AGENT,
+    ROUND_STEP,
+    TASK_AGENT,
 )
 from .registry import DOTTED_PATH
 
@@ -163,7 +163,7 @@ class AgentSettings(RoleSettings):
     @field_validator("kind", mode="before")
     @classmethod
     def _known_kind(cls, value: object) -> str | None:
-        return None if value is None else TASK_AGENTS.check(value)
+        return None if value is None else TASK_AGENT.check(value)
 
     @field_validator("runner", mode="before")
     @classmethod
@@ -173,12 +173,12 @@ class AgentSettings(RoleSettings):
             return BUILTIN_RUNNER
         if PYTHON_RUNNER.fullmatch(text):
             return text
-        for name in (*REFERENCE_AGENTS.names(), *CLI_PRESETS.names()):
+        for name in (*REFERENCE_AGENT.names(), *CLI_PRESET.names()):
             if text.lower() == name.lower():
                 return str(name)
         if DOTTED_PATH.fullmatch(text):
             return text
-        presets, checkers = ", ".join(CLI_PRESETS.names()), " or ".join(REFERENCE_AGENTS.names())
+        presets, checkers = ", ".join(CLI_PRESET.names()), " or ".join(REFERENCE_AGENT.names())
         raise ValueError(
             f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
             f"a preset's dotted path package.module:Class, or {checkers} on a Harbor suite)"
@@ -209,8 +209,8 @@ class AgentSettings(RoleSettings):
 
     @property
     def reference(self) -> bool:
-        """The runner checks a suite of containers rather than plays it (`REFERENCE_AGENTS`)."""
-        return self.runner in REFERENCE_AGENTS.names()
+        """The runner checks a suite of containers rather than plays it (`REFERENCE_AGENT`)."""
+        return self.runner in REFERENCE_AGENT.names()
 
     @property
     def cli(self) -> bool:
@@ -377,7 +377,7 @@ LEVELLESS_POLICIES = frozenset({"strict", "confirm", "no_regression"})
 
 
 class GateSettings(_Section):
-    policy: Annotated[str, GATE_POLICIES] = GATE_POLICIES.default
+    policy: Annotated[str, GATE_POLICY] = GATE_POLICY.default
     """How much evidence a merge needs: `strict` (the paper's rule: candidate mean > incumbent
     mean, compared exactly), `paired` (the tasks show, at `confidence`, a mean per-task gain
     above `margin`), `confirm` (strict, then strict again on a fresh evaluation with new seeds),
@@ -446,7 +446,7 @@ class GateSettings(_Section):
     @field_validator("policy", mode="before")
     @classmethod
     def _named_policy(cls, value: object) -> str:
-        return GATE_POLICIES.check(value)
+        return GATE_POLICY.check(value)
 
     @model_validator(mode="after")
     def _budget_needs_a_level(self) -> GateSettings:
@@ -580,7 +580,7 @@ class Config(_Section):
     """Default base URL for an OpenAI-compatible server (local vLLM, Ollama, a proxy)."""
     concurrency: int = Field(4, ge=1)
     """Tasks run at the same time during rollout, validation and eval."""
-    executor: Annotated[str, EXECUTORS] | None = None
+    executor: Annotated[str, EXECUTOR] | None = None
     """Where tasks run: `local` (one event loop in this process), `processes` (a pool of
     `workers` processes started once per command, for when one process's CPU is the limit),
     `ray` (`workers` Ray actors, on a local Ray or the cluster of `ray.address`), or the dotted
@@ -627,7 +627,7 @@ class Config(_Section):
     tracking: Tracking | None = None
     """Log each evolve run to an experiment tracker as well: `mlflow` (one MLflow run per
     workspace with a nested run per round, on the server `MLFLOW_TRACKING_URI` names); unset: none."""
-    steps: list[Annotated[str, ROUND_STEPS]] = []
+    steps: list[Annotated[str, ROUND_STEP]] = []
     """Steps of your own each round runs besides its built-in ones, in this order: each a plugin's
     name (entry-point group `wikiskill.round_steps`) or a class's dotted path, following
     `wikiskill.loop.steps.AddedStep`, and run after the built-in step its `after` names."""
@@ -635,14 +635,14 @@ class Config(_Section):
     @field_validator("executor", mode="before")
     @classmethod
     def _named_executor(cls, value: object) -> str | None:
-        return None if value is None else EXECUTORS.check(value)
+        return None if value is None else EXECUTOR.check(value)
 
     @field_validator("steps", mode="before")
     @classmethod
     def _named_steps(cls, value: object) -> list[str]:
         if not isinstance(value, list):
             raise ValueError("a list of step names or dotted paths")
-        return [ROUND_STEPS.check(name) for name in value]
+        return [ROUND_STEP.check(name) for name in value]
 
     @field_validator("tracking")
     @classmethod

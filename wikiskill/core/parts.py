@@ -1,16 +1,15 @@
-"""The kinds of replaceable part, one `Registry` each: the built-ins by name (the first is the
+"""The kinds of replaceable part, one `PartKind` each: the built-ins by name (the first is the
 default) and the entry-point group a plugin package registers its own under. A built-in's name
-is written here and nowhere else: its class takes it from `@REGISTRY.builtin`, and the settings,
+is written here and nowhere else: its class takes it from `@KIND.builtin`, and the settings,
 their error messages and the reference docs (docs/reference/parts.md) read it from here.
 
-A new kind of part (the task environments of a container suite, say) is one more Registry here,
-with its contract, its group and its built-ins."""
+A new kind of part (the task environments of a container suite, say) is one more PartKind here,
+with its group and its built-ins, and one `Registry` beside its contract (`contracts/`), which
+core may not import."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from .registry import Registry
+from .registry import PartKind
 
 LOCAL_EXECUTOR = "local"
 """The executor of one worker, and the one `workers: 1` runs on."""
@@ -19,11 +18,10 @@ PROCESS_POOL = "processes"
 COMMAND_PRESET = "command"
 """The CLI preset that runs the argv template of `agent.command`."""
 
-BENCHMARK_FAMILIES: Registry[Any] = Registry(
+BENCHMARK_FAMILY = PartKind(
     what="benchmark family",
     setting="benchmark",
     group="wikiskill.benchmarks",
-    contract="wikiskill.benchmarks.base:BenchmarkFamily",
     builtins={
         "textworld-cooking": "wikiskill.benchmarks.builtin:TextWorldCookingFamily",
         "textworld": "wikiskill.benchmarks.builtin:TextWorldFamily",
@@ -38,11 +36,10 @@ BENCHMARK_FAMILIES: Registry[Any] = Registry(
 )
 """A family's `spec.family` must be the name it is registered under (`benchmarks/registry.py`)."""
 
-SCORERS: Registry[Any] = Registry(
+SCORER = PartKind(
     what="scorer",
     setting="scorer",
     group="wikiskill.scorers",
-    contract="wikiskill.benchmarks.base:AnswerScorer",
     builtins={
         "exact": "wikiskill.benchmarks.scoring:Exact",
         "contains": "wikiskill.benchmarks.scoring:Contains",
@@ -53,11 +50,10 @@ SCORERS: Registry[Any] = Registry(
 """The scorers of a QA suite's answers, named by `scorer` in a jsonl suite's suite.json or a
 task-folder suite's suite.yaml (whose workdir scorers, `command` and `judge`, are not answer scorers)."""
 
-GATE_POLICIES: Registry[Any] = Registry(
+GATE_POLICY = PartKind(
     what="gate policy",
     setting="gate.policy",
     group="wikiskill.gate_policies",
-    contract="wikiskill.contracts.gate:GatePolicy",
     named_by="name",
     builtins={
         "strict": "wikiskill.loop.gate_policies:StrictPolicy",
@@ -68,11 +64,10 @@ GATE_POLICIES: Registry[Any] = Registry(
     },
 )
 
-EXECUTORS: Registry[Any] = Registry(
+EXECUTOR = PartKind(
     what="executor",
     setting="executor",
     group="wikiskill.executors",
-    contract="wikiskill.contracts.running:Executor",
     builtins={
         LOCAL_EXECUTOR: "wikiskill.run.executors.local:LocalLoop",
         PROCESS_POOL: "wikiskill.run.executors.processes:ProcessPool",
@@ -80,11 +75,10 @@ EXECUTORS: Registry[Any] = Registry(
     },
 )
 
-CLI_PRESETS: Registry[Any] = Registry(
+CLI_PRESET = PartKind(
     what="coding-agent CLI preset",
     setting="agent.runner",
     group="wikiskill.cli_presets",
-    contract="wikiskill.contracts.coding_agent:CliPreset",
     named_by="name",
     builtins={
         "qwen-code": "wikiskill.roles.coding_agents.qwen_code:QwenCode",
@@ -95,11 +89,10 @@ CLI_PRESETS: Registry[Any] = Registry(
     },
 )
 
-EXPORT_TARGETS: Registry[Any] = Registry(
+EXPORT_TARGET = PartKind(
     what="export target",
     setting="--target",
     group="wikiskill.export_targets",
-    contract="wikiskill.contracts.integrations:ExportTarget",
     named_by="kind",
     builtins={
         "agents": "wikiskill.integrations.export_targets:AgentSkills",
@@ -109,11 +102,10 @@ EXPORT_TARGETS: Registry[Any] = Registry(
     },
 )
 
-SESSION_FORMATS: Registry[Any] = Registry(
+SESSION_FORMAT = PartKind(
     what="transcript format",
     setting="--format",
     group="wikiskill.session_formats",
-    contract="wikiskill.contracts.integrations:SessionParser",
     named_by="format",
     builtins={
         "claude-code": "wikiskill.integrations.sessions:ClaudeCodeParser",
@@ -121,11 +113,10 @@ SESSION_FORMATS: Registry[Any] = Registry(
     },
 )
 
-TASK_AGENTS: Registry[Any] = Registry(
+TASK_AGENT = PartKind(
     what="task agent",
     setting="agent.kind",
     group="wikiskill.task_agents",
-    contract="wikiskill.contracts.roles:AgentKind",
     named_by="name",
     builtins={
         "answer": "wikiskill.roles.agent:QAAgent",
@@ -136,21 +127,19 @@ TASK_AGENTS: Registry[Any] = Registry(
 )
 """The LLM task agents of the built-in runner, each playing one kind of suite (`plays`)."""
 
-ROUND_STEPS: Registry[Any] = Registry(
+ROUND_STEP = PartKind(
     what="round step",
     setting="steps",
     group="wikiskill.round_steps",
-    contract="wikiskill.loop.steps:AddedStep",
     builtins={},
 )
 """Steps of one's own that each round runs besides its built-in ones (`loop/steps/`), which keep
 their fixed order and are not named here."""
 
-REFERENCE_AGENTS: Registry[Any] = Registry(
+REFERENCE_AGENT = PartKind(
     what="reference agent",
     setting="agent.runner",
     group="wikiskill.reference_agents",
-    contract="wikiskill.contracts.roles:EnvironmentAgent",
     named_by="name",
     builtins={
         "oracle": "wikiskill.roles.reference_agent:OracleAgent",
@@ -159,17 +148,3 @@ REFERENCE_AGENTS: Registry[Any] = Registry(
 )
 """The agents that check a suite of containers rather than play it: `oracle` runs each task's
 solution, `nop` does nothing; a sound suite scores them 1 and 0 (`check-suite`)."""
-
-REGISTRIES: tuple[Registry[Any], ...] = (
-    BENCHMARK_FAMILIES,
-    SCORERS,
-    GATE_POLICIES,
-    EXECUTORS,
-    CLI_PRESETS,
-    EXPORT_TARGETS,
-    SESSION_FORMATS,
-    TASK_AGENTS,
-    ROUND_STEPS,
-    REFERENCE_AGENTS,
-)
-"""Every kind, for the reference docs and the tests."""

@@ -1,10 +1,15 @@
-"""One `Registry` per kind of replaceable part: the names a setting accepts, the class each names,
-and the contract the class must follow. A setting names a built-in, a plugin (an entry point in
-the kind's group, `wikiskill.<kind>`, read from package metadata without importing the plugin),
-or gives the dotted path of a class of one's own, `package.module:Class` or `package.module.Class`,
-as mini-swe-agent's `get_environment_class` does. Built-ins are registered as dotted paths
-(`core/parts.py`), so one with heavy imports (Ray) is imported only when chosen; the class marks
-itself with `@REGISTRY.builtin`, which gives it the name it is registered under."""
+"""The kinds of replaceable part. A `PartKind` holds what a setting needs: the names it accepts
+and the entry-point group plugins register under. A setting names a built-in, a plugin (an entry
+point in the kind's group, `wikiskill.<kind>`, read from package metadata without importing the
+plugin), or gives the dotted path of a class of one's own, `package.module:Class` or
+`package.module.Class`, as mini-swe-agent's `get_environment_class` does. Built-ins are
+registered as dotted paths (`core/parts.py`), so one with heavy imports (Ray) is imported only
+when chosen; the class marks itself with `@KIND.builtin`, which gives it the name it is
+registered under.
+
+A `Registry` is a kind with the contract its classes follow: it loads a class and checks it.
+Core knows no contract, so each registry is declared beside its contract (`contracts/gate.py`
+holds `GATE_POLICIES`), where `load` and `create` can be typed by it."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Generic, TypeVar
 
 from .errors import ConfigError, WikiskillError, did_you_mean
 
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 C = TypeVar("C", bound=type)
 
 _IDENTIFIER = r"[A-Za-z_]\w*"
@@ -59,17 +64,16 @@ def protocol_members(protocol: type) -> set[str]:
 
 
 @dataclass(frozen=True, eq=False)
-class Registry(Generic[T]):
-    """The parts of one kind. `what` names the kind in messages (`gate policy`), `setting` is the
-    wikiskill.yaml setting that picks one (`gate.policy`), `group` the entry-point group plugins
-    register under, `contract` the dotted path of the Protocol every class must follow, and
-    `builtins` maps each built-in name to its class's dotted path, the default first. `named_by`:
-    the class attribute the contract reads the name from (`name`), set by `builtin`."""
+class PartKind:
+    """The parts of one kind, by name. `what` names the kind in messages (`gate policy`), `setting`
+    is the wikiskill.yaml setting that picks one (`gate.policy`), `group` the entry-point group
+    plugins register under, and `builtins` maps each built-in name to its class's dotted path,
+    the default first. `named_by`: the class attribute the contract reads the name from (`name`),
+    set by `builtin`."""
 
     what: str
     setting: str
     group: str
-    contract: str
     builtins: Mapping[str, str]
     named_by: str | None = None
 
@@ -102,33 +106,6 @@ class Registry(Generic[T]):
     def path(self, name: str) -> str:
         return self.builtins.get(name) or self.plugins().get(name) or name
 
-    def load(self, value: str) -> type[T]:
-        """The class `value` names; a ConfigError of one line naming `value` when it cannot be
-        imported or lacks a member of the contract."""
-        name = str(value)
-        try:
-            found = import_class(self.path(name))
-        except (ImportError, ValueError) as exc:
-            raise ConfigError(f"{self.setting}: cannot import {name!r}: {exc}") from exc
-        contract = import_class(self.contract)
-        missing = sorted(member for member in protocol_members(contract) if not hasattr(found, member))
-        if missing:
-            raise ConfigError(f"{self.setting}: {name!r} is not a {contract.__name__}: it has no {', '.join(missing)}")
-        return found
-
-    def create(self, value: str) -> T:
-        """An instance of the part a command-line option names (a name or a dotted path); a
-        WikiskillError of one line listing the names when it names none."""
-        try:
-            name = self.check(value)
-        except ValueError:
-            names = self.names()
-            listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
-            hint = did_you_mean(str(value), names)
-            raise WikiskillError(f"unknown {self.what} {value!r}{hint}: use {listed}") from None
-        made: Callable[[], T] = self.load(name)
-        return made()
-
     def builtin(self, cls: C) -> C:
         """Mark `cls` as the built-in registered at its dotted path; it takes that name."""
         path = f"{cls.__module__}:{cls.__qualname__}"
@@ -138,3 +115,43 @@ class Registry(Generic[T]):
         if self.named_by:
             setattr(cls, self.named_by, names[0])
         return cls
+
+
+class Registry(Generic[T_co]):
+    """The classes of one `kind` that follow `contract`, a Protocol: `load` gives a class typed as
+    the contract's, `create` an instance of it, each refusing a class that lacks a member of the
+    contract. mypy takes no Protocol where a `type[...]` is asked (it could be called), so the
+    contract is asked as what makes one; it is still the class itself, whose members `load` reads."""
+
+    def __init__(self, kind: PartKind, contract: Callable[..., T_co]) -> None:
+        if not isinstance(contract, type):
+            raise TypeError(f"the contract of a {kind.what} is a class, not {contract!r}")
+        self.kind = kind
+        self.contract: type = contract
+
+    def load(self, value: str) -> type[T_co]:
+        """The class `value` names; a ConfigError of one line naming `value` when it cannot be
+        imported or lacks a member of the contract."""
+        name = str(value)
+        try:
+            found = import_class(self.kind.path(name))
+        except (ImportError, ValueError) as exc:
+            raise ConfigError(f"{self.kind.setting}: cannot import {name!r}: {exc}") from exc
+        missing = sorted(member for member in protocol_members(self.contract) if not hasattr(found, member))
+        if missing:
+            raise ConfigError(
+                f"{self.kind.setting}: {name!r} is not a {self.contract.__name__}: it has no {', '.join(missing)}"
+            )
+        return found
+
+    def create(self, value: str) -> T_co:
+        """An instance of the part a command-line option names (a name or a dotted path); a
+        WikiskillError of one line listing the names when it names none."""
+        try:
+            name = self.kind.check(value)
+        except ValueError:
+            names = self.kind.names()
+            listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+            hint = did_you_mean(str(value), names)
+            raise WikiskillError(f"unknown {self.kind.what} {value!r}{hint}: use {listed}") from None
+        return self.load(name)()

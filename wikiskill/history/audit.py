@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchmarks import Task
+from ..contracts.gate import GATE_POLICIES
 from ..core.config import Config, CostRule, GateSettings
 from ..core.errors import WikiskillError
-from ..core.parts import GATE_POLICIES
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
 from ..loop.evaluating import Evaluator

@@ -21,16 +21,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from ..contracts.integrations import ExportTarget
+from ..contracts.integrations import EXPORT_TARGETS, ExportTarget
 from ..core.errors import WikiskillError
-from ..core.parts import EXPORT_TARGETS
+from ..core.parts import EXPORT_TARGET
 
 
 class ExportError(WikiskillError):
     """The export directory cannot be used as asked."""
 
 
-@EXPORT_TARGETS.builtin
+@EXPORT_TARGET.builtin
 class AgentSkills:
     """DIR itself is the skills folder (any Agent Skills reader)."""
 
@@ -60,7 +60,7 @@ class HostSkillsFolder:
         return dest / self.folder
 
 
-@EXPORT_TARGETS.builtin
+@EXPORT_TARGET.builtin
 class ClaudeCode(HostSkillsFolder):
     """Claude Code: DIR/.claude/skills, DIR the project or your home folder."""
 
@@ -68,7 +68,7 @@ class ClaudeCode(HostSkillsFolder):
     folder = ".claude/skills"
 
 
-@EXPORT_TARGETS.builtin
+@EXPORT_TARGET.builtin
 class Codex(HostSkillsFolder):
     """Codex: DIR/.agents/skills, DIR the repository or your home folder."""
 
@@ -77,7 +77,7 @@ class Codex(HostSkillsFolder):
     other_folders = (".codex/skills",)
 
 
-@EXPORT_TARGETS.builtin
+@EXPORT_TARGET.builtin
 class HarborSkills:
     """The folder of skill folders that `harbor run --skill DIR` copies into each trial's sandbox."""
 
@@ -92,5 +92,5 @@ class HarborSkills:
 
 def export_target(name: str) -> ExportTarget:
     """The target `--target` names; a one-line error listing the targets when it names none."""
-    target: ExportTarget = EXPORT_TARGETS.create(name)
+    target = EXPORT_TARGETS.create(name)
     return target

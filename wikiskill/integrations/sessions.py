@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..contracts.integrations import SessionParser
+from ..contracts.integrations import SESSION_FORMATS, SessionParser
 from ..core.errors import TranscriptError
-from ..core.parts import SESSION_FORMATS
+from ..core.parts import SESSION_FORMAT
 from ..core.redact import Scrubber
 from ..llm.chat import Message
 from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
@@ -32,7 +32,7 @@ def _call(call_id: str, name: str, arguments: object) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
-@SESSION_FORMATS.builtin
+@SESSION_FORMAT.builtin
 class ClaudeCodeParser:
     """Claude Code's session files (`~/.claude/projects/<project>/<session id>.jsonl`): one JSON
     object per line; `user` and `assistant` lines hold an Anthropic message whose content is a
@@ -107,7 +107,7 @@ class ClaudeCodeParser:
         return reply
 
 
-@SESSION_FORMATS.builtin
+@SESSION_FORMAT.builtin
 class OpenAIMessagesParser:
     """A JSON file holding a list of chat messages, or an object with them under `messages`:
     roles system, user, assistant (with optional `tool_calls`) and tool."""
@@ -149,7 +149,7 @@ class OpenAIMessagesParser:
 
 def session_parser(name: str) -> SessionParser:
     """The parser of the format `--format` names; a one-line error listing the formats when it names none."""
-    parser: SessionParser = SESSION_FORMATS.create(name)
+    parser = SESSION_FORMATS.create(name)
     return parser
 
 

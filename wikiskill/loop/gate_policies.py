@@ -1,5 +1,5 @@
 """Gate policies: how much evidence a candidate's validation must show to be merged. Each is a
-class following `contracts.gate.GatePolicy`, registered by its name in `core.parts.GATE_POLICIES`.
+class following `contracts.gate.GatePolicy`, registered by its name in `core.parts.GATE_POLICY`.
 
 Every policy compares two evaluations of the same setup (the same tasks, agent, seeds, prompts)
 that differ in the skills alone, task by task. `strict` is the paper's rule; the others ask for
@@ -18,10 +18,10 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import ClassVar, Literal
 
-from ..contracts.gate import Evidence, GatePolicy, Look, ValidationPlan, Verdict
+from ..contracts.gate import GATE_POLICIES, Evidence, GatePolicy, Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
-from ..core.parts import GATE_POLICIES
+from ..core.parts import GATE_POLICY
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 
@@ -144,7 +144,7 @@ def verdict_of(passed: bool, reason: str, evidence: Evidence) -> Verdict:
     return Verdict(Decision.ACCEPTED if passed else Decision.REJECTED, reason, evidence)
 
 
-@GATE_POLICIES.builtin
+@GATE_POLICY.builtin
 class StrictPolicy:
     """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
 
@@ -162,7 +162,7 @@ class StrictPolicy:
         return verdict_of(*_strict_reason(evidence, at_least), evidence)
 
 
-@GATE_POLICIES.builtin
+@GATE_POLICY.builtin
 class ConfirmPolicy(StrictPolicy):
     """Strict, twice: once on the validation, once more on a fresh evaluation with new seeds."""
 
@@ -172,7 +172,7 @@ class ConfirmPolicy(StrictPolicy):
         return ValidationPlan(confirms=True)
 
 
-@GATE_POLICIES.builtin
+@GATE_POLICY.builtin
 class NoRegressionPolicy:
     """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
 
@@ -202,7 +202,7 @@ class NoRegressionPolicy:
         return verdict_of(passed, reason, evidence)
 
 
-@GATE_POLICIES.builtin
+@GATE_POLICY.builtin
 class PairedPolicy:
     """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
     bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
@@ -357,7 +357,7 @@ def mean_interval(diffs: list[float], confidence: float, seed: int = 0, one_side
 def gate_policy(settings: GateSettings) -> GatePolicy:
     """The policy `gate.policy` names, configured by the rest of the `gate` section; under
     `gate.cost: tiebreak` at half the significance level (the other half is the tiebreak's)."""
-    policy: type[GatePolicy] = GATE_POLICIES.load(settings.policy)
+    policy = GATE_POLICIES.load(settings.policy)
     return policy.from_settings(settings.model_copy(update={"confidence": policy_confidence(settings)}))
 
 

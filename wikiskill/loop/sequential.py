@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..contracts.gate import Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
-from ..core.parts import GATE_POLICIES
+from ..core.parts import GATE_POLICY
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed
 from .gate_policies import PairedPolicy, differences, evidence_of, paired, verdict_of
@@ -140,7 +140,7 @@ def z_at_least(total: Fraction, squares: Fraction, bound: Fraction) -> bool:
     return total >= 0 or total * total <= bound * bound * squares
 
 
-@GATE_POLICIES.builtin
+@GATE_POLICY.builtin
 class SequentialPolicy:
     """`paired`, a batch at a time: accept at an efficacy boundary, reject at a futility one, and
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks

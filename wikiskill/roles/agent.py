@@ -15,7 +15,7 @@ from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchma
 from ..contracts.roles import AgentParts
 from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import ContextOverflow
-from ..core.parts import TASK_AGENTS
+from ..core.parts import TASK_AGENT
 from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -112,7 +112,7 @@ class _SkillfulChat:
         return reply
 
 
-@TASK_AGENTS.builtin
+@TASK_AGENT.builtin
 class QAAgent:
     name: str
     plays = BenchmarkKind.QA
@@ -167,7 +167,7 @@ class QAAgent:
         )
 
 
-@TASK_AGENTS.builtin
+@TASK_AGENT.builtin
 class InteractiveAgent:
     """An LLM playing a text environment; the environment runs off the event loop."""
 

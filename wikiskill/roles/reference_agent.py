@@ -11,7 +11,7 @@ from ..benchmarks import BenchmarkKind, Task
 from ..benchmarks.harbor import AGENT_TIMEOUT_KEY, SOLUTION_DIR, SOLVE_SCRIPT, TASK_DIR_KEY, read_task
 from ..benchmarks.harbor_env import exports, resolve_env
 from ..contracts.roles import AgentParts
-from ..core.parts import REFERENCE_AGENTS
+from ..core.parts import REFERENCE_AGENT
 from ..environments.base import TaskEnvironment
 from ..llm.chat import Message
 from ..store.traces import Trajectory
@@ -20,9 +20,9 @@ SOLUTION_MOUNT = "/solution"
 OUTPUT_CHARS = 10_000
 
 
-@REFERENCE_AGENTS.builtin
+@REFERENCE_AGENT.builtin
 class OracleAgent:
-    """Follows `protocols.EnvironmentAgent`: runs the task's `solution/solve.sh`."""
+    """Follows `protocols.ReferenceAgent`: runs the task's `solution/solve.sh`."""
 
     name: str
 
@@ -45,9 +45,9 @@ class OracleAgent:
         return _trajectory(task, messages=[{"role": "assistant", "content": said}], error=error)
 
 
-@REFERENCE_AGENTS.builtin
+@REFERENCE_AGENT.builtin
 class NopAgent:
-    """Follows `protocols.EnvironmentAgent`: leaves the container as it started."""
+    """Follows `protocols.ReferenceAgent`: leaves the container as it started."""
 
     name: str
 

@@ -30,7 +30,7 @@ from ..benchmarks import BenchmarkKind, Task
 from ..contracts.roles import AgentParts
 from ..core.config import EditFormat, SkillsSettings, ToolProtocol
 from ..core.errors import ContextOverflow
-from ..core.parts import TASK_AGENTS
+from ..core.parts import TASK_AGENT
 from ..core.prompts import render
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
@@ -91,7 +91,7 @@ class _Turn:
     """The action as the model is told it when it repeats."""
 
 
-@TASK_AGENTS.builtin
+@TASK_AGENT.builtin
 class ShellAgent:
     """Follows `protocols.WorkdirAgent` on a host folder and `protocols.EnvironmentAgent` in any
     task environment (a Harbor task's container)."""

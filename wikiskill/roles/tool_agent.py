@@ -17,7 +17,7 @@ from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUse
 from ..contracts.roles import AgentParts
 from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
-from ..core.parts import TASK_AGENTS
+from ..core.parts import TASK_AGENT
 from ..core.prompts import render
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -28,7 +28,7 @@ from ..telemetry.spans import tool_call_span
 from .agent import LookupTools
 
 
-@TASK_AGENTS.builtin
+@TASK_AGENT.builtin
 class ToolUseAgent:
     name: str
     plays = BenchmarkKind.TOOL_USE

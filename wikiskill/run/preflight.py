@@ -1,8 +1,8 @@
 """The pre-flight: every problem a run's settings can have that is knowable before any model call
-or task (the runner and the suite, the judge, the agent's program, the offline model's reach, the
-container engine and whether a CLI in a container reaches its model, the providers' keys),
-gathered into one ConfigError in the driver before anything runs, so a person fixes them all at
-once and no worker meets one first."""
+or task (the runner and the suite, the kind of task agent and the suite, the judge, the agent's
+program, the offline model's reach, the container engine and whether a CLI in a container reaches
+its model, the providers' keys), gathered into one ConfigError in the driver before anything runs,
+so a person fixes them all at once and no worker meets one first."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from pathlib import Path
 
 from ..benchmarks import load_benchmark, spec_of
 from ..benchmarks.harbor import HarborTask, container_suite
+from ..contracts.roles import TASK_AGENTS
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role
 from ..core.errors import ConfigError, ConfigProblem
 from ..llm.credentials import check_credentials
 from ..roles.python_agent import load_runner
 from ..store.harbor_datasets import fetch_for
-from ..store.settings import check_judge, check_runner
+from ..store.settings import a_kind, check_judge, check_runner
 
 Check = Callable[[], object]
 
@@ -31,12 +32,17 @@ def preflight(
     runs: bool = True,
     keys: bool = True,
 ) -> None:
-    """Check `config` as a command that `runs` tasks needs it (else only the runner and the judge
-    are checked, as for an estimate), with the providers' keys when `keys`; each problem names
-    where its setting came from (`runner_source`: `--agent` when the option gave the runner). In
-    the workspace at `root`, the containers a killed wikiskill left behind are removed and a CLI in
-    a task's container must reach its model (`environment.host_network`, which init does not write)."""
-    checks: list[Check] = [partial(check_runner, config, runner_source), partial(check_judge, config, judge_source)]
+    """Check `config` as a command that `runs` tasks needs it (else only the runner, the agent's
+    kind and the judge are checked, as for an estimate), with the providers' keys when `keys`; each
+    problem names where its setting came from (`runner_source`: `--agent` when the option gave the
+    runner). In the workspace at `root`, the containers a killed wikiskill left behind are removed
+    and a CLI in a task's container must reach its model (`environment.host_network`, which init
+    does not write)."""
+    checks: list[Check] = [
+        partial(check_runner, config, runner_source),
+        partial(check_agent_kind, config),
+        partial(check_judge, config, judge_source),
+    ]
     containers = runs and spec_of(config.benchmark).containers
     if runs:
         checks.append(partial(check_agent, config))
@@ -81,6 +87,20 @@ def check_agent(config: Config) -> None:
         raise ConfigError(
             f"the offline model cannot play {config.benchmark}; it needs an LLM "
             "(set model, e.g. openai/gpt-4o-mini, or pass --model)"
+        )
+
+
+def check_agent_kind(config: Config) -> None:
+    """The kind of task agent `agent.kind` names plays the suite's kind. Its class is loaded here,
+    not when the settings are read, which check names only."""
+    agent = config.agent
+    if agent.kind is None or not agent.builtin:
+        return
+    plays = TASK_AGENTS.load(agent.kind).plays
+    kind = spec_of(config.benchmark).kind
+    if plays is not kind:
+        raise ConfigError(
+            f"{CONFIG_FILE}: agent.kind: {agent.kind} plays {plays} suites; {config.benchmark} is {a_kind(kind)} suite"
         )
 
 

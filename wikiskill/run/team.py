@@ -18,6 +18,8 @@ from ..benchmarks import Benchmark, BenchmarkKind
 from ..benchmarks.harbor import container_suite
 from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
 from ..contracts.roles import (
+    REFERENCE_AGENTS,
+    TASK_AGENTS,
     AgentKind,
     AgentParts,
     EnvironmentAgent,
@@ -31,7 +33,7 @@ from ..contracts.roles import (
 )
 from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import WikiskillError
-from ..core.parts import REFERENCE_AGENTS, TASK_AGENTS
+from ..core.parts import TASK_AGENT
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -55,11 +57,11 @@ ModelFactory = Callable[[Role], ChatModel]
 
 
 def agent_kind(config: Config, benchmark: Benchmark) -> type[AgentKind]:
-    """The task agent `agent.kind` names (checked with the settings: `store/settings.py`), else the
+    """The task agent `agent.kind` names (checked by the pre-flight: `run/preflight.py`), else the
     built-in one that plays the suite's kind."""
     if config.agent.kind is not None:
         return TASK_AGENTS.load(config.agent.kind)
-    kinds: list[type[AgentKind]] = [TASK_AGENTS.load(name) for name in TASK_AGENTS.builtins]
+    kinds = [TASK_AGENTS.load(name) for name in TASK_AGENT.builtins]
     return next(kind for kind in kinds if kind.plays is benchmark.spec.kind)
 
 

@@ -15,7 +15,6 @@ from pydantic import ValidationError
 from ..benchmarks import BenchmarkKind, resolve, spec_of
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, ToolProtocol, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
-from ..core.parts import TASK_AGENTS
 from ..core.text import read_utf8
 
 
@@ -143,9 +142,10 @@ def check_runner(config: Config, source: str) -> None:
             f"against their solutions; {config.benchmark} is not one"
         )
     kind = spec.kind
-    article = "an" if kind[0] in "aeiou" else "a"
-    if config.agent.kind is not None:
-        _check_agent_kind(config, source, f"{article} {kind}")
+    if config.agent.kind is not None and not config.agent.builtin:
+        raise ConfigError(
+            f"{source}: agent.kind: {config.agent.kind} is the builtin runner's agent, not {config.agent.runner}'s"
+        )
     if config.agent.builtin:
         if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
             raise ConfigError(
@@ -161,20 +161,13 @@ def check_runner(config: Config, source: str) -> None:
     if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
         raise ConfigError(
             f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
-            f"{config.benchmark} is {article} {kind} suite (use runner: builtin)"
+            f"{config.benchmark} is {a_kind(kind)} suite (use runner: builtin)"
         )
 
 
-def _check_agent_kind(config: Config, source: str, suite_kind: str) -> None:
-    """`agent.kind` picks the `builtin` runner's agent, which must play the suite's kind."""
-    agent = config.agent
-    if not agent.builtin:
-        raise ConfigError(f"{source}: agent.kind: {agent.kind} is the builtin runner's agent, not {agent.runner}'s")
-    plays = TASK_AGENTS.load(str(agent.kind)).plays
-    if plays is not spec_of(config.benchmark).kind:
-        raise ConfigError(
-            f"{source}: agent.kind: {agent.kind} plays {plays} suites; {config.benchmark} is {suite_kind} suite"
-        )
+def a_kind(kind: BenchmarkKind) -> str:
+    """A kind of suite with its article, as a message names it: `a qa`, `an interactive`."""
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def check_judge(config: Config, source: str) -> None:

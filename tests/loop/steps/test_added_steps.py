@@ -13,7 +13,7 @@ from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
 from plugin_packages import install_plugin
 from wikiskill.core.errors import ConfigError
-from wikiskill.core.parts import ROUND_STEPS
+from wikiskill.core.parts import ROUND_STEP
 from wikiskill.loop.steps import Gate, round_steps
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN, Workspace
@@ -94,7 +94,7 @@ def with_steps(ws: Workspace, *names: str) -> None:
 
 
 def test_the_plugin_steps_are_listed_and_placed_after_the_step_they_name_in_the_order_named(installed):
-    assert ROUND_STEPS.names() == ["nothing", "tally"]
+    assert ROUND_STEP.names() == ["nothing", "tally"]
     kinds = [step.kind for step in round_steps(["tally"])]
     assert kinds[:3] == [Step.ROLLOUT, Step.ADDED, Step.MAINTAIN]
     assert [step.kind for step in round_steps()] == [kind for kind in kinds if kind is not Step.ADDED]

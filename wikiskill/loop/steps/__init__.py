@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ...core.errors import ConfigError
-from ...core.parts import ROUND_STEPS
+from ...core.parts import ROUND_STEP
+from ...core.registry import Registry
 from ...store.trailers import Step
 from .evaluation import Confirm, EnsureIncumbent, Validate
 from .experience import Consolidate, Maintain, Rollout
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from ...store.rounds import RoundState
     from ..harness import StepContext
 
-__all__ = ["AddedStep", "RoundStep", "round_steps", "EnsureIncumbent"]
+__all__ = ["ROUND_STEPS", "AddedStep", "RoundStep", "round_steps", "EnsureIncumbent"]
 
 
 class RoundStep(Protocol):
@@ -63,11 +64,14 @@ class AddedStep(RoundStep, Protocol):
     """The built-in step it runs after (the first of them, for `incumbent`)."""
 
 
+ROUND_STEPS = Registry(ROUND_STEP, AddedStep)
+
+
 def round_steps(added: Sequence[str] = ()) -> list[RoundStep]:
     """The round's steps, with the `added` ones (the names of `steps`) each after its `after`."""
     steps = _built_in_steps()
     for name in added:
-        step: type[AddedStep] = ROUND_STEPS.load(name)
+        step = ROUND_STEPS.load(name)
         kinds = [built.kind for built in steps]
         if step.kind is not Step.ADDED:
             raise ConfigError(f"steps: {name!r} commits as {step.kind!r}; a step of one's own commits as 'added'")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from .reading import root_url
 from .stream_json import SkillTools, parse_stream_json
 
@@ -35,7 +35,7 @@ SETTINGS = {"autoMemoryEnabled": False}
 """The private config dir's `settings.json`."""
 
 
-@CLI_PRESETS.builtin
+@CLI_PRESET.builtin
 class ClaudeCode:
     """Claude Code (`claude -p`), headless with `stream-json` output."""
 

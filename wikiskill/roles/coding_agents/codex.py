@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from ...llm.chat import Message
 from ...store.traces import Usage
 from .reading import Event, events, function_call, note, skills_read
@@ -35,7 +35,7 @@ def _toml(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else str(value).lower()
 
 
-@CLI_PRESETS.builtin
+@CLI_PRESET.builtin
 class Codex:
     """OpenAI's Codex CLI (`codex exec`), with its JSON event stream."""
 

@@ -18,14 +18,14 @@ from typing import ClassVar
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
 from ...core.config import AgentSettings
 from ...core.errors import ConfigError, did_you_mean
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from .reading import SKILL_FILE
 
 PLACEHOLDERS = ("prompt", "workdir", "home", "skills_dir", "model", "bare_model", "api_base", "api_key", "max_turns")
 ANSWER = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 
 
-@CLI_PRESETS.builtin
+@CLI_PRESET.builtin
 class CommandPreset:
     """Any CLI, by the argv template of `agent.command`; its stdout is the transcript."""
 

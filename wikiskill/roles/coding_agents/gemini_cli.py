@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from ...llm.chat import Message
 from ...store.traces import Usage
 from .reading import Event, events, function_call, note, root_url, skills_read
@@ -29,7 +29,7 @@ from .reading import Event, events, function_call, note, root_url, skills_read
 SKILL_TOOL = "activate_skill"
 
 
-@CLI_PRESETS.builtin
+@CLI_PRESET.builtin
 class GeminiCli:
     """Google's Gemini CLI (`gemini`), headless with `stream-json` output."""
 

@@ -13,10 +13,10 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...contracts.coding_agent import CliPreset, CliRun
+from ...contracts.coding_agent import CLI_PRESETS, CliPreset, CliRun
 from ...core.config import AgentSettings, Sandbox
 from ...core.errors import ConfigError
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from ...core.resources import data_dir
 
 VERSION_TIMEOUT_S = 60.0
@@ -28,7 +28,7 @@ the preset's contract, `contracts/coding_agent.py`)."""
 
 def make_preset(settings: AgentSettings) -> CliPreset:
     """The preset `agent.runner` names, made from the settings; ConfigError in one line if not."""
-    found: type[CliPreset] = CLI_PRESETS.load(settings.runner)
+    found = CLI_PRESETS.load(settings.runner)
     make = getattr(found, "from_settings", None)
     return make(settings) if callable(make) else found()
 
@@ -46,7 +46,7 @@ def program_path(preset: CliPreset) -> str:
 
 def npm_packages() -> list[str]:
     """The npm packages of the built-in presets, at their tested versions (what .ci/run installs)."""
-    found = (getattr(CLI_PRESETS.load(name), "package", None) for name in CLI_PRESETS.builtins)
+    found = (getattr(CLI_PRESETS.load(name), "package", None) for name in CLI_PRESET.builtins)
     return [package for package in found if package]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
-from ...core.parts import CLI_PRESETS
+from ...core.parts import CLI_PRESET
 from .stream_json import SkillTools, parse_stream_json
 
 SETTINGS = {
@@ -28,7 +28,7 @@ SETTINGS = {
 """The private HOME's `.qwen/settings.json`."""
 
 
-@CLI_PRESETS.builtin
+@CLI_PRESET.builtin
 class QwenCode:
     """Qwen Code (`qwen`), headless with `stream-json` output."""
 

@@ -8,14 +8,14 @@ from ...benchmarks import Task
 from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config
-from ...core.parts import EXECUTORS
+from ...core.parts import EXECUTOR
 from ...llm.meter import Meter
 from ...store.results import ResultCache
 from ...store.traces import Trajectory
 from ..runner import run_tasks
 
 
-@EXECUTORS.builtin
+@EXECUTOR.builtin
 class LocalLoop:
     """Builds the agent with the command's own team, so a host's model factory (which cannot
     cross processes) works here."""

@@ -20,7 +20,7 @@ from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
 from ...core.config import OFFLINE_MODEL, Config, Role
 from ...core.lifeline import Lifeline, watch_parent
-from ...core.parts import EXECUTORS
+from ...core.parts import EXECUTOR
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime
@@ -38,7 +38,7 @@ class _Worker:
     running: int = field(default=0)
 
 
-@EXECUTORS.builtin
+@EXECUTOR.builtin
 class ProcessPool(RemoteExecutor):
     """A pool of `workers` local processes, started once per command, for when one process's CPU is the limit."""
 

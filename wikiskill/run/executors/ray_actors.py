@@ -22,7 +22,7 @@ from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
 from ...core.config import Config, RaySettings
 from ...core.errors import WikiskillError
-from ...core.parts import EXECUTORS
+from ...core.parts import EXECUTOR
 from ...core.resources import data_dir
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
@@ -46,7 +46,7 @@ class _Actor:
         return await self.runtime.run(assignment)
 
 
-@EXECUTORS.builtin
+@EXECUTOR.builtin
 class RayActors(RemoteExecutor):
     """`workers` Ray actors, on a local Ray started for the command or the cluster of `ray.address`."""
 
