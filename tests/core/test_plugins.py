@@ -156,6 +156,17 @@ def test_the_plugins_names_are_accepted_and_listed_after_the_built_ins(installed
     assert TASK_AGENT.names() == [*TASK_AGENT.builtins, "counted"]
 
 
+def test_a_package_installed_into_a_folder_on_the_path_is_seen_by_the_next_look_up(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    assert "veto" not in GATE_POLICY.names()  # read, and kept, before the package is there
+    assert install_plugin(tmp_path, "acme-parts", PYPROJECT, MODULE) == site
+    assert GATE_POLICY.names()[-1] == "veto" and TASK_AGENT.names()[-1] == "counted"
+    monkeypatch.undo()
+    assert "veto" not in GATE_POLICY.names()
+
+
 def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"gate.policy": "veto"})

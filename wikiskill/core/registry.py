@@ -13,8 +13,11 @@ holds `GATE_POLICIES`), where `load` and `create` can be typed by it."""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -53,6 +56,26 @@ def import_class(path: str) -> type:
     return found
 
 
+def _path_state() -> tuple[tuple[str, int], ...]:
+    """Each sys.path entry with its modification time: installing or removing a package adds or
+    removes a folder in its entry, which changes that time (importlib.metadata's own caches go stale
+    by the same rule)."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, -1))
+    return tuple(state)
+
+
+@functools.lru_cache(maxsize=64)
+def _registered(group: str, path_state: tuple[tuple[str, int], ...]) -> tuple[tuple[str, str], ...]:
+    """The entry points of `group` while sys.path is as `path_state` says. Reading them opens every
+    installed distribution's metadata, and settings ask for a kind's names at every turn."""
+    return tuple((point.name, point.value) for point in entry_points(group=group))
+
+
 def protocol_members(protocol: type) -> set[str]:
     """The public names a protocol declares: its methods and its (class) attributes."""
     members: set[str] = set()
@@ -83,7 +106,7 @@ class PartKind:
 
     def plugins(self) -> dict[str, str]:
         """The names installed packages register in `group`, each with its dotted path."""
-        return {point.name: point.value for point in entry_points(group=self.group) if point.name not in self.builtins}
+        return {name: path for name, path in _registered(self.group, _path_state()) if name not in self.builtins}
 
     def names(self) -> list[str]:
         """Every name the setting accepts besides a dotted path: the built-ins, then the plugins."""
