@@ -93,14 +93,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_docker: the test runs containers through a Docker daemon")
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` starts WIKISKILL_TEST_WORKERS workers, else one more than this process may use CPUs:
-    the slow tests spend much of their time waiting on containers, Ray, a browser and the processes
-    they start rather than computing, so one worker more keeps every CPU busy."""
-    return int(os.environ.get("WIKISKILL_TEST_WORKERS") or len(os.sched_getaffinity(0)) + 1)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Modules holding a `slow` test run first. Under pytest-xdist each module goes whole to one
     worker (`--dist loadscope`, in collection order with `--no-loadscope-reorder`): a long module
