@@ -3,7 +3,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +18,6 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 _SHARED = Path(tempfile.gettempdir()) / "wikiskill-test-cache"
 os.environ.setdefault("WIKISKILL_CACHE_DIR", str(_SHARED / "wikiskill"))
 os.environ.setdefault("HF_HOME", str(_SHARED / "hf"))
-# pytest keeps each test module's rewritten asserts as bytecode; under PYTHONDONTWRITEBYTECODE (set
-# in some CI images) it keeps none, so every worker rewrites every module again. They are kept in
-# the shared cache instead, not beside the tests.
-if sys.dont_write_bytecode:
-    sys.dont_write_bytecode = False
-    sys.pycache_prefix = str(_SHARED / "pycache")
 # rich fixes a console's width when it is made, from COLUMNS and LINES if they are set: the CLI's
 # console is made at import, so a width set there (pytest-xdist sets COLUMNS in its workers, a shell
 # may export it) would hold for every in-process command. Tests that need a width pass their own.
