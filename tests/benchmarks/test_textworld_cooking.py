@@ -25,7 +25,8 @@ STATUS_FRAGMENT = re.compile(r"=-\s*-?\d+/\d+|^>|RESTART, RESTORE|\$\$", re.MULT
 
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory):
-    """Generate the games into a private cache, after planting what a killed run leaves behind."""
+    """Generate the games into a private cache, after planting what a killed run leaves behind.
+    The cache is private only while they are made: later modules on this worker use the shared one."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("WIKISKILL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         directory = games_dir()
@@ -37,7 +38,7 @@ def generated(tmp_path_factory):
         calls = []
         bench = TextWorldCooking(n_train=2, n_val=1, n_test=0, progress=lambda *args: calls.append(args))
         tasks = {"train": bench.tasks("train"), "val": bench.tasks("val")}
-        yield bench, tasks, calls, directory
+    yield bench, tasks, calls, directory
 
 
 @pytest.fixture
