@@ -3,8 +3,9 @@ module per thing a user does (set a workspace up, run tasks, read its history, d
 use them elsewhere, learn from sessions, handle suites on their own), all of it importable from
 here. It may import every layer below it (`core` to `history`)."""
 
+from ..history.rollback import rollback
 from ..store.workspace import Workspace
-from .decisions import accept, lock, reject, review, rollback, unlock
+from .decisions import accept, lock, reject, review, unlock
 from .options import RunOptions
 from .reading import (
     live_report,

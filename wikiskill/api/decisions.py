@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..history.rollback import RollbackResult
-from ..history.rollback import rollback as _rollback
 from ..store.settings import load_config
 from ..store.workspace import Workspace
 from .options import RunOptions, checked_config, open_harness
@@ -14,19 +12,6 @@ from .options import RunOptions, checked_config, open_harness
 if TYPE_CHECKING:
     from ..history.review import ReviewItem
     from ..loop.review import ReviewDecision
-
-
-def rollback(
-    ws: Workspace,
-    skill: str | None = None,
-    round_number: int | None = None,
-    keep_human_edits: bool = False,
-    force: bool = False,
-) -> RollbackResult:
-    """Revert every change of `skill` since its oldest active accepted change, the edits by hand
-    included (only the accepted changes with `keep_human_edits`), or the change accepted in
-    `round_number`, in one commit; a locked skill (`skills.locked`) only with `force`."""
-    return _rollback(ws, skill, round_number, keep_human_edits, force)
 
 
 def review(ws: Workspace) -> list[ReviewItem]:

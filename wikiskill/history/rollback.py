@@ -55,8 +55,9 @@ def rollback(
     keep_human_edits: bool = False,
     force: bool = False,
 ) -> RollbackResult:
-    """Revert the accepted change(s) of a skill (and, by name, the hand edits since) or of a round
-    in one commit; a locked skill (`skills.locked`) only with `force`."""
+    """Revert every change of `skill` since its oldest active accepted change, the edits by hand
+    included (only the accepted changes with `keep_human_edits`), or the change accepted in
+    `round_number`, in one commit; a locked skill (`skills.locked`) only with `force`."""
     if (skill is None) == (round_number is None):
         raise WorkspaceError(
             "name a skill (`wikiskill rollback NAME`) or a round (`wikiskill rollback --round N`), one of the two"
