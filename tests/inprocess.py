@@ -8,7 +8,9 @@ from scripted import ScriptedWorld, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.llm.chat import Reply, ToolCall
-from wikiskill.loop.harness import QuietReporter
+from wikiskill.loop.harness import Harness, QuietReporter
+from wikiskill.loop.steps import round_steps
+from wikiskill.store.rounds import round_state
 from wikiskill.store.traces import Usage
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN, Workspace
@@ -52,6 +54,22 @@ def scripted_workspace(path: Path) -> Workspace:
     return api.init_workspace(
         path, benchmark="example-qa", model="openai/scripted", api_base=UNUSED_SERVER, concurrency=4
     )
+
+
+def scripted_harness(ws: Workspace, world=None) -> Harness:
+    """A Harness of `ws` whose roles all ask one WorldModel of `world` (a ScriptedWorld)."""
+    model = WorldModel(world or ScriptedWorld())
+    return Harness(ws, model_factory=lambda role: model)
+
+
+def run_round_through(harness: Harness, last: type, number: int = 1) -> None:
+    """Round `number`'s steps, the ones not done yet, up to and including the first `last`."""
+    for step in round_steps():
+        state = round_state(harness.ws, number)
+        if not step.done(harness.steps, state):
+            step.run(harness.steps, state)
+        if isinstance(step, last):
+            return
 
 
 def evolve_scripted(ws: Workspace, rounds: int = 1, world=None, commit_human_edits: bool = False):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from inprocess import DiesAfter, WorldModel, evolve_scripted, merge_change, scripted_workspace
+from inprocess import DiesAfter, WorldModel, evolve_scripted, merge_change, scripted_harness, scripted_workspace
 from scripted import SPELL, ScriptedWorld, create, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
@@ -27,16 +27,11 @@ from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import UNUSED_SERVER, edit_config, gate_of
 
 
-def harness_for(ws: Workspace, world=None) -> Harness:
-    model = WorldModel(world or ScriptedWorld())
-    return Harness(ws, model_factory=lambda role: model)
-
-
 def run_until(ws: Workspace, number: int, last: type, world=None, occurrence: int | None = None) -> None:
     """Run round `number` up to and including the step `last` (the one at index `occurrence` of
     the round's steps, when given): the state a kill right after that step's commit leaves
     behind, since each step is one atomic commit."""
-    harness = harness_for(ws, world)
+    harness = scripted_harness(ws, world)
     for index, step in enumerate(round_steps()):
         state = round_state(ws, number)
         if state.closed:
@@ -134,7 +129,7 @@ def test_the_gate_never_merges_a_validation_that_is_not_of_mains_skills_plus_the
     ws = after_round_one
     run_until(ws, 2, last=Validate)
     api.rollback(ws, "spell-letters")
-    harness = harness_for(ws)
+    harness = scripted_harness(ws)
     with pytest.raises(WorkspaceError, match="not of main's skills plus the proposal"):
         Gate().run(harness.steps, round_state(ws, 2))  # what the old loop did: gate straight away
     assert gate_of(ws, 2) is None
@@ -155,7 +150,7 @@ def test_changed_settings_make_the_old_incumbent_score_void(after_round_one):
 def test_each_step_of_a_round_publishes_its_commit_under_its_kind(after_round_one):
     ws = after_round_one
     edit_config(ws, **{"skills.mode": "index"})  # main's incumbent must be re-validated
-    harness = harness_for(ws)
+    harness = scripted_harness(ws)
     published = []
     for step in round_steps():
         state = round_state(ws, 2)

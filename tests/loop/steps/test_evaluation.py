@@ -4,10 +4,8 @@ validated under that setup, each as one commit that `done` finds again."""
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
+from inprocess import scripted_harness, scripted_workspace
 from wikiskill.core.errors import ValidationIndecisive
-from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps.evaluation import (
     EnsureIncumbent,
     Validate,
@@ -25,8 +23,7 @@ from workspaces import edit_config
 @pytest.fixture()
 def harness(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    model = WorldModel(ScriptedWorld())
-    with Harness(ws, model_factory=lambda role: model) as harness:
+    with scripted_harness(ws) as harness:
         yield harness
 
 
@@ -48,8 +45,7 @@ def test_the_baseline_is_committed_on_main_tagged_and_then_is_the_incumbent(harn
 def test_a_change_of_settings_makes_the_incumbent_stale_until_it_is_evaluated_again(harness, tmp_path):
     record_incumbent(harness.steps, 0)
     edit_config(harness.ws, **{"skills.mode": "index"})
-    model = WorldModel(ScriptedWorld())
-    with Harness(harness.ws, model_factory=lambda role: model) as changed:
+    with scripted_harness(harness.ws) as changed:
         step, state = EnsureIncumbent(), round_state(changed.ws, 1)
         assert not step.done(changed.steps, state)
         step.run(changed.steps, state)

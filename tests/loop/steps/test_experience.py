@@ -4,19 +4,12 @@ their trajectories; the maintainer turns sampled ones into wiki pages; consolida
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
-from wikiskill.loop.harness import Harness
+from inprocess import scripted_harness, scripted_workspace
 from wikiskill.loop.steps.experience import Consolidate, Maintain, Rollout
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN
 from workspaces import edit_config
-
-
-def harness_for(ws):
-    model = WorldModel(ScriptedWorld())
-    return Harness(ws, model_factory=lambda role: model)
 
 
 @pytest.fixture()
@@ -25,7 +18,7 @@ def ws(tmp_path):
 
 
 def test_the_rollout_commits_each_train_trajectory_and_the_outcomes_once(ws):
-    with harness_for(ws) as harness:
+    with scripted_harness(ws) as harness:
         step = Rollout()
         assert not step.done(harness.steps, round_state(ws, 1))
         step.run(harness.steps, round_state(ws, 1))
@@ -38,7 +31,7 @@ def test_the_rollout_commits_each_train_trajectory_and_the_outcomes_once(ws):
 
 
 def test_the_maintainer_writes_pattern_pages_from_the_rollout(ws):
-    with harness_for(ws) as harness:
+    with scripted_harness(ws) as harness:
         Rollout().run(harness.steps, round_state(ws, 1))
         step = Maintain()
         assert not step.done(harness.steps, round_state(ws, 1))
@@ -52,14 +45,14 @@ def test_the_maintainer_writes_pattern_pages_from_the_rollout(ws):
 
 def test_a_disabled_maintainer_neither_maintains_nor_consolidates(ws):
     edit_config(ws, **{"maintainer.enabled": False, "wiki.consolidate_every": 1})
-    with harness_for(ws) as harness:
+    with scripted_harness(ws) as harness:
         state = round_state(ws, 1)
         assert Maintain().done(harness.steps, state) and Consolidate().done(harness.steps, state)
 
 
 def test_consolidation_is_due_only_in_every_nth_round(ws):
     edit_config(ws, **{"wiki.consolidate_every": 2})
-    with harness_for(ws) as harness:
+    with scripted_harness(ws) as harness:
         assert Consolidate().done(harness.steps, round_state(ws, 1))
         step = Consolidate()
         assert not step.done(harness.steps, round_state(ws, 2))

@@ -4,12 +4,9 @@ whose proposal never reaches validation is closed without a merge; the branch is
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
+from inprocess import run_round_through, scripted_harness, scripted_workspace
 from wikiskill.core.errors import WorkspaceError
-from wikiskill.loop.harness import Harness
 from wikiskill.loop.impact import IMPACT
-from wikiskill.loop.steps import round_steps
 from wikiskill.loop.steps.gate import Gate, close_without_merge, judge_candidate
 from wikiskill.loop.steps.proposal import Propose
 from wikiskill.store.rounds import rejected_tag, round_state
@@ -21,18 +18,8 @@ BRANCH = "skill/r001-spell-letters"
 
 @pytest.fixture()
 def harness(tmp_path):
-    model = WorldModel(ScriptedWorld())
-    with Harness(scripted_workspace(tmp_path / "ws"), model_factory=lambda role: model) as harness:
+    with scripted_harness(scripted_workspace(tmp_path / "ws")) as harness:
         yield harness
-
-
-def run_through(harness: Harness, last: type) -> None:
-    for step in round_steps():
-        state = round_state(harness.ws, 1)
-        if not step.done(harness.steps, state):
-            step.run(harness.steps, state)
-        if isinstance(step, last):
-            return
 
 
 def test_a_round_closed_without_a_merge_keeps_its_branch_as_a_rejected_tag(harness):
@@ -49,13 +36,13 @@ def test_a_round_closed_without_a_merge_keeps_its_branch_as_a_rejected_tag(harne
 
 
 def test_the_gate_refuses_to_judge_a_candidate_with_no_current_validation(harness):
-    run_through(harness, Propose)
+    run_round_through(harness, Propose)
     with pytest.raises(WorkspaceError, match="found no current validation"):
         judge_candidate(harness.evaluating, round_state(harness.ws, 1))
 
 
 def test_the_gate_merges_an_accepted_candidate_and_deletes_its_branch(harness):
-    run_through(harness, Gate)
+    run_round_through(harness, Gate)
     state = round_state(harness.ws, 1)
     assert state.gate is not None and state.gate.meta.decision == Decision.ACCEPTED
     assert len(state.gate.parents) == 2 and harness.ws.head(BRANCH) is None

@@ -4,10 +4,8 @@ own evaluation past the share commits nothing."""
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
+from inprocess import scripted_harness, scripted_workspace
 from wikiskill.core.errors import BudgetExceeded, ModelError, ValidationIndecisive
-from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps.indecisive import indecisive, refuse_infra, refuse_infra_incumbent
 from wikiskill.store.evaluations import Evaluation
 from wikiskill.store.rounds import round_state
@@ -20,8 +18,7 @@ BRANCH = "skill/r001-spell"
 @pytest.fixture()
 def harness(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    model = WorldModel(ScriptedWorld())
-    with Harness(ws, model_factory=lambda role: model) as harness:
+    with scripted_harness(ws) as harness:
         harness.publishing.create_branch(BRANCH, MAIN)
         yield harness
 

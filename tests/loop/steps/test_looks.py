@@ -4,8 +4,7 @@ stop at the first that crosses a boundary, and a finished validation is never lo
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
+from inprocess import scripted_harness, scripted_workspace
 from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps import round_steps
 from wikiskill.loop.steps.evaluation import Validate
@@ -19,8 +18,7 @@ from workspaces import edit_config
 def harness(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     edit_config(ws, **{"gate.policy": "sequential", "gate.batch": 2})
-    model = WorldModel(ScriptedWorld())
-    with Harness(ws, model_factory=lambda role: model) as harness:
+    with scripted_harness(ws) as harness:
         for step in round_steps():  # up to the validation: a candidate on its branch
             if isinstance(step, Validate):
                 break

@@ -4,10 +4,7 @@ moved away from is re-applied onto main's current skills before it is validated.
 
 import pytest
 
-from inprocess import WorldModel, scripted_workspace
-from scripted import ScriptedWorld
-from wikiskill.loop.harness import Harness
-from wikiskill.loop.steps import round_steps
+from inprocess import run_round_through, scripted_harness, scripted_workspace
 from wikiskill.loop.steps.proposal import Propose, Reapply
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Action, Decision, Step, Trailers
@@ -15,30 +12,15 @@ from wikiskill.store.workspace import MAIN
 from workspaces import edit_config
 
 
-def harness_for(ws):
-    model = WorldModel(ScriptedWorld())
-    return Harness(ws, model_factory=lambda role: model)
-
-
-def run_through(harness: Harness, last: type) -> None:
-    """Round 1's steps up to and including the first `last`."""
-    for step in round_steps():
-        state = round_state(harness.ws, 1)
-        if not step.done(harness.steps, state):
-            step.run(harness.steps, state)
-        if isinstance(step, last):
-            return
-
-
 @pytest.fixture()
 def harness(tmp_path):
-    with harness_for(scripted_workspace(tmp_path / "ws")) as harness:
+    with scripted_harness(scripted_workspace(tmp_path / "ws")) as harness:
         harness.publishing.commit("baseline", Trailers(round=0, step=Step.HUMAN))  # something for main to move from
         yield harness
 
 
 def test_the_proposal_is_committed_on_its_own_candidate_branch(harness):
-    run_through(harness, Propose)
+    run_round_through(harness, Propose)
     state = round_state(harness.ws, 1)
     assert state.branch == "skill/r001-spell-letters" and not state.closed
     assert state.proposal is not None and state.proposal.meta.action == Action.CREATE
@@ -49,8 +31,8 @@ def test_the_proposal_is_committed_on_its_own_candidate_branch(harness):
 
 def test_a_proposal_to_change_a_locked_skill_closes_the_round_on_main_as_invalid(harness):
     edit_config(harness.ws, **{"skills.locked": ["spell-letters"]})
-    with harness_for(harness.ws) as locked:
-        run_through(locked, Propose)
+    with scripted_harness(harness.ws) as locked:
+        run_round_through(locked, Propose)
         state = round_state(locked.ws, 1)
     assert state.closed and state.branch is None
     assert state.gate is not None and state.gate.meta.decision == Decision.INVALID
@@ -58,7 +40,7 @@ def test_a_proposal_to_change_a_locked_skill_closes_the_round_on_main_as_invalid
 
 
 def test_a_candidate_main_moved_away_from_is_reapplied_onto_main(harness):
-    run_through(harness, Propose)
+    run_round_through(harness, Propose)
     step = Reapply()
     assert step.done(harness.steps, round_state(harness.ws, 1))
     moved = harness.publishing.commit(
