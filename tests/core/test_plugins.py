@@ -23,33 +23,13 @@ from wikiskill.store.trailers import Decision
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import UNUSED_SERVER, edit_config, gate_of
 
-PYPROJECT = """
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[project]
-name = "acme-parts"
-version = "1.0"
-
-[tool.hatch.build.targets.wheel]
-include = ["acme_parts.py"]
-
-[project.entry-points."wikiskill.gate_policies"]
-veto = "acme_parts:Veto"
-
-[project.entry-points."wikiskill.executors"]
-counting = "acme_parts:Counting"
-
-[project.entry-points."wikiskill.cli_presets"]
-echo-answer = "acme_parts:EchoAnswer"
-
-[project.entry-points."wikiskill.scorers"]
-any-answer = "acme_parts:AnyAnswer"
-
-[project.entry-points."wikiskill.task_agents"]
-counted = "acme_parts:Counted"
-"""
+ENTRY_POINTS = {
+    "wikiskill.gate_policies": {"veto": "Veto"},
+    "wikiskill.executors": {"counting": "Counting"},
+    "wikiskill.cli_presets": {"echo-answer": "EchoAnswer"},
+    "wikiskill.scorers": {"any-answer": "AnyAnswer"},
+    "wikiskill.task_agents": {"counted": "Counted"},
+}
 
 MODULE = '''
 """Five parts of wikiskill, each found by its entry point."""
@@ -138,7 +118,7 @@ class Counted(QAAgent):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-parts", PYPROJECT, MODULE)
+    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-parts", ENTRY_POINTS, MODULE)
 
 
 @pytest.fixture()
@@ -161,7 +141,7 @@ def test_a_package_installed_into_a_folder_on_the_path_is_seen_by_the_next_look_
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
     assert "veto" not in GATE_POLICY.names()  # read, and kept, before the package is there
-    assert install_plugin(tmp_path, "acme-parts", PYPROJECT, MODULE) == site
+    assert install_plugin(tmp_path, "acme-parts", ENTRY_POINTS, MODULE) == site
     assert GATE_POLICY.names()[-1] == "veto" and TASK_AGENT.names()[-1] == "counted"
     monkeypatch.undo()
     assert "veto" not in GATE_POLICY.names()

@@ -18,22 +18,7 @@ from wikiskill.loop.steps import Gate, round_steps
 from wikiskill.store.trailers import Step
 from wikiskill.store.workspace import MAIN, Workspace
 
-PYPROJECT = """
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[project]
-name = "acme-steps"
-version = "1.0"
-
-[tool.hatch.build.targets.wheel]
-include = ["acme_steps.py"]
-
-[project.entry-points."wikiskill.round_steps"]
-tally = "acme_steps:Tally"
-nothing = "acme_steps:Nothing"
-"""
+ENTRY_POINTS = {"wikiskill.round_steps": {"tally": "Tally", "nothing": "Nothing"}}
 
 MODULE = '''
 """A step of a round, found by its entry point."""
@@ -78,7 +63,7 @@ class Nothing(Tally):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-steps", PYPROJECT, MODULE)
+    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-steps", ENTRY_POINTS, MODULE)
 
 
 @pytest.fixture()
