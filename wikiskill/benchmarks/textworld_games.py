@@ -73,6 +73,11 @@ CACHE_LAYOUT_VERSION = 1
 GENERATION_WORKERS = 2
 """Upper bound on generator processes (each runs the Inform 7 compiler, which is CPU bound)."""
 
+POOL_MIN_GAMES = 4
+"""Fewer missing games than this are generated in this process. A generator process first pays
+the imports and TextWorld's knowledge-base load, which costs more than a second core saves on a
+few games (`benchmarks/perf/textworld_generation.py` measures both ways)."""
+
 # Jericho warns on every game it has no hand-written support for; TextWorld tracks the score and
 # won/lost of its own games itself, so for ours the warning is noise.
 warnings.filterwarnings(
@@ -128,7 +133,8 @@ def _spawn_safe() -> bool:
 
 def _generate_all(challenge: Challenge, seeds: list[int], directory: Path, progress: Progress | None) -> None:
     """Generate on every core (up to GENERATION_WORKERS), in `spawn` workers: forking a parent that
-    may run threads can deadlock. A seed decides its game wherever it is generated.
+    may run threads can deadlock. A few games (under POOL_MIN_GAMES) are generated here instead.
+    A seed decides its game wherever it is generated.
 
     Ctrl-C (or any error) here stops the workers at once: each removes its unfinished temporary
     folder and moves no game in. Workers also end with this process if it is killed.
@@ -136,7 +142,7 @@ def _generate_all(challenge: Challenge, seeds: list[int], directory: Path, progr
     if progress is not None:
         progress(0, len(seeds))
     workers = min(GENERATION_WORKERS, os.cpu_count() or 1, len(seeds))
-    if workers == 1 or not _spawn_safe():
+    if workers == 1 or len(seeds) < POOL_MIN_GAMES or not _spawn_safe():
         for done, seed in enumerate(seeds, start=1):
             generate_game(challenge, seed, directory)
             if progress is not None:
