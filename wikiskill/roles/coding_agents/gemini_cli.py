@@ -7,6 +7,8 @@ one through its `activate_skill` tool (`{"name": name}`). The model is a Gemini 
 `GEMINI_API_KEY`. The private HOME's `.gemini/settings.json` picks API-key auth, turns off
 auto-update, usage statistics and telemetry, and holds the turn limit (`model.maxSessionTurns`;
 over it the CLI exits with code 53). Its temporary files go to a folder in the private HOME.
+`GEMINI_CLI_NO_RELAUNCH` keeps it from starting itself again in a second Node process with a
+larger heap, which a one-task run does not need and which would double its start-up.
 
 `stream-json` prints `init`, `message` (`role`, `content`, `delta: true` for the pieces of an
 assistant reply), `tool_use` (`tool_name`, `tool_id`, `parameters`), `tool_result` (`tool_id`,
@@ -52,7 +54,7 @@ class GeminiCli:
         ]
 
     def environment(self, run: CliRun) -> dict[str, str]:
-        env = {"GEMINI_API_KEY": run.api_key, "TMPDIR": str(run.home / "tmp")}
+        env = {"GEMINI_API_KEY": run.api_key, "TMPDIR": str(run.home / "tmp"), "GEMINI_CLI_NO_RELAUNCH": "true"}
         if run.api_base:
             env["GOOGLE_GEMINI_BASE_URL"] = root_url(run.api_base, ("/v1beta", "/v1"))
         return env

@@ -7,6 +7,8 @@ private HOME's `.qwen/settings.json` turns off telemetry, usage statistics and t
 subagent that would otherwise run after the answer (its calls would count in the task's usage),
 and runs its shell tool in a PTY: without one, Qwen Code settles a command when the process
 exits, sometimes before its output is read, and the model is told a command printed nothing.
+`QWEN_CODE_NO_RELAUNCH` keeps it from starting itself again in a second Node process with a
+larger heap, which a one-task run does not need and which would double its start-up.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class QwenCode:
         return [*argv, run.prompt]
 
     def environment(self, run: CliRun) -> dict[str, str]:
-        return {"OPENAI_API_KEY": run.api_key, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+        return {"OPENAI_API_KEY": run.api_key, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "QWEN_CODE_NO_RELAUNCH": "true"}
 
     def prepare_home(self, run: CliRun) -> None:
         folder = run.home / ".qwen"
