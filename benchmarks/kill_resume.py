@@ -285,6 +285,9 @@ class _ForkedProcess:
 
 def _forked_cli(argv: list[str], output: str) -> None:
     os.setsid()
+    # Ctrl-C as a command started from a terminal hears it, even when this process was started
+    # with SIGINT ignored (as a shell without job control starts a background test run)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for fd, suffix in ((1, ".out"), (2, ".err")):
         os.dup2(os.open(output + suffix, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
     from wikiskill.cli import app

@@ -7,7 +7,6 @@ import importlib.util
 import os
 import random
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from wikiskill.loop.harness import Harness
 from wikiskill.store.rounds import round_state
 from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from workspaces import hears_ctrl_c, until
+from workspaces import until
 
 pytestmark = pytest.mark.slow
 
@@ -104,33 +103,22 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_ctrl_c_mid_round_then_evolve_with_another_n_resumes_that_round_as_the_first_of_n(tmp_path):
+def test_ctrl_c_mid_round_then_evolve_with_another_n_resumes_that_round_as_the_first_of_n(reference, tmp_path):
+    start = reference[2]
     with FakeOpenAIServer(ScriptedWorld(), latency=0.02) as server:
         ws = kill_resume.new_workspace(tmp_path / "ws", server.base_url)
-        run = subprocess.Popen(
-            [*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "7")],
-            start_new_session=True,
-            preexec_fn=hears_ctrl_c,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        run = start(ws, tmp_path / "interrupted", "--rounds", "7")
         try:
             until(lambda: run.poll() is not None or round_3_started(ws), timeout=240)
-            assert run.poll() is None, run.communicate()[1]
+            assert run.poll() is None, (tmp_path / "interrupted.err").read_text()
             os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
-            run.communicate(timeout=60)
+            until(lambda: run.poll() is not None, timeout=60)
         finally:
             if run.poll() is None:
                 os.killpg(run.pid, signal.SIGKILL)
-        assert run.returncode != 0 and kill_resume.completed_rounds(ws) == 2
-        resumed = subprocess.run(
-            [*kill_resume.wikiskill_command(), *kill_resume.evolve_argv(ws, "--rounds", "2")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert resumed.returncode == 0, resumed.stderr
+        assert run.wait() != 0 and kill_resume.completed_rounds(ws) == 2
+        resumed = kill_resume.run_evolve(ws, start=start, extra=("--rounds", "2"))
+    assert resumed.exit_code == 0, resumed.stderr
     said = one_line(resumed.stdout)
     assert "resuming round 3 (interrupted); it counts as the first of these 2 round(s): r003 to r004" in said
     assert said.index("resuming round 3") < said.index("r003 complete (1 of 2)") < said.index("r004 complete (2 of 2)")
