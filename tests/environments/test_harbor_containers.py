@@ -302,6 +302,31 @@ def test_a_python_runner_works_in_the_container_through_its_handle(tmp_path, sui
     assert containers_of(tmp_path) == []
 
 
+async def copy_into_new_folders(run):
+    """Makes the workdir another user's with a mode of its own, copies a folder and a file to paths
+    whose folders do not exist yet, and reports what the container holds then."""
+    folder = run.workdir / "data"
+    (folder / "inner").mkdir(parents=True)
+    (folder / "inner" / "a.txt").write_text("alpha")
+    (folder / "run.sh").write_text("#!/bin/sh\n")
+    (folder / "run.sh").chmod(0o755)
+    (run.workdir / "note.txt").write_text("beta")
+    await run.environment.run("chown 1234:1234 . && chmod 710 .", 30, 1000)
+    await run.environment.copy_in(folder, "deep/er/data")
+    await run.environment.copy_in(run.workdir / "note.txt", "/opt/x/note.txt")
+    held = await run.environment.run(
+        "cat deep/er/data/inner/a.txt /opt/x/note.txt; stat -c '%u %a' . deep/er/data/run.sh", 30, 1000
+    )
+    return held.output
+
+
+@needs_docker
+def test_copying_in_makes_the_missing_folders_and_leaves_the_existing_ones_as_they_were(tmp_path, suite):
+    agent = PythonAgent(copy_into_new_folders, HarborSuite(suite), [], SkillsSettings(), RoleSettings())
+    trajectory = play_one(tmp_path, suite, agent)
+    assert trajectory.prediction.split("\n") == ["alphabeta1234 710", "0 755"] and trajectory.error is None
+
+
 @needs_docker
 def test_a_junit_report_of_the_verifier_becomes_the_feedback(tmp_path, suite):
     (suite / "rev-cat" / "tests" / "test.sh").write_text(

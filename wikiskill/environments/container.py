@@ -18,12 +18,15 @@ import os
 import posixpath
 import signal
 import subprocess
+import tarfile
+import tempfile
 import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import BinaryIO
 
 from ..core.errors import InfrastructureError
 from .mounts import Mount
@@ -81,6 +84,7 @@ class Container:
         """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd
         in, with `env` in every command's environment."""
         name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        workdir = workdir or await _image_workdir(runtime, image)
         argv = [
             "run",
             "-d",
@@ -100,8 +104,7 @@ class Container:
         if limits.memory_mb:
             argv += ["--memory", f"{limits.memory_mb}m"]
         argv += storage_argv(limits.storage_mb)
-        if workdir:
-            argv += ["-w", workdir]
+        argv += ["-w", workdir]  # the engine makes it when the image lacks it
         for variable, value in (env or {}).items():
             argv += ["-e", f"{variable}={value}"]
         for mount in limits.mounts:
@@ -112,7 +115,7 @@ class Container:
             raise StorageOptRefused(f"{runtime.kind} cannot limit a container's disk: {said(started)}")
         if started.returncode != 0:
             raise InfrastructureError(f"the container of {image} would not start: {said(started)}")
-        return await cls.attach(runtime, name, workdir, image)
+        return cls(runtime, name, workdir)
 
     @classmethod
     async def attach(cls, runtime: Runtime, container_id: str, workdir: str | None, image: str) -> Container:
@@ -159,13 +162,12 @@ class Container:
         return ShellResult(process.returncode, budget.text())
 
     async def copy_in(self, source: Path, destination: str) -> None:
-        target = self._path(destination)
-        if source.is_dir():
-            await self._must("exec", self.id, "mkdir", "-p", target)
-            await self._must("cp", f"{source}/.", f"{self.id}:{target}")
-        else:
-            await self._must("exec", self.id, "mkdir", "-p", posixpath.dirname(target) or "/")
-            await self._must("cp", str(source), f"{self.id}:{target}")
+        """One `cp` of a tar stream holding `source` at its path in the container: the engine makes
+        the missing folders above it and leaves those that exist as they are."""
+        with tempfile.TemporaryFile() as archive:
+            await asyncio.to_thread(_archive, source, self._path(destination), archive)
+            archive.seek(0)
+            await self._must("cp", "-", f"{self.id}:/", stdin=archive)
 
     async def copy_out(self, source: str, destination: Path) -> None:
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -177,12 +179,32 @@ class Container:
     def _path(self, path: str) -> str:
         return posixpath.join(self.workdir, path)
 
-    async def _must(self, *arguments: str) -> None:
-        done = await self.runtime.acall(*arguments, timeout_s=COPY_TIMEOUT_S)
+    async def _must(self, *arguments: str, stdin: BinaryIO | None = None) -> None:
+        done = await self.runtime.acall(*arguments, timeout_s=COPY_TIMEOUT_S, stdin=stdin)
         if done.returncode != 0:
             raise InfrastructureError(
                 f"`{self.runtime.kind} {arguments[0]}` failed in container {self.id[:12]}: {said(done)}"
             )
+
+
+async def _image_workdir(runtime: Runtime, image: str) -> str:
+    """The image's working directory (`/` when it sets none)."""
+    found = await runtime.acall("image", "inspect", "--format", "{{.Config.WorkingDir}}", image)
+    if found.returncode != 0:
+        raise InfrastructureError(f"cannot read the image {image}: {said(found)}")
+    return found.stdout.strip() or "/"
+
+
+def _archive(source: Path, target: str, archive: BinaryIO) -> None:
+    """Write a tar of the file or folder `source` as the absolute path `target`, owned by root."""
+
+    def as_root(member: tarfile.TarInfo) -> tarfile.TarInfo:
+        member.uid = member.gid = 0
+        member.uname = member.gname = "root"
+        return member
+
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        tar.add(source, arcname=target.lstrip("/"), filter=as_root)
 
 
 def _run_listed(runtime: Runtime, name: str, argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,7 @@ import asyncio
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from ..core.config import ContainerRuntime
 from ..core.errors import ConfigError, InfrastructureError
@@ -36,17 +37,26 @@ class Runtime:
     def argv(self, *arguments: str) -> list[str]:
         return [self.executable, *arguments]
 
-    def call(self, *arguments: str, timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        """One blocking call; an engine that does not answer in time is an infrastructure failure."""
+    def call(
+        self, *arguments: str, timeout_s: float = PROBE_TIMEOUT_S, stdin: BinaryIO | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One blocking call, reading `stdin` if given; an engine that does not answer in time is
+        an infrastructure failure."""
         try:
             return subprocess.run(
-                self.argv(*arguments), capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+                self.argv(*arguments),
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                stdin=subprocess.DEVNULL if stdin is None else stdin,
             )
         except subprocess.TimeoutExpired as exc:
             raise InfrastructureError(f"`{self.kind} {arguments[0]}` did not answer in {timeout_s:g} s") from exc
 
-    async def acall(self, *arguments: str, timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        return await asyncio.to_thread(self.call, *arguments, timeout_s=timeout_s)
+    async def acall(
+        self, *arguments: str, timeout_s: float = PROBE_TIMEOUT_S, stdin: BinaryIO | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(self.call, *arguments, timeout_s=timeout_s, stdin=stdin)
 
 
 def open_runtime(kind: ContainerRuntime) -> Runtime:
