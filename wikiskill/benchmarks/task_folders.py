@@ -37,6 +37,7 @@ from ..core.errors import BenchmarkError
 from ..core.parts import SCORER
 from ..core.registry import import_object
 from ..core.text import read_utf8
+from ..core.yaml_reading import SAFE
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, Split, Task
 from .scoring import Scorer, get_scorer
 from .specs import QA_MAX_STEPS
@@ -150,7 +151,7 @@ def read_settings(directory: Path) -> SuiteSettings:
             f"{path} is missing: it names the scorer (e.g. `scorer: command` and `command: python -m pytest -q`)"
         )
     try:
-        data = yaml.safe_load(read_utf8(path, BenchmarkError))
+        data = SAFE.load(read_utf8(path, BenchmarkError))
     except yaml.YAMLError as exc:
         raise BenchmarkError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from exc
     if not isinstance(data, dict):

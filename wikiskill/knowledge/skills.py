@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ..core.errors import ProposalError
+from ..core.yaml_reading import SAFE
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -55,7 +56,7 @@ def split_front_matter(text: str) -> tuple[dict[object, object], str]:
     if not match:
         raise ValueError("SKILL.md must start with YAML front matter between '---' lines")
     try:
-        data = yaml.safe_load(match.group(1))
+        data = SAFE.load(match.group(1))
     except (yaml.YAMLError, RecursionError) as exc:  # PyYAML recurses once per nesting level
         raise ValueError(f"front matter is not valid YAML: {exc.__class__.__name__}") from exc
     if not isinstance(data, dict):

@@ -7,19 +7,21 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.constructor import SafeConstructor
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
 from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, ToolProtocol, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 from ..core.text import read_utf8
+from ..core.yaml_reading import LIBYAML, Reader
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error, not a silent merge."""
+class _UniqueKeys(SafeConstructor):
+    """YAML's safe constructor, except that a key given twice in one mapping is an error, not a silent merge."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: dict[object, yaml.Mark] = {}
@@ -35,10 +37,25 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+class _ExactConfigLoader(_UniqueKeys, yaml.SafeLoader):
+    """The pure-Python reader with `_UniqueKeys`."""
+
+
+if TYPE_CHECKING or LIBYAML:
+
+    class _FastConfigLoader(_UniqueKeys, yaml.CSafeLoader):
+        """libyaml's reader with `_UniqueKeys`."""
+
+else:
+    _FastConfigLoader = _ExactConfigLoader
+
+_CONFIG_YAML = Reader(_FastConfigLoader, _ExactConfigLoader)
+
+
 def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     """The one way a wikiskill.yaml is read: every command refuses the same broken file the same way."""
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = _CONFIG_YAML.load(text)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(f"{source}{_yaml_mistake(text, exc)}") from exc
     except yaml.YAMLError as exc:
