@@ -104,6 +104,7 @@ AGENT_CODE = (
     "roles/offline/rules.py",
     "knowledge/skillsblock.py",
     "knowledge/skills.py",
+    "core/yaml_reading.py",
     "knowledge/search.py",
     "llm/toolcalls.py",
     "llm/jsontext.py",
