@@ -1,7 +1,7 @@
 """Generating textworld-cooking games into a fresh, throw-away cache: in the command's own process
 against a pool of generator processes, side by side for each number of games.
 
-    python benchmarks/perf/textworld_generation.py [N ...]   # numbers of games, default 1 2 4 8
+    python benchmarks/perf/textworld_generation.py [N ...]   # numbers of games, default 2 3 4 8
 
 Each measurement is a fresh command (`python -c`), so both ways pay their imports and TextWorld's
 knowledge-base load as a real first run does. CPU counts the command and every process it started
@@ -52,7 +52,7 @@ def measure(games: int, pool_from: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("games", nargs="*", type=int, default=[1, 2, 4, 8], help="numbers of games")
+    parser.add_argument("games", nargs="*", type=int, default=[2, 3, 4, 8], help="numbers of games")
     counts = parser.parse_args().games
     print(f"pool of up to {GENERATION_WORKERS} workers; a real run uses it from {POOL_MIN_GAMES} missing games on")
     columns = ("games", "here wall", "pool wall", "ratio", "here CPU", "pool CPU", "ratio")
