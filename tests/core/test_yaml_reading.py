@@ -14,15 +14,16 @@ pytestmark = pytest.mark.skipif(not LIBYAML, reason="this PyYAML has no libyaml,
 
 PIECES = [
     *("a", "b: 1", "- x", "  ", "\n", ":", "[", "]", "{", "}", ",", '"', "'", "#", "&x", "*x", "!!str", "\t"),
-    *("é", "0x1F", "~", "2026-12-05", "|", ">", "?", "---", "..."),
+    *("é", "\ud800", "\x85", "0x1F", "~", "2026-12-05", "|", ">", "?", "---", "..."),
 ]
-"""YAML's structure characters and scalars, for documents both readers must agree on."""
+"""YAML's structure characters and scalars (a lone surrogate and NEL among them, which a model's
+JSON can carry into a skill's front matter), for documents both readers must agree on."""
 
 
 def with_loader(text: str, loader: type) -> tuple[str, object]:
     try:
         return "value", yaml.load(text, Loader=loader)  # noqa: S506
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, UnicodeEncodeError) as exc:  # libyaml's, for a lone surrogate
         return "error", str(exc)
 
 

@@ -25,7 +25,7 @@ class Reader:
     def load(self, text: str) -> object:
         try:
             return yaml.load(text, Loader=self.fast)  # noqa: S506 - safe loaders only
-        except yaml.YAMLError:
+        except (yaml.YAMLError, UnicodeEncodeError):  # libyaml takes UTF-8, which a lone surrogate is not
             if self.fast is self.exact:
                 raise
             yaml.load(text, Loader=self.exact)  # noqa: S506 - raises the pure-Python reader's own error
