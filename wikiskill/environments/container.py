@@ -76,15 +76,14 @@ class Container:
         cls,
         runtime: Runtime,
         image: str,
-        workdir: str | None,
+        workdir: str,
         limits: Limits,
         workspace: Path,
         env: dict[str, str] | None = None,
     ) -> Container:
         """A fresh container of `image`, left idle (`sleep infinity`) for commands to be exec'd
-        in, with `env` in every command's environment."""
+        in `workdir`, with `env` in every command's environment."""
         name = f"wikiskill-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        workdir = workdir or await _image_workdir(runtime, image)
         argv = [
             "run",
             "-d",
@@ -185,14 +184,6 @@ class Container:
             raise InfrastructureError(
                 f"`{self.runtime.kind} {arguments[0]}` failed in container {self.id[:12]}: {said(done)}"
             )
-
-
-async def _image_workdir(runtime: Runtime, image: str) -> str:
-    """The image's working directory (`/` when it sets none)."""
-    found = await runtime.acall("image", "inspect", "--format", "{{.Config.WorkingDir}}", image)
-    if found.returncode != 0:
-        raise InfrastructureError(f"cannot read the image {image}: {said(found)}")
-    return found.stdout.strip() or "/"
 
 
 def _archive(source: Path, target: str, archive: BinaryIO) -> None:

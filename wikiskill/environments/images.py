@@ -57,7 +57,8 @@ def environment_digest(context: Path) -> str:
 
 class ImageCache:
     """Builds each environment's image at most once; concurrent tasks that need the same one wait
-    for the first build."""
+    for the first build. The check that an image is here also reads its workdir, which a container
+    of it starts in (`workdir`)."""
 
     def __init__(self, runtime: Runtime, log_dir: Path):
         self.runtime = runtime
@@ -66,6 +67,7 @@ class ImageCache:
         self._guard = threading.Lock()
         self.built: list[str] = []
         """The tags this cache built (not found ready), in order."""
+        self._workdirs: dict[str, str] = {}
         self._buildkit: bool | None = None
 
     @property
@@ -84,6 +86,12 @@ class ImageCache:
     async def pinned(self, image: str, timeout_s: float) -> str:
         """`image` as it is, pulled first when it is not here."""
         return await asyncio.to_thread(self._pinned, image, timeout_s)
+
+    async def workdir(self, image: str) -> str:
+        """The working directory of `image` (`/` when it sets none), as last read of it here."""
+        if image not in self._workdirs and not await asyncio.to_thread(self._present, image):
+            raise InfrastructureError(f"the image {image} is not here")
+        return self._workdirs[image]
 
     def _image(self, context: Path, timeout_s: float, remove_skills: bool) -> str:
         digest = environment_digest(context)
@@ -123,7 +131,11 @@ class ImageCache:
             return self._locks.setdefault(key, threading.Lock())
 
     def _present(self, image: str) -> bool:
-        return self.runtime.call("image", "inspect", "--format", "{{.Id}}", image).returncode == 0
+        """Whether `image` is here; its workdir is kept when it is."""
+        found = self.runtime.call("image", "inspect", "--format", "{{.Config.WorkingDir}}", image)
+        if found.returncode == 0:
+            self._workdirs[image] = found.stdout.strip() or "/"
+        return found.returncode == 0
 
     def log_path(self, tag: str) -> Path:
         return self.log_dir / f"build-{tag.partition(':')[2]}.log"

@@ -88,6 +88,7 @@ class ContainerSetup:
             )
         if image is None:
             raise InfrastructureError(f"{task.id} has no image: no Dockerfile, docker_image or docker-compose.yaml")
+        workdir = workdir or await self.images.workdir(image)
         try:
             container = await Container.start(self.runtime, image, workdir, limits, self.workspace, env)
         except StorageOptRefused:
