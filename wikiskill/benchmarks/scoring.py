@@ -72,7 +72,7 @@ exact, contains, numeric, regex = Exact.score, Contains.score, Numeric.score, Re
 
 def get_scorer(spec: str) -> Scorer:
     """The scorer `spec` names: a registered scorer (built-in or a plugin's) or `module:function`."""
-    if spec in SCORER.builtins or spec in SCORER.plugins():
+    if spec in SCORER.names():
         try:
             return SCORERS.load(spec)().score
         except ConfigError as exc:

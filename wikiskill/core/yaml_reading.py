@@ -16,11 +16,12 @@ LIBYAML: bool = yaml.__with_libyaml__
 
 
 class Reader:
-    """Reads YAML text into Python values: with `fast` (libyaml's loader, where there is one),
-    and again with `exact`, the same loader on the pure-Python reader, where `fast` refuses it."""
+    """Reads YAML text into Python values: with `fast` (libyaml's loader; `exact` itself where
+    PyYAML has no libyaml), and again with `exact`, the same loader on the pure-Python reader, where
+    `fast` refuses it."""
 
     def __init__(self, fast: type[yaml.SafeLoader | yaml.CSafeLoader], exact: type[yaml.SafeLoader]):
-        self.fast, self.exact = (fast, exact) if LIBYAML else (exact, exact)
+        self.fast, self.exact = fast, exact
 
     def load(self, text: str) -> object:
         try:

@@ -92,5 +92,4 @@ class HarborSkills:
 
 def export_target(name: str) -> ExportTarget:
     """The target `--target` names; a one-line error listing the targets when it names none."""
-    target = EXPORT_TARGETS.create(name)
-    return target
+    return EXPORT_TARGETS.create(name)

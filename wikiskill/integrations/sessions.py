@@ -149,8 +149,7 @@ class OpenAIMessagesParser:
 
 def session_parser(name: str) -> SessionParser:
     """The parser of the format `--format` names; a one-line error listing the formats when it names none."""
-    parser = SESSION_FORMATS.create(name)
-    return parser
+    return SESSION_FORMATS.create(name)
 
 
 def _blocks(content: list[object], name: str, number: int) -> list[dict[str, Any]]:
