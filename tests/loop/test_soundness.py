@@ -96,3 +96,13 @@ def test_with_require_sound_false_nothing_is_checked_and_every_task_stays(tmp_pa
         leave_out_unsound(harness)
         assert harness.benchmark.tasks("val") and [task.id for task in harness.benchmark.tasks("val")] == IDS["val"]
     assert not (ws.root / UNSOUND_PATH).exists()
+
+
+def test_an_unsound_harbor_task_in_train_and_in_test_is_left_out_of_both(tmp_path, suite):
+    split = HarborIds(train=["rev-cat", "rev-dog"], val=["rev-owl"], test=["rev-emu"])
+    harbor = HarborSuite(suite, HarborSettings(ids=split))
+    digest = harbor.setup_digest()
+    harbor.leave_out({"rev-dog": "its solution scored 0", "rev-emu": "its solution scored 0"})
+    kept = {name: [task.id for task in harbor.tasks(name)] for name in ("train", "val", "test")}
+    assert kept == {"train": ["rev-cat"], "val": ["rev-owl"], "test": []}
+    assert harbor.setup_digest() != digest

@@ -1,6 +1,7 @@
-"""A check that crashes is not the agent's failure: a task-folder suite whose check, for some
-tasks, is a Python script that raises or a script whose interpreter is missing records those
-tasks as `infra` with the reason, runs them once more, never scores them 0 and leaves them out of
+"""A check that could not run is not the agent's failure: a task-folder suite whose check, for
+some tasks, is a Python script that raises (its crashes ruled infra by suite.yaml's `crash:
+infra`, the behaviour before crashes were ruled by evidence) or a script whose interpreter is
+missing records those tasks as `infra` with the reason, runs them once more, never scores them 0 and leaves them out of
 the gate's comparison; past `gate.max_infra_share` the validation is indecisive and the next
 `evolve` retries it. A check that runs past its timeout is the task's own failure (`timeout`,
 scored 0), unless the suite declares verifier timeouts infra. Real processes, the real scripted
@@ -60,11 +61,12 @@ def executable(path: Path, text: str) -> None:
 
 
 def infra_suite(root: Path, splits: dict[str, list[str]], **settings: object) -> Path:
-    """A suite checked by CHECK: every task a buggy calc.py with its tests (`agent-*` tasks a
-    calc.py that raises)."""
+    """A suite checked by CHECK, its crashes ruled infra: every task a buggy calc.py with its tests
+    (`agent-*` tasks a calc.py that raises)."""
     suite = root / "suite"
     suite.mkdir(parents=True)
-    (suite / "suite.yaml").write_text(yaml.safe_dump({"scorer": "command", "command": "./check.sh", **settings}))
+    settings = {"scorer": "command", "command": "./check.sh", "crash": "infra", **settings}
+    (suite / "suite.yaml").write_text(yaml.safe_dump(settings))
     executable(suite / "check.sh", CHECK)
     (suite / "crash.py").write_text(CRASH)
     executable(suite / "needs-python9", "#!/nonexistent/bin/python9\nprint('never runs')\n")

@@ -66,15 +66,13 @@ def check_suite(
     from ..core.errors import BenchmarkError, choice
     from ..run.folder_check import check_folders
     from ..run.harbor_tasks import open_setup
-    from ..run.suite_check import TaskCheck
     from ..run.suite_check import check_suite as _check_suite
     from ..store.harbor_datasets import fetch_for
 
     text = str(path)
     folder = Path(text.removeprefix("tasks:")).expanduser()
     if text.startswith("tasks:") or (folder / SUITE_FILE).is_file():
-        checks, unchecked = check_folders(TaskFolders(folder))
-        return sorted([*checks, *(TaskCheck(task_id, reference=False) for task_id in unchecked)], key=_by_id)
+        return sorted(check_folders(TaskFolders(folder)), key=_by_id)
     if not folder.exists() and not spec_of(text).containers:
         return _check_named_suite(text)
     config = Config(

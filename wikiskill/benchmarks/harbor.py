@@ -37,6 +37,7 @@ from ..core.text import read_utf8
 from .base import SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, Split, Task
 from .harbor_network import NetworkMode, NetworkPolicy, Phase, baseline, explicit_policy
 from .specs import QA_MAX_STEPS
+from .task_folders import TaskFolders, reference_checked_folders
 
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
@@ -404,8 +405,9 @@ def _files(folder: Path) -> list[Path]:
     ]
 
 
-def reference_checked(suite: Benchmark) -> HarborSuite | None:
+def reference_checked(suite: Benchmark) -> HarborSuite | TaskFolders | None:
     """`suite` as one whose tasks carry reference solutions an evolve checks before it spends on
-    them (`run/soundness.py`, `harbor.require_sound`) and leaves out where unsound, or None. Which
-    suites those are is known here, so the loop asks the suite and never tests its class."""
-    return suite if isinstance(suite, HarborSuite) else None
+    them (`run/soundness.py`, `run/crash_rule.py`, `harbor.require_sound`) and leaves out where
+    unsound, or None. Which suites those are is known here, so the loop asks the suite and never
+    tests its class."""
+    return suite if isinstance(suite, HarborSuite) else reference_checked_folders(suite)

@@ -85,6 +85,16 @@ class VerifierTimeout(StrEnum):
     INFRA = "infra"
 
 
+class CrashRule(StrEnum):
+    """What a check that crashes in its own code on the agent's work is (`run/crash_rule.py`)."""
+
+    FAILURE = "failure"
+    """The task's failure: scored 0, the end of the check's output its feedback (a check that
+    calls what the agent returned says "wrong" by crashing on it)."""
+    INFRA = "infra"
+    """An infrastructure failure: retried once, never scored."""
+
+
 class SuiteSettings(BaseModel):
     """suite.yaml: how a task-folder suite is scored."""
 
@@ -108,6 +118,12 @@ class SuiteSettings(BaseModel):
     """`task`: a check past its `timeout` is the task's failure (the agent's code ran too long);
     `infra`: it is an infrastructure failure (a slow machine, a hung service), retried once and,
     failing again, left out of the score."""
+    crash: CrashRule | None = None
+    """`command`: what a check that crashes in its own code (a Python traceback with no frame in
+    the workdir) is on the agent's work: `failure` (scored 0, the traceback's tail the feedback) or
+    `infra` (retried once, never scored). Unset: decided per task from evidence about the check,
+    which `check-suite` prints: `failure` when the task's solution/ scores 1, or, without one, when
+    the check also crashes on the untouched files; else `infra`."""
     junit: str | None = None
     """`command`: a JUnit XML report the check writes, relative to the workdir (e.g. `report.xml`
     with `pytest --junitxml=report.xml`): a failed check scores the share of tests passed."""
@@ -129,7 +145,7 @@ class SuiteSettings(BaseModel):
         is_command = self.scorer == ScorerName.COMMAND
         if is_command and not (self.command or "").strip():
             raise ValueError("scorer: command needs `command:`, the check to run (e.g. python -m pytest -q)")
-        given = [key for key in ("command", "junit") if getattr(self, key) is not None]
+        given = [key for key in ("command", "junit", "crash") if getattr(self, key) is not None]
         if given and not is_command:
             raise ValueError(f"{', '.join(given)} is for scorer: command, not {self.scorer}")
         return self
@@ -209,12 +225,23 @@ class TaskFolders:
         kind = BenchmarkKind.QA if self.scoring.qa else BenchmarkKind.WORKDIR
         self.spec = spec.model_copy(update={"kind": kind, "judged": self.scoring.judged})
         self._tasks = self._read_all()
+        self.unsound: dict[str, str] = {}
+        """Tasks taken out of every split as unsound (`leave_out`), with the reason."""
         self._digest: str | None = None
 
     def tasks(self, split: Split) -> list[Task]:
         if split not in SPLITS:
             raise BenchmarkError(f"unknown split {split!r}")
-        return self._tasks[split]
+        return [task for task in self._tasks[split] if task.id not in self.unsound]
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take the `unsound` tasks out of every split; the setup digest changes with them."""
+        self.unsound = dict(unsound)
+        self._digest = None
+
+    def all_tasks(self) -> list[Task]:
+        """Every task of every split, left-out ones included."""
+        return [task for split in SPLITS for task in self._tasks[split]]
 
     def prepare(self, splits: tuple[Split, ...]) -> None:
         """Nothing to prepare: every task was read and checked when the suite was opened."""
@@ -245,8 +272,19 @@ class TaskFolders:
                 hasher.update(path.read_bytes() + b"\0")
             if PYTHON_SCORER.fullmatch(self.scoring.scorer):
                 hasher.update(_module_source(self.scoring.scorer.removeprefix("python:")).encode())
+            hasher.update(repr(sorted(self.unsound)).encode())
             self._digest = hasher.hexdigest()[:24]
         return self._digest
+
+    def task_digest(self, task: Task) -> str:
+        """The files one task's check depends on by path and content: its folder, and every file of
+        the suite outside the split folders (suite.yaml, the check's scripts)."""
+        hasher = hashlib.sha256()
+        for path in sorted(_suite_files(self.directory)):
+            relative = path.relative_to(self.directory)
+            if relative.parts[0] not in SPLITS or relative.parts[:2] == (task.split, task.id):
+                hasher.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+        return hasher.hexdigest()
 
     def _read_all(self) -> dict[Split, list[Task]]:
         first_seen: dict[str, Path] = {}
@@ -322,6 +360,14 @@ class TaskFolders:
             metadata=metadata,
             files=files if files.is_dir() else None,
         )
+
+
+def reference_checked_folders(suite: object) -> TaskFolders | None:
+    """`suite` as a task-folder suite whose tasks' solution/ an evolve checks with the suite's own
+    scorer before it spends on them (`run/crash_rule.py`), or None: a QA or judged suite is not."""
+    if isinstance(suite, TaskFolders) and not suite.scoring.qa and not suite.scoring.judged:
+        return suite
+    return None
 
 
 def _read_required(path: Path) -> str:

@@ -374,14 +374,23 @@ def check_suite_command(
     """Check a suite before spending on it: per task, whether its reference solution scores 1 and
     doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
     folder's solution/ against its untouched files), and which tasks fail to build or cannot be
-    read. Exits 1 unless every checked task is sound."""
+    read. For a task folder's check, whether its crash on the agent's work is the task's failure
+    or infrastructure, and why. Exits 1 unless every checked task is sound."""
     registry = registry_of(registry_path, registry_url)
     checks = api.check_suite(path, runtime=runtime, concurrency=concurrency, registry=registry)
-    table = Table("task", "oracle", "nop", "verdict")
+    ruled = any(check.crash is not None for check in checks)
+    table = Table("task", "oracle", "nop", "verdict", *(["crash"] if ruled else []))
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
-        table.add_row(check.task_id, *shown, Text(check.verdict.value, style="green" if check.sound else "red"))
+        verdict = Text(check.verdict.value, style="green" if check.sound else "red")
+        table.add_row(check.task_id, *shown, verdict, *([check.crash or "-"] if ruled else []))
     console.print(table)
+    rules: dict[tuple[str, str], list[str]] = {}
+    for check in checks:
+        if check.crash is not None:
+            rules.setdefault((check.crash, check.crash_reason), []).append(check.task_id)
+    for (rule, why), ids in rules.items():  # which rule applies to a crash of the check, and why
+        console.print(f"a crash is {rule} ({why}): {', '.join(ids)}", markup=False, highlight=False, soft_wrap=True)
     unchecked = [check.task_id for check in checks if not check.reference]
     checked = [check for check in checks if check.reference]
     broken = [check for check in checked if not check.sound]

@@ -537,9 +537,10 @@ class HarborSettings(_Section):
     split_seed: int = 0
     """The seed of the stratified split."""
     require_sound: bool = True
-    """`evolve` first checks each task that has a reference solution (solution/solve.sh scores
-    1, the untouched task 0; once per task digest) and leaves unsound ones out of every split,
-    recorded with the reason in raw/soundness/unsound.json; false: every task stays."""
+    """`evolve` first checks each task that has a reference solution (a Harbor task's
+    solution/solve.sh, a task folder's solution/, scores 1, the untouched task 0; once per task
+    digest) and leaves unsound ones out of every split, recorded with the reason in
+    raw/soundness/unsound.json; false: every task stays."""
     reward_key: str | None = None
     """Which key of a verifier's `reward.json` is the score; unset: its key `reward`, else its
     only key (several keys and none named `reward` is an infrastructure failure naming them)."""

@@ -1,12 +1,12 @@
-"""Sound before spent: the tasks of a suite whose reference solution does not score 1 (or whose
-untouched folder does not score 0) leave every split before an evolve spends anything on them,
-unless `harbor.require_sound` is false; which and why is committed on main whenever it changes
-(`store/unsound.py`)."""
+"""Sound before spent: the tasks of a suite whose reference solution (a Harbor task's solve.sh, a
+task folder's solution/) does not score 1, or whose untouched folder does not score 0, leave
+every split before an evolve spends anything on them, unless `harbor.require_sound` is false;
+which and why is committed on main whenever it changes (`store/unsound.py`)."""
 
 from __future__ import annotations
 
 from ..benchmarks.harbor import reference_checked
-from ..run.soundness import unsound_tasks
+from ..run.crash_rule import unsound_references
 from ..store.rounds import completed_rounds
 from ..store.trailers import Step, Trailers
 from ..store.unsound import UNSOUND_PATH, read_unsound, unsound_text
@@ -20,7 +20,8 @@ def leave_out_unsound(harness: Harness) -> None:
         return
     ws, reporter, publisher = harness.ws, harness.reading.reporter, harness.publishing
     reporter.info("checking that each task's reference solution scores 1 and doing nothing 0")
-    unsound = unsound_tasks(suite, harness.evaluating.team.containers(), ws.state_dir, harness.config.concurrency)
+    team = harness.evaluating.team
+    unsound = unsound_references(suite, team.containers, ws.state_dir, harness.config.concurrency)
     harness.leave_out(unsound)
     for task_id, reason in unsound.items():
         reporter.info(f"left out as unsound: {task_id}: {reason}")

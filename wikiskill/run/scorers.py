@@ -8,12 +8,14 @@ running included). Exit status 0 scores 1; otherwise the check's JUnit report gi
 tests passed, or its last stdout line `score: X` gives X, else 0. Its feedback is what failed:
 the failing tests' names and messages from the report, else the end of the check's output.
 
-A check that crashed says nothing about the agent's work, and raises `InfrastructureError`: it
-could not start (its program or interpreter is missing, or `python -m MODULE` found no MODULE:
-the message names what to install), it exited 126 or 127 (the shell's "cannot execute" and
-"not found"), it ended in a Python traceback of its own code (an exception
-other than AssertionError, raised with no frame in the task's working directory), or it wrote no
-JUnit report it was set to write. A `python:` scorer that raises is likewise a crash.
+A check that could not run says nothing about the agent's work, and raises `InfrastructureError`:
+it could not start (its program or interpreter is missing, or `python -m MODULE` found no MODULE:
+the message names what to install), it exited 126 or 127 (the shell's "cannot execute" and "not
+found"), its own code lacks a module, or it wrote no JUnit report it was set to write. A `python:`
+scorer that raises is likewise a crash. A check that ended in a Python traceback of its own code
+(an exception other than AssertionError, raised with no frame in the task's working directory)
+raises `CheckCrashed`: whether that is the task's failure or the machine's is decided from
+evidence about the check (`crash_rule.py`), not from the traceback's shape.
 """
 
 from __future__ import annotations
@@ -45,9 +47,23 @@ NOT_RUN = {126: "a program it runs cannot be executed", 127: "a program it runs 
 TRACEBACK = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s+File "([^"]+)", line \d+')
 VERDICTS = ("AssertionError",)
+"""Exceptions by which a Python check states a task's failure rather than crashing."""
 MODULE_MISSING = re.compile(r"^(?P<python>\S*python[\w.]*): No module named (?P<module>[\w.]+)$")
 """What `python -m MODULE` says when the interpreter lacks MODULE: the check never started."""
-"""Exceptions by which a Python check states a task's failure rather than crashing."""
+MODULE_LACKED = "ModuleNotFoundError:"
+"""How a check's own code says that its interpreter lacks a module it imports."""
+
+
+class CheckCrashed(InfrastructureError):
+    """The check ended in a traceback of its own code; `feedback` is the end of its output, the
+    task's feedback where the crash is ruled the task's failure."""
+
+    def __init__(self, message: str, feedback: str = ""):
+        super().__init__(message)
+        self.feedback = feedback
+
+    def __reduce__(self) -> tuple[type[CheckCrashed], tuple[str, str]]:
+        return type(self), (str(self), self.feedback)
 
 
 class ScorerTimeout(Exception):
@@ -99,7 +115,7 @@ class CommandScorer:
         text = output.decode("utf-8", errors="replace")
         if process.returncode == 0:
             return Score(value=1.0)
-        _refuse_crash(process.returncode, text, workdir)
+        _refuse_crash(process.returncode, text, workdir, settings.feedback_chars)
         if settings.junit is not None:
             return junit_score(workdir / settings.junit, settings.feedback_chars)
         lines = text.rstrip().splitlines()
@@ -108,8 +124,9 @@ class CommandScorer:
         return Score(value=value, feedback=_tail(text, process.returncode, settings.feedback_chars))
 
 
-def _refuse_crash(status: int, output: str, workdir: Path) -> None:
-    """Raise InfrastructureError when the check's end says that it crashed, not that the task failed."""
+def _refuse_crash(status: int, output: str, workdir: Path, budget: int) -> None:
+    """Raise InfrastructureError when the check's end says that it could not run, CheckCrashed
+    when it crashed in its own code."""
     lines = output.rstrip().splitlines()
     last = lines[-1].strip() if lines else "no output"
     if status in NOT_RUN:
@@ -122,8 +139,11 @@ def _refuse_crash(status: int, output: str, workdir: Path) -> None:
             f"(install it there: {python} -m pip install {module.partition('.')[0]})"
         )
     exception = _own_exception(output, workdir)
-    if exception is not None:
-        raise InfrastructureError(f"the check crashed: {exception}")
+    if exception is None:
+        return
+    if exception.startswith(MODULE_LACKED):
+        raise InfrastructureError(f"the check lacks a module: {exception}")
+    raise CheckCrashed(f"the check crashed: {exception}", _tail(output, status, budget))
 
 
 def _own_exception(output: str, workdir: Path) -> str | None:

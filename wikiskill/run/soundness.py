@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..benchmarks.harbor import IGNORED, HarborSuite, HarborTask
+from ..benchmarks.task_folders import CrashRule
 from ..store.sync import write_json
 from .harbor_tasks import ContainerSetup
 from .suite_check import TaskCheck, check_task
@@ -26,6 +27,9 @@ VERDICTS_FILE = "soundness.json"
 class Verdict:
     sound: bool
     reason: str
+    crash: CrashRule | None = None
+    """A task folder's command check: what its crash on the agent's work is (`run/crash_rule.py`)."""
+    crash_reason: str = ""
 
 
 def task_digest(task: HarborTask) -> str:
@@ -48,7 +52,12 @@ class Verdicts:
         except (OSError, ValueError):
             raw = {}
         self._known = {
-            digest: Verdict(bool(entry["sound"]), str(entry["reason"]))
+            digest: Verdict(
+                bool(entry["sound"]),
+                str(entry["reason"]),
+                _rule(entry.get("crash")),
+                str(entry.get("crash_reason", "")),
+            )
             for digest, entry in (raw.items() if isinstance(raw, dict) else [])
             if isinstance(entry, dict) and {"sound", "reason"} <= entry.keys()
         }
@@ -60,6 +69,10 @@ class Verdicts:
         self._known[digest] = verdict
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.path, {key: vars(value) for key, value in sorted(self._known.items())})
+
+
+def _rule(value: object) -> CrashRule | None:
+    return next((rule for rule in CrashRule if rule.value == value), None)
 
 
 def unsound_tasks(suite: HarborSuite, setup: ContainerSetup, state_dir: Path, concurrency: int = 2) -> dict[str, str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..benchmarks.task_folders import CrashRule
 from ..contracts.roles import EnvironmentAgent
 from ..core.errors import InfrastructureError
 from ..roles.reference_agent import NopAgent, OracleAgent
@@ -44,6 +45,13 @@ class TaskCheck:
     """The task's folder cannot be read (`problem` says why)."""
     reference: bool = True
     """False: the task carries no reference solution, so it was not checked."""
+    crash: CrashRule | None = None
+    """A task folder's command check: what its crash in its own code on the agent's work is."""
+    crash_reason: str = ""
+    """Why that rule applies: the evidence about the check, or the suite's setting."""
+    settled: bool = True
+    """False: the machinery failed before a verdict (a check that could not run or timed out), so
+    the verdict is not kept."""
 
     @property
     def sound(self) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind
 from ..benchmarks.harbor import container_suite
-from ..benchmarks.task_folders import TaskFolders, VerifierTimeout
+from ..benchmarks.task_folders import ScorerName, TaskFolders, VerifierTimeout
 from ..contracts.roles import (
     REFERENCE_AGENTS,
     TASK_AGENTS,
@@ -45,6 +45,7 @@ from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
 from ..roles.python_agent import PythonAgent
 from ..roles.skill_writer import SkillWriter
+from .crash_rule import CrashRules, RuledScorer
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
 from .infra import RetryInfra
 from .scorers import build_scorer
@@ -138,14 +139,18 @@ class Team:
         return cast(TaskFolders, self.benchmark).scoring.verifier_timeout
 
     def scorer(self) -> Scorer:
-        """The scorer a workdir suite names; the judge is built with the `judge` role's model."""
+        """The scorer a workdir suite names, a crash of its check ruled by evidence about the check
+        (`crash_rule.py`); the judge is built with the `judge` role's model."""
         suite = cast(TaskFolders, self.benchmark)
         settings = suite.scoring
 
         def judge() -> Scorer:
             return Judge(self._factory(Role.JUDGE), self.config.judge.samples, settings.feedback_chars)
 
-        return build_scorer(suite, judge)
+        scorer = build_scorer(suite, judge)
+        if settings.scorer != ScorerName.COMMAND:
+            return scorer
+        return RuledScorer(scorer, CrashRules(suite, self.state_dir, scorer))
 
     def maintainer(self) -> WikiMaintainer:
         if self.offline(Role.MAINTAINER):
