@@ -194,9 +194,11 @@ def test_uplift_on_the_offline_default_leaves_out_the_self_written_arm_it_cannot
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
     assert [arm["arm"] for arm in result["arms"]] == ["none", "main"]
+    assert result["not_made"]["self-written"].startswith("the proposer is offline: it has no model to write skills")
     skills = sorted(skill["skill"] for skill in result["per_skill"])  # the template's skills/.gitkeep is no skill
     assert skills == sorted(path.name for path in (ws.root / "skills").iterdir() if (path / "SKILL.md").is_file())
     names = CliRunner().invoke(app, ["-C", str(ws.root), "uplift", "--split", "val"], env={"COLUMNS": "80"})
     assert names.exit_code == 0 and "…" not in names.output, names.output
+    assert "arm self-written: not made: the proposer is offline" in names.output
     with pytest.raises(WikiskillError, match="the self-written arm needs a proposer model"):
         api.uplift(ws, "val", 1, ["self-written"])

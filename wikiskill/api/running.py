@@ -93,18 +93,20 @@ def uplift(
     """Arms of skills (none, main, self-written, suite, raw, curated:PATH) scored on the same tasks
     `trials` times each, with intervals, the paired difference from `none`, and each of main's
     skills left out in turn; recorded on `uplift/results` (and, on test, as a look at test). Unset
-    `arms`: none, main, and self-written unless the proposer is offline."""
+    `arms`: none, main, and self-written unless the proposer is offline. An arm left out or not
+    made (the self-written arm's model wrote no skills it could read) is in `not_made`, with why."""
     from ..history.uplift import check_arms, default_arms, measure, record
 
     split, options = split_of(split), options or RunOptions()
     if trials < 1:
         raise WikiskillError("--trials must be at least 1")
     config = checked_config(ws, options)
-    chosen = check_arms(list(arms if arms is not None else default_arms(config)))
+    defaults, left_out = default_arms(config)
+    chosen = check_arms(list(arms if arms is not None else defaults))
     with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
         with open_harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
             harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))
-            result = measure(harness, split, trials, chosen)
+            result = measure(harness, split, trials, chosen, not_made={} if arms is not None else left_out)
             result = replace(result, test_look=look if isinstance(look, int) else None)
             record(harness, result)
             return result

@@ -272,8 +272,10 @@ def compare_command(
 ) -> None:
     """Compare two refs' skills task by task, with the mean difference and its interval.
 
-    Each task is fixed, broken, better, worse or the same; the interval is 95%. Evaluations git
-    records, or the result cache holds, under the current fingerprint are not rerun."""
+    Each task is fixed, broken, better, worse or the same; the interval is 95%. Then one plain
+    verdict line (which ref beats the other by how much, and whether the interval excludes 0)
+    and why these numbers can differ from the gate's and uplift's. Evaluations git records, or
+    the result cache holds, under the current fingerprint are not rerun."""
     from ..history.compare import Change
 
     result = api.compare(workspace_of(ctx), ref_a, ref_b, split, options)
@@ -297,6 +299,8 @@ def compare_command(
     if result.cost is not None:
         shown = f"cost ({result.cost.rule.value}): {ref_b} {result.cost.text(against=ref_a)}"
         console.print(shown, markup=False, highlight=False, soft_wrap=True)
+    plain(result.verdict())
+    plain(result.caveat())
 
 
 @run_options("model", "api_base", "concurrency")

@@ -8,11 +8,8 @@ from dataclasses import asdict, replace
 import typer
 
 from .. import api
-from .common import console, print_table, run_options, workspace_of
-
-
-def _interval(low: float, high: float) -> str:
-    return f"[{low:+.3f}, {high:+.3f}]"
+from ..history.differences import Kind, interval_text, retire_command, signed, uplift_caveat, uplift_differences
+from .common import plain, print_table, run_options, workspace_of
 
 
 def _share(value: float | None) -> str:
@@ -38,13 +35,17 @@ def uplift_command(
 
     Every arm runs on the same tasks --trials times: its mean with a 95% interval, the paired
     difference from `none` (tasks resampled, trials nested), pass@1 and pass^k, tokens and USD
-    per task; then each of main's skills left out in turn: its marginal value and tokens. The
-    result is committed on `uplift/results` (the report's uplift section); on test, the look is
-    counted."""
+    per task; then each of main's skills left out in turn: its contribution (main's mean minus
+    main's without it: positive, it helps) and tokens; then a verdict line per result, and the
+    command that retires a skill that shows no value. An arm that cannot be made (the
+    self-written arm's model wrote no skills) is named with the reason and the others are
+    scored. The result is committed on `uplift/results` (the report's uplift section); on test,
+    the look is counted."""
     chosen = None if arms is None else [arm.strip() for arm in arms.split(",") if arm.strip()]
     if as_json:  # stdout is the JSON alone
         options = replace(options, console=None)
-    result = api.uplift(workspace_of(ctx), split, trials, chosen, options)
+    ws = workspace_of(ctx)
+    result = api.uplift(ws, split, trials, chosen, options)
     if as_json:
         print(json.dumps(asdict(result), indent=2))
         return
@@ -52,9 +53,9 @@ def uplift_command(
         [
             arm.arm,
             f"{arm.mean:.3f}",
-            _interval(*arm.ci95),
-            f"{arm.delta:+.3f}",
-            _interval(*arm.delta_ci95),
+            interval_text(arm.ci95),
+            signed(arm.delta),
+            interval_text(arm.delta_ci95),
             _share(arm.pass_at_1),
             _share(arm.pass_hat_k),
             f"{arm.tokens_per_task:.0f}",
@@ -64,16 +65,27 @@ def uplift_command(
     ]
     headers = ["arm", "mean", "95% interval", "vs none", "95% interval", "pass@1", "pass^k", "tokens/task", "USD/task"]
     print_table(headers, arms_rows, names=(0, 2, 4))
-    if result.per_skill:
+    for arm, reason in result.not_made.items():
+        plain(f"arm {arm}: not made: {reason}")
+    differences = uplift_differences(result)
+    skills = [row for row in differences if row.kind is Kind.SKILL]
+    if skills:
+        loads = {value.skill: value for value in result.per_skill}
         skill_rows = []
-        for value in result.per_skill:
-            notes = ["no value shown: a retire candidate"] if value.retire else []
+        for row in skills:
+            value = loads[row.name]
+            notes = ["no value shown: a retire candidate"] if row.retire else []
             if value.loads is not None:
                 notes.append("never loaded by the agent" if value.never_loaded else f"loaded in {value.loads} run(s)")
-            interval = _interval(*value.ci95)
-            skill_rows.append([value.skill, f"{value.marginal:+.3f}", interval, str(value.tokens), "; ".join(notes)])
-        print_table(
-            ["skill (left out)", "marginal", "95% interval", "tokens", ""], skill_rows, names=(0, 2), wrapped=(4,)
-        )
+            skill_rows.append(
+                [row.name, signed(row.value), interval_text(row.interval), str(value.tokens), "; ".join(notes)]
+            )
+        print_table(["skill", "contribution", "95% interval", "tokens", ""], skill_rows, names=(0, 2), wrapped=(4,))
+        plain("contribution: main's mean minus main's without the skill (positive: the skill helps)")
     look = f"; test look {result.test_look}" if result.test_look else ""
-    console.print(f"{result.split}: {result.tasks} task(s) x {result.trials} trial(s){look}")
+    plain(f"{result.split}: {result.tasks} task(s) x {result.trials} trial(s){look}")
+    for row in differences:
+        plain(row.verdict())
+        if row.retire:
+            plain(f"  {row.name} is a retire candidate; to retire it: {retire_command(ws, row.name)}")
+    plain(uplift_caveat(result))

@@ -14,6 +14,7 @@ from ..loop.cost_gate import check_cost
 from ..loop.evaluating import Evaluator
 from ..loop.gate_policies import mean_interval, paired
 from ..store.evaluations import Evaluation
+from .differences import compare_caveat, verdict
 
 
 class Change(StrEnum):
@@ -56,10 +57,20 @@ class Comparison:
     cost: CostCheck | None = None
     """B's per-task cost against A's, tested under `gate.cost` (`ignore`: the means alone,
     tested as `bound` would)."""
+    repeats: int = 1
+    policy: str = ""
+    """The gate's settings, named where `caveat` says why the gate's numbers can differ."""
 
     @property
     def mean_diff(self) -> float:
+        """B's mean minus A's: positive, B is better (see `history.differences`)."""
         return self.b.mean - self.a.mean
+
+    def verdict(self) -> str:
+        return verdict(self.ref_b, self.ref_a, self.mean_diff, self.interval, self.confidence)
+
+    def caveat(self) -> str:
+        return compare_caveat(self.split, len(self.rows), self.repeats, self.policy)
 
     def count(self, change: Change) -> int:
         return sum(row.change == change for row in self.rows)
@@ -76,7 +87,10 @@ def compare(evaluator: Evaluator, ref_a: str, ref_b: str, split: Split = "val", 
     interval = mean_interval([r.b - r.a for r in rows], confidence, settings.seed)
     if settings.cost is CostRule.IGNORE:
         settings = settings.model_copy(update={"cost": CostRule.BOUND})
-    return Comparison(ref_a, ref_b, split, a, b, rows, interval, confidence, unit, check_cost(settings, b, a))
+    cost = check_cost(settings, b, a)
+    return Comparison(
+        ref_a, ref_b, split, a, b, rows, interval, confidence, unit, cost, settings.repeats, settings.policy
+    )
 
 
 def _evaluation(evaluator: Evaluator, ref: str, split: Split) -> Evaluation:

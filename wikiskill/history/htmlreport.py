@@ -25,6 +25,7 @@ from ..store.traces import OutcomeRow
 from ..store.trailers import Action, Decision, Step
 from ..store.uplift_record import UpliftResult, recorded_uplift
 from ..store.workspace import MAIN, Commit, Workspace
+from .differences import uplift_differences
 from .review import ReviewItem, review_queue
 from .roundstory import round_story
 from .status import RoundRow, Status, round_rows, status
@@ -257,7 +258,8 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
         )
         for index, (name, figure) in enumerate(figures.items())
     }
-    return render("report.html", title=title, data=data, charts=charts, live=live)
+    differences = uplift_differences(data.uplift) if data.uplift is not None else []
+    return render("report.html", title=title, data=data, charts=charts, live=live, differences=differences)
 
 
 def write_report(ws: Workspace, out: Path) -> Path:
@@ -486,15 +488,15 @@ def _wiki_figure(go: ModuleType, sizes: list[WikiSize]) -> Figure:
 
 
 def uplift_figure(go: ModuleType, result: UpliftResult) -> Figure:
-    """A forest plot: each arm's difference from `none` and each of main's skills' leave-one-out
-    value, with their 95% intervals."""
-    rows = [(f"arm {arm.arm}", arm.delta, arm.delta_ci95) for arm in result.arms if arm.arm != "none"]
-    rows += [(f"skill {value.skill}", value.marginal, value.ci95) for value in result.per_skill]
+    """A forest plot: each arm's difference from `none` and each of main's skills' contribution
+    (main's mean minus main's without it), with their 95% intervals."""
+    rows = [(f"{row.kind.value} {row.name}", row.value, row.interval) for row in uplift_differences(result)]
     figure: Figure = go.Figure(
         layout=_layout(
             go,
-            f"Uplift on {result.split} ({result.tasks} tasks x {result.trials} trials): difference from no skills",
-            xaxis={"title": "score difference (95% interval)", "zeroline": True},
+            f"Uplift on {result.split} ({result.tasks} tasks x {result.trials} trials): arms minus no skills, "
+            "skills' contribution (main minus main without it)",
+            xaxis={"title": "score difference (95% interval): positive helps", "zeroline": True},
             yaxis={"autorange": "reversed"},
         )
     )

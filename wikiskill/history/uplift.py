@@ -11,8 +11,10 @@ and by how much? Arms scored on the same tasks K times each:
 
 Each arm is a commit on `uplift/<arm>` (main's tree with skills/ replaced), evaluated like any
 ref, so its results are cached under its fingerprint. `per_skill` leaves each of main's skills
-out in turn (`uplift/without-<name>`): its marginal value is main's mean minus the mean
-without it. The result is committed as uplift.json on `uplift/results`; the report reads it.
+out in turn (`uplift/without-<name>`): its contribution is main's mean minus the mean
+without it (positive: the skill helps; see `differences`). An arm that cannot be made (the
+self-written arm's model wrote no skills it could read) is reported as not made, with the
+reason, and the others are scored. The result is committed as uplift.json on `uplift/results`; the report reads it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
 from ..core.config import OFFLINE_MODEL, Config, Role
-from ..core.errors import WikiskillError
+from ..core.errors import BudgetExceeded, WikiskillError
 from ..knowledge.search import tokens
 from ..store.trailers import Step, Trailers, format_message
 from ..store.uplift_record import RESULTS_BRANCH, RESULTS_FILE, ArmResult, SkillValue, UpliftResult
@@ -41,11 +43,23 @@ BASE_ARMS = ("none", "main", "self-written", "suite", "raw")
 DEFAULT_ARMS = ("none", "main", "self-written")
 
 
-def default_arms(config: Config) -> tuple[str, ...]:
-    """`none`, `main`, and `self-written` where the proposer has a model to write skills with."""
+NO_WRITER = (
+    "the proposer is offline: it has no model to write skills with "
+    "(give roles.proposer a model, or --model, to add this arm)"
+)
+
+
+def default_arms(config: Config) -> tuple[tuple[str, ...], dict[str, str]]:
+    """`none`, `main`, and `self-written` where the proposer has a model to write skills with;
+    and the default arms left out, each with the reason."""
     if config.role(Role.PROPOSER).model == OFFLINE_MODEL:
-        return tuple(arm for arm in DEFAULT_ARMS if arm != "self-written")
-    return DEFAULT_ARMS
+        return tuple(arm for arm in DEFAULT_ARMS if arm != "self-written"), {"self-written": NO_WRITER}
+    return DEFAULT_ARMS, {}
+
+
+class ArmNotMade(WikiskillError):
+    """An arm whose skills could not be made (the self-written arm's model wrote none): it is
+    reported with this reason and the other arms are scored."""
 
 
 def check_arms(arms: list[str]) -> list[str]:
@@ -120,7 +134,15 @@ def _self_written(harness: Harness) -> dict[str, str]:
     kept = harness.ws.read_files(branch, "skills") if harness.ws.head(branch) else {}
     if kept:
         return kept
-    written = harness.evaluating.team.skill_writer().write([task.question for task in harness.benchmark.tasks("train")])
+    writer = harness.evaluating.team.skill_writer()
+    try:
+        written = writer.write([task.question for task in harness.benchmark.tasks("train")])
+    except BudgetExceeded:
+        raise
+    except WikiskillError as exc:  # what the writer raises on a reply it cannot read, or a failed call
+        raise ArmNotMade(str(exc)) from exc
+    if not written:
+        raise ArmNotMade("the self-written arm's model wrote no skills")
     return {f"{_folder_name(skill.name)}/SKILL.md": skill.skill_md for skill in written}
 
 
@@ -172,14 +194,29 @@ def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) ->
     return Scored(scores, used / max(runs, 1), cost / max(runs, 1), loads)
 
 
-def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_skill: bool = True) -> UpliftResult:
+def measure(
+    harness: Harness,
+    split: Split,
+    trials: int,
+    arms: list[str],
+    per_skill: bool = True,
+    not_made: Mapping[str, str] | None = None,
+) -> UpliftResult:
     """Every arm on every task of `split`, `trials` times; with `per_skill`, each of main's skills
-    left out in turn."""
+    left out in turn. An arm whose skills could not be made is reported in `not_made` with the
+    reason, beside those already left out (`not_made` given), and the others are scored."""
     import numpy as np
 
     from .uplift_stats import Resampler, interval, pass_at_1, pass_hat_k
 
-    refs = {arm: arm_ref(harness, arm, arm_skill_files(harness, arm, split)) for arm in arms}
+    missing = dict(not_made or {})
+    refs: dict[str, str] = {}
+    for arm in arms:
+        try:
+            refs[arm] = arm_ref(harness, arm, arm_skill_files(harness, arm, split))
+        except ArmNotMade as exc:
+            missing[arm] = str(exc)
+    made = [arm for arm in arms if arm in refs]
     main_skills = skill_names(arm_skill_files(harness, "main", split))
     if per_skill:
         main = harness.ws.read_files(MAIN, "skills")
@@ -210,26 +247,26 @@ def measure(harness: Harness, split: Split, trials: int, arms: list[str], per_sk
             results[arm].cost,
             skill_names(harness.ws.read_files(refs[arm], "skills")),
         )
-        for arm in arms
+        for arm in made
     ]
     values = []
     if per_skill:
         for skill in main_skills:
-            marginal = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
+            contribution = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
             ci = interval(means["main"] - means[f"without-{skill}"])
             text = harness.ws.read_file(MAIN, f"skills/{skill}/SKILL.md") or ""
             loads = results["main"].loads[skill] if harness.config.agent.cli else None
-            retire = ci[0] <= 0.0 and marginal <= 0.0
-            values.append(SkillValue(skill, marginal, ci, tokens(text), retire, loads, loads == 0))
-    return UpliftResult(split, trials, len(tasks), arm_results, values)
+            retire = ci[0] <= 0.0 and contribution <= 0.0
+            values.append(SkillValue(skill, contribution, ci, tokens(text), retire, loads, loads == 0))
+    return UpliftResult(split, trials, len(tasks), arm_results, values, not_made=missing)
 
 
 def record(harness: Harness, result: UpliftResult) -> str:
     """Commit the result as uplift.json on `uplift/results`."""
     shown = ", ".join(f"{arm.arm} {arm.mean:.3f}" for arm in result.arms)
+    body = f"{result.trials} trial(s) per task; per-skill values of {len(result.per_skill)} skill(s)."
+    body += "".join(f"\nNot made: {arm}: {reason}" for arm, reason in result.not_made.items())
     message = format_message(
-        f"uplift on {result.split}: {shown}",
-        Trailers(step=Step.UPLIFT, tasks=result.tasks, cost_usd=0.0),
-        f"{result.trials} trial(s) per task; per-skill values of {len(result.per_skill)} skill(s).",
+        f"uplift on {result.split}: {shown}", Trailers(step=Step.UPLIFT, tasks=result.tasks, cost_usd=0.0), body
     )
     return harness.ws.commit({RESULTS_FILE: result.to_json()}, message, branch=RESULTS_BRANCH)

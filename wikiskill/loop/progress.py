@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ..store.traces import Trajectory
 
@@ -17,13 +24,21 @@ class RichReporter:
         self._preparing: Progress | None = None
 
     def preparing(self, done: int, total: int) -> None:
-        """A bar for one-off preparation, shown from its start (0 done) until it ends."""
+        """A bar for one-off preparation, shown from its start (0 done) until it ends, with the time
+        it expects to take; a plain line first says what is being made, where a bar is not drawn."""
         if self._preparing is None:
+            self.console.print(
+                f"Generating {total} game(s) before their tasks can run (once; later runs reuse them).",
+                markup=False,
+                highlight=False,
+            )
             self._preparing = Progress(
-                TextColumn("generating games (once; later runs reuse them)"),
+                TextColumn("generating games"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
                 console=self.console,
             )
             self._preparing.add_task("prepare", total=total)

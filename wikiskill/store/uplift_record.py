@@ -33,7 +33,8 @@ class ArmResult:
 class SkillValue:
     skill: str
     marginal: float
-    """main's mean minus the mean without this skill."""
+    """Its contribution: main's mean minus the mean of main without this skill; positive, the
+    skill helps (every view shows this sign, see `history.differences`)."""
     ci95: tuple[float, float]
     tokens: int
     """Tokens of the skill's SKILL.md."""
@@ -55,6 +56,8 @@ class UpliftResult:
     per_skill: list[SkillValue] = field(default_factory=list)
     test_look: int | None = None
     """The look at test this was (`test-looks`), None for another split."""
+    not_made: dict[str, str] = field(default_factory=dict)
+    """Arms asked for, or left out of the default ones, that were not scored: `{arm: why}`."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2) + "\n"
@@ -67,7 +70,9 @@ class UpliftResult:
             for arm in data["arms"]
         ]
         skills = [SkillValue(**{**value, "ci95": tuple(value["ci95"])}) for value in data["per_skill"]]
-        return cls(data["split"], data["trials"], data["tasks"], arms, skills, data.get("test_look"))
+        return cls(
+            data["split"], data["trials"], data["tasks"], arms, skills, data.get("test_look"), data.get("not_made", {})
+        )
 
 
 def recorded_uplift(ws: WorkspaceReads) -> UpliftResult | None:
