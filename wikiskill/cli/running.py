@@ -64,6 +64,12 @@ def init(
         help="harbor:NAME@VERSION: the Harbor registry.json URL to look the dataset up in "
         "(default: Harbor's public one).",
     ),
+    refresh: bool = typer.Option(
+        False,
+        "--refresh",
+        help="harbor:NAME@VERSION: fetch the dataset anew, checking out again the repositories its "
+        "registry takes at their head (a changed registry entry is always fetched anew).",
+    ),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
@@ -80,6 +86,8 @@ def init(
         agent=agent,
         command=argv_of(command, arg),
         registry=registry_of(registry_path, registry_url),
+        refresh=refresh,
+        notify=say,
     )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     suite = api.harbor_suite(ws)
@@ -93,6 +101,10 @@ def init(
         where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
         console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+def say(line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def registry_of(path: Path | None, url: str | None) -> str | None:
@@ -370,13 +382,21 @@ def check_suite_command(
     registry_url: str | None = typer.Option(
         None, "--registry-url", help="harbor:NAME@VERSION: the Harbor registry.json URL (default: Harbor's public one)."
     ),
+    refresh: bool = typer.Option(
+        False,
+        "--refresh",
+        help="harbor:NAME@VERSION: fetch the dataset anew, checking out again the repositories its "
+        "registry takes at their head (a changed registry entry is always fetched anew).",
+    ),
 ) -> None:
     """Check a suite before spending on it: per task, whether its reference solution scores 1 and
     doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
     folder's solution/ against its untouched files), and which tasks fail to build or cannot be
     read. Exits 1 unless every checked task is sound."""
     registry = registry_of(registry_path, registry_url)
-    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency, registry=registry)
+    checks = api.check_suite(
+        path, runtime=runtime, concurrency=concurrency, registry=registry, refresh=refresh, notify=say
+    )
     table = Table("task", "oracle", "nop", "verdict")
     for check in checks:
         shown = [("-" if value is None else f"{value:g}") for value in (check.oracle, check.nop)]
