@@ -4,7 +4,6 @@ once, into the cache; init fetches it and keeps the registry in wikiskill.yaml; 
 the registry lacks is refused in one line, nothing written; and the tasks run in containers."""
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs_docker
-from harborsuites import UNREACHABLE, remove_images, tag_of, write_harbor_task
+from harborsuites import UNREACHABLE, idle_engine, remove_images, tag_of, write_harbor_task
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor_registry import CHECKOUTS_DIR, DATASETS_DIR
@@ -74,14 +73,7 @@ def local_registry(tmp_path, monkeypatch):
 
 @pytest.fixture()
 def engine(tmp_path, monkeypatch):
-    """A `docker` client whose daemon answers `docker info`, for the tests that fetch and read a
-    dataset but run no container: init refuses a Harbor suite without a running engine."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    client = bin_dir / "docker"
-    client.write_text('#!/bin/sh\n[ "$1" = info ] && echo 28.0 && exit 0\necho "no containers here" >&2\nexit 1\n')
-    client.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    idle_engine(tmp_path / "bin", monkeypatch)
 
 
 def init(ws: Path, *more: str):

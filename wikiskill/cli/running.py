@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
+from ..benchmarks import Split
 from ..core.errors import ConfigError
 from ..loop.estimate import Estimate, RoundEstimate
 from .common import (
@@ -95,12 +96,23 @@ def init(
         print_unreadable(suite.unreadable)
         counts = suite.counts()
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
+        for split, use in EMPTY_SPLIT.items():
+            if not counts[split]:
+                say(f"Warning: the {split} split is empty: {use}; harbor.ids in wikiskill.yaml or more tasks fill it.")
     network = api.suite_network(ws)
     if network is not None and network[0]:
         needing, total, given = network
         where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
         console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
     console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+
+
+EMPTY_SPLIT: dict[Split, str] = {
+    "train": "evolve has no task to learn from",
+    "val": "the gate has no task to decide a change on",
+    "test": "`eval --split test` and `uplift` have nothing to score",
+}
+"""What an empty split leaves undone, said at init."""
 
 
 def say(line: str) -> None:
