@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 from typer.main import get_command
@@ -139,4 +140,26 @@ def test_piped_sentences_are_printed_whole_not_wrapped_at_the_width(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert f"Created workspace {tmp_path / 'ws'} (example-qa, model openai/x)." in lines
-    assert f"Next: wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines
+    assert f"Next: {sys.executable} -m wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines
+
+
+def test_the_next_hint_names_the_command_as_the_user_can_run_it(tmp_path):
+    """`.venv/bin/wikiskill`, as the README runs it, is not on PATH: the hint says its path; where
+    PATH finds that very executable, the bare name."""
+    executable = Path(sys.executable).parent / "wikiskill"
+    elsewhere = os.pathsep.join(part for part in os.environ["PATH"].split(os.pathsep) if part != str(executable.parent))
+    hints = {}
+    for name, path in (("off", elsewhere), ("on", f"{executable.parent}{os.pathsep}{elsewhere}")):
+        done = subprocess.run(
+            [str(executable), "init", str(tmp_path / name), "--benchmark", "example-qa", "--model", "openai/x"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PATH": path},
+        )
+        assert done.returncode == 0, done.stderr
+        hints[name] = next(line for line in done.stdout.splitlines() if line.startswith("Next: "))
+    assert hints == {
+        "off": f"Next: {executable} -C {tmp_path / 'off'} evolve --rounds 3",
+        "on": f"Next: wikiskill -C {tmp_path / 'on'} evolve --rounds 3",
+    }

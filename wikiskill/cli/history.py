@@ -11,7 +11,7 @@ from rich.table import Table
 from .. import api
 from ..history.live import DEFAULT_PORT
 from ..history.transcript import transcript_lines
-from .common import console, plain, print_table, score_text, shorten, workspace_of
+from .common import command_name, console, plain, print_table, score_text, shorten, workspace_of
 
 
 def status(ctx: typer.Context) -> None:
@@ -26,7 +26,7 @@ def status(ctx: typer.Context) -> None:
     )
     console.print(f"wiki pages  {info.wiki_pages}")
     if info.pending:
-        console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`wikiskill review`)")
+        console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`{command_name()} review`)")
     console.print(f"test        looked at {info.test_looks} time(s) (sealed: only eval --split test, uplift)")
     if info.alpha_left is not None:
         console.print(f"alpha       {info.alpha_spent:.4f} of the run's budget spent, {info.alpha_left:.4f} left")

@@ -20,6 +20,7 @@ from .common import (
     AgentOption,
     ApiBaseOption,
     ModelOption,
+    command_name,
     console,
     plain,
     print_table,
@@ -104,7 +105,7 @@ def init(
         needing, total, given = network
         where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
         console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
-    console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+    say(f"Next: {command_name()} -C {shlex.quote(str(path))} evolve --rounds 3")
 
 
 EMPTY_SPLIT: dict[Split, str] = {
@@ -182,13 +183,13 @@ def evolve(
     if result.stopped_early and not ran:
         console.print(
             f"Nothing to do: the incumbent already scores 1.0 on every val task, so no round was "
-            f"started ({result.rounds_completed} completed in all). See `wikiskill log`."
+            f"started ({result.rounds_completed} completed in all). See `{command_name()} log`."
         )
         return
     note = "; stopped early, as the incumbent now scores 1.0 on every val task" if result.stopped_early else ""
     console.print(
         f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
-        f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`."
+        f"incumbent val score {result.incumbent:.3f}. See `{command_name()} log`."
     )
 
 
