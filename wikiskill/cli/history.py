@@ -163,7 +163,11 @@ def rollback_command(
 
 def report_command(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+    out: Path = typer.Option(
+        Path("report.html"),
+        "--out",
+        help="Where to write the HTML page; its per-task pages go in NAME-tasks/ beside it.",
+    ),
     serve: bool = typer.Option(
         False, "--serve", help="Serve the page on 127.0.0.1 instead, refreshed as a running evolve's steps land."
     ),
@@ -178,8 +182,19 @@ def report_command(
     runs beside `evolve`. Ctrl-C stops it."""
     ws = workspace_of(ctx)
     if not serve:
+        from ..history.htmlreport import tasks_folder
+
         path = api.report(ws, out)
         console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)
+        folder = tasks_folder(path)
+        if folder.is_dir():
+            pages = sum(1 for _ in folder.glob("*.html"))
+            console.print(
+                f"and {pages} task page(s) in {folder}/, which its rows link to: move or share them with it",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         return
     server = api.live_report(ws, port)
     console.print(f"Serving the live report at {server.url} (Ctrl-C to stop)", markup=False, highlight=False)
