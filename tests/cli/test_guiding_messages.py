@@ -218,3 +218,24 @@ def test_an_empty_test_split_is_warned_of_at_init_and_named_where_eval_would_use
     assert "infra" not in error
     branches = subprocess.run(["git", "-C", str(tmp_path / "ws"), "branch", "--list"], capture_output=True, text=True)
     assert "test-looks" not in branches.stdout  # nothing was scored, so test was not looked at
+
+
+def test_a_val_task_deleted_after_init_is_named_when_evolve_validates_main_again(tmp_path):
+    from scripted import ScriptedWorld
+    from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+    suite = tmp_path / "qa"
+    shutil.copytree(ROOT / "benchmarks" / "example-qa", suite)
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = tmp_path / "ws"
+        arguments = ["--benchmark", f"jsonl:{suite}", "--model", "openai/fake-model", "--api-base", server.base_url]
+        assert run("init", str(ws), *arguments).exit_code == 0
+        assert run("-C", str(ws), "evolve", "--rounds", "1").exit_code == 0
+        val = suite / "val.jsonl"
+        val.write_text("".join(line for line in val.read_text().splitlines(keepends=True) if '"val-03"' not in line))
+        result = run("-C", str(ws), "evolve", "--rounds", "1")
+    assert result.exit_code == 0, result.output
+    assert (
+        "r002 re-validate incumbent: val has 5 tasks now, 6 when main was last validated (gone: val-03); "
+        "its tasks are part of the evaluation fingerprint" in result.output
+    )
