@@ -163,3 +163,18 @@ def test_the_next_hint_names_the_command_as_the_user_can_run_it(tmp_path):
         "off": f"Next: {executable} -C {tmp_path / 'off'} evolve --rounds 3",
         "on": f"Next: wikiskill -C {tmp_path / 'on'} evolve --rounds 3",
     }
+
+
+def test_offline_textworld_shows_each_games_actions_and_points_not_an_empty_answer(tmp_path):
+    ws = str(tmp_path / "ws")
+    runner = CliRunner()
+    assert runner.invoke(app, ["init", ws, "--train", "2", "--val", "2", "--test", "1"]).exit_code == 0
+    evaluated = runner.invoke(app, ["-C", ws, "eval", "--split", "val"], env={"COLUMNS": "200"})
+    assert evaluated.exit_code == 0, evaluated.output
+    header = next(line for line in evaluated.output.splitlines() if "task" in line and "score" in line)
+    assert "actions" in header and "last action" in header and "prediction" not in header
+    assert runner.invoke(app, ["-C", ws, "evolve", "--rounds", "1"]).exit_code == 0
+    train_task = sorted(path.stem for path in (tmp_path / "ws" / "raw/r001/train").glob("*.json"))[0]
+    shown = runner.invoke(app, ["-C", ws, "show", "1", "--task", train_task]).output
+    assert re.search(r"--- game over after \d+ actions: (won|not won), score \d", shown), shown
+    assert "answer: None" not in shown

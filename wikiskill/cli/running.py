@@ -263,12 +263,18 @@ def eval_command(
     ws = workspace_of(ctx)
     evaluated = api.evaluate(ws, split, ref, options)
     e = evaluated.evaluation
-    table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
+    games = all(trajectory.steps for trajectory in evaluated.runs[0] if not trajectory.infra)
+    shown = ("actions", "last action") if games else ("prediction", "expected")
+    table = Table("task", "score", *shown, title=f"{split}: {e.size} tasks")
     failed = []
     for trajectory in evaluated.runs[0]:
         row = trajectory.outcome()
         score = f"{e.scores[row['id']]:.3f}" if row["id"] in e.scores else "infra"
-        table.add_row(row["id"], score, shorten(row["prediction"]), shorten(row["expected"]))
+        if games:
+            last = trajectory.steps[-1].action if trajectory.steps else ""
+            table.add_row(row["id"], score, str(len(trajectory.steps)), shorten(last))
+        else:
+            table.add_row(row["id"], score, shorten(row["prediction"]), shorten(row["expected"]))
         if row["error"]:
             failed.append(f"{row['id']}: {row['error']}")
     console.print(table)
