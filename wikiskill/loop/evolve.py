@@ -92,14 +92,12 @@ def holding(ws: Workspace, commit_human_edits: bool) -> Iterator[None]:
     writer; what a killed run left unfinished finished first (files behind main after a kill are
     wikiskill's own publish, not a person's edits, and no person is asked to clean up after it;
     the branch of a candidate its gate decided is deleted);
-    a person's uncommitted edits refused, or committed as a `human` step; edited settings
-    committed as a `settings` step."""
+    a person's uncommitted edits refused, or committed as a `human` step."""
     with ws.lock("wikiskill evolve"):
         ws.recover()
         for branch in leftover_branches(ws):
             ws.delete_branch(branch)
         check_human_edits(ws, commit_human_edits)
-        commit_settings(ws)
         yield
 
 
@@ -165,6 +163,7 @@ def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> Evol
     target = done + rounds
     reporter.info(rounds_plan(ws, rounds))
     check_round_budget(harness.evaluating, done + 1)  # the baseline is part of round 1's spend
+    commit_settings(ws)  # once every check has passed: a refused run writes nothing
     with step_span(Step.BASELINE, 0):
         ensure_baseline(harness)
     tracker.sync()
