@@ -1,8 +1,8 @@
 """Evolve skills from Python, as the `wikiskill` command does: `wikiskill.api` is the library the
 CLI is a thin shell over. Run it as
 
-    python examples/evolve_from_python.py ws            # the offline model on TextWorld cooking games
-    python examples/evolve_from_python.py ws --model openai/gpt-4o-mini --rounds 3
+    python examples/evolve_from_python.py py-demo       # the offline model on TextWorld cooking games
+    python examples/evolve_from_python.py py-demo --model openai/gpt-4o-mini --rounds 3
 
 It creates the workspace (or opens it when it exists), evolves it, scores main's skills on the
 val split, and compares them with the baseline's, task by task. See docs/integrations.md.

@@ -4,6 +4,7 @@ tests/ holds a marker that no agent may ever see."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import uuid
@@ -121,3 +122,14 @@ def init_harbor(workspace: Path, suite: Path, api_base: str = UNREACHABLE, *more
 
     arguments = ["init", str(workspace), "--benchmark", f"harbor:{suite}", "--model", "openai/fake"]
     return CliRunner().invoke(app, [*arguments, "--api-base", api_base, *more])
+
+
+def idle_engine(folder: Path, monkeypatch) -> None:
+    """A `docker` client on PATH whose daemon answers `docker info` and holds nothing (no
+    container, no network), for tests that read a Harbor suite but run no container: init and
+    the pre-flight refuse a suite of containers without a running engine."""
+    folder.mkdir(parents=True, exist_ok=True)
+    client = folder / "docker"
+    client.write_text('#!/bin/sh\n[ "$1" = info ] && echo 28.0\nexit 0\n')
+    client.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")

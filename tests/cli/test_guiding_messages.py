@@ -3,6 +3,7 @@
 a mistake in wikiskill.yaml, and `--version`. Each refusal writes nothing."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -200,3 +201,41 @@ def test_version_prints_the_version_the_package_declares():
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"wikiskill {declared}\n", "")
+
+
+def test_an_empty_test_split_is_warned_of_at_init_and_named_where_eval_would_use_it(tmp_path, monkeypatch):
+    from harborsuites import harbor_suite, idle_engine, init_harbor
+
+    idle_engine(tmp_path / "bin", monkeypatch)
+    suite = harbor_suite(tmp_path)
+    shutil.rmtree(suite / "rev-dog")  # three tasks: two train, one val, none left for test
+    result = init_harbor(tmp_path / "ws", suite)
+    assert result.exit_code == 0, result.output
+    assert "Split: 2 train, 1 val, 0 test tasks." in result.output
+    assert "Warning: the test split is empty: `eval --split test` and `uplift` have nothing to score" in result.output
+    error = one_error_line(run("-C", str(tmp_path / "ws"), "eval", "--split", "test"))
+    assert error.startswith("error: the test split is empty"), error
+    assert "infra" not in error
+    branches = subprocess.run(["git", "-C", str(tmp_path / "ws"), "branch", "--list"], capture_output=True, text=True)
+    assert "test-looks" not in branches.stdout  # nothing was scored, so test was not looked at
+
+
+def test_a_val_task_deleted_after_init_is_named_when_evolve_validates_main_again(tmp_path):
+    from scripted import ScriptedWorld
+    from wikiskill.testing.fakeserver import FakeOpenAIServer
+
+    suite = tmp_path / "qa"
+    shutil.copytree(ROOT / "benchmarks" / "example-qa", suite)
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = tmp_path / "ws"
+        arguments = ["--benchmark", f"jsonl:{suite}", "--model", "openai/fake-model", "--api-base", server.base_url]
+        assert run("init", str(ws), *arguments).exit_code == 0
+        assert run("-C", str(ws), "evolve", "--rounds", "1").exit_code == 0
+        val = suite / "val.jsonl"
+        val.write_text("".join(line for line in val.read_text().splitlines(keepends=True) if '"val-03"' not in line))
+        result = run("-C", str(ws), "evolve", "--rounds", "1")
+    assert result.exit_code == 0, result.output
+    assert (
+        "r002 re-validate incumbent: val has 5 tasks now, 6 when main was last validated (gone: val-03); "
+        "its tasks are part of the evaluation fingerprint" in result.output
+    )

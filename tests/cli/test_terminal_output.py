@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 from typer.main import get_command
@@ -139,4 +140,41 @@ def test_piped_sentences_are_printed_whole_not_wrapped_at_the_width(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert f"Created workspace {tmp_path / 'ws'} (example-qa, model openai/x)." in lines
-    assert f"Next: wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines
+    assert f"Next: {sys.executable} -m wikiskill -C {tmp_path / 'ws'} evolve --rounds 3" in lines
+
+
+def test_the_next_hint_names_the_command_as_the_user_can_run_it(tmp_path):
+    """`.venv/bin/wikiskill`, as the README runs it, is not on PATH: the hint says its path; where
+    PATH finds that very executable, the bare name."""
+    executable = Path(sys.executable).parent / "wikiskill"
+    elsewhere = os.pathsep.join(part for part in os.environ["PATH"].split(os.pathsep) if part != str(executable.parent))
+    hints = {}
+    for name, path in (("off", elsewhere), ("on", f"{executable.parent}{os.pathsep}{elsewhere}")):
+        done = subprocess.run(
+            [str(executable), "init", str(tmp_path / name), "--benchmark", "example-qa", "--model", "openai/x"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PATH": path},
+        )
+        assert done.returncode == 0, done.stderr
+        hints[name] = next(line for line in done.stdout.splitlines() if line.startswith("Next: "))
+    assert hints == {
+        "off": f"Next: {executable} -C {tmp_path / 'off'} evolve --rounds 3",
+        "on": f"Next: wikiskill -C {tmp_path / 'on'} evolve --rounds 3",
+    }
+
+
+def test_offline_textworld_shows_each_games_actions_and_points_not_an_empty_answer(tmp_path):
+    ws = str(tmp_path / "ws")
+    runner = CliRunner()
+    assert runner.invoke(app, ["init", ws, "--train", "2", "--val", "2", "--test", "1"]).exit_code == 0
+    evaluated = runner.invoke(app, ["-C", ws, "eval", "--split", "val"], env={"COLUMNS": "200"})
+    assert evaluated.exit_code == 0, evaluated.output
+    header = next(line for line in evaluated.output.splitlines() if "task" in line and "score" in line)
+    assert "actions" in header and "last action" in header and "prediction" not in header
+    assert runner.invoke(app, ["-C", ws, "evolve", "--rounds", "1"]).exit_code == 0
+    train_task = sorted(path.stem for path in (tmp_path / "ws" / "raw/r001/train").glob("*.json"))[0]
+    shown = runner.invoke(app, ["-C", ws, "show", "1", "--task", train_task]).output
+    assert re.search(r"--- game over after \d+ actions: (won|not won), score \d", shown), shown
+    assert "answer: None" not in shown

@@ -18,7 +18,7 @@ from conftest import git
 from scripted import SPELL, ScriptedWorld, create
 from transcripts import SESSIONS
 from wikiskill.cli import app
-from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_secret_name, scrub
+from wikiskill.core.redact import MIN_SECRET_CHARS, REDACTED, is_credential, is_secret_name, scrub
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 
@@ -318,7 +318,8 @@ secret_text = st.builds(
 def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, before, depth, ascii_only, json_lines):
     """Nested as tool-call arguments are, dumped with or without `ensure_ascii` (the cache's
     json.dumps escapes every non-ASCII character), as a document or a line of JSON Lines."""
-    text = json.dumps({"content": f"{before}{secret} tail", "n": 1}, ensure_ascii=ascii_only)
+    assume(is_credential(secret))
+    text = json.dumps({"content": f"{before} {secret} tail", "n": 1}, ensure_ascii=ascii_only)
     for _ in range(depth):
         text = json.dumps({"arguments": text}, ensure_ascii=ascii_only)
     assume(secret.lower() not in text.lower())  # only written with escapes: matching the raw text misses it
@@ -331,9 +332,43 @@ def test_a_secret_in_json_is_scrubbed_however_deep_and_however_escaped(secret, b
 
 
 def test_values_shorter_than_the_minimum_are_never_scrubbed_and_the_docs_say_so(monkeypatch):
-    short, long = "x" * (MIN_SECRET_CHARS - 1), "y" * MIN_SECRET_CHARS
+    short, long = "x1" * (MIN_SECRET_CHARS // 2) + "x", "y1" * (MIN_SECRET_CHARS // 2)
+    short = short[: MIN_SECRET_CHARS - 1]
     monkeypatch.setenv("SHORT_TOKEN", short)
     monkeypatch.setenv("LONG_TOKEN", long)
     assert scrub(f"{short} {long}") == f"{short} {REDACTED}"
     docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "concepts.md").read_text().split())
     assert f"values shorter than {MIN_SECRET_CHARS} characters are not scrubbed" in docs.lower()
+
+
+def test_a_trace_holding_the_placeholder_key_as_a_word_is_committed_as_written(tmp_path, monkeypatch):
+    """Local-server docs say `OPENAI_API_KEY=anything`: the word is no credential, and a trace is
+    evidence, so every "anything" in it stays."""
+    from inprocess import scripted_workspace
+    from wikiskill.store.traces import Trajectory
+    from wikiskill.store.workspace import MAIN
+
+    monkeypatch.setenv("OPENAI_API_KEY", "anything")
+    said = "Doing it again will not change anything, and no file has been changed yet. Anything else?"
+    ws = scripted_workspace(tmp_path / "ws")
+    trace = Trajectory(task_id="t1", split="train", kind="qa", question="Again?", prediction=said)
+    ws.commit({"raw/r001/train/t1.json": trace.to_json()}, "r001 rollout\n")
+    assert Trajectory.model_validate_json(git(ws.root, "show", f"{MAIN}:raw/r001/train/t1.json")).prediction == said
+
+
+@pytest.mark.parametrize("value", ["anything", "ANYTHING", "Anything", "sk-no-key-required", "not-needed", "lm-studio"])
+def test_words_and_placeholders_are_no_credentials_and_are_never_scrubbed(monkeypatch, value):
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    assert not is_credential(value)
+    text = f"set it to {value}: {value.upper()} {value.lower()}"
+    assert scrub(text) == text
+
+
+def test_a_credential_is_scrubbed_only_where_it_is_a_whole_token_and_the_docs_say_the_rule(monkeypatch):
+    for value in ("sk-test-SECRET123456", "hf_AbCdEfGhIj", 'hunter"2\\swordfish', "inv/live/9f8e7d6c"):
+        assert is_credential(value), value
+    monkeypatch.setenv("MY_TOKEN", "Abc-Def-123456")
+    text = "x Abc-Def-123456, (abc-def-123456) xAbc-Def-123456 Abc-Def-1234567 y"
+    assert scrub(text) == f"x {REDACTED}, ({REDACTED}) xAbc-Def-123456 Abc-Def-1234567 y"
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "concepts.md").read_text().split())
+    assert "only a value that can be a credential is scrubbed" in docs.lower()

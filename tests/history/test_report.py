@@ -138,3 +138,12 @@ def test_score_and_cost_per_round_has_one_row_per_round_and_a_rollback_row_of_it
     first_cells = re.findall(r"<tr><td>([^<]*)</td>", table)
     assert first_cells == ["1", "2", "rollback"]
     assert "pending → accepted" in table
+
+
+def test_report_out_says_that_it_wrote_the_task_pages_beside_the_page(evolved, tmp_path):
+    out = tmp_path / "demo-report.html"
+    result = CliRunner().invoke(app, ["-C", str(evolved), "report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "demo-report-tasks"
+    assert len(list(folder.glob("*.html"))) == 6
+    assert f"Wrote {out}\nand 6 task page(s) in {folder}/, which its rows link to" in result.output

@@ -58,8 +58,8 @@ def test_budget_stops_between_tasks_and_evolve_resumes(tmp_path):
         assert "Traceback" not in result.output
         assert len(server.requests) == 8
         steps = git(ws, "log", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main").split()
-        assert steps == ["baseline"]  # the rollout step was not committed at all
-        assert git(ws, "status", "--porcelain") == " M wikiskill.yaml\n"  # only the budget edit above
+        assert steps == ["baseline", "settings"]  # the rollout step was not committed at all
+        assert git(ws, "status", "--porcelain") == ""  # the budget edit above went in as the settings step
 
         set_max_calls(ws, "null")
         result = runner.invoke(app, ["-C", str(ws), "evolve", "--rounds", "1"])

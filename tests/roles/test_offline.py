@@ -212,11 +212,11 @@ def test_offline_evolve_end_to_end(tmp_path: Path):
     steps = git(
         ws, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Wikiskill-Step,valueonly)", "main"
     ).split()
-    assert steps[:4] == ["baseline", "rollout", "maintain", "gate"]
+    assert steps[:5] == ["settings", "baseline", "rollout", "maintain", "gate"]
     assert steps.count("gate") == 2 and steps.count("rollout") == 2
     assert steps[steps.index("maintain", 4) + 1] == "consolidate"  # round 2, between maintain and propose
     assert {"baseline", "round/001", "round/002"} <= set(git(ws, "tag").split())
-    assert git(ws, "status", "--porcelain") == " M wikiskill.yaml\n"  # the test's own edit
+    assert git(ws, "status", "--porcelain") == ""  # the test's own edit, committed as the settings step
     assert len(list(ws.glob("wiki/patterns/*.md"))) >= 1
     for skill_md in ws.glob("skills/*/SKILL.md"):
         assert skill_problems(skill_md.read_text(), skill_md.parent.name) == []

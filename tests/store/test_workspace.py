@@ -171,10 +171,10 @@ def test_commit_human_edits_records_a_human_step_and_carries_on(ws, tmp_path, mo
     (ws.root / "skills/linked.md").symlink_to(outside)
     with open(ws.root / "wikiskill.yaml", "a") as config:
         config.write("# my note\n")
-    git(ws.root, "add", "wikiskill.yaml")  # staged outside skills/ and wiki/: not part of the step
+    git(ws.root, "add", "wikiskill.yaml")  # staged outside skills/ and wiki/: a settings step, not this one
     result = evolve_scripted(ws, rounds=1, commit_human_edits=True)
     assert result.rounds_completed == 1
-    assert first_parent_steps(ws.root) == [None, "human", "baseline", "rollout", "maintain", "gate"]
+    assert first_parent_steps(ws.root) == [None, "human", "settings", "baseline", "rollout", "maintain", "gate"]
     human = git(ws.root, "rev-list", "--first-parent", "main").split()[-2]
     trailers = git(ws.root, "log", "-1", "--format=%(trailers:only,unfold)", human)
     assert "Wikiskill-Step: human" in trailers and "Wikiskill-Round: 0" in trailers
@@ -186,7 +186,24 @@ def test_commit_human_edits_records_a_human_step_and_carries_on(ws, tmp_path, mo
     assert "tok-HUMAN-SECRET-42" not in git(ws.root, "log", "-p", "main")
     assert "[REDACTED]" in (ws.root / "wiki/patterns/mine.md").read_text()
     assert outside.read_text() == "content from outside the workspace\n"
-    assert git(ws.root, "status", "--porcelain") == "M  wikiskill.yaml\n"  # still staged, as the person left it
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+def test_edited_settings_are_committed_before_the_round_that_runs_under_them_with_the_diff(ws):
+    config = ws.root / "wikiskill.yaml"
+    config.write_text(config.read_text().replace("\nconcurrency: 4\n", "\nconcurrency: 2\n"))
+    assert git(ws.root, "status", "--porcelain") == " M wikiskill.yaml\n"
+    assert evolve_scripted(ws, rounds=1).rounds_completed == 1
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert first_parent_steps(ws.root) == [None, "settings", "baseline", "rollout", "maintain", "gate"]
+    settings = git(ws.root, "rev-list", "--first-parent", "main").split()[-2]
+    message = git(ws.root, "log", "-1", "--format=%B", settings)
+    assert message.startswith("settings: wikiskill.yaml changed before round 1\n")
+    assert "\n-concurrency: 4\n+concurrency: 2\n" in message
+    assert "Wikiskill-Step: settings" in message
+    assert git(ws.root, "show", "--name-only", "--format=", settings).split() == ["wikiskill.yaml"]
+    evolve_scripted(ws, rounds=1)  # unchanged settings: no second settings step
+    assert first_parent_steps(ws.root).count("settings") == 1
 
 
 class EditingWorld(ScriptedWorld):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..core.errors import WikiskillError
+from ..core.errors import BenchmarkError, WikiskillError
 from ..history.test_looks import looks_at
 from ..loop.evolve import EvolveResult, holding, run_rounds
 from ..loop.harness import Evaluated, Harness
@@ -17,6 +17,7 @@ from .options import RunOptions, checked_config, open_harness, overridden, runne
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..benchmarks import Split
     from ..history.audit import AuditReport
     from ..history.compare import Comparison
     from ..loop.estimate import Estimate
@@ -63,9 +64,10 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
     ws.resolve(ref)
     config = checked_config(ws, options)
     with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
-        with open_harness(ws, config, options) as harness, looks_at(harness, split, "eval", [ref]):
-            harness.benchmark.prepare((split,))
-            return harness.evaluating.evaluate(ref, split, f"eval {split}")
+        with open_harness(ws, config, options) as harness:
+            prepare_split(harness, split)
+            with looks_at(harness, split, "eval", [ref]):
+                return harness.evaluating.evaluate(ref, split, f"eval {split}")
 
 
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
@@ -78,9 +80,10 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
     config = checked_config(ws, options)
     with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
-        with open_harness(ws, config, options) as harness, looks_at(harness, split, "compare", [ref_a, ref_b]):
-            harness.benchmark.prepare((split,))
-            return _compare(harness.evaluating, ref_a, ref_b, split)
+        with open_harness(ws, config, options) as harness:
+            prepare_split(harness, split)
+            with looks_at(harness, split, "compare", [ref_a, ref_b]):
+                return _compare(harness.evaluating, ref_a, ref_b, split)
 
 
 def uplift(
@@ -104,12 +107,24 @@ def uplift(
     defaults, left_out = default_arms(config)
     chosen = check_arms(list(arms if arms is not None else defaults))
     with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
-        with open_harness(ws, config, options) as harness, looks_at(harness, split, "uplift", ["main"]) as look:
-            harness.benchmark.prepare((split, "train") if "self-written" in chosen else (split,))
-            result = measure(harness, split, trials, chosen, not_made={} if arms is not None else left_out)
-            result = replace(result, test_look=look if isinstance(look, int) else None)
-            record(harness, result)
-            return result
+        with open_harness(ws, config, options) as harness:
+            prepare_split(harness, split, ("train",) if "self-written" in chosen else ())
+            with looks_at(harness, split, "uplift", ["main"]) as look:
+                result = measure(harness, split, trials, chosen, not_made={} if arms is not None else left_out)
+                result = replace(result, test_look=look if isinstance(look, int) else None)
+                record(harness, result)
+                return result
+
+
+def prepare_split(harness: Harness, split: Split, more: tuple[Split, ...] = ()) -> None:
+    """Prepare `split` (and `more`) for scoring; an empty split is refused in one line, before a
+    look at test is recorded or anything runs."""
+    harness.benchmark.prepare((split, *more))
+    if not harness.benchmark.tasks(split):
+        raise BenchmarkError(
+            f"the {split} split is empty: this suite's split gives it no task (wikiskill.yaml's `splits`, "
+            "or `harbor.ids` for a Harbor suite)"
+        )
 
 
 def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None) -> AuditReport:

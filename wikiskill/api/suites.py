@@ -4,6 +4,7 @@ references checked, a container suite read as init shows it, its base image and 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,14 +50,21 @@ def suite_network(ws: Workspace) -> tuple[int, int, bool] | None:
 
 
 def check_suite(
-    path: Path | str, runtime: str = "docker", concurrency: int = 2, registry: str | None = None
+    path: Path | str,
+    runtime: str = "docker",
+    concurrency: int = 2,
+    registry: str | None = None,
+    refresh: bool = False,
+    notify: Callable[[str], object] = lambda _: None,
 ) -> list[TaskCheck]:
     """Each task's reference scored as a run scores it. A Harbor suite's tasks are played by
     `oracle` (must score 1) and `nop` (must score 0) in containers, build logs going to
     `$WIKISKILL_CACHE_DIR/images` (else ~/.cache/wikiskill/images); a task-folder suite (`tasks:PATH`,
     or a folder with suite.yaml) scores each task's solution/ laid over its files (1) and its files
     untouched (0), or a QA task's answer (1) and no answer (0). `harbor:NAME@VERSION` is a dataset
-    of the Harbor registry `registry` (a path or URL; default: Harbor's public one)."""
+    of the Harbor registry `registry` (a path or URL; default: Harbor's public one), read each time:
+    `notify` hears when its entry changed since it was last fetched here, and `refresh` fetches it
+    anew even when it did not."""
     import asyncio
 
     from ..benchmarks import load_benchmark, spec_of
@@ -67,7 +75,7 @@ def check_suite(
     from ..run.folder_check import check_folders
     from ..run.harbor_tasks import open_setup
     from ..run.suite_check import check_suite as _check_suite
-    from ..store.harbor_datasets import fetch_for
+    from ..store.harbor_datasets import fetch_named
 
     text = str(path)
     folder = Path(text.removeprefix("tasks:")).expanduser()
@@ -75,11 +83,12 @@ def check_suite(
         return sorted(check_folders(TaskFolders(folder)), key=_by_id)
     if not folder.exists() and not spec_of(text).containers:
         return _check_named_suite(text)
-    config = Config(
-        benchmark=HARBOR.benchmark_name(str(folder)) if folder.exists() else text,
-        harbor=HarborSettings(registry=registry),
-    )
-    fetch_for(config, Path.cwd())
+    benchmark = HARBOR.benchmark_name(str(folder)) if folder.exists() else text
+    fetched = fetch_named(benchmark, registry, Path.cwd(), refresh=refresh)
+    if fetched is not None and fetched.changed:
+        notify(fetched.changed)
+    digest = None if fetched is None else fetched.digest
+    config = Config(benchmark=benchmark, harbor=HarborSettings(registry=registry, dataset_digest=digest))
     suite = container_suite(load_benchmark(config, Path.cwd()))
     if suite is None:
         raise BenchmarkError(f"{config.benchmark} is no suite of containers that check-suite can play")

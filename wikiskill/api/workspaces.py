@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,8 @@ def init_workspace(
     agent: str | None = None,
     command: Sequence[str] | None = None,
     registry: str | None = None,
+    refresh: bool = False,
+    notify: Callable[[str], object] = lambda _: None,
 ) -> Workspace:
     """Create a workspace from workspace_template/ with a validated wikiskill.yaml.
 
@@ -43,7 +46,9 @@ def init_workspace(
     refused for a suite it cannot play or when it cannot start. `command`: the argv template of
     `agent: command` (`agent.command`), which that runner needs and no other takes. `registry`:
     the Harbor registry (a registry.json's path or URL) a `harbor:NAME@VERSION` dataset is
-    fetched from, now, and kept as `harbor.registry`.
+    fetched from, now, and kept as `harbor.registry`, the digest of its entry as
+    `harbor.dataset_digest`; `notify` hears when that entry changed since it was last fetched here,
+    and `refresh` fetches it anew even when it did not.
     """
     from ..benchmarks import canonical_name, spec_of
     from ..store.harbor_datasets import fetch_named
@@ -57,7 +62,9 @@ def init_workspace(
         raise ConfigError(f"a registry names datasets (harbor:NAME@VERSION), which {benchmark} does not take")
     if registry is not None and "://" not in registry:
         registry = str(Path(registry).expanduser().resolve())
-    fetch_named(benchmark, registry, Path.cwd())  # a dataset is fetched now: its errors stop init
+    fetched = fetch_named(benchmark, registry, Path.cwd(), refresh=refresh)  # its errors stop init
+    if fetched is not None and fetched.changed:
+        notify(fetched.changed)
     runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent_flag(agent)
     _check_command(runner, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
@@ -86,8 +93,10 @@ def init_workspace(
         cli=runner is not None and AgentSettings(runner=runner, command=list(command or [])).cli,
         bwrap=shutil.which("bwrap") is not None,
     )
-    if registry is not None:
-        text += f"\nharbor:\n  registry: {json.dumps(registry)}\n"
+    if registry is not None or fetched is not None:
+        text += "\nharbor:\n"
+        text += "" if registry is None else f"  registry: {json.dumps(registry)}\n"
+        text += "" if fetched is None else f"  dataset_digest: {json.dumps(fetched.digest)}\n"
     config = parse_config(text, CONFIG_FILE)
     preflight(config, judge_source=benchmark, keys=False)
     try:

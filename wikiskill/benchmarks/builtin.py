@@ -231,13 +231,13 @@ class HarborFamily:
 
         if argument is None:
             raise BenchmarkError("harbor needs a folder or a dataset: harbor:PATH or harbor:NAME@VERSION")
-        directory = harbor_folder(argument, request.root)
+        directory = harbor_folder(argument, request.root, request.config.harbor.dataset_digest)
         return HarborSuite(directory, request.config.harbor, request.config.splits)
 
 
-def harbor_folder(argument: str, root: Path | None) -> Path:
+def harbor_folder(argument: str, root: Path | None, digest: str | None) -> Path:
     """The folder `harbor:ARGUMENT` reads: the path, or the folder of the registry dataset it
-    names (fetched by `store/harbor_datasets.py`)."""
+    names, made from the registry entry of `digest` (fetched by `store/harbor_datasets.py`)."""
     from .harbor_registry import dataset_ref, made_dataset
 
     directory = Path(argument).expanduser()
@@ -245,5 +245,5 @@ def harbor_folder(argument: str, root: Path | None) -> Path:
         directory = root / directory
     dataset = dataset_ref(argument)
     if dataset is not None and not directory.exists():
-        return made_dataset(*dataset)
+        return made_dataset(*dataset, digest)
     return directory

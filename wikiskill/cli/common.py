@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import shlex
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +37,20 @@ class _Console(Console):
         if soft_wrap is None and not self.is_terminal and all(isinstance(each, str) for each in objects):
             soft_wrap = True
         super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+@functools.cache
+def command_name() -> str:
+    """The wikiskill command as the user can run it, for the commands a hint prints: `wikiskill`
+    where that is what PATH finds, else the running executable's path as it was started
+    (`.venv/bin/wikiskill`), or the interpreter with `-m wikiskill`."""
+    started = sys.argv[0]
+    if Path(started).name != "wikiskill":  # `python -m wikiskill`, or the CLI called from a program
+        return f"{shlex.quote(sys.executable)} -m wikiskill"
+    on_path = shutil.which("wikiskill")
+    if on_path is not None and Path(on_path).resolve() == Path(started).resolve():
+        return "wikiskill"
+    return shlex.quote(started)
 
 
 errors = _Console(stderr=True)

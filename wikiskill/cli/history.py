@@ -11,7 +11,7 @@ from rich.table import Table
 from .. import api
 from ..history.live import DEFAULT_PORT
 from ..history.transcript import transcript_lines
-from .common import console, plain, print_table, score_text, shorten, workspace_of
+from .common import command_name, console, plain, print_table, score_text, shorten, workspace_of
 
 
 def status(ctx: typer.Context) -> None:
@@ -26,7 +26,7 @@ def status(ctx: typer.Context) -> None:
     )
     console.print(f"wiki pages  {info.wiki_pages}")
     if info.pending:
-        console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`wikiskill review`)")
+        console.print(f"review      {len(info.pending)} pending: {', '.join(info.pending)} (`{command_name()} review`)")
     console.print(f"test        looked at {info.test_looks} time(s) (sealed: only eval --split test, uplift)")
     if info.alpha_left is not None:
         console.print(f"alpha       {info.alpha_spent:.4f} of the run's budget spent, {info.alpha_left:.4f} left")
@@ -163,7 +163,11 @@ def rollback_command(
 
 def report_command(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("report.html"), "--out", help="Where to write the HTML page."),
+    out: Path = typer.Option(
+        Path("report.html"),
+        "--out",
+        help="Where to write the HTML page; its per-task pages go in NAME-tasks/ beside it.",
+    ),
     serve: bool = typer.Option(
         False, "--serve", help="Serve the page on 127.0.0.1 instead, refreshed as a running evolve's steps land."
     ),
@@ -178,8 +182,19 @@ def report_command(
     runs beside `evolve`. Ctrl-C stops it."""
     ws = workspace_of(ctx)
     if not serve:
+        from ..history.htmlreport import tasks_folder
+
         path = api.report(ws, out)
         console.print(f"Wrote {path}", markup=False, highlight=False, soft_wrap=True)
+        folder = tasks_folder(path)
+        if folder.is_dir():
+            pages = sum(1 for _ in folder.glob("*.html"))
+            console.print(
+                f"and {pages} task page(s) in {folder}/, which its rows link to: move or share them with it",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         return
     server = api.live_report(ws, port)
     console.print(f"Serving the live report at {server.url} (Ctrl-C to stop)", markup=False, highlight=False)

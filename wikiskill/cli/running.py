@@ -13,12 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
+from ..benchmarks import Split
 from ..core.errors import ConfigError
 from ..loop.estimate import Estimate, RoundEstimate
 from .common import (
     AgentOption,
     ApiBaseOption,
     ModelOption,
+    command_name,
     console,
     plain,
     print_table,
@@ -64,6 +66,12 @@ def init(
         help="harbor:NAME@VERSION: the Harbor registry.json URL to look the dataset up in "
         "(default: Harbor's public one).",
     ),
+    refresh: bool = typer.Option(
+        False,
+        "--refresh",
+        help="harbor:NAME@VERSION: fetch the dataset anew, checking out again the repositories its "
+        "registry takes at their head (a changed registry entry is always fetched anew).",
+    ),
 ) -> None:
     """Create a workspace: config, empty wiki and skills, a git repository on branch main.
 
@@ -80,6 +88,8 @@ def init(
         agent=agent,
         command=argv_of(command, arg),
         registry=registry_of(registry_path, registry_url),
+        refresh=refresh,
+        notify=say,
     )
     console.print(f"Created workspace [bold]{ws.root}[/bold] ({benchmark}, model {model}).")
     suite = api.harbor_suite(ws)
@@ -87,12 +97,27 @@ def init(
         print_unreadable(suite.unreadable)
         counts = suite.counts()
         console.print(f"Split: {counts['train']} train, {counts['val']} val, {counts['test']} test tasks.")
+        for split, use in EMPTY_SPLIT.items():
+            if not counts[split]:
+                say(f"Warning: the {split} split is empty: {use}; harbor.ids in wikiskill.yaml or more tasks fill it.")
     network = api.suite_network(ws)
     if network is not None and network[0]:
         needing, total, given = network
         where = "" if given else ": this engine has no bridge network, so they are recorded as infra, never scored"
         console.print(f"Network: {needing} of {total} tasks need it in some phase{where}.")
-    console.print(f"Next: [bold]wikiskill -C {path} evolve --rounds 3[/bold]")
+    say(f"Next: {command_name()} -C {shlex.quote(str(path))} evolve --rounds 3")
+
+
+EMPTY_SPLIT: dict[Split, str] = {
+    "train": "evolve has no task to learn from",
+    "val": "the gate has no task to decide a change on",
+    "test": "`eval --split test` and `uplift` have nothing to score",
+}
+"""What an empty split leaves undone, said at init."""
+
+
+def say(line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def registry_of(path: Path | None, url: str | None) -> str | None:
@@ -158,13 +183,13 @@ def evolve(
     if result.stopped_early and not ran:
         console.print(
             f"Nothing to do: the incumbent already scores 1.0 on every val task, so no round was "
-            f"started ({result.rounds_completed} completed in all). See `wikiskill log`."
+            f"started ({result.rounds_completed} completed in all). See `{command_name()} log`."
         )
         return
     note = "; stopped early, as the incumbent now scores 1.0 on every val task" if result.stopped_early else ""
     console.print(
         f"Done: {ran} of {rounds} round(s) run{note}; {result.rounds_completed} completed in all; "
-        f"incumbent val score {result.incumbent:.3f}. See `wikiskill log`."
+        f"incumbent val score {result.incumbent:.3f}. See `{command_name()} log`."
     )
 
 
@@ -238,12 +263,18 @@ def eval_command(
     ws = workspace_of(ctx)
     evaluated = api.evaluate(ws, split, ref, options)
     e = evaluated.evaluation
-    table = Table("task", "score", "prediction", "expected", title=f"{split}: {e.size} tasks")
+    games = all(trajectory.steps for trajectory in evaluated.runs[0] if not trajectory.infra)
+    shown = ("actions", "last action") if games else ("prediction", "expected")
+    table = Table("task", "score", *shown, title=f"{split}: {e.size} tasks")
     failed = []
     for trajectory in evaluated.runs[0]:
         row = trajectory.outcome()
         score = f"{e.scores[row['id']]:.3f}" if row["id"] in e.scores else "infra"
-        table.add_row(row["id"], score, shorten(row["prediction"]), shorten(row["expected"]))
+        if games:
+            last = trajectory.steps[-1].action if trajectory.steps else ""
+            table.add_row(row["id"], score, str(len(trajectory.steps)), shorten(last))
+        else:
+            table.add_row(row["id"], score, shorten(row["prediction"]), shorten(row["expected"]))
         if row["error"]:
             failed.append(f"{row['id']}: {row['error']}")
     console.print(table)
@@ -374,6 +405,12 @@ def check_suite_command(
     registry_url: str | None = typer.Option(
         None, "--registry-url", help="harbor:NAME@VERSION: the Harbor registry.json URL (default: Harbor's public one)."
     ),
+    refresh: bool = typer.Option(
+        False,
+        "--refresh",
+        help="harbor:NAME@VERSION: fetch the dataset anew, checking out again the repositories its "
+        "registry takes at their head (a changed registry entry is always fetched anew).",
+    ),
 ) -> None:
     """Check a suite before spending on it: per task, whether its reference solution scores 1 and
     doing nothing 0 (a Harbor task's solution/solve.sh against its untouched container, a task
@@ -381,7 +418,9 @@ def check_suite_command(
     read. For a task folder's check, whether its crash on the agent's work is the task's failure
     or infrastructure, and why. Exits 1 unless every checked task is sound."""
     registry = registry_of(registry_path, registry_url)
-    checks = api.check_suite(path, runtime=runtime, concurrency=concurrency, registry=registry)
+    checks = api.check_suite(
+        path, runtime=runtime, concurrency=concurrency, registry=registry, refresh=refresh, notify=say
+    )
     ruled = any(check.crash is not None for check in checks)
     table = Table("task", "oracle", "nop", "verdict", *(["crash"] if ruled else []))
     for check in checks:

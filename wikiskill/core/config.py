@@ -527,6 +527,10 @@ class HarborSettings(_Section):
     registry: str | None = None
     """The Harbor registry `harbor:NAME@VERSION` is looked up in: a registry.json's path or URL
     (`init --registry-path` / `--registry-url`); unset: Harbor's public registry."""
+    dataset_digest: str | None = None
+    """The digest of the registry entry `harbor:NAME@VERSION` was fetched from, set by `init`: the
+    dataset is read from that entry's cache folder, and a registry whose entry has since changed
+    is refused, never used in its place. Unset: the one entry of that name fetched here."""
     ids: HarborIds = HarborIds()
     """The split as explicit id lists; all empty: a seeded split stratified by each task's
     `[metadata] category`, of the sizes in `splits` (unset sizes: half train, a quarter val, the

@@ -1,4 +1,12 @@
-"""Keep secrets out of everything wikiskill writes: traces, commits, the wiki, logs and errors."""
+"""Keep secrets out of everything wikiskill writes: traces, commits, the wiki, logs and errors.
+
+A trace is evidence, so only a value that can be a credential is scrubbed (`is_credential`): at
+least MIN_SECRET_CHARS characters and not made of words alone, so the placeholders local servers
+are given (`anything`, `EMPTY`, `ollama`, `sk-no-key-required`) are left in the text. A value is
+replaced where it stands as a whole token (no letter or digit joined to it on either side), in
+any letter case: a credential lowercased into a skill name is still that credential, while a
+credential-shaped string in ordinary text in another case is not a word anyone writes.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,8 @@ import re
 _SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS"})
 MIN_SECRET_CHARS = 8
 """Shorter values are not secrets to scrub: replacing a 3-letter value everywhere would wreck text."""
+_WORD_CHARACTER = re.compile(r"[^\W\d_]|[-_.\s]")
+"""What words are made of: letters, and the `-`, `_`, `.` and spaces that join them."""
 REDACTED = "[REDACTED]"
 _JSON_START = ("{", "[", '"')
 _UNICODE_ESCAPE = re.compile(r"(?<=\\)u([0-9a-fA-F]{4})")
@@ -22,11 +32,24 @@ def is_secret_name(name: str) -> bool:
     return any(word in _SECRET_WORDS for word in re.split(r"[^A-Z0-9]+", name.upper()))
 
 
+def is_credential(value: str) -> bool:
+    """Whether `value` can be a credential rather than words: at least MIN_SECRET_CHARS characters
+    holding a digit, a character other than a letter, `-`, `_`, `.` or a space, or lowercase and
+    capital letters mixed past its first character (`Anything` and `ANYTHING` are words,
+    `hf_AbCdEfGh` is not)."""
+    value = value.strip()
+    if len(value) < MIN_SECRET_CHARS:
+        return False
+    if any(character.isdigit() or not _WORD_CHARACTER.fullmatch(character) for character in value):
+        return True
+    rest = value[1:]
+    return any(character.islower() for character in rest) and any(character.isupper() for character in rest)
+
+
 def secret_values() -> list[str]:
-    """Values of environment variables whose names say they hold a secret (longest first)."""
-    values = {
-        value for name, value in os.environ.items() if is_secret_name(name) and len(value.strip()) >= MIN_SECRET_CHARS
-    }
+    """Values of environment variables whose names say they hold a secret and that can be a
+    credential (`is_credential`), longest first."""
+    values = {value for name, value in os.environ.items() if is_secret_name(name) and is_credential(value)}
     return sorted(values, key=len, reverse=True)
 
 
@@ -36,8 +59,8 @@ class Scrubber:
     text would cost more than the scrubbing."""
 
     def __init__(self) -> None:
-        self._secrets = [(value, value.lower()) for value in secret_values()]
-        self._unescaped_secrets = [_unescaped(value).lower() for value, _ in self._secrets]
+        self._secrets = [(value, value.lower(), _whole_token(value)) for value in secret_values()]
+        self._unescaped_secrets = [_unescaped(value).lower() for value, _, _ in self._secrets]
 
     def __call__(self, text: str) -> str:
         """`text` with every secret replaced. A text that is JSON (one document, or JSON Lines)
@@ -57,9 +80,9 @@ class Scrubber:
 
     def _plain(self, text: str) -> str:
         lowered = text.lower()
-        for value, lowered_value in self._secrets:
+        for _, lowered_value, pattern in self._secrets:
             if lowered_value in lowered:
-                text = re.sub(re.escape(value), REDACTED, text, flags=re.IGNORECASE)
+                text = pattern.sub(REDACTED, text)
                 lowered = text.lower()
         return text
 
@@ -94,6 +117,14 @@ class Scrubber:
         return value, False
 
 
+def _whole_token(value: str) -> re.Pattern[str]:
+    """`value` in any letter case where no letter or digit is joined to a letter or digit at
+    either of its ends."""
+    before = r"(?<![^\W_])" if value[0].isalnum() else ""
+    after = r"(?![^\W_])" if value[-1].isalnum() else ""
+    return re.compile(before + re.escape(value) + after, flags=re.IGNORECASE)
+
+
 def _unescaped(text: str) -> str:
     """`text` with JSON escapes undone loosely, at every depth of JSON held in JSON strings:
     `\\uXXXX` behind any number of backslashes becomes its character, other backslashes go."""
@@ -122,6 +153,6 @@ def _encode(value: object, like: str) -> str:
 
 
 def scrub(text: str) -> str:
-    """`text` with every secret value replaced, ignoring case (a normalised, lowercased skill
-    name must not carry a key either)."""
+    """`text` with every credential (`is_credential`) replaced where it is a whole token, ignoring
+    case (a normalised, lowercased skill name must not carry a key either)."""
     return Scrubber()(text)

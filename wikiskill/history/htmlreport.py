@@ -262,6 +262,11 @@ def render_report(data: ReportData, title: str, live: str | None = None) -> str:
     return render("report.html", title=title, data=data, charts=charts, live=live, differences=differences)
 
 
+def tasks_folder(out: Path) -> Path:
+    """Where the report at `out` keeps its task pages: `<name>-tasks/` beside it."""
+    return out.parent / f"{out.stem}-tasks"
+
+
 def write_report(ws: Workspace, out: Path) -> Path:
     """The report at `out`, and beside it, in `<name>-tasks/`, one page per task of the latest
     validation, which its row links to."""
@@ -269,7 +274,7 @@ def write_report(ws: Workspace, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     data = report_data(ws)
     if data.validated_round is not None and data.tasks:
-        folder = out.parent / f"{out.stem}-tasks"
+        folder = tasks_folder(out)
         folder.mkdir(exist_ok=True)
         for task in data.tasks:
             name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', task.id)}.html"

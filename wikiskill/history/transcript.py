@@ -44,16 +44,16 @@ def task_view(ws: Workspace, number: int, task_id: str) -> TaskView:
 
 def transcript_lines(view: TaskView) -> list[str]:
     """The task as lived: its prompt (the skills it carried), each message, tool call and result,
-    the answer, the score and the scorer's feedback."""
+    the answer (a game: its actions and points), the score and the scorer's feedback."""
     outcome, trajectory = view.outcome, view.trajectory
     score = "none (infrastructure failure)" if outcome.get("score") is None else f"{outcome['score']:.3f}"
     lines = [f"round {view.round}, task {view.task_id}: score {score}"]
     if trajectory is None:
-        lines += [
-            "(a val task: its outcome is kept, not its messages)",
-            f"answer: {outcome.get('prediction')!r}",
-            f"expected: {outcome.get('expected')!r}",
-        ]
+        lines.append("(a val task: its outcome is kept, not its messages)")
+        if outcome.get("prediction") is None and outcome.get("expected") is None and outcome.get("steps"):
+            lines.append(f"played {outcome['steps']} actions (a game: its score is the points it made)")
+        else:
+            lines += [f"answer: {outcome.get('prediction')!r}", f"expected: {outcome.get('expected')!r}"]
         return lines + ([f"error: {outcome['error']}"] if outcome.get("error") else [])
     lines += [
         f"split: {trajectory.split}; skills in its prompt: {', '.join(trajectory.skills) or 'none'}"
@@ -69,7 +69,11 @@ def transcript_lines(view: TaskView) -> list[str]:
             lines.append(f"-> call {function.get('name')}({function.get('arguments') or ''})")
     for number, step in enumerate(trajectory.steps, 1):
         lines += [f"--- step {number}: > {step.action}", step.observation.strip(), f"score so far: {step.score:g}"]
-    lines += [f"--- answer: {trajectory.prediction!r}", f"expected: {trajectory.expected!r}"]
+    if trajectory.steps and trajectory.prediction is None and trajectory.expected is None:
+        won = "won" if trajectory.success else "not won"
+        lines.append(f"--- game over after {len(trajectory.steps)} actions: {won}, score {trajectory.score:g}")
+    else:
+        lines += [f"--- answer: {trajectory.prediction!r}", f"expected: {trajectory.expected!r}"]
     if trajectory.error:
         lines.append(f"error: {trajectory.error}")
     if trajectory.feedback:

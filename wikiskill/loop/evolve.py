@@ -7,10 +7,12 @@ round k:         the steps of wikiskill/loop/steps (rollout -> maintain -> propo
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..core.config import CONFIG_FILE
 from ..core.errors import WorkspaceError
 from ..integrations.tracking import open_tracker
 from ..store.rounds import ROUND_TAG, completed_rounds, incumbent_score, leftover_branches, round_label, round_state
@@ -34,6 +36,28 @@ class EvolveResult:
     decisions: list[Decision | None]
     """Each round's gate decision, in order (None: the round closed without one)."""
     stopped_early: bool
+
+
+def commit_settings(ws: Workspace) -> None:
+    """Commit wikiskill.yaml as a `settings` step when it differs from main's, the diff in the body,
+    so the history shows what each round ran under. Settings are no skill or page a person might
+    want kept out, so they are committed without `--commit-human-edits`."""
+    text = (ws.root / CONFIG_FILE).read_text(encoding="utf-8")
+    before = ws.read_file(MAIN, CONFIG_FILE) or ""
+    if text == before:
+        return
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{CONFIG_FILE}", f"b/{CONFIG_FILE}"
+    )
+    round_number = completed_rounds(ws)
+    ws.commit_working_tree(
+        [CONFIG_FILE],
+        format_message(
+            f"settings: {CONFIG_FILE} changed before round {round_number + 1}",
+            Trailers(round=round_number, step=Step.SETTINGS, cost_usd=0.0),
+            "".join(diff).rstrip("\n"),
+        ),
+    )
 
 
 def check_human_edits(ws: Workspace, commit_them: bool) -> None:
@@ -139,6 +163,7 @@ def _run_rounds(harness: Harness, rounds: int, commit_human_edits: bool) -> Evol
     target = done + rounds
     reporter.info(rounds_plan(ws, rounds))
     check_round_budget(harness.evaluating, done + 1)  # the baseline is part of round 1's spend
+    commit_settings(ws)  # once every check has passed: a refused run writes nothing
     with step_span(Step.BASELINE, 0):
         ensure_baseline(harness)
     tracker.sync()

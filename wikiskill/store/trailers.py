@@ -55,6 +55,9 @@ class Step(StrEnum):
     """`wikiskill uplift`: an arm's skills on `uplift/<arm>`, or the result on `uplift/results`."""
     TEST_LOOK = "test_look"
     """The sealed test split was scored (`eval --split test`, `uplift`), on the `test-looks` branch."""
+    SETTINGS = "settings"
+    """wikiskill.yaml as the next round runs under it, committed by `evolve` when it was edited
+    since the last commit; the body holds the diff."""
     SOUNDNESS = "soundness"
     """The tasks left out of every split as unsound changed (`raw/soundness/unsound.json`)."""
     ADDED = "added"

@@ -238,7 +238,7 @@ class Workspace(WorkspaceReads):
         self.repo.git.update_ref("-d", f"refs/heads/{branch}")
 
     def commit_working_tree(self, paths: list[str], message: str) -> str:
-        """Commit the person's own edits under `paths` on main (a `human` step).
+        """Commit the person's own edits under `paths` on main (a `human` or `settings` step).
 
         Built in a private index and published by compare-and-swap like every harness write;
         secrets are scrubbed from the edited files on disk first, so they never reach git.

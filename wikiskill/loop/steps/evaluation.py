@@ -29,6 +29,10 @@ def record_incumbent(ctx: StepContext, number: int, what: str | None = None) -> 
     publisher.begin_step()
     first = number == 0
     what = what or ("baseline" if first else f"{round_label(number)} re-validate incumbent")
+    if not first:
+        changed = val_change(ctx)
+        if changed:
+            reader.reporter.info(f"{what}: {changed}")
     evaluated = ctx.evaluator.evaluate(MAIN, "val", f"{what}: val")
     refuse_infra_incumbent(reader.config.gate, evaluated.evaluation, f"the {what} of main's skills")
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
@@ -40,6 +44,34 @@ def record_incumbent(ctx: StepContext, number: int, what: str | None = None) -> 
     if first:
         publisher.tag("baseline", sha)
     return evaluated.evaluation
+
+
+def val_change(ctx: StepContext) -> str | None:
+    """How the val split differs from the one main was last validated on (tasks deleted from the
+    suite, or added), in words; None when it holds the same tasks."""
+    reader = ctx.reader
+    last = next(
+        (
+            found
+            for commit in reader.ws.log(MAIN)
+            if commit.meta.step in (Step.BASELINE, Step.INCUMBENT)
+            and (found := evaluation_at(reader.ws, commit)) is not None
+        ),
+        None,
+    )
+    if last is None:
+        return None
+    now = [task.id for task in reader.tasks("val")]
+    gone = [task_id for task_id in last.tasks if task_id not in set(now)]
+    new = [task_id for task_id in now if task_id not in set(last.tasks)]
+    if not gone and not new:
+        return None
+    parts = [f"gone: {', '.join(gone)}"] if gone else []
+    parts += [f"new: {', '.join(new)}"] if new else []
+    return (
+        f"val has {len(now)} tasks now, {len(last.tasks)} when main was last validated ({'; '.join(parts)}); "
+        "its tasks are part of the evaluation fingerprint, so main is validated again on these"
+    )
 
 
 def incumbent(evaluator: Evaluator) -> Evaluation:
