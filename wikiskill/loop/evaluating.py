@@ -48,6 +48,26 @@ class Evaluated:
         }
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What an evaluation stopped part-way leaves: the task runs already scored stay in the result
+    cache, and the next try runs only the missing ones (an infrastructure failure is missing too)."""
+
+    scored: int = 0
+    missing: int = 0
+    repeats: int = 1
+
+    def __add__(self, other: Kept) -> Kept:
+        return Kept(self.scored + other.scored, self.missing + other.missing, max(self.repeats, other.repeats))
+
+    def text(self, command: str | None = None) -> str:
+        """`8 scored tasks are kept, the next `wikiskill evolve` runs only the 2 missing`."""
+        noun = "task run" if self.repeats > 1 else "task"
+        kept = f"{self.scored} scored {noun}{' is' if self.scored == 1 else 's are'} kept"
+        again = f"the next `wikiskill {command}`" if command else "the same command run again"
+        return f"{kept}, {again} runs only the {self.missing} missing"
+
+
 class Evaluator:
     def __init__(self, reader: Reader, team: Team, meter: Meter, root: Path, state_dir: Path, local: bool = False):
         """`local`: the tasks run here, on one worker (a host's model factory cannot cross processes)."""
@@ -122,14 +142,32 @@ class Evaluator:
         tree = self.reader.skills_id(ref)
         fingerprint = setup.fingerprint(tree)
         runs = []
-        for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
+        for repeat, key in self._cache_keys(ref, split, first_repeat):
             label = description
             if setup.repeats != 1:
                 label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
-            key = digest([fingerprint, repeat]) if cached else None
-            runs.append(self.run_tasks(split, ref, label, key, self.reader.config.seed + repeat, tasks))
+            runs.append(
+                self.run_tasks(split, ref, label, key if cached else None, self.reader.config.seed + repeat, tasks)
+            )
         evaluation = per_task_outcomes(runs).evaluation(fingerprint, setup.id, tree)
         return Evaluated(evaluation, setup, runs)
+
+    def kept(self, ref: str, split: Split, first_repeat: int = 0, tasks: list[Task] | None = None) -> Kept:
+        """How much of `evaluate(ref, split, ...)` the result cache holds: what a stop keeps."""
+        tasks = self.reader.tasks(split) if tasks is None else tasks
+        keys = self._cache_keys(ref, split, first_repeat)
+        scored = 0
+        for _, key in keys:
+            cache = ResultCache(self._state_dir, key)
+            scored += sum(1 for task in tasks if cache.get(task.id) is not None)
+        return Kept(scored, len(tasks) * len(keys) - scored, len(keys))
+
+    def _cache_keys(self, ref: str, split: Split, first_repeat: int) -> list[tuple[int, str]]:
+        """Each repeat of an evaluation of `ref`'s skills, with the key its results are cached under."""
+        setup = self.setup(split, first_repeat)
+        fingerprint = setup.fingerprint(self.reader.skills_id(ref))
+        repeats = range(setup.first_repeat, setup.first_repeat + setup.repeats)
+        return [(repeat, digest([fingerprint, repeat])) for repeat in repeats]
 
     def run_tasks(
         self,
