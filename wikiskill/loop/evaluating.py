@@ -9,11 +9,12 @@ from pathlib import Path
 
 from ..benchmarks import Split, Task
 from ..contracts.running import AgentRecipe, Executor, Place
-from ..core.errors import WikiskillError
+from ..core.errors import BudgetExceeded, ModelError, WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.shelf import WikiShelf
 from ..llm.meter import Meter
 from ..run.executors import open_executor
+from ..run.executors.remote import WorkerDied
 from ..run.team import Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes
 from ..store.results import ResultCache
@@ -46,6 +47,10 @@ class Evaluated:
             "fingerprint": e.fingerprint,
             "results": results_path,
         }
+
+
+STOPS = (KeyboardInterrupt, ModelError, BudgetExceeded, WorkerDied)
+"""What stops an evaluation part-way, its finished tasks kept."""
 
 
 @dataclass(frozen=True)
@@ -137,25 +142,34 @@ class Evaluator:
     ) -> Evaluated:
         """Run the agent with the skills at `ref` on every task of `split` (or on `tasks` of it),
         `repeats` times (`cached=False`: from scratch, neither reading nor writing the result
-        cache)."""
+        cache). Stopped part-way (Ctrl-C, the provider, the budget, a worker's death), its error
+        gets a note of what the result cache kept."""
         setup = self.setup(split, first_repeat)
         tree = self.reader.skills_id(ref)
         fingerprint = setup.fingerprint(tree)
+        keys = self._cache_keys(ref, split, first_repeat)
+        tasks = self.reader.tasks(split) if tasks is None else tasks
         runs = []
-        for repeat, key in self._cache_keys(ref, split, first_repeat):
-            label = description
-            if setup.repeats != 1:
-                label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
-            runs.append(
-                self.run_tasks(split, ref, label, key if cached else None, self.reader.config.seed + repeat, tasks)
-            )
+        try:
+            for repeat, key in keys:
+                label = description
+                if setup.repeats != 1:
+                    label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
+                seed = self.reader.config.seed + repeat
+                runs.append(self.run_tasks(split, ref, label, key if cached else None, seed, tasks))
+        except STOPS as stop:
+            if cached:  # from the files alone: Ctrl-C reached git's own processes too
+                stop.add_note(self._kept(keys, tasks).text())
+            raise
         evaluation = per_task_outcomes(runs).evaluation(fingerprint, setup.id, tree)
         return Evaluated(evaluation, setup, runs)
 
     def kept(self, ref: str, split: Split, first_repeat: int = 0, tasks: list[Task] | None = None) -> Kept:
         """How much of `evaluate(ref, split, ...)` the result cache holds: what a stop keeps."""
         tasks = self.reader.tasks(split) if tasks is None else tasks
-        keys = self._cache_keys(ref, split, first_repeat)
+        return self._kept(self._cache_keys(ref, split, first_repeat), tasks)
+
+    def _kept(self, keys: list[tuple[int, str]], tasks: list[Task]) -> Kept:
         scored = 0
         for _, key in keys:
             cache = ResultCache(self._state_dir, key)

@@ -28,7 +28,10 @@ def indecisive(publisher: Publisher, state: RoundState, step: Step) -> Iterator[
     try:
         yield
     except (ModelError, BudgetExceeded) as exc:
-        raise _record(publisher, state, step, " ".join(str(exc).split())) from exc
+        error = _record(publisher, state, step, " ".join(str(exc).split()))
+        for note in getattr(exc, "__notes__", []):
+            error.add_note(note)
+        raise error from exc
 
 
 def refuse_infra(
