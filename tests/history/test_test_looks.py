@@ -2,19 +2,27 @@
 `status` and the report count."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from inprocess import WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.history.test_looks import LOOKS_BRANCH
 from wikiskill.loop.harness import Harness
 from wikiskill.store.trailers import Step
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+from workspaces import until
 
 TEST_FILE = "benchmarks/example-qa/test.jsonl"
 
@@ -65,3 +73,57 @@ def test_a_harness_refuses_to_score_test_outside_a_recorded_look(tmp_path):
         with pytest.raises(WikiskillError, match="the test split is sealed"):
             harness.evaluating.evaluate("main", "test", "peek")
     assert api.status(ws).test_looks == 0
+
+
+class FailsAfter(ScriptedWorld):
+    """The scripted world, until the task agent has been answered `answers` times: then the
+    provider refuses every request."""
+
+    def __init__(self, answers: int):
+        super().__init__()
+        self.answers = answers
+
+    def answer(self, system: str, question: str) -> Reply | str:
+        self.answers -= 1
+        if self.answers < 0:
+            return Reply(status=400, content="the provider refuses")
+        return super().answer(system, question)
+
+
+def looked_at(ws: Path) -> str:
+    shown = CliRunner().invoke(app, ["-C", str(ws), "status"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    return next(line for line in shown.output.splitlines() if line.startswith("test "))
+
+
+def test_a_look_at_test_that_fails_part_way_still_counts(tmp_path):
+    with FakeOpenAIServer(FailsAfter(answers=2)) as server:
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=server.base_url, concurrency=1
+        )
+        failed = CliRunner().invoke(app, ["-C", str(ws.root), "eval", "--split", "test"])
+    assert failed.exit_code == 1 and "error: " in failed.output, failed.output
+    assert len(list((ws.root / ".wikiskill/results").glob("*/*.jsonl"))) == 1  # some test tasks were scored
+    assert looked_at(ws.root).startswith("test        looked at 1 time(s)")
+
+
+def test_a_look_at_test_killed_part_way_still_counts(tmp_path):
+    with FakeOpenAIServer(ScriptedWorld(), latency=0.2) as server:
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark="example-qa", model="openai/fake-model", api_base=server.base_url, concurrency=1
+        )
+        command = [str(Path(sys.executable).with_name("wikiskill")), "-C", str(ws.root), "eval", "--split", "test"]
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            until(lambda: run.poll() is not None or agent_asked(server) >= 2, timeout=60)
+            assert run.poll() is None
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert looked_at(ws.root).startswith("test        looked at 1 time(s)")
+
+
+def agent_asked(server: FakeOpenAIServer) -> int:
+    """Requests of the task agent (the QA agent's system prompt)."""
+    return sum(1 for body in server.requests if body["messages"][0]["content"].startswith("You are a careful"))

@@ -179,15 +179,15 @@ SEQUENTIAL = {"policy": "sequential", "batch": 2}
 
 
 @pytest.mark.parametrize(
-    ("gate", "share", "retried"),
+    ("gate", "share", "kept", "retried"),
     [
-        ({}, "1 of 4", {"crash-v": 1}),  # the other tasks' results come from the cache
-        (SEQUENTIAL, "1 of 2", {"crash-v": 1, "fix-d": 1, "hard-v": 1}),  # stopped at look 1; look 2 is new
+        ({}, "1 of 4", 3, {"crash-v": 1}),  # the other tasks' results come from the cache
+        (SEQUENTIAL, "1 of 2", 1, {"crash-v": 1, "fix-d": 1, "hard-v": 1}),  # stopped at look 1; look 2 is new
     ],
     ids=["strict", "sequential"],
 )
 def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_retries_it(
-    tmp_path, runner_module, gate, share, retried
+    tmp_path, runner_module, gate, share, kept, retried
 ):
     suite = infra_suite(
         tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "hard-v", "crash-v"], "test": ["fix-e"]}
@@ -207,8 +207,8 @@ def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_r
         set_modes(tmp_path, hard_v="fail", crash_v="raise")
         with pytest.raises(
             ValidationIndecisive,
-            match=rf"{share} tasks failed as infrastructure, more than "
-            r"gate.max_infra_share 0.1",
+            match=rf"{share} tasks failed as infrastructure, more than gate.max_infra_share 0.1 .*; nothing was "
+            rf"merged; {kept} scored tasks? (is|are) kept, the next `wikiskill evolve` runs only the 1 missing$",
         ):
             api.evolve(ws, 1)
         during = runs(tmp_path)
@@ -226,6 +226,50 @@ def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_r
     assert result.rounds_completed == 2
     gate = next(c for c in ws.log("main") if c.meta.round == 2 and c.meta.step == Step.GATE)
     assert gate.meta.decision == Decision.REJECTED and gate.meta.infra is None and gate.meta.tasks == 4
+
+
+def test_a_baseline_stopped_by_infra_keeps_its_scored_tasks_and_says_how_many_run_again(tmp_path, runner_module):
+    suite = infra_suite(
+        tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "hard-v", "crash-v"], "test": ["fix-e"]}
+    )
+    set_modes(tmp_path, hard_v="fail", crash_v="raise")
+    nothing = {1: {"action": "no_action", "rationale": "nothing to try"}}
+    with FakeOpenAIServer(ScriptedWorld(proposals=nothing, trace_ids=["fix-a", "fix-b"])) as server:
+        ws = api.init_workspace(
+            tmp_path / "ws",
+            benchmark=f"tasks:{suite}",
+            model="openai/fake-model",
+            api_base=server.base_url,
+            agent=runner_module,
+        )
+        configure(ws)
+        stopped = CliRunner().invoke(app, ["-C", str(ws.root), "evolve", "--rounds", "1"])
+        assert stopped.exit_code == 1, stopped.output
+        said = " ".join(stopped.output.split())
+        said = said[said.index("error: ") :]
+        assert said.startswith(
+            "error: the baseline of main's skills could not complete (1 of 4 tasks failed as infrastructure, "
+            "more than gate.max_infra_share 0.1 (crash-v: infrastructure failure, 2 tries: the check crashed: KeyError"
+        ), said
+        assert said.endswith(
+            "nothing was recorded; 3 scored tasks are kept, the next `wikiskill evolve` runs only the 1 missing"
+        )
+        assert runs(tmp_path) == {"fix-c": 1, "fix-d": 1, "hard-v": 1, "crash-v": 2}
+        assert "baseline" not in ws.refs("refs/tags/")  # nothing recorded
+
+        set_modes(tmp_path, hard_v="fail")
+        before = runs(tmp_path)
+        resumed = CliRunner().invoke(app, ["-C", str(ws.root), "evolve", "--rounds", "1"])
+
+    assert resumed.exit_code == 0, resumed.output
+    assert runs(tmp_path) - before == Counter({"crash-v": 1, "fix-a": 1, "fix-b": 1})  # the baseline ran crash-v alone
+    baseline = rows(ws, "main", "raw/baseline/val.jsonl")
+    assert {task: row["score"] for task, row in baseline.items()} == {
+        "fix-c": 0.0,
+        "fix-d": 0.0,
+        "hard-v": 0.0,
+        "crash-v": 0.0,
+    }
 
 
 def evaluate_suite(tmp_path: Path, name: str, **settings: object) -> tuple[dict, object]:

@@ -86,12 +86,18 @@ class Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except WikiskillError as exc:
-            message = scrub(" ".join(str(exc).split()))  # one line, and never a key
+            message = scrub(" ".join("; ".join([str(exc), *_notes(exc)]).split()))  # one line, and never a key
             errors.print(f"error: {message}", style="red", markup=False, highlight=False, soft_wrap=True)
             ctx.exit(1)
-        except KeyboardInterrupt:
-            errors.print("interrupted; run the same command again to resume", highlight=False)
+        except KeyboardInterrupt as exc:
+            resume = _notes(exc) or ["run the same command again to resume"]
+            errors.print("; ".join(["interrupted", *resume]), highlight=False)
             ctx.exit(130)
+
+
+def _notes(exc: BaseException) -> list[str]:
+    """What the library added to an error on its way up (`add_note`): what a stopped evaluation kept."""
+    return list(getattr(exc, "__notes__", []))
 
 
 app = typer.Typer(

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from ..benchmarks import Split, Task
 from ..contracts.running import AgentRecipe, Executor, Place
-from ..core.errors import WikiskillError
+from ..core.errors import BudgetExceeded, ModelError, WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.shelf import WikiShelf
 from ..llm.meter import Meter
 from ..run.executors import open_executor
+from ..run.executors.remote import WorkerDied
 from ..run.team import Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes
 from ..store.results import ResultCache
@@ -46,6 +47,30 @@ class Evaluated:
             "fingerprint": e.fingerprint,
             "results": results_path,
         }
+
+
+STOPS = (KeyboardInterrupt, ModelError, BudgetExceeded, WorkerDied)
+"""What stops an evaluation part-way, its finished tasks kept."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What an evaluation stopped part-way leaves: the task runs already scored stay in the result
+    cache, and the next try runs only the missing ones (an infrastructure failure is missing too)."""
+
+    scored: int = 0
+    missing: int = 0
+    repeats: int = 1
+
+    def __add__(self, other: Kept) -> Kept:
+        return Kept(self.scored + other.scored, self.missing + other.missing, max(self.repeats, other.repeats))
+
+    def text(self, command: str | None = None) -> str:
+        """`8 scored tasks are kept, the next `wikiskill evolve` runs only the 2 missing`."""
+        noun = "task run" if self.repeats > 1 else "task"
+        kept = f"{self.scored} scored {noun}{' is' if self.scored == 1 else 's are'} kept"
+        again = f"the next `wikiskill {command}`" if command else "the same command run again"
+        return f"{kept}, {again} runs only the {self.missing} missing"
 
 
 class Evaluator:
@@ -117,19 +142,46 @@ class Evaluator:
     ) -> Evaluated:
         """Run the agent with the skills at `ref` on every task of `split` (or on `tasks` of it),
         `repeats` times (`cached=False`: from scratch, neither reading nor writing the result
-        cache)."""
+        cache). Stopped part-way (Ctrl-C, the provider, the budget, a worker's death), its error
+        gets a note of what the result cache kept."""
         setup = self.setup(split, first_repeat)
         tree = self.reader.skills_id(ref)
         fingerprint = setup.fingerprint(tree)
+        keys = self._cache_keys(ref, split, first_repeat)
+        tasks = self.reader.tasks(split) if tasks is None else tasks
         runs = []
-        for repeat in range(setup.first_repeat, setup.first_repeat + setup.repeats):
-            label = description
-            if setup.repeats != 1:
-                label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
-            key = digest([fingerprint, repeat]) if cached else None
-            runs.append(self.run_tasks(split, ref, label, key, self.reader.config.seed + repeat, tasks))
+        try:
+            for repeat, key in keys:
+                label = description
+                if setup.repeats != 1:
+                    label = f"{description} (repeat {repeat + 1 - setup.first_repeat}/{setup.repeats})"
+                seed = self.reader.config.seed + repeat
+                runs.append(self.run_tasks(split, ref, label, key if cached else None, seed, tasks))
+        except STOPS as stop:
+            if cached:  # from the files alone: Ctrl-C reached git's own processes too
+                stop.add_note(self._kept(keys, tasks).text())
+            raise
         evaluation = per_task_outcomes(runs).evaluation(fingerprint, setup.id, tree)
         return Evaluated(evaluation, setup, runs)
+
+    def kept(self, ref: str, split: Split, first_repeat: int = 0, tasks: list[Task] | None = None) -> Kept:
+        """How much of `evaluate(ref, split, ...)` the result cache holds: what a stop keeps."""
+        tasks = self.reader.tasks(split) if tasks is None else tasks
+        return self._kept(self._cache_keys(ref, split, first_repeat), tasks)
+
+    def _kept(self, keys: list[tuple[int, str]], tasks: list[Task]) -> Kept:
+        scored = 0
+        for _, key in keys:
+            cache = ResultCache(self._state_dir, key)
+            scored += sum(1 for task in tasks if cache.get(task.id) is not None)
+        return Kept(scored, len(tasks) * len(keys) - scored, len(keys))
+
+    def _cache_keys(self, ref: str, split: Split, first_repeat: int) -> list[tuple[int, str]]:
+        """Each repeat of an evaluation of `ref`'s skills, with the key its results are cached under."""
+        setup = self.setup(split, first_repeat)
+        fingerprint = setup.fingerprint(self.reader.skills_id(ref))
+        repeats = range(setup.first_repeat, setup.first_repeat + setup.repeats)
+        return [(repeat, digest([fingerprint, repeat])) for repeat in repeats]
 
     def run_tasks(
         self,

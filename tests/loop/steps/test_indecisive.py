@@ -6,6 +6,7 @@ import pytest
 
 from inprocess import scripted_harness, scripted_workspace
 from wikiskill.core.errors import BudgetExceeded, ModelError, ValidationIndecisive
+from wikiskill.loop.evaluating import Kept
 from wikiskill.loop.steps.indecisive import indecisive, refuse_infra, refuse_infra_incumbent
 from wikiskill.store.evaluations import Evaluation
 from wikiskill.store.rounds import round_state
@@ -42,7 +43,7 @@ def test_too_many_infrastructure_failures_commit_the_outcomes_but_no_evaluation(
     state = round_state(harness.ws, 1)
     failed = evaluation({"a": 1.0}, infra={"b": "timeout", "c": "timeout", "d": "timeout"})
     with pytest.raises(ValidationIndecisive):
-        refuse_infra(harness.steps, state, Step.VALIDATE, failed, None, {"raw/r001/val.jsonl": "rows\n"})
+        refuse_infra(harness.steps, state, Step.VALIDATE, failed, None, {"raw/r001/val.jsonl": "rows\n"}, Kept(1, 3))
     tip = harness.ws.log(BRANCH)[0]
     assert tip.meta.decision == Decision.INDECISIVE and tip.meta.fingerprint is None
     assert harness.ws.read_file(BRANCH, "raw/r001/val.jsonl") == "rows\n"
@@ -50,13 +51,16 @@ def test_too_many_infrastructure_failures_commit_the_outcomes_but_no_evaluation(
 
 def test_a_validation_within_the_share_commits_nothing(harness):
     before = harness.ws.head(BRANCH)
-    refuse_infra(harness.steps, round_state(harness.ws, 1), Step.VALIDATE, evaluation({"a": 1.0, "b": 0.0}), None, {})
+    scored = evaluation({"a": 1.0, "b": 0.0})
+    refuse_infra(harness.steps, round_state(harness.ws, 1), Step.VALIDATE, scored, None, {}, Kept(2, 0))
     assert harness.ws.head(BRANCH) == before
 
 
 def test_mains_own_evaluation_past_the_share_is_refused_and_nothing_is_committed(harness):
     before = harness.ws.head(MAIN)
     failed = evaluation({"a": 1.0}, infra={"b": "timeout", "c": "timeout"})
-    with pytest.raises(ValidationIndecisive, match="nothing was recorded"):
-        refuse_infra_incumbent(harness.config.gate, failed, "the baseline of main's skills")
+    with pytest.raises(
+        ValidationIndecisive, match="nothing was recorded; 1 scored task is kept, .* only the 2 missing"
+    ):
+        refuse_infra_incumbent(harness.config.gate, failed, "the baseline of main's skills", Kept(1, 2))
     assert harness.ws.head(MAIN) == before

@@ -34,7 +34,8 @@ def record_incumbent(ctx: StepContext, number: int, what: str | None = None) -> 
         if changed:
             reader.reporter.info(f"{what}: {changed}")
     evaluated = ctx.evaluator.evaluate(MAIN, "val", f"{what}: val")
-    refuse_infra_incumbent(reader.config.gate, evaluated.evaluation, f"the {what} of main's skills")
+    kept = ctx.evaluator.kept(MAIN, "val")
+    refuse_infra_incumbent(reader.config.gate, evaluated.evaluation, f"the {what} of main's skills", kept)
     path = "raw/baseline/val.jsonl" if first else f"raw/{round_label(number)}/incumbent-val.jsonl"
     sha = publisher.commit(
         f"{what}: val {of_evaluation(evaluated.evaluation, reader.interactive)}",
@@ -130,7 +131,8 @@ def _evaluate_candidate(ctx: StepContext, state: RoundState, step: Step, first_r
     with indecisive(ctx.publisher, state, step):
         evaluated = ctx.evaluator.evaluate(branch, "val", f"{label} {step.value}: val", first_repeat)
     path = f"raw/{label}/{file}"
-    refuse_infra(ctx, state, step, evaluated.evaluation, incumbent(ctx.evaluator), {path: evaluated.outcomes})
+    kept = ctx.evaluator.kept(branch, "val", first_repeat)
+    refuse_infra(ctx, state, step, evaluated.evaluation, incumbent(ctx.evaluator), {path: evaluated.outcomes}, kept)
     ctx.publisher.commit(
         f"{label} {step.value}: val {of_evaluation(evaluated.evaluation, ctx.reader.interactive)}",
         Trailers(round=state.number, step=step, **evaluated.trailers(path)),

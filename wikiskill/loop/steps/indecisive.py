@@ -12,6 +12,7 @@ from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
 from ...store.evaluations import Evaluation
 from ...store.rounds import round_label
 from ...store.trailers import Decision, Step, Trailers
+from ..evaluating import Kept
 from ..gate_policies import infra_problem
 
 if TYPE_CHECKING:
@@ -27,7 +28,10 @@ def indecisive(publisher: Publisher, state: RoundState, step: Step) -> Iterator[
     try:
         yield
     except (ModelError, BudgetExceeded) as exc:
-        raise _record(publisher, state, step, " ".join(str(exc).split())) from exc
+        error = _record(publisher, state, step, " ".join(str(exc).split()))
+        for note in getattr(exc, "__notes__", []):
+            error.add_note(note)
+        raise error from exc
 
 
 def refuse_infra(
@@ -37,27 +41,34 @@ def refuse_infra(
     candidate: Evaluation,
     incumbent: Evaluation | None,
     outcomes: dict[str, str],
+    kept: Kept,
 ) -> None:
     """A validation with more infrastructure failures than `gate.max_infra_share` allows is
     committed on the branch as indecisive, with its per-task `outcomes` files (each failure's
-    reason in them) but no evaluation: the next `evolve` runs it again, and the failed tasks
-    anew (they are never kept in the result cache)."""
+    reason in them) but no evaluation: the next `evolve` runs it again, its scored tasks from
+    the result cache and the failed ones anew (they are never kept there), as the error says."""
     problem = infra_problem(ctx.reader.config.gate, candidate, incumbent)
     if problem is not None:
-        raise _record(ctx.publisher, state, step, problem, outcomes)
+        raise _record(ctx.publisher, state, step, problem, outcomes, kept)
 
 
-def refuse_infra_incumbent(settings: GateSettings, evaluation: Evaluation, what: str) -> None:
-    """Main's own evaluation past the share: nothing is committed, the next `evolve` retries it."""
+def refuse_infra_incumbent(settings: GateSettings, evaluation: Evaluation, what: str, kept: Kept) -> None:
+    """Main's own evaluation past the share: nothing is committed, the next `evolve` retries it,
+    its scored tasks from the result cache."""
     problem = infra_problem(settings, evaluation)
     if problem is not None:
         raise ValidationIndecisive(
-            f"{what} could not complete ({problem}); nothing was recorded; run `wikiskill evolve` again to retry it"
+            f"{what} could not complete ({problem}); nothing was recorded; {kept.text('evolve')}"
         )
 
 
 def _record(
-    publisher: Publisher, state: RoundState, step: Step, reason: str, changes: dict[str, str] | None = None
+    publisher: Publisher,
+    state: RoundState,
+    step: Step,
+    reason: str,
+    changes: dict[str, str] | None = None,
+    kept: Kept | None = None,
 ) -> ValidationIndecisive:
     label = round_label(state.number)
     publisher.commit(
@@ -67,7 +78,5 @@ def _record(
         branch=state.candidate,
         body=reason,
     )
-    return ValidationIndecisive(
-        f"{label}'s {step.value} could not complete ({reason}); nothing was merged; "
-        "run `wikiskill evolve` again to retry it"
-    )
+    again = kept.text("evolve") if kept is not None else "run `wikiskill evolve` again to retry it"
+    return ValidationIndecisive(f"{label}'s {step.value} could not complete ({reason}); nothing was merged; {again}")

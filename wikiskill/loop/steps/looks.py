@@ -97,10 +97,12 @@ def run_looks(ctx: StepContext, state: RoundState, policy: Looks) -> None:
         what = f"{label} validate: look {number} of {len(counts)}"
         with indecisive(publisher, state, Step.VALIDATE):
             candidate = evaluator.evaluate(branch, "val", f"{what}: val", tasks=tasks)
+            kept = evaluator.kept(branch, "val", tasks=tasks)
             missing = [task for task in tasks if task.id not in known]
             if missing:
                 ran = evaluator.evaluate(MAIN, "val", f"{what}: incumbent", tasks=missing)
                 known.update(_rows(ran.outcomes))
+                kept += evaluator.kept(MAIN, "val", tasks=missing)
         texts[CANDIDATE_FILE] += candidate.outcomes
         texts[MAIN_SIDE_FILE] += "".join(known[task.id] for task in tasks)
         evaluation = candidate.evaluation
@@ -112,7 +114,7 @@ def run_looks(ctx: StepContext, state: RoundState, policy: Looks) -> None:
         )
         paths = {name: f"raw/{label}/{name}" for name in texts}
         files = {paths[name]: text for name, text in texts.items()}
-        refuse_infra(ctx, state, Step.VALIDATE, mine, main_eval, files)
+        refuse_infra(ctx, state, Step.VALIDATE, mine, main_eval, files, kept)
         look = policy.look(mine, main_eval, len(pool), retire)
         trailers = Trailers(
             round=state.number,
