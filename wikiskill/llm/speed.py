@@ -1,5 +1,7 @@
-"""The measured speed of a role's server, so a request is sized to finish within the timeout, and
-the timeout to what the request takes there."""
+"""The measured speed of a server, so a request is sized to finish within the timeout, and the
+timeout to what the request takes there. Every role that calls the same model on the same server
+in one command reads and feeds one measurement (`SpeedBook`): the maintainer's one call of a round
+is sized from what the task agent's calls measured before it."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ SPEED_SAMPLES = 16
 
 
 class ServerSpeed:
-    """Seconds per prompt token and per completion token of one role's server, fitted (by
+    """Seconds per prompt token and per completion token of one server, fitted (by
     non-negative least squares) to its recent calls. A slow local server is normal: knowing its
     speed, a request is cut before it is sent rather than timed out and sent again unchanged."""
 
@@ -57,3 +59,15 @@ class ServerSpeed:
             np.array([[p, c] for p, c, _ in calls], dtype=float), np.array([s for _, _, s in calls], dtype=float)
         )
         return float(per_prompt), float(per_completion)
+
+
+class SpeedBook:
+    """The measured speed of each (model, server) one command calls, shared by all its roles."""
+
+    def __init__(self) -> None:
+        self._speeds: dict[tuple[str, str | None], ServerSpeed] = {}
+        self._lock = threading.Lock()
+
+    def of(self, model: str, api_base: str | None) -> ServerSpeed:
+        with self._lock:
+            return self._speeds.setdefault((model, api_base), ServerSpeed())

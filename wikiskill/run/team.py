@@ -40,6 +40,7 @@ from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
+from ..llm.speed import SpeedBook
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
@@ -107,7 +108,10 @@ class Team:
         self.state_dir = state_dir
         self._containers: ContainerSetup | None = None
         cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
-        self._factory = model_factory or (lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache))
+        speeds = SpeedBook()
+        self._factory = model_factory or (
+            lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache, speeds)
+        )
 
     def offline(self, role: Role) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL
