@@ -21,10 +21,12 @@ from ..knowledge.skills import Skill
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
 from ..llm.chat import ChatModel
 from ..store.traces import Score, Trajectory, Usage
+from ..store.trailers import Parsed
 from .transcript import Transcript
 
-Check = Callable[[MaintainerOutput], list[str]]
-"""The reasons pages of an output would be refused (empty when every page passes)."""
+Check = Callable[[MaintainerOutput, list[str]], list[str]]
+"""The reasons pages of an output would be refused (empty when every page passes), given the task
+ids of the traces the maintainer was shown."""
 
 
 @dataclass
@@ -36,6 +38,14 @@ class MaintainerResult:
     retry_reasons: list[str] = field(default_factory=list)
     """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
     transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.MAINTAINER))
+    shown: list[str] | None = None
+    """The task ids of the traces in the prompt; None: all it was given."""
+    parsed: Parsed | None = None
+    """How its reply was read (None: the role parses nothing, as the offline one)."""
+    prompt_budget: int | None = None
+    """The prompt tokens it was cut to, when the server's measured speed cut it."""
+    budget_note: str | None = None
+    """What was cut to fit `prompt_budget`, in a sentence."""
 
 
 @dataclass
@@ -46,6 +56,8 @@ class ProposerResult:
     reads: list[str] = field(default_factory=list)
     turns: int = 0
     transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
+    parsed: Parsed | None = None
+    """How its proposal was read (None: the role parses nothing, as the offline one)."""
 
 
 @dataclass(frozen=True)
