@@ -10,15 +10,16 @@ from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
 from ...core.prompts import render_fields
 from ...integrations.ingest import read_ingested
-from ...knowledge.junk import Known, junk_reason, reserved_names
+from ...knowledge.junk import WEAK_PROPOSER, Known, junk_reason, reserved_names
 from ...knowledge.leakage import leak_reason
 from ...knowledge.library_budget import over_budget
 from ...knowledge.proposals import InvalidProposal, Proposal, prepare_proposal
+from ...roles.proposer import CALL_FAILED
 from ...roles.sandbox import Sandbox
 from ...store.pending import Pending, pending_candidates
 from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score, scored
-from ...store.trailers import Action, Decision, Step, Trailers
+from ...store.trailers import Action, Decision, Parsed, Step, Trailers
 from ...store.uplift_record import retire_candidates
 from ...store.workspace import MAIN
 from ..impact import IMPACT
@@ -82,6 +83,11 @@ class Propose:
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
+            reason = invalid.reason
+            weak = result.parsed == Parsed.GAVE_UP and not (result.error or "").startswith(CALL_FAILED)
+            if weak and WEAK_PROPOSER not in reason:
+                reason = f"{reason}; {WEAK_PROPOSER}"
+            reader.reporter.info(f"{label} propose: invalid proposal: {reason}")
             close_without_merge(
                 ctx,
                 number,
@@ -89,9 +95,10 @@ class Propose:
                 invalid.name,
                 invalid.rationale,
                 Decision.INVALID,
-                f"invalid proposal: {invalid.reason}",
+                f"invalid proposal: {reason}",
                 score,
                 changes=transcript,
+                parsed=result.parsed,
             )
             return
         if proposal.action == Action.NO_ACTION:
@@ -105,6 +112,7 @@ class Propose:
                 "the proposer proposed no change",
                 score,
                 changes=transcript,
+                parsed=result.parsed,
             )
             return
         branch = candidate_branch(number, proposal.name)
@@ -113,7 +121,12 @@ class Propose:
         publisher.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
             Trailers(
-                round=number, step=self.kind, action=proposal.action, skill=proposal.name, reads=len(result.reads)
+                round=number,
+                step=self.kind,
+                action=proposal.action,
+                skill=proposal.name,
+                reads=len(result.reads),
+                parsed=result.parsed,
             ),
             {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),
