@@ -32,7 +32,7 @@ from ..contracts.roles import (
     WorkdirAgent,
 )
 from ..core.config import OFFLINE_MODEL, Config, Role
-from ..core.errors import WikiskillError
+from ..core.errors import SkillsNotWritten
 from ..core.parts import TASK_AGENT
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -161,7 +161,7 @@ class Team:
     def skill_writer(self) -> SkillWriter:
         """The proposer's model writing skills from task instructions alone (`uplift`'s self-written arm)."""
         if self.offline(Role.PROPOSER):
-            raise WikiskillError("the self-written arm needs a proposer model, not offline")
+            raise SkillsNotWritten("the self-written arm needs a proposer model, not offline")
         return SkillWriter(self._factory(Role.PROPOSER))
 
     def proposer(self, library: Library) -> SkillProposer:
