@@ -36,8 +36,8 @@ SCHEMA_PARTS = (
     "a field of the proposal schema",
 )
 WEAK_PROPOSER = (
-    "the proposer's model looks too weak for the role (it copied the schema or the prompt rather than "
-    "learning from the traces): try a larger `proposer.model` (the roles may use another model than the agent)"
+    "the proposer's model looks too weak for the role: try a larger `proposer.model` (the roles may use "
+    "another model than the agent)"
 )
 
 
