@@ -24,6 +24,9 @@ from ..store.traces import Score, Trajectory, Usage
 from ..store.trailers import Parsed
 from .transcript import Transcript
 
+TurnReport = Callable[[int, Usage], None]
+"""Called by a learning role after each model turn: the turn's number (from 1) and the role's
+usage so far, so a slow model's progress shows while it works."""
 Check = Callable[[MaintainerOutput, list[str]], list[str]]
 """The reasons pages of an output would be refused (empty when every page passes), given the task
 ids of the traces the maintainer was shown."""
@@ -246,9 +249,9 @@ class Roles(Protocol):
         """The task agent with `skills`; `seed` (default: the config's) for agents that use one;
         `shelf`: the wiki it may read (`agent.wiki_access`)."""
 
-    def maintainer(self) -> WikiMaintainer: ...
+    def maintainer(self, on_turn: TurnReport | None = None) -> WikiMaintainer: ...
 
-    def proposer(self, library: Library) -> SkillProposer: ...
+    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer: ...
 
 
 TASK_AGENTS = Registry(TASK_AGENT, AgentKind)

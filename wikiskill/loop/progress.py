@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..store.traces import Trajectory
+from ..store.traces import Trajectory, Usage
+from .progress_file import turn_line
 
 
 class RichReporter:
@@ -35,6 +36,9 @@ class RichReporter:
 
     def info(self, message: str) -> None:
         self.console.print(f"[dim]{message}[/dim]")
+
+    def turn(self, description: str, turn: int, usage: Usage) -> None:
+        self.console.print(f"[dim]{turn_line(description, turn, usage)}[/dim]")
 
     @contextmanager
     def tasks(self, description: str, total: int) -> Iterator[Callable[[Trajectory], None]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from ..contracts.roles import Check, MaintainerResult
+from ..contracts.roles import Check, MaintainerResult, TurnReport
 from ..contracts.transcript import Transcript
 from ..core.config import Role
 from ..core.errors import ModelError
@@ -64,8 +64,9 @@ def fit_traces(
 
 
 class Maintainer:
-    def __init__(self, model: ChatModel):
+    def __init__(self, model: ChatModel, on_turn: TurnReport | None = None):
         self.model = model
+        self.on_turn = on_turn
 
     def run(
         self,
@@ -121,6 +122,8 @@ class Maintainer:
                 result.error = transcript.error = str(exc)
                 break
             result.usage = result.usage + reply.usage
+            if self.on_turn is not None:
+                self.on_turn(attempt, result.usage)
             turn = transcript.add_turn(reply.content, reply.usage, reply.notes)
             try:
                 output = parse_output(reply.content)

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..contracts.roles import Library, ProposerContext, ProposerResult
+from ..contracts.roles import Library, ProposerContext, ProposerResult, TurnReport
 from ..contracts.transcript import TranscriptCall
 from ..core.errors import ModelError
 from ..core.prompts import render
@@ -73,6 +73,7 @@ class Proposer:
         max_turns: int,
         min_trace_reads: int,
         kept_results_tokens: int | None = None,
+        on_turn: TurnReport | None = None,
     ):
         self.model = model
         self.library = library
@@ -80,6 +81,7 @@ class Proposer:
         self.min_trace_reads = min_trace_reads
         self.kept_results_tokens = kept_results_tokens
         """Answered tool results kept in the prompt up to this many tokens, then stubbed; None: never."""
+        self.on_turn = on_turn
         self._trace_order: list[str] = []
         self._failures = 0
         self._read_ids: dict[str, str] = {}  # call id -> path read
@@ -123,6 +125,8 @@ class Proposer:
                 messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
             reply = self.model.complete(self._sent(messages), FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
+            if self.on_turn is not None:
+                self.on_turn(turn, result.usage)
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
             calls = _numbered(reply.tool_calls or _bare_proposal(reply.content), turn)

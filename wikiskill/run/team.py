@@ -28,6 +28,7 @@ from ..contracts.roles import (
     Scorer,
     SkillProposer,
     TaskAgent,
+    TurnReport,
     WikiMaintainer,
     WorkdirAgent,
 )
@@ -151,12 +152,12 @@ class Team:
 
         return build_scorer(suite, judge)
 
-    def maintainer(self) -> WikiMaintainer:
+    def maintainer(self, on_turn: TurnReport | None = None) -> WikiMaintainer:
         if self.offline(Role.MAINTAINER):
             from ..roles.offline.maintainer import OfflineMaintainer
 
             return OfflineMaintainer()
-        return Maintainer(self._factory(Role.MAINTAINER))
+        return Maintainer(self._factory(Role.MAINTAINER), on_turn)
 
     def skill_writer(self) -> SkillWriter:
         """The proposer's model writing skills from task instructions alone (`uplift`'s self-written arm)."""
@@ -164,7 +165,7 @@ class Team:
             raise SkillsNotWritten("the self-written arm needs a proposer model, not offline")
         return SkillWriter(self._factory(Role.PROPOSER))
 
-    def proposer(self, library: Library) -> SkillProposer:
+    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer:
         settings = self.config.proposer
         if self.offline(Role.PROPOSER):
             from ..roles.offline.proposer import OfflineProposer
@@ -176,4 +177,5 @@ class Team:
             settings.max_turns,
             settings.min_trace_reads,
             settings.kept_results_tokens,
+            on_turn,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from ...core.config import Role
@@ -69,7 +70,8 @@ class Maintain:
         view = maintainer_view(wiki, traces, config.maintainer.wiki_token_budget)
         shown, known = [t.task_id for t in sampled], [t.task_id for t in experience]
         reader.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
-        outcome = ctx.evaluator.team.maintainer().run(
+        on_turn = partial(reader.reporter.turn, f"{label} maintain")
+        outcome = ctx.evaluator.team.maintainer(on_turn).run(
             number,
             view,
             sampled,

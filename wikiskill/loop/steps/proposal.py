@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from ...benchmarks import BenchmarkKind
@@ -66,8 +67,10 @@ class Propose:
             retire=retire_candidates(ws),
             max_tokens=settings.max_tokens,
         )
-        reader.reporter.info(f"{label} propose: the skill proposer is investigating")
-        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN)).run(context)
+        turns = reader.config.proposer.max_turns
+        reader.reporter.info(f"{label} propose: the skill proposer is investigating (at most {turns} turns)")
+        on_turn = partial(reader.reporter.turn, f"{label} propose")
+        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN), on_turn).run(context)
         transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
