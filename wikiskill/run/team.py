@@ -41,7 +41,7 @@ from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
-from ..llm.speed import SpeedBook
+from ..llm.speed import SPEED_FILE, SpeedBook
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
@@ -109,7 +109,8 @@ class Team:
         self.state_dir = state_dir
         self._containers: ContainerSetup | None = None
         cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
-        speeds = SpeedBook()
+        self.speeds = speeds = SpeedBook(state_dir / SPEED_FILE)
+        """The measured speed of every server the roles call, kept for the next command."""
         self._factory = model_factory or (
             lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache, speeds)
         )
