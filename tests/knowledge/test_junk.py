@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from scripted import SPELL, USELESS, ScriptedWorld, create, evolve_through_cli
 from wikiskill import api
 from wikiskill.core.prompts import render
-from wikiskill.knowledge.junk import Known, junk_reason, reserved_names
+from wikiskill.knowledge.junk import WEAK_PROPOSER, Known, junk_reason, reserved_names
 from wikiskill.knowledge.proposals import prepare_proposal
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import MAIN
@@ -86,7 +86,15 @@ def test_the_three_junk_proposals_are_closed_invalid_before_any_validation(tmp_p
     ],
 )
 def test_each_junk_proposal_is_refused_for_its_name(name, why):
-    assert refusal(JUNK[name]) == f"`{name}` is {why}, not a skill name"
+    assert refusal(JUNK[name]).startswith(f"`{name}` is {why}, not a skill name")
+
+
+def test_a_copied_placeholder_says_the_model_looks_too_weak_for_the_role_and_what_to_try():
+    assert refusal(JUNK["skill-name"]) == (
+        f"`skill-name` is a placeholder of the proposal schema, not a skill name: {WEAK_PROPOSER}"
+    )
+    assert "try a larger `proposer.model`" in WEAK_PROPOSER
+    assert WEAK_PROPOSER not in refusal(JUNK["train-04"])  # a task id is not the schema
 
 
 @pytest.mark.parametrize(

@@ -178,3 +178,21 @@ def test_a_dry_run_of_rounds_that_call_no_model_says_how_many_rounds(tmp_path):
     ws = api.init_workspace(tmp_path / "ws", benchmark="textworld-cooking", model="offline", train=2, val=2)
     out = invoke("-C", str(ws.root), "evolve", "--rounds", "5", "--dry-run")
     assert out.strip() == "the next 5 rounds (r001-r005) call no model: every role that would is offline or done"
+
+
+def test_doctor_and_estimate_give_a_rounds_wall_time_from_the_measured_speed_and_warn_past_an_hour(tmp_path):
+    ws = tmp_path / "ws"
+    with FakeOpenAIServer(ScriptedWorld(), latency=1.0) as slow:  # a second for a few dozen tokens
+        invoke("init", str(ws), "--benchmark", "example-qa", "--model", PRICED, "--api-base", slow.base_url)
+        unknown = invoke("-C", str(ws), "estimate")
+        doctor = invoke("-C", str(ws), "doctor")
+        asked = len(slow.requests)
+        estimate = invoke("-C", str(ws), "estimate")
+        assert len(slow.requests) == asked  # estimate still calls no model
+    assert "r001: wall time unknown: nothing has measured the speed" in unknown and "`wikiskill doctor`" in unknown
+    timed = [line for line in estimate.splitlines() if "of model time at the servers' measured speed" in line]
+    assert timed and timed[0].startswith("r001: about ") and " h " in timed[0]
+    assert "warning: more than an hour a round" in " ".join(estimate.split())
+    assert " ".join(timed[0].split()) in " ".join(doctor.split())
+    seconds = api.estimate(api.open_workspace(ws)).rounds[0].seconds
+    assert seconds is not None and seconds > 3600

@@ -1,12 +1,17 @@
 """The progress file a running `evolve` keeps in .wikiskill/ for `report --serve`: the step running
-now with its tasks done, score and cost so far, and the run's spend, rewritten whole each time."""
+now with its tasks done, score and cost so far, the turns and tokens of a learning role at work,
+and the run's spend, rewritten whole each time."""
+
+import io
 
 import pytest
+from rich.console import Console
 
 from inprocess import DiesAfter, WorldModel, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill.loop.evolve import run_rounds
 from wikiskill.loop.harness import Harness, QuietReporter
+from wikiskill.loop.progress import RichReporter
 from wikiskill.loop.progress_file import PROGRESS_FILE, ProgressRecorder, read_progress
 from wikiskill.store.traces import Trajectory, Usage
 
@@ -55,3 +60,33 @@ def test_a_missing_or_foreign_progress_file_reads_as_none(tmp_path):
     assert read_progress(tmp_path) is None
     (tmp_path / PROGRESS_FILE).write_text('{"pid": "not a number"}')
     assert read_progress(tmp_path) is None
+
+
+class Watching(QuietReporter):
+    """Reads the progress file each time a learning role reports a turn."""
+
+    def __init__(self, state_dir):
+        self.state_dir, self.seen = state_dir, []
+
+    def turn(self, description, turn, usage):
+        progress = read_progress(self.state_dir)
+        self.seen.append((progress.role.description, progress.role.turn, progress.role.tokens, progress.message))
+
+
+def test_the_maintainers_and_the_proposers_turns_and_tokens_show_as_they_go(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    watching = Watching(ws.state_dir)
+    model = WorldModel(ScriptedWorld())  # 15 tokens a reply
+    with Harness(ws, reporter=watching, model_factory=lambda role: model) as harness:
+        run_rounds(harness, 1)
+    assert watching.seen[0] == ("r001 maintain", 1, 15, "r001 maintain: turn 1 done, 15 tokens so far")
+    proposer = [seen for seen in watching.seen if seen[0] == "r001 propose"]
+    assert [(turn, tokens) for _, turn, tokens, _ in proposer] == [(n, 15 * n) for n in range(1, 6)]
+    assert proposer[-1][3] == "r001 propose: turn 5 done, 75 tokens so far"
+    assert read_progress(ws.state_dir).role is None  # the next line said clears it
+
+
+def test_the_terminal_shows_each_turn_of_a_learning_role():
+    console = Console(file=io.StringIO(), width=200)
+    RichReporter(console).turn("r002 propose", 3, Usage(prompt_tokens=4000, completion_tokens=512))
+    assert console.file.getvalue().strip() == "r002 propose: turn 3 done, 4,512 tokens so far"

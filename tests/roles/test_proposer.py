@@ -1,14 +1,20 @@
 """The proposer reads traces and wiki pages through its tools and submits one proposal with
 `finish`: a finish before enough traces are read is refused, a reply without a call is
 corrected, a proposal written as text or as a JSON string is taken, a repeated call leaves only
-`finish` on offer, and running out of turns is an error."""
+`finish` on offer, and running out of turns is an error. A proposal off the schema is shown its
+error once to repair, and how it was read (first time, repaired, given up) is counted; a call
+that fails ends the conversation, not the command."""
 
 import json
 
 from chatmodels import served_model
 from wikiskill.contracts.roles import ProposerContext
+from wikiskill.core.config import LLMSettings, Role, RoleSettings
+from wikiskill.llm.meter import Meter
+from wikiskill.llm.model import LiteLLMModel
 from wikiskill.roles.proposer import INVALID_CALL, Proposer
 from wikiskill.store.traces import Trajectory
+from wikiskill.store.trailers import Parsed
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 PROPOSAL = {"action": "no_action", "rationale": "the failures are noise"}
@@ -65,8 +71,42 @@ def test_a_reply_without_a_call_is_corrected_and_a_proposal_written_as_text_is_t
 
 def test_a_proposal_sent_as_a_json_string_is_decoded_and_one_that_is_no_object_is_refused():
     result, requests = propose([read("traces/t1"), finish("not a proposal"), finish(json.dumps(PROPOSAL))])
-    assert requests[2]["messages"][-1]["content"] == f"{INVALID_CALL} `proposal` must be a JSON object."
-    assert result.proposal == PROPOSAL
+    assert requests[2]["messages"][-1]["content"] == (
+        f"{INVALID_CALL} `proposal` must be a JSON object. Correct it and call finish again."
+    )
+    assert result.proposal == PROPOSAL and result.parsed == Parsed.REPAIRED
+
+
+def test_a_proposal_that_parses_the_first_time_is_counted_so():
+    result, _ = propose([read("traces/t1"), finish()])
+    assert result.proposal == PROPOSAL and result.parsed == Parsed.FIRST
+
+
+def test_a_proposal_off_the_schema_is_shown_its_error_once_and_a_repaired_one_is_taken():
+    result, requests = propose([read("traces/t1"), finish({"action": "create", "name": "x"}), finish()])
+    repair = requests[2]["messages"][-1]["content"]
+    assert repair.startswith(f"{INVALID_CALL} `skill_md` must be a non-empty string") and "call finish again" in repair
+    assert result.proposal == PROPOSAL and result.parsed == Parsed.REPAIRED and result.error is None
+
+
+def test_a_second_proposal_off_the_schema_ends_the_conversation_with_the_reason():
+    bad = {"action": "rewrite", "rationale": "?"}
+    result, requests = propose([read("traces/t1"), finish(bad), finish(bad), read("traces/t2")])
+    assert len(requests) == 3 and result.proposal == bad and result.parsed == Parsed.GAVE_UP
+    assert result.error.startswith("the proposal did not match the schema after one repair: unknown action 'rewrite'")
+
+
+def test_a_call_that_times_out_twice_ends_the_conversation_without_a_proposal_not_the_command():
+    with FakeOpenAIServer(lambda body: Reply(content="late", delay=1.0)) as server:
+        model = LiteLLMModel(
+            RoleSettings(model="openai/fake-model", api_base=server.base_url, context_window=128_000),
+            LLMSettings(retries=0, timeout=0.3),
+            Role.PROPOSER,
+            Meter(),
+        )
+        result = Proposer(model, Library(), 6, 1).run(CONTEXT)
+    assert result.proposal is None and result.parsed == Parsed.GAVE_UP
+    assert result.error.startswith("the proposer's model call failed: ") and "timed out twice" in result.error
 
 
 def test_after_a_repeated_call_only_finish_is_on_offer():

@@ -1,6 +1,6 @@
 """The rubric drafter reads a real session and drafts what a judge should check: criteria cleaned
 of empty ones and runs of spaces, one retry with the reason a reply could not be used, and a
-session too long for the model fails at once."""
+session too long for the model, or a call that fails, leaves no draft with the reason."""
 
 import json
 
@@ -8,7 +8,7 @@ from chatmodels import served_model
 from wikiskill.llm.call import CONTEXT_RETRIES
 from wikiskill.roles.rubric_drafter import RubricDrafter
 from wikiskill.store.traces import Trajectory
-from wikiskill.testing.fakeserver import FakeOpenAIServer
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 SESSION = Trajectory(
     task_id="s1",
@@ -60,3 +60,9 @@ def test_a_session_too_long_for_the_model_fails_without_a_retry():
     assert result.draft is None and "ContextWindowExceededError" in result.error
     assert len(server.overflows) == len(server.requests)
     assert len(server.requests) == CONTEXT_RETRIES + 1  # one call: the model's own shrinking retries
+
+
+def test_a_call_that_fails_leaves_no_draft_with_the_reason_rather_than_an_exception():
+    with FakeOpenAIServer(lambda body: Reply(status=503, content="the model is loading")) as server:
+        result = RubricDrafter(served_model(server, "proposer")).draft("Accept ISO weeks.", SESSION)
+    assert result.draft is None and "the model is loading" in result.error

@@ -41,17 +41,22 @@ def evolve(
 def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) -> Estimate:
     """What the next `rounds` rounds of `evolve` will call, part by part (`evolve --dry-run`):
     calls, tokens, and USD where the model is priced, from the settings with `options`' overrides
-    and the usage the last round measured, with `budget.max_usd`. Writes nothing and calls no model."""
-    from ..loop.estimate import Estimate, estimate_round
+    and the usage the last round measured, with `budget.max_usd`, and each round's wall time at the
+    speed the last command (or `doctor`) measured on each role's server. Writes nothing and calls no
+    model."""
+    from ..llm.speed import SPEED_FILE, SpeedBook
+    from ..loop.estimate import Estimate, estimate_round, with_wall_time
     from ..store.rounds import completed_rounds
 
     options = options or RunOptions()
     config = overridden(ws, options)
     preflight(config, runner_source=runner_source(options), runs=False)
     first = completed_rounds(ws) + 1
+    speeds = SpeedBook(ws.state_dir / SPEED_FILE)
     with Harness(ws, config, model_factory=options.model_factory) as harness:
         estimates = [
-            estimate_round(harness.evaluating, number, later=number > first) for number in range(first, first + rounds)
+            with_wall_time(estimate_round(harness.evaluating, number, later=number > first), config, speeds)
+            for number in range(first, first + rounds)
         ]
     return Estimate(rounds=estimates, max_usd=config.budget.max_usd)
 

@@ -124,7 +124,12 @@ def open_workspace(path: Path | None = None) -> Workspace:
 
 
 def doctor(ws: Workspace, model: str | None = None, api_base: str | None = None) -> list[RoleCheck]:
-    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context, price."""
+    """Probe each role's model once: reachable, latency, JSON output, tool protocol, context, price.
+    The probes' speed is kept in the workspace's state folder, for `estimate`'s wall time."""
     from ..llm.doctor import diagnose
+    from ..llm.speed import SPEED_FILE, SpeedBook
 
-    return diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base))
+    speeds = SpeedBook(ws.state_dir / SPEED_FILE)
+    checks = diagnose(load_config(ws.root).with_overrides(model=model, api_base=api_base), speeds)
+    speeds.save()
+    return checks

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from .. import api
 from ..benchmarks import Split
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, WikiskillError
 from ..loop.estimate import Estimate, RoundEstimate
 from .common import (
     AgentOption,
@@ -235,12 +235,45 @@ def print_estimate(estimate: Estimate) -> None:
     if unpriced:
         models = "its model" if len(unpriced) == 1 else "their models"
         plain(f"USD leaves out the calls of the {', '.join(unpriced)}: litellm has no price for {models}")
+    plain(wall_time_line(first))
     affordable = estimate.affordable
     if affordable is not None:
         fits = "all of them" if affordable == len(estimate.rounds) else f"{affordable} of {len(estimate.rounds)}"
         console.print(
             f"budget.max_usd ${estimate.max_usd}: {fits} fit; `evolve` does not start a round the rest cannot pay for"
         )
+
+
+LONG_ROUND_SECONDS = 3600
+"""A round whose model time is estimated past this gets a warning."""
+
+
+def wall_time_line(estimate: RoundEstimate) -> str:
+    """How long the round takes at the measured speed, with a warning past an hour, or how to
+    measure it."""
+    label = f"r{estimate.round:03d}"
+    unmeasured = ", ".join(role.value for role in estimate.unmeasured)
+    if estimate.seconds is None:
+        return (
+            f"{label}: wall time unknown: nothing has measured the speed of the models' servers yet "
+            "(`wikiskill doctor` does)"
+        )
+    line = f"{label}: about {_duration(estimate.seconds)} of model time at the servers' measured speed"
+    if unmeasured:
+        line += f" (the {unmeasured} not included: its server's speed is not measured yet)"
+    if estimate.seconds > LONG_ROUND_SECONDS:
+        line += (
+            "; warning: more than an hour a round: a faster model or server, fewer train or val tasks, "
+            "or more `concurrency` where the server serves calls in parallel"
+        )
+    return line
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return f"{seconds:.0f} s"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
 def _totals(rounds: list[RoundEstimate]) -> str:
@@ -366,7 +399,8 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
 
     The tool protocol is the one the model speaks (`native`, `text` or `none`); price: whether
     litellm knows it. Exit 1 when a role cannot work."""
-    checks = api.doctor(workspace_of(ctx), model=model, api_base=api_base)
+    ws = workspace_of(ctx)
+    checks = api.doctor(ws, model=model, api_base=api_base)
     mark = {True: "yes", False: "no", None: "—"}
     rows = [
         [
@@ -389,6 +423,10 @@ def doctor_command(ctx: typer.Context, model: str | None = ModelOption, api_base
             plain(f"{check.role}: {note}")
     if any(check.failed for check in checks):
         raise typer.Exit(1)
+    try:
+        plain(wall_time_line(api.estimate(ws).rounds[0]))
+    except WikiskillError as exc:  # the models work; only the round could not be estimated
+        plain(f"the next round's wall time could not be estimated: {exc}")
 
 
 def check_suite_command(

@@ -21,10 +21,15 @@ from ..knowledge.skills import Skill
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
 from ..llm.chat import ChatModel
 from ..store.traces import Score, Trajectory, Usage
+from ..store.trailers import Parsed
 from .transcript import Transcript
 
-Check = Callable[[MaintainerOutput], list[str]]
-"""The reasons pages of an output would be refused (empty when every page passes)."""
+TurnReport = Callable[[int, Usage], None]
+"""Called by a learning role after each model turn: the turn's number (from 1) and the role's
+usage so far, so a slow model's progress shows while it works."""
+Check = Callable[[MaintainerOutput, list[str]], list[str]]
+"""The reasons pages of an output would be refused (empty when every page passes), given the task
+ids of the traces the maintainer was shown."""
 
 
 @dataclass
@@ -36,6 +41,14 @@ class MaintainerResult:
     retry_reasons: list[str] = field(default_factory=list)
     """Why the first reply was sent back (parse error or refused pages), empty without a retry."""
     transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.MAINTAINER))
+    shown: list[str] | None = None
+    """The task ids of the traces in the prompt; None: all it was given."""
+    parsed: Parsed | None = None
+    """How its reply was read (None: the role parses nothing, as the offline one)."""
+    prompt_budget: int | None = None
+    """The prompt tokens it was cut to, when the server's measured speed cut it."""
+    budget_note: str | None = None
+    """What was cut to fit `prompt_budget`, in a sentence."""
 
 
 @dataclass
@@ -46,6 +59,8 @@ class ProposerResult:
     reads: list[str] = field(default_factory=list)
     turns: int = 0
     transcript: Transcript = field(default_factory=lambda: Transcript(role=Role.PROPOSER))
+    parsed: Parsed | None = None
+    """How its proposal was read (None: the role parses nothing, as the offline one)."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +249,9 @@ class Roles(Protocol):
         """The task agent with `skills`; `seed` (default: the config's) for agents that use one;
         `shelf`: the wiki it may read (`agent.wiki_access`)."""
 
-    def maintainer(self) -> WikiMaintainer: ...
+    def maintainer(self, on_turn: TurnReport | None = None) -> WikiMaintainer: ...
 
-    def proposer(self, library: Library) -> SkillProposer: ...
+    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer: ...
 
 
 TASK_AGENTS = Registry(TASK_AGENT, AgentKind)

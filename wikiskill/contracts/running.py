@@ -18,7 +18,7 @@ from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.meter import Meter
 from ..store.results import ResultCache
-from ..store.traces import Trajectory
+from ..store.traces import Trajectory, Usage
 from .roles import Roles
 
 
@@ -82,6 +82,10 @@ class Reporter(Protocol):
 
     def preparing(self, done: int, total: int) -> None:
         """Progress of one-off benchmark preparation (e.g. generating games)."""
+
+    def turn(self, description: str, turn: int, usage: Usage) -> None:
+        """A learning role's step (`description`, e.g. `r001 propose`) finished model turn `turn`;
+        `usage` is the role's spend so far."""
 
 
 EXECUTORS = Registry(EXECUTOR, Executor)

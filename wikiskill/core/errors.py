@@ -71,6 +71,15 @@ class ContextOverflow(ModelError):
     """A required part of a request (e.g. a system prompt) cannot fit the model's context window."""
 
 
+class SkillsNotWritten(WikiskillError):
+    """The self-written arm could not be made: no model for it, its call failed, or no reply held
+    skills after one repair. `reason` says which; the other arms can still be scored."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 class BudgetExceeded(WikiskillError):
     """A configured spending or call budget is reached; the run stops cleanly and can resume."""
 

@@ -30,6 +30,15 @@ WHEN = re.compile(
 )
 """Words that tell when a description's skill applies."""
 _PLACEHOLDER = re.compile(r"<([^<>\n]{1,80})>")
+SCHEMA_PARTS = (
+    "a placeholder of the proposal schema",
+    "a description in the proposal schema",
+    "a field of the proposal schema",
+)
+WEAK_PROPOSER = (
+    "the proposer's model looks too weak for the role: try a larger `proposer.model` (the roles may use "
+    "another model than the agent)"
+)
 
 
 @dataclass(frozen=True)
@@ -75,13 +84,14 @@ def reserved_names(task_ids: Iterable[str], files: Iterable[str]) -> dict[str, s
         add(path.rsplit("/", 1)[-1].split(".", 1)[0], f"the workspace file {path}")
     for file in PATCHABLE:
         add(file.split(".", 1)[0], f"the skill folder's file {file}")
+    placeholder, description, field_name = SCHEMA_PARTS
     for text in schema_texts():
-        for placeholder in _PLACEHOLDER.findall(text):
-            add(placeholder, "a placeholder of the proposal schema")
+        for found in _PLACEHOLDER.findall(text):
+            add(found, placeholder)
         if len(text) <= 80:
-            add(text, "a description in the proposal schema")
+            add(text, description)
     for name in CreateSkill.model_fields:
-        add(name, "a field of the proposal schema")
+        add(name, field_name)
     return names
 
 
@@ -91,14 +101,15 @@ def junk_reason(proposal: Proposal, known: Known) -> str | None:
         return None
     name = proposal.name
     if name in known.names:
-        return f"`{name}` is {known.names[name]}, not a skill name"
+        weak = f": {WEAK_PROPOSER}" if known.names[name] in SCHEMA_PARTS else ""
+        return f"`{name}` is {known.names[name]}, not a skill name{weak}"
     skill = parse_skill(proposal.changes[f"{skill_dir(name)}/SKILL.md"] or "")  # a create always writes it
     body = "\n".join(line for line in skill.body.splitlines() if not line.lstrip().startswith("#"))
     share = repeated_share(f"{skill.description}\n{body}", [*schema_texts(), *known.prompt])
     if share >= REPEATED_SHARE:
         return (
             f"the skill's description and body repeat the proposal schema or the prompt ({share:.0%} of "
-            "their words), not what was learned from the traces"
+            f"their words), not what was learned from the traces: {WEAK_PROPOSER}"
         )
     if not WHEN.search(skill.description):
         return f'the description {skill.description[:120]!r} does not say when to use the skill (e.g. "Use when ...")'

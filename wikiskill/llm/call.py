@@ -45,13 +45,22 @@ refused as too long."""
 CONTEXT_SHRINK = 0.7
 CONTEXT_RETRIES = 2
 TIMEOUT_SHARE = 0.5
-"""A request is sized to take at most this share of `llm.timeout` at the server's measured speed."""
+"""A turn of a conversation is sized to take at most this share of `llm.timeout` at the server's
+measured speed."""
 SPEED_MARGIN = 2.0
 """A call's timeout is at least this many times what its request takes at the measured speed
 (prompt and a full reply), so a slow server's long reply is not timed out as a failure."""
 MAX_TIMEOUT_FACTOR = 10.0
 """The measured speed raises a call's timeout to at most this many times `llm.timeout` (a hung
 server is still noticed)."""
+
+
+def seconds_allowed(llm: LLMSettings, one_reply: bool) -> float:
+    """How long a request may take at the server's measured speed: a turn of a conversation (the
+    agent's, the proposer's) a share of `llm.timeout`; a role's one structured reply (the
+    maintainer's pages, the self-written skills), which the role sizes itself, the longest timeout
+    a call gets, less the margin."""
+    return llm.timeout * (MAX_TIMEOUT_FACTOR / SPEED_MARGIN if one_reply else TIMEOUT_SHARE)
 
 
 class Call:
@@ -145,11 +154,12 @@ class Call:
         return fitted.messages
 
     def _fit_in_time(self, messages: list[Message], tools_size: int, budget: int, completion: int) -> list[Message]:
-        """`messages` cut to what the server's measured speed answers in a share of the timeout.
-        Advisory, unlike the window: a noisy estimate never cuts below a quarter of the window, and
-        a request whose fixed part (the system prompt, the tools) does not fit the time is sent at
-        the window's size rather than failed."""
-        in_time = self.speed.prompt_budget(self.llm.timeout * TIMEOUT_SHARE, completion)
+        """`messages` cut to what the server's measured speed answers in the time the request is
+        allowed (`seconds_allowed`). Advisory, unlike the window: a noisy estimate never cuts below
+        a quarter of the window, and a request whose fixed part (the system prompt, the tools) does
+        not fit the time is sent at the window's size rather than failed."""
+        seconds = seconds_allowed(self.llm, one_reply=self.response_model is not None)
+        in_time = self.speed.prompt_budget(seconds, completion)
         size = conversation_tokens(messages) + tools_size
         if in_time is None or size <= max(in_time, budget // 4) or in_time >= budget:
             return messages
@@ -162,7 +172,7 @@ class Call:
                 "request's fixed part: sent at the context window's size"
             )
             return messages
-        why = f"the server's measured speed ({in_time} prompt tokens in {TIMEOUT_SHARE:.0%} of llm.timeout)"
+        why = f"the server's measured speed ({in_time} prompt tokens in {seconds:.0f}s)"
         self.notes += [f"{why}: {note}" for note in fitted.notes]
         return fitted.messages
 

@@ -5,7 +5,7 @@ it is shown."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -69,3 +69,13 @@ class ChatModel(Protocol):
         response_model: type[BaseModel] | None = None,
         call_required: bool = False,
     ) -> Reply: ...
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """A ChatModel that knows its server's measured speed: a role sizes its one prompt to it."""
+
+    def prompt_budget(self) -> int | None:
+        """The most prompt tokens one structured reply's request may hold to be answered in time;
+        None while the speed is unknown."""
+        ...

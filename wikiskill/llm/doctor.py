@@ -14,10 +14,12 @@ from pydantic import BaseModel
 
 from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..core.errors import WikiskillError
+from .backend import import_litellm
 from .credentials import missing_key, roles_in_use
 from .jsontext import extract_json
 from .meter import Meter
 from .model import LiteLLMModel
+from .speed import SpeedBook
 from .toolcalls import TEXT_CALL_PREFIX, tool_spec
 
 DOCTOR_SYSTEM = "You are the connectivity check of wikiskill doctor."
@@ -64,8 +66,10 @@ class RoleCheck:
         return f"{self.role} model {self.model}{where}: {self.cause}"
 
 
-def diagnose(config: Config) -> list[RoleCheck]:
-    """One row per role; roles that share a model and server share one probe."""
+def diagnose(config: Config, speeds: SpeedBook | None = None) -> list[RoleCheck]:
+    """One row per role; roles that share a model and server share one probe. Each probe's speed
+    is measured into `speeds`."""
+    speeds = speeds or SpeedBook()
     checks: list[RoleCheck] = []
     probed: dict[tuple[str | None, str | None, int | None, StructuredOutput], RoleCheck] = {}
     for role in roles_in_use(config):
@@ -74,13 +78,13 @@ def diagnose(config: Config) -> list[RoleCheck]:
         if key in probed:
             check = RoleCheck(**{**probed[key].__dict__, "role": role, "notes": list(probed[key].notes)})
         else:
-            check = probed[key] = _probe(role, settings, config.llm)
+            check = probed[key] = _probe(role, settings, config.llm, speeds)
         check.configured_protocol = settings.tool_protocol.value
         checks.append(check)
     return checks
 
 
-def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
+def _probe(role: Role, settings: RoleSettings, llm: LLMSettings, speeds: SpeedBook) -> RoleCheck:
     check = RoleCheck(role=role, model=settings.model or "", api_base=settings.api_base)
     if settings.model == OFFLINE_MODEL:
         check.cause = "the built-in offline model (no LLM)"
@@ -97,6 +101,8 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
         {"role": "system", "content": DOCTOR_SYSTEM},
         {"role": "user", "content": 'Call the `report` tool with {"status": "ok"}.'},
     ]
+    speed = speeds.of(settings.model or "", settings.api_base)
+    import_litellm()  # its import is no part of the server's latency
     started = time.perf_counter()
     try:
         reply = model.complete(messages, [REPORT_TOOL])
@@ -104,6 +110,7 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
         check.reachable, check.cause, check.failed = False, _cause(str(exc), role, settings), True
         return check
     check.reachable, check.latency_s = True, time.perf_counter() - started
+    speed.add(reply.usage.prompt_tokens, reply.usage.completion_tokens, check.latency_s)
     calls = [call for call in reply.tool_calls if call.name == "report"]
     check.protocol = "none" if not calls else "text" if calls[0].id.startswith(TEXT_CALL_PREFIX) else "native"
     check.notes += reply.notes
@@ -112,7 +119,9 @@ def _probe(role: Role, settings: RoleSettings, llm: LLMSettings) -> RoleCheck:
         {"role": "user", "content": 'Reply with the JSON object {"status": "ok"} and nothing else.'},
     ]
     try:
+        started = time.perf_counter()
         answer = model.complete(json_messages, response_model=ProbeAnswer)
+        speed.add(answer.usage.prompt_tokens, answer.usage.completion_tokens, time.perf_counter() - started)
         ProbeAnswer.model_validate(extract_json(answer.content))
         check.json_ok = True
         check.notes += answer.notes

@@ -16,11 +16,11 @@ from ..core.redact import Scrubber
 from ..telemetry.spans import model_call_span
 from .backend import import_litellm, to_reply
 from .cache import ResponseCache
-from .call import Call
+from .call import Call, seconds_allowed
 from .chat import Message, Reply, ToolSpec
 from .meter import Meter
 from .profile import ModelProfile
-from .speed import ServerSpeed
+from .speed import SpeedBook
 
 
 class LiteLLMModel:
@@ -37,6 +37,7 @@ class LiteLLMModel:
         role: Role,
         meter: Meter,
         cache: ResponseCache | None = None,
+        speeds: SpeedBook | None = None,
     ):
         if not settings.model:
             raise ModelError(f"no model configured for the {role}")
@@ -52,7 +53,9 @@ class LiteLLMModel:
         self._scrub = Scrubber()
         self._text_ids = itertools.count(1)
         self.profile = ModelProfile(settings, role)
-        self.speed = ServerSpeed()
+        # The command's roles share a server's measured speed (`speeds`), so a role's first call is
+        # sized from what the others measured.
+        self.speed = (speeds or SpeedBook()).of(settings.model, settings.api_base)
 
     @property
     def protocol(self) -> ToolProtocol:
@@ -70,6 +73,14 @@ class LiteLLMModel:
 
     def price_known(self) -> bool:
         return self.profile.price_known()
+
+    def prompt_budget(self) -> int | None:
+        """The most prompt tokens a request for one structured reply (`response_model`) can hold
+        to be answered in the time such a call is allowed at the server's measured speed, and to
+        fit the window; None until the speed is measured."""
+        reserved = self.profile.reserved_tokens()
+        in_time = self.speed.prompt_budget(seconds_allowed(self.llm, one_reply=True), reserved)
+        return None if in_time is None else min(in_time, self.context_window - reserved)
 
     def call(
         self,

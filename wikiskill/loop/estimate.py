@@ -35,6 +35,7 @@ from ..knowledge.skillsblock import render_skills
 from ..knowledge.wiki import maintainer_view, read_wiki
 from ..llm.context import CHARS_PER_TOKEN, conversation_tokens, estimate_tokens
 from ..llm.profile import ModelProfile
+from ..llm.speed import SpeedBook
 from ..store.reads import WorkspaceReads
 from ..store.rounds import REJECTED_PREFIX, round_label, round_state
 from ..store.traces import Trajectory
@@ -96,6 +97,11 @@ class PartEstimate(BaseModel):
 class RoundEstimate(BaseModel):
     round: int
     parts: list[PartEstimate]
+    seconds: float | None = None
+    """Wall time at the servers' measured speed (`with_wall_time`), the parts whose speed is
+    unknown left out; None when none is known."""
+    unmeasured: list[Role] = []
+    """Roles whose server's speed nothing has measured yet (`doctor` measures it)."""
 
     @property
     def calls(self) -> int:
@@ -204,6 +210,22 @@ def _tasks_played(evaluator: Evaluator, started: RoundState | None, later: bool)
         Part.INCUMBENT: 0 if later or incumbent_recorded(evaluator) else val,
         Part.VAL: val * candidate_runs,
     }
+
+
+def with_wall_time(estimate: RoundEstimate, config: Config, speeds: SpeedBook) -> RoundEstimate:
+    """`estimate` with the wall time its parts take at the measured speed of each role's server:
+    a part's tokens at that speed, the task agent's and the judge's spread over `concurrency`."""
+    seconds: float | None = None
+    unmeasured: list[Role] = []
+    for part in estimate.parts:
+        settings = config.role(part.role)
+        taken = speeds.of(settings.model or "", settings.api_base).seconds(part.prompt_tokens, part.completion_tokens)
+        if taken is None:
+            unmeasured += [] if part.role in unmeasured else [part.role]
+            continue
+        parallel = part.role in (Role.AGENT, Role.JUDGE)
+        seconds = (seconds or 0.0) + taken / (config.concurrency if parallel else 1)
+    return estimate.model_copy(update={"seconds": seconds, "unmeasured": unmeasured})
 
 
 def check_round_budget(evaluator: Evaluator, number: int) -> None:

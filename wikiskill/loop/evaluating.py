@@ -89,7 +89,9 @@ class Evaluator:
         """No step scores the test split; `history.test_looks.looking_at_test` unseals it for a recorded look."""
 
     def close(self) -> None:
-        """End the executor's workers (they serve every step of one command)."""
+        """End the executor's workers (they serve every step of one command), and keep the speed
+        the roles measured for the next command."""
+        self.team.speeds.save()
         if self._executor is not None:
             self._executor.close()
             self._executor = None

@@ -22,7 +22,7 @@ from ..llm.meter import Meter
 from ..run.team import ModelFactory, Team
 from ..store.harbor_datasets import fetch_for
 from ..store.settings import load_config
-from ..store.traces import Trajectory
+from ..store.traces import Trajectory, Usage
 from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Workspace
 from .evaluating import Evaluated, Evaluator
@@ -37,6 +37,9 @@ class QuietReporter:
         pass
 
     def preparing(self, done: int, total: int) -> None:
+        pass
+
+    def turn(self, description: str, turn: int, usage: Usage) -> None:
         pass
 
     def tasks(self, description: str, total: int) -> AbstractContextManager[Callable[[Trajectory], None]]:

@@ -15,7 +15,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..store.traces import Trajectory
+from ..store.traces import Trajectory, Usage
+from .progress_file import turn_line
 
 
 class RichReporter:
@@ -50,6 +51,9 @@ class RichReporter:
 
     def info(self, message: str) -> None:
         self.console.print(f"[dim]{message}[/dim]")
+
+    def turn(self, description: str, turn: int, usage: Usage) -> None:
+        self.console.print(f"[dim]{turn_line(description, turn, usage)}[/dim]")
 
     @contextmanager
     def tasks(self, description: str, total: int) -> Iterator[Callable[[Trajectory], None]]:

@@ -35,6 +35,16 @@ class TaskBar(BaseModel):
     cost_usd: float = 0.0
 
 
+class RoleTurns(BaseModel):
+    """The learning role at work now (the maintainer, the proposer), as its turns finish."""
+
+    description: str
+    turn: int
+    """Model turns finished so far."""
+    tokens: int
+    """The role's tokens so far."""
+
+
 class RunProgress(BaseModel):
     pid: int
     started: float
@@ -43,11 +53,17 @@ class RunProgress(BaseModel):
     message: str = ""
     """The last line the run said (`r002 propose: the skill proposer is investigating`)."""
     bar: TaskBar | None = None
+    role: RoleTurns | None = None
     cost_usd: float = 0.0
     """Spent by this run so far, committed steps and the one running."""
     tokens: int = 0
     finished: bool = False
     """The run ended (done, failed or interrupted); a run killed outright leaves it False."""
+
+
+def turn_line(description: str, turn: int, usage: Usage) -> str:
+    """`r001 propose: turn 3 done, 4,512 tokens so far`."""
+    return f"{description}: turn {turn} done, {usage.tokens:,} tokens so far"
 
 
 def progress_path(state_dir: Path) -> Path:
@@ -76,9 +92,16 @@ class ProgressRecorder:
 
     def info(self, message: str) -> None:
         with self._lock:
-            self._progress.message = message
+            self._progress.message, self._progress.role = message, None
             self._write()
         self.inner.info(message)
+
+    def turn(self, description: str, turn: int, usage: Usage) -> None:
+        with self._lock:
+            self._progress.message = turn_line(description, turn, usage)
+            self._progress.role = RoleTurns(description=description, turn=turn, tokens=usage.tokens)
+            self._write()
+        self.inner.turn(description, turn, usage)
 
     def preparing(self, done: int, total: int) -> None:
         self.inner.preparing(done, total)

@@ -6,6 +6,12 @@ Tool calls may come natively or written as text (see toolcalls.py); a reply with
 short correction, and a reply that is just a proposal object is taken as `finish`. Answers end
 with the concrete next call to make, which small models follow where they ignore instructions.
 
+The proposal `finish` submits is read with the schema its tool shows (`ProposalSchema`, also
+the `response_format` of a text call where the server takes one): one that does not match is
+answered with the parse error once, to repair; a second is taken as it is, for the harness to
+record as invalid with that reason. A call that fails (a timeout, a server error) ends the
+conversation without a proposal, with the reason, rather than the command.
+
 Past `kept_results_tokens`, the results the proposer has already answered are sent as stubs
 (`stub_used_results`); reading one again returns it again. The transcript keeps every message.
 """
@@ -18,18 +24,21 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..contracts.roles import Library, ProposerContext, ProposerResult
+from ..contracts.roles import Library, ProposerContext, ProposerResult, TurnReport
 from ..contracts.transcript import TranscriptCall
-from ..core.errors import ContextOverflow
+from ..core.errors import ModelError
 from ..core.prompts import render
-from ..knowledge.proposals import CREATE_EXAMPLE, ProposalSchema
+from ..knowledge.proposals import CREATE_EXAMPLE, InvalidProposal, ProposalSchema, parse_proposal
 from ..llm.chat import ChatModel, Message, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
 from ..llm.toolcalls import TEXT_CALL_PREFIX, tool_spec
+from ..store.trailers import Parsed
 from ..telemetry.spans import tool_call_span
 
 RESULT_SUMMARY_CHARS = 200
+CALL_FAILED = "the proposer's model call failed"
+"""Starts the error of a conversation a failed model call ended (not the model's own doing)."""
 INVALID_CALL = "Error: invalid call:"
 """Starts the answer to a call the model got wrong (as opposed to a read that found nothing)."""
 
@@ -64,6 +73,7 @@ class Proposer:
         max_turns: int,
         min_trace_reads: int,
         kept_results_tokens: int | None = None,
+        on_turn: TurnReport | None = None,
     ):
         self.model = model
         self.library = library
@@ -71,10 +81,12 @@ class Proposer:
         self.min_trace_reads = min_trace_reads
         self.kept_results_tokens = kept_results_tokens
         """Answered tool results kept in the prompt up to this many tokens, then stubbed; None: never."""
+        self.on_turn = on_turn
         self._trace_order: list[str] = []
         self._failures = 0
         self._read_ids: dict[str, str] = {}  # call id -> path read
         self._hidden: set[str] = set()  # paths whose every read is stubbed in the prompt sent
+        self._repairing = False  # the model was shown its proposal's parse error
 
     def run(self, context: ProposerContext) -> ProposerResult:
         messages = [
@@ -89,11 +101,13 @@ class Proposer:
         outcomes = sorted(context.outcomes, key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
-        self._read_ids, self._hidden = {}, set()
+        self._read_ids, self._hidden, self._repairing = {}, set(), False
         try:
             self._converse(messages, result)
-        except ContextOverflow as exc:
-            result.error = str(exc)
+        except ModelError as exc:  # a timeout, an overflow, a server error: no proposal, with the reason
+            result.error = f"{CALL_FAILED}: {exc}"
+        if result.parsed is None:
+            result.parsed = Parsed.GAVE_UP
         result.transcript.outcome = result.proposal
         result.transcript.error = result.error
         return result
@@ -111,6 +125,8 @@ class Proposer:
                 messages.append({"role": "user", "content": f"Time to finish. {self._next_step(result, traces_read)}"})
             reply = self.model.complete(self._sent(messages), FINISH_ONLY if finish_only else TOOLS, call_required=True)
             result.usage = result.usage + reply.usage
+            if self.on_turn is not None:
+                self.on_turn(turn, result.usage)
             record = result.transcript.add_turn(reply.content, reply.usage, reply.notes)
             messages.append(reply.message())
             calls = _numbered(reply.tool_calls or _bare_proposal(reply.content), turn)
@@ -140,7 +156,7 @@ class Proposer:
                 if answer.startswith(INVALID_CALL):
                     record.error = answer
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
-                if proposal is not None:
+                if proposal is not None or result.parsed == Parsed.GAVE_UP:
                     result.proposal = proposal
                     return
         result.error = f"the proposer did not call finish within {self.max_turns} turns"
@@ -191,8 +207,18 @@ class Proposer:
                     f"{len(traces_read)}). {self._next_step(result, traces_read)}"
                 ), None
             proposal = _object(arguments.get("proposal", arguments))
-            if not isinstance(proposal, dict):
-                return f"{INVALID_CALL} `proposal` must be a JSON object.", None
+            try:
+                if not isinstance(proposal, dict):
+                    raise InvalidProposal("`proposal` must be a JSON object.")
+                parse_proposal(proposal)
+            except InvalidProposal as invalid:
+                if not self._repairing:
+                    self._repairing = True
+                    return f"{INVALID_CALL} {_sentence(invalid.reason)} Correct it and call finish again.", None
+                result.parsed = Parsed.GAVE_UP
+                result.error = f"the proposal did not match the schema after one repair: {invalid.reason}"
+                return "Proposal received.", proposal if isinstance(proposal, dict) else None
+            result.parsed = Parsed.REPAIRED if self._repairing else Parsed.FIRST
             return "Proposal received.", proposal
         return f"{INVALID_CALL} unknown tool {name!r}; use {TOOL_NAMES}.", None
 
@@ -230,6 +256,10 @@ def _numbered(calls: list[ToolCall], turn: int) -> list[ToolCall]:
         replace(call, id=f"{TEXT_CALL_PREFIX if call.id.startswith(TEXT_CALL_PREFIX) else 'call-'}{turn}-{n}")
         for n, call in enumerate(calls, 1)
     ]
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith(".") else f"{text}."
 
 
 def _object(value: object) -> object:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..core.errors import ContextOverflow
+from ..core.errors import ModelError
 from ..core.prompts import render
 from ..llm.chat import ChatModel
 from ..llm.jsontext import extract_json
@@ -47,7 +47,8 @@ def parse_draft(text: str | None) -> RubricDraft:
 
 
 class RubricDrafter:
-    """One retry with the reason a reply did not parse; after that the draft fails."""
+    """One retry with the reason a reply did not parse; after that, or when the call fails (an
+    overflow, a timeout), the draft fails with the reason for the caller to report in one line."""
 
     def __init__(self, model: ChatModel):
         self.model = model
@@ -64,7 +65,7 @@ class RubricDrafter:
         for attempt in (1, 2):
             try:
                 reply = self.model.complete(messages, response_model=RubricDraft)
-            except ContextOverflow as exc:
+            except ModelError as exc:  # an overflow, a timeout, a server error: no draft, with the reason
                 result.error = str(exc)
                 return result
             result.usage = result.usage + reply.usage

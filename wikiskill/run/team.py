@@ -28,11 +28,12 @@ from ..contracts.roles import (
     Scorer,
     SkillProposer,
     TaskAgent,
+    TurnReport,
     WikiMaintainer,
     WorkdirAgent,
 )
 from ..core.config import OFFLINE_MODEL, Config, Role
-from ..core.errors import WikiskillError
+from ..core.errors import SkillsNotWritten
 from ..core.parts import TASK_AGENT
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -40,6 +41,7 @@ from ..llm.cache import ResponseCache
 from ..llm.chat import ChatModel
 from ..llm.meter import Meter
 from ..llm.model import LiteLLMModel
+from ..llm.speed import SPEED_FILE, SpeedBook
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
@@ -108,7 +110,11 @@ class Team:
         self.state_dir = state_dir
         self._containers: ContainerSetup | None = None
         cache = ResponseCache(state_dir / "responses.sqlite") if config.llm.cache else None
-        self._factory = model_factory or (lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache))
+        self.speeds = speeds = SpeedBook(state_dir / SPEED_FILE)
+        """The measured speed of every server the roles call, kept for the next command."""
+        self._factory = model_factory or (
+            lambda role: LiteLLMModel(config.role(role), config.llm, role, meter, cache, speeds)
+        )
 
     def offline(self, role: Role) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL
@@ -152,20 +158,20 @@ class Team:
             return scorer
         return RuledScorer(scorer, CrashRules(suite, self.state_dir, scorer))
 
-    def maintainer(self) -> WikiMaintainer:
+    def maintainer(self, on_turn: TurnReport | None = None) -> WikiMaintainer:
         if self.offline(Role.MAINTAINER):
             from ..roles.offline.maintainer import OfflineMaintainer
 
             return OfflineMaintainer()
-        return Maintainer(self._factory(Role.MAINTAINER))
+        return Maintainer(self._factory(Role.MAINTAINER), on_turn)
 
     def skill_writer(self) -> SkillWriter:
         """The proposer's model writing skills from task instructions alone (`uplift`'s self-written arm)."""
         if self.offline(Role.PROPOSER):
-            raise WikiskillError("the self-written arm needs a proposer model, not offline")
+            raise SkillsNotWritten("the self-written arm needs a proposer model, not offline")
         return SkillWriter(self._factory(Role.PROPOSER))
 
-    def proposer(self, library: Library) -> SkillProposer:
+    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer:
         settings = self.config.proposer
         if self.offline(Role.PROPOSER):
             from ..roles.offline.proposer import OfflineProposer
@@ -177,4 +183,5 @@ class Team:
             settings.max_turns,
             settings.min_trace_reads,
             settings.kept_results_tokens,
+            on_turn,
         )

@@ -91,6 +91,17 @@ class Decision(StrEnum):
     ROLLED_BACK = "rolled_back"
 
 
+class Parsed(StrEnum):
+    """How a learning role's reply (the maintainer's pages, the proposer's proposal) was read."""
+
+    FIRST = "first"
+    """The first reply parsed."""
+    REPAIRED = "repaired"
+    """The first did not; the model was shown its parse error once and the second parsed."""
+    GAVE_UP = "gave_up"
+    """No reply parsed (or the call failed): the role did what it still could (no page, no proposal)."""
+
+
 class Crossed(StrEnum):
     """Which boundary ended a sequential validation (`gate.policy: sequential`)."""
 
@@ -186,6 +197,11 @@ class Trailers(BaseModel):
     attempts: int | None = Field(None, alias="Attempts")
     wiki_tokens: int | None = Field(None, alias="Wiki-Tokens")
     """Tokens of wiki text shown to the maintainer."""
+    parsed: Parsed | None = Field(None, alias="Parsed")
+    """`maintain`, `propose`: how the role's reply was read (first time, repaired, given up)."""
+    prompt_budget: int | None = Field(None, alias="Prompt-Budget")
+    """`maintain`: the prompt tokens the server's measured speed answers in the time a call is
+    allowed, when the prompt was cut to them (fewer traces, shorter excerpts)."""
     refused: int | None = Field(None, alias="Refused")
     """Maintainer pages refused by the page model (listed in the commit body)."""
     merged: int | None = Field(None, alias="Merged")

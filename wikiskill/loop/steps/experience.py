@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from ...core.config import Role
@@ -11,11 +12,17 @@ from ...knowledge.wiki import apply_maintainer_output, check_output, maintainer_
 from ...roles.offline.consolidation import PatternCover
 from ...store.rounds import round_label
 from ...store.traces import mean_score, outcomes_jsonl, scored
-from ...store.trailers import Step, Trailers
+from ...store.trailers import Parsed, Step, Trailers
 from ...store.workspace import MAIN
 from ..fingerprint import digest
 from ..sampling import sample_traces
 from .summary import of_trajectories
+
+WEAK_MAINTAINER = (
+    "the maintainer's model looks too weak for the role (its pages did not parse or were all refused): "
+    "try a larger `maintainer.model` (the roles may use another model than the agent), or "
+    "`maintainer.response_format: json_schema` on a server that takes a JSON schema"
+)
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState
@@ -63,7 +70,8 @@ class Maintain:
         view = maintainer_view(wiki, traces, config.maintainer.wiki_token_budget)
         shown, known = [t.task_id for t in sampled], [t.task_id for t in experience]
         reader.reporter.info(f"{label} maintain: {len(sampled)} traces to the wiki maintainer")
-        outcome = ctx.evaluator.team.maintainer().run(
+        on_turn = partial(reader.reporter.turn, f"{label} maintain")
+        outcome = ctx.evaluator.team.maintainer(on_turn).run(
             number,
             view,
             sampled,
@@ -71,38 +79,50 @@ class Maintain:
             sum(t.success for t in results),
             len(results),
             max_chars,
-            check=lambda output: check_output(output, wiki, number, shown, known),
+            check=lambda output, seen: check_output(output, wiki, number, seen, known),
         )
+        seen = shown if outcome.shown is None else outcome.shown
         trailers = Trailers(
-            round=number, step=self.kind, sampled=",".join(shown), attempts=outcome.attempts, wiki_tokens=view.tokens()
+            round=number,
+            step=self.kind,
+            sampled=",".join(shown),
+            attempts=outcome.attempts,
+            wiki_tokens=view.tokens(),
+            parsed=outcome.parsed,
+            prompt_budget=outcome.prompt_budget,
         )
-        retry = [f"- retried after: {reason}" for reason in outcome.retry_reasons]
+        notes = [f"- {outcome.budget_note}"] if outcome.budget_note else []
+        notes += [f"- retried after: {reason}" for reason in outcome.retry_reasons]
         transcript = {f"raw/{label}/maintainer.json": outcome.transcript.to_json()}
         if outcome.output is None:
+            why = f"The maintainer's reply could not be used after {outcome.attempts} attempt(s): {outcome.error}"
+            weak = outcome.parsed == Parsed.GAVE_UP and bool(outcome.retry_reasons)
+            reader.reporter.info(f"{label} maintain: no page written: {outcome.error}")
+            if weak:
+                reader.reporter.info(f"{label} maintain: {WEAK_MAINTAINER}")
             publisher.commit(
                 f"{label} maintain failed: wiki unchanged",
                 trailers.model_copy(update={"status": "failed"}),
                 transcript,
-                body="\n".join(
-                    [
-                        f"The maintainer's reply could not be used after {outcome.attempts} attempts: {outcome.error}",
-                        *retry,
-                    ]
-                ),
+                body="\n".join([why, *notes, *([f"- {WEAK_MAINTAINER}"] if weak else [])]),
             )
             return
-        update = apply_maintainer_output(outcome.output, wiki, number, shown, known)
+        update = apply_maintainer_output(outcome.output, wiki, number, seen, known)
         pages = sum(1 for path in update.changes if path.startswith("wiki/patterns/"))
+        weak = not pages and bool(update.refused)
+        if weak:
+            reader.reporter.info(f"{label} maintain: 0 pages written, {len(update.refused)} refused: {WEAK_MAINTAINER}")
         publisher.commit(
             f"{label} maintain: {pages} pattern page(s) written",
             trailers.model_copy(update={"refused": len(update.refused)}),
             {**update.changes, **transcript},
             body="\n".join(
                 [
-                    *retry,
+                    *notes,
                     *(f"- {line}" for line in update.report),
                     *(f"- derived for {line}" for line in update.derived_lines()),
                     *(f"- refused, not written: {line}" for line in update.refused),
+                    *([f"- 0 pages written: {WEAK_MAINTAINER}"] if weak else []),
                 ]
             ),
         )

@@ -19,7 +19,7 @@ from ...knowledge.purpose import addressed_pages, record_decision
 from ...store.evaluations import Evaluation
 from ...store.pending import REVIEW_FILE
 from ...store.rounds import pending_branch, rejected_tag, round_label
-from ...store.trailers import Action, Decision, Step, Trailers, format_message
+from ...store.trailers import Action, Decision, Parsed, Step, Trailers, format_message
 from ...store.workspace import MAIN, Commit
 from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
@@ -45,10 +45,11 @@ def close_without_merge(
     incumbent_score: float,
     branch: str | None = None,
     changes: Mapping[str, str | None] | None = None,
+    parsed: Parsed | None = None,
 ) -> None:
     """Close a round whose proposal never reaches validation (no_action, invalid, stale): one gate
-    commit on main (with `changes`, e.g. the proposer's transcript); a branch, if any, is kept as a
-    rejected tag."""
+    commit on main (with `changes`, e.g. the proposer's transcript, and `parsed`, how its proposal
+    was read); a branch, if any, is kept as a rejected tag."""
     reader, publisher = ctx.reader, ctx.publisher
     where = "main (no branch)"
     if branch is not None:
@@ -67,6 +68,7 @@ def close_without_merge(
             action=action,
             skill=name or None,
             incumbent=incumbent_score,
+            parsed=parsed,
         ),
         {**(changes or {}), IMPACT: append_entry(reader.ws.read_file(MAIN, IMPACT), entry)},
         body=reason,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from ...benchmarks import BenchmarkKind
@@ -10,15 +11,16 @@ from ...contracts.roles import ProposerContext, WaitingCandidate
 from ...core.errors import WorkspaceError
 from ...core.prompts import render_fields
 from ...integrations.ingest import read_ingested
-from ...knowledge.junk import Known, junk_reason, reserved_names
+from ...knowledge.junk import WEAK_PROPOSER, Known, junk_reason, reserved_names
 from ...knowledge.leakage import leak_reason
 from ...knowledge.library_budget import over_budget
 from ...knowledge.proposals import InvalidProposal, Proposal, prepare_proposal
+from ...roles.proposer import CALL_FAILED
 from ...roles.sandbox import Sandbox
 from ...store.pending import Pending, pending_candidates
 from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score, scored
-from ...store.trailers import Action, Decision, Step, Trailers
+from ...store.trailers import Action, Decision, Parsed, Step, Trailers
 from ...store.uplift_record import retire_candidates
 from ...store.workspace import MAIN
 from ..impact import IMPACT
@@ -65,8 +67,10 @@ class Propose:
             retire=retire_candidates(ws),
             max_tokens=settings.max_tokens,
         )
-        reader.reporter.info(f"{label} propose: the skill proposer is investigating")
-        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN)).run(context)
+        turns = reader.config.proposer.max_turns
+        reader.reporter.info(f"{label} propose: the skill proposer is investigating (at most {turns} turns)")
+        on_turn = partial(reader.reporter.turn, f"{label} propose")
+        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN), on_turn).run(context)
         transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
@@ -82,6 +86,11 @@ class Propose:
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
+            reason = invalid.reason
+            weak = result.parsed == Parsed.GAVE_UP and not (result.error or "").startswith(CALL_FAILED)
+            if weak and WEAK_PROPOSER not in reason:
+                reason = f"{reason}; {WEAK_PROPOSER}"
+            reader.reporter.info(f"{label} propose: invalid proposal: {reason}")
             close_without_merge(
                 ctx,
                 number,
@@ -89,9 +98,10 @@ class Propose:
                 invalid.name,
                 invalid.rationale,
                 Decision.INVALID,
-                f"invalid proposal: {invalid.reason}",
+                f"invalid proposal: {reason}",
                 score,
                 changes=transcript,
+                parsed=result.parsed,
             )
             return
         if proposal.action == Action.NO_ACTION:
@@ -105,6 +115,7 @@ class Propose:
                 "the proposer proposed no change",
                 score,
                 changes=transcript,
+                parsed=result.parsed,
             )
             return
         branch = candidate_branch(number, proposal.name)
@@ -113,7 +124,12 @@ class Propose:
         publisher.commit(
             f"{label} propose: {proposal.action} {proposal.name}",
             Trailers(
-                round=number, step=self.kind, action=proposal.action, skill=proposal.name, reads=len(result.reads)
+                round=number,
+                step=self.kind,
+                action=proposal.action,
+                skill=proposal.name,
+                reads=len(result.reads),
+                parsed=result.parsed,
             ),
             {**proposal.changes, **transcript},
             body="\n\n".join(filter(None, [proposal.rationale or "(no rationale given)", notes])),

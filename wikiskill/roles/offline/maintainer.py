@@ -196,7 +196,7 @@ class OfflineMaintainer:
         passed: int,
         total: int,
         max_chars: int,
-        check: Check = lambda output: [],
+        check: Check = lambda output, shown: [],
     ) -> MaintainerResult:
         findings = {f.slug: f for f in mine(traces)}
         creates = [findings[slug].create() for slug in sorted(findings)]
