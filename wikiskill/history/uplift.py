@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
 from ..core.config import OFFLINE_MODEL, Config, Role
-from ..core.errors import BudgetExceeded, WikiskillError
+from ..core.errors import SkillsNotWritten, WikiskillError
 from ..knowledge.search import tokens
 from ..store.trailers import Step, Trailers, format_message
 from ..store.uplift_record import RESULTS_BRANCH, RESULTS_FILE, ArmResult, SkillValue, UpliftResult
@@ -137,10 +137,8 @@ def _self_written(harness: Harness) -> dict[str, str]:
     writer = harness.evaluating.team.skill_writer()
     try:
         written = writer.write([task.question for task in harness.benchmark.tasks("train")])
-    except BudgetExceeded:
-        raise
-    except WikiskillError as exc:  # what the writer raises on a reply it cannot read, or a failed call
-        raise ArmNotMade(str(exc)) from exc
+    except SkillsNotWritten as exc:  # its call failed, or no reply held skills after one repair
+        raise ArmNotMade(exc.reason) from exc
     if not written:
         raise ArmNotMade("the self-written arm's model wrote no skills")
     return {f"{_folder_name(skill.name)}/SKILL.md": skill.skill_md for skill in written}
