@@ -99,3 +99,35 @@ def test_a_harbor_tasks_hidden_test_file_is_held_out(tmp_path):
     index = held_out_index(8, {"test": [hidden]})
     leak = index.leaks("Remember: assert mean(2, 4, 9) == 5.0: the mean of it.")[0]
     assert leak.source == "test task fix-mean's tests/test_outputs.py"
+
+
+def test_a_held_out_text_exactly_leak_run_words_long_is_held_out():
+    index = held_out_index(8, {"val": [task("v1", "val", "Name the river that runs through Prague town")]})
+    assert index.leaks("Hint: name the river that runs through Prague town.")[0].source == "val task v1's question"
+    assert index.leaks("Hint: name the river that runs through Prague.") == []
+
+
+@pytest.mark.parametrize("split", ["val", "test"])
+def test_a_held_out_answer_quoted_in_a_skill_is_found(split):
+    answer = "The Vltava flows north through Prague and joins the Elbe at Melnik"
+    index = held_out_index(8, {split: [task("h1", split, "Which river?", answer)]})
+    leak = index.leaks(f"Remember: {answer.lower()}.")[0]
+    assert leak.source == f"{split} task h1's answer"
+
+
+def test_a_harbor_tasks_reference_solution_file_is_held_out(tmp_path):
+    folder = tmp_path / "fix-mean"
+    (folder / "solution").mkdir(parents=True)
+    (folder / "solution/solve.sh").write_text("sed -i 's/return sum(xs) \\/ 2/return sum(xs) \\/ len(xs)/' mean.py\n")
+    hidden = Task("fix-mean", "test", "Fix the mean function.", metadata={"harbor_dir": str(folder)})
+    leak = held_out_index(8, {"test": [hidden]}).leaks("Do: sed -i s/return sum(xs) / 2/return sum(xs) / len(xs)/")[0]
+    assert leak.source == "test task fix-mean's solution/solve.sh"
+
+
+def test_a_run_two_held_out_tasks_share_is_held_out_and_one_three_share_is_a_template():
+    run = "spell the word out one letter per line first"
+    pair = {"val": [task("v1", "val", f"{run}: tattoo")], "test": [task("x1", "test", f"{run}: kayak")]}
+    two = held_out_index(8, pair)
+    assert two.leaks(f"Tip: {run}.")[0].source == "val task v1's question"
+    three = held_out_index(8, {"val": [task(f"v{i}", "val", f"{run}: w{i}") for i in range(3)]})
+    assert three.leaks(f"Tip: {run}.") == []
