@@ -14,7 +14,8 @@ from wikiskill.core.errors import WikiskillError
 from wikiskill.integrations.watch import check
 from wikiskill.knowledge.leakage import held_out_index, workspace_held_out
 from wikiskill.store.trailers import Decision, Step
-from workspaces import gate_of, write
+from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import UNUSED_SERVER, gate_of, write
 
 SHEET = (
     "---\nname: answer-sheet\ndescription: Use when a question asks to reverse a word.\n---\n\n"
@@ -131,3 +132,126 @@ def test_a_run_two_held_out_tasks_share_is_held_out_and_one_three_share_is_a_tem
     assert two.leaks(f"Tip: {run}.")[0].source == "val task v1's question"
     three = held_out_index(8, {"val": [task(f"v{i}", "val", f"{run}: w{i}") for i in range(3)]})
     assert three.leaks(f"Tip: {run}.") == []
+
+
+ENCODE = {
+    "train": ["river", "lemon", "candle", "forest"],
+    "val": ["maple", "tiger", "cloud", "stone"],
+    "test": ["brick", "ocean"],
+}
+RULE = "## Instructions\n1. Reverse the word.\n2. Upper-case it: `Encode the word: river` -> `REVIR`.\n"
+ANSWER_SHEET = "## Instructions\nKnown encodings: Encode the word: maple -> ELPAM; Encode the word: tiger -> REGIT.\n"
+
+
+def encode_suite(path):
+    """A `jsonl:` suite of four-word questions (`Encode the word: maple`, answer `ELPAM`): none is
+    long enough to share a run of `leak_run` words."""
+    path.mkdir()
+    (path / "suite.json").write_text(json.dumps({"scorer": "exact", "description": "Encode words."}))
+    for split, names in ENCODE.items():
+        rows = [{"id": t.id, "question": t.question, "answer": t.answer} for t in encode_tasks(split, names)]
+        (path / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def encode_tasks(split: str, names: list[str]) -> list[Task]:
+    return [task(f"{split}-{i}", split, f"Encode the word: {word}", word[::-1].upper()) for i, word in enumerate(names)]
+
+
+def encoding_skill(instructions: str) -> str:
+    return (
+        "---\nname: encode-words\ndescription: Use when a question asks to encode a word.\n---\n\n"
+        "## When to Apply\nA question asks to encode a word.\n\n## When NOT to Apply\nOther questions.\n\n"
+        + instructions
+    )
+
+
+class EncodeWorld(ScriptedWorld):
+    """The agent encodes every word right; the proposer proposes `proposals[round]`."""
+
+    def __init__(self, proposals: dict):
+        super().__init__(proposals, trace_ids=[f"train-{index}" for index in range(4)])
+
+    def answer(self, system: str, question: str) -> str:
+        return question.rsplit(" ", 1)[-1][::-1].upper()
+
+
+def encoding_proposal(instructions: str) -> dict:
+    return {**create("encode-words", SPELL), "skill_md": encoding_skill(instructions)}
+
+
+def evolve_encoding(tmp_path, instructions: str):
+    """One round on the encode suite proposing a skill with `instructions`; the workspace and the
+    questions of the val tasks the server was asked after the proposer's first call."""
+    suite = encode_suite(tmp_path / "suite")
+    with FakeOpenAIServer(EncodeWorld({1: encoding_proposal(instructions)})) as server:
+        ws = api.init_workspace(
+            tmp_path / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted", api_base=server.base_url
+        )
+        api.evolve(ws, 1)
+    first = next(i for i, body in enumerate(server.requests) if "Skill Proposer" in body["messages"][0]["content"])
+    val = {f"Encode the word: {word}" for word in ENCODE["val"]}
+    return ws, [q for body in server.requests[first:] if (q := body["messages"][-1]["content"]) in val]
+
+
+def test_an_answer_sheet_of_short_items_is_invalid_before_any_val_call_naming_the_items(tmp_path):
+    ws, val_calls = evolve_encoding(tmp_path, ANSWER_SHEET)
+    assert val_calls == []
+    gate = gate_of(ws, 1)
+    assert gate.meta.decision == Decision.INVALID
+    assert "pairs the answers of val task val-0, val task val-1 with words of their questions" in (
+        ws.body(gate.sha) + gate.subject
+    )
+
+
+def test_a_skill_stating_the_rule_of_short_items_is_validated(tmp_path):
+    ws, val_calls = evolve_encoding(tmp_path, RULE)
+    assert len(val_calls) == len(ENCODE["val"])
+    assert gate_of(ws, 1).meta.decision != Decision.INVALID
+
+
+def test_lint_names_the_items_of_an_answer_sheet_in_a_persons_skill(tmp_path):
+    suite = encode_suite(tmp_path / "suite")
+    ws = api.init_workspace(
+        tmp_path / "ws", benchmark=f"jsonl:{suite}", model="openai/scripted", api_base=UNUSED_SERVER
+    )
+    write(ws.root, "skills/encode-words/SKILL.md", encoding_skill(ANSWER_SHEET + "- Encode the word: ocean -> NAECO\n"))
+    (problem,) = [p for p in api.lint(ws) if "held-out text" in p.message]
+    assert problem.path == "skills/encode-words/SKILL.md"
+    assert "pairs the answers of test task test-1, val task val-0, val task val-1" in problem.message
+    report = check(ws, ["skills/encode-words/SKILL.md"], commit=True, held_out=workspace_held_out(ws.root))
+    assert report.held_back == ["skills/encode-words/SKILL.md"]
+    write(ws.root, "skills/encode-words/SKILL.md", encoding_skill(RULE))
+    assert not [p for p in api.lint(ws) if "held-out text" in p.message]
+
+
+def test_one_worked_example_or_answers_without_their_questions_cues_are_no_answer_sheet():
+    index = held_out_index(8, {split: encode_tasks(split, names) for split, names in ENCODE.items()})
+    assert index.sheet(ANSWER_SHEET) == ["val task val-0", "val task val-1"]
+    assert index.sheet("For example: maple -> ELPAM.") == []
+    assert index.sheet("Outputs look like ELPAM or REGIT, all capitals.") == []
+    assert index.sheet("Encode the word: river -> REVIR; lemon -> NOMEL") == []  # train's
+
+
+def test_answers_the_train_tasks_also_give_are_no_answer_sheet():
+    count = "How many times does the letter '{}' occur in '{}'?"
+    index = held_out_index(
+        8,
+        {
+            "train": [task("t1", "train", count.format("a", "banana"), "3")],
+            "val": [
+                task("v1", "val", count.format("r", "strawberry"), "3"),
+                task("v2", "val", count.format("o", "zoo"), "2"),
+            ],
+            "test": [task("x1", "test", count.format("s", "grass"), "3")],
+        },
+    )
+    assert index.sheet("strawberry: 3 (r); grass: 3 (s); zoo: 2 (o)") == []
+
+
+@pytest.mark.parametrize("train", [["river"], []], ids=["template-train-uses", "template-of-held-out-tasks"])
+def test_answers_near_their_questions_template_words_only_are_no_answer_sheet(train):
+    held = ["maple", "tiger"] if train else ["maple", "tiger", "cloud"]
+    index = held_out_index(8, {"train": encode_tasks("train", train), "val": encode_tasks("val", held)})
+    assert index.sheet("Encode the word: the result looks like ELPAM or REGIT.") == []
+    assert index.sheet("maple gives ELPAM and tiger gives REGIT") == ["val task val-0", "val task val-1"]
