@@ -15,7 +15,7 @@ from wikiskill.integrations.watch import check
 from wikiskill.knowledge.leakage import held_out_index, workspace_held_out
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-from workspaces import UNUSED_SERVER, gate_of, write
+from workspaces import UNUSED_SERVER, edit_config, gate_of, write
 
 SHEET = (
     "---\nname: answer-sheet\ndescription: Use when a question asks to reverse a word.\n---\n\n"
@@ -255,3 +255,83 @@ def test_answers_near_their_questions_template_words_only_are_no_answer_sheet(tr
     index = held_out_index(8, {"train": encode_tasks("train", train), "val": encode_tasks("val", held)})
     assert index.sheet("Encode the word: the result looks like ELPAM or REGIT.") == []
     assert index.sheet("maple gives ELPAM and tiger gives REGIT") == ["val task val-0", "val task val-1"]
+
+
+PRAGUE = "Name the river that runs through Prague town"
+ELBE = "town where the Elbe meets the Vltava river near Melnik"
+
+
+def test_a_stretch_of_held_out_runs_is_one_leak_and_separate_stretches_name_each_source():
+    index = held_out_index(8, {"val": [task("v1", "val", PRAGUE)], "test": [task("x1", "test", ELBE)]})
+    joined = index.leaks(f"{PRAGUE} where the Elbe meets the Vltava river near Melnik")  # one word shared
+    shown = "name the river that runs through prague town where the elbe meets the vltava river near …"
+    assert [(leak.text, leak.source) for leak in joined] == [(shown, "val task v1's question")]  # 17 words: cut
+    apart = index.leaks(f"{PRAGUE}. Then: {ELBE}.")
+    assert [leak.source for leak in apart] == ["val task v1's question", "test task x1's question"]
+    assert index.leaks(PRAGUE)[0].text == PRAGUE.lower()  # at the text's start, sixteen words or fewer: no …
+
+
+def test_the_last_words_of_a_held_out_text_short_of_a_run_are_allowed():
+    index = held_out_index(8, {"val": [task("v1", "val", PRAGUE)]})
+    assert index.leaks("Tip: the river that runs through Prague town") == []
+
+
+def test_a_run_of_one_word_is_checked_and_a_run_of_none_checks_nothing():
+    tasks = {"val": encode_tasks("val", ENCODE["val"])}
+    assert [leak.source for leak in held_out_index(1, tasks).leaks("Think of a maple.")] == [
+        "val task val-0's question"
+    ]
+    assert held_out_index(1, tasks).sheet("maple ELPAM, tiger REGIT") == ["val task val-0", "val task val-1"]
+    assert held_out_index(0, tasks).leaks("Think of a maple.") == []
+
+
+def test_a_cue_after_its_answer_pairs_it_too():
+    index = held_out_index(8, {"val": encode_tasks("val", ENCODE["val"])})
+    assert index.sheet("ELPAM (from maple); REGIT (from tiger)") == ["val task val-0", "val task val-1"]
+
+
+def test_only_skill_files_are_checked_and_a_file_that_quotes_several_runs_says_how_many(tmp_path):
+    from wikiskill.knowledge.leakage import leak_reason
+
+    index = held_out_index(8, {"val": [task("v1", "val", PRAGUE)], "test": [task("x1", "test", ELBE)]})
+    both = f"{PRAGUE}. Then: {ELBE}."
+    assert index.problems({"wiki/patterns/p.md": both}) == []
+    assert leak_reason(index, {"wiki/patterns/p.md": both, "skills/gone/SKILL.md": None}) is None
+    (problem,) = index.problems({"skills/s/SKILL.md": both})
+    assert problem.message.endswith("with val task v1's question (and 1 more run(s))")
+    assert leak_reason(index, {"skills/s/SKILL.md": PRAGUE}).endswith(
+        "with val task v1's question (skills.leak_run 8: held-out text kept out of skills)"
+    )
+
+
+def test_a_rubric_in_metadata_is_held_out_and_a_number_or_the_task_folder_is_not(tmp_path):
+    rubric = "Full marks only when the answer names the Vltava and the Elbe"
+    hidden = Task("r1", "val", "Which river?", metadata={"rubric": rubric, "points": 3, "harbor_dir": str(tmp_path)})
+    index = held_out_index(8, {"val": [hidden]})
+    assert index.leaks(f"Note: {rubric}")[0].source == "val task r1's rubric"
+    assert index.leaks(f"Look in {tmp_path} for it") == []
+
+
+def test_a_hidden_file_is_read_despite_bad_bytes_and_a_link_or_a_binary_is_not(tmp_path):
+    folder = tmp_path / "fix-mean"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "tests/notes.txt").write_bytes(b"caf\xe9 the mean of two four nine is five point zero\n")
+    (folder / "tests/data.bin").write_bytes(b"\0 binary rows of twelve numbers that nobody should quote here\n")
+    (tmp_path / "elsewhere.txt").write_text("a secret the task folder only links to from its tests\n")
+    (folder / "tests/linked.txt").symlink_to(tmp_path / "elsewhere.txt")
+    hidden = Task("fix-mean", "test", "Fix the mean function.", metadata={"harbor_dir": str(folder)})
+    index = held_out_index(8, {"test": [hidden]})
+    assert (
+        index.leaks("the mean of two four nine is five point zero")[0].source == "test task fix-mean's tests/notes.txt"
+    )
+    assert index.leaks("binary rows of twelve numbers that nobody should quote here") == []
+    assert index.leaks("a secret the task folder only links to from its tests") == []
+
+
+def test_leak_run_zero_turns_the_check_off_for_a_workspace(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    write(ws.root, "skills/answer-sheet/SKILL.md", SHEET)
+    assert [p for p in api.lint(ws) if "held-out text" in p.message]
+    edit_config(ws, **{"skills.leak_run": 0})
+    assert not [p for p in api.lint(ws) if "held-out text" in p.message]
+    assert workspace_held_out(ws.root).leaks(SHEET) == []
