@@ -268,7 +268,9 @@ def test_a_stretch_of_held_out_runs_is_one_leak_and_separate_stretches_name_each
     assert [(leak.text, leak.source) for leak in joined] == [(shown, "val task v1's question")]  # 17 words: cut
     apart = index.leaks(f"{PRAGUE}. Then: {ELBE}.")
     assert [leak.source for leak in apart] == ["val task v1's question", "test task x1's question"]
-    assert index.leaks(PRAGUE)[0].text == PRAGUE.lower()  # at the text's start, sixteen words or fewer: no …
+    assert index.leaks(PRAGUE)[0].text == PRAGUE.lower()  # at the text's start
+    sixteen = f"{PRAGUE} where the Elbe meets the Vltava river near"
+    assert index.leaks(sixteen)[0].text == sixteen.lower()  # sixteen words: shown whole
 
 
 def test_the_last_words_of_a_held_out_text_short_of_a_run_are_allowed():
@@ -282,7 +284,7 @@ def test_a_run_of_one_word_is_checked_and_a_run_of_none_checks_nothing():
         "val task val-0's question"
     ]
     assert held_out_index(1, tasks).sheet("maple ELPAM, tiger REGIT") == ["val task val-0", "val task val-1"]
-    assert held_out_index(0, tasks).leaks("Think of a maple.") == []
+    assert held_out_index(0, {"val": encode_tasks("val", ["maple"])}).leaks("Think of a maple.") == []
 
 
 def test_a_cue_after_its_answer_pairs_it_too():
@@ -328,10 +330,46 @@ def test_a_hidden_file_is_read_despite_bad_bytes_and_a_link_or_a_binary_is_not(t
     assert index.leaks("a secret the task folder only links to from its tests") == []
 
 
+def test_a_hidden_file_up_to_its_size_bound_is_read_and_one_byte_more_is_not(tmp_path):
+    from wikiskill.knowledge.leakage import MAX_FILE_BYTES
+
+    secret = "the expected output lists nine rows sorted by region name\n"
+    for name, size in (("fits", MAX_FILE_BYTES), ("over", MAX_FILE_BYTES + 1)):
+        (tmp_path / name / "tests").mkdir(parents=True)
+        (tmp_path / name / "tests/expected.txt").write_text(secret + "x" * (size - len(secret)))
+    index = held_out_index(
+        8, {"test": [Task(n, "test", "Sort it.", metadata={"harbor_dir": str(tmp_path / n)}) for n in ("fits", "over")]}
+    )
+    assert [leak.source for leak in index.leaks(secret)] == ["test task fits's tests/expected.txt"]
+
+
 def test_leak_run_zero_turns_the_check_off_for_a_workspace(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     write(ws.root, "skills/answer-sheet/SKILL.md", SHEET)
     assert [p for p in api.lint(ws) if "held-out text" in p.message]
+    edit_config(ws, **{"skills.leak_run": 1})
+    assert [p for p in api.lint(ws) if "held-out text" in p.message]
     edit_config(ws, **{"skills.leak_run": 0})
     assert not [p for p in api.lint(ws) if "held-out text" in p.message]
     assert workspace_held_out(ws.root).leaks(SHEET) == []
+
+
+def test_with_leak_run_zero_an_answer_sheet_proposal_is_validated(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    edit_config(ws, **{"skills.leak_run": 0})
+    sheet = {**create("answer-sheet", SPELL), "skill_md": SHEET}
+    evolve_scripted(ws, rounds=1, world=ScriptedWorld(proposals={1: sheet}))
+    assert gate_of(ws, 1).meta.decision != Decision.INVALID
+
+
+def test_a_suite_named_relative_to_the_workspace_is_read_from_there(tmp_path):
+    ws = api.init_workspace(
+        tmp_path / "ws",
+        benchmark=f"jsonl:{encode_suite(tmp_path / 'suite')}",
+        model="openai/scripted",
+        api_base=UNUSED_SERVER,
+    )
+    (tmp_path / "suite").rename(ws.root / "suite")
+    config = ws.root / "wikiskill.yaml"
+    config.write_text(config.read_text().replace(f"jsonl:{tmp_path / 'suite'}", "jsonl:suite"))
+    assert workspace_held_out(ws.root).sheet(ANSWER_SHEET) == ["val task val-0", "val task val-1"]
