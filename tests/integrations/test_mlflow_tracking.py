@@ -355,3 +355,33 @@ def test_a_server_that_drops_every_request_costs_a_bounded_time_and_one_warning(
     warnings = [line for line in shown if "could not reach" in line]
     assert len(warnings) == 1
     assert warnings[0].startswith(f"warning: tracking: mlflow could not reach http://127.0.0.1:{port} (")
+
+
+@pytest.mark.slow  # imports MLflow
+def test_a_server_that_never_accepts_gives_up_at_the_connect_bound_and_warns_once(tmp_path, monkeypatch):
+    """A listening socket that never accepts, its backlog full: the kernel answers no connect, so
+    only the connect's own bound ends the wait."""
+    needs_mlflow()
+    ws = scripted_workspace(tmp_path / "ws")
+    track(ws)
+    with socket.create_server(("127.0.0.1", 0), backlog=0) as listener:
+        port = listener.getsockname()[1]
+        queued: list[socket.socket] = []
+        while True:  # connects the kernel completes unaccepted, until the backlog is full
+            try:
+                queued.append(socket.create_connection(("127.0.0.1", port), timeout=0.5))
+            except TimeoutError:
+                break
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
+        try:
+            shown, seconds = evolve_shown(ws)
+        finally:
+            for connection in queued:
+                connection.close()
+    assert seconds < OUTAGE_BOUND_S
+    assert api.status(ws).rounds == 1
+    assert [line for line in shown if "could not reach" in line] == [
+        f"warning: tracking: mlflow could not reach http://127.0.0.1:{port} (no answer within 3 s); tracking is "
+        "off for this command, and the next command that reaches it logs the rounds it missed"
+    ]
+    assert not ws.refs("refs/tags/tracking/") and not (ws.state_dir / "mlflow.json").exists()

@@ -1,19 +1,20 @@
 """`gate.alpha_budget`: one family-wise error for the whole run, each verdict at its share of it
 (the online fallback rule), recorded on the gate commits and replayed by `audit`."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from inprocess import evolve_scripted
-from scripted import reversal_suite
+from scripted import DEFAULT_PROPOSALS, USELESS, ScriptedWorld, create, reversal_suite
 from wikiskill import api
 from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.loop.alpha_budget import next_spend
 from wikiskill.store.rounds import round_state
-from wikiskill.store.trailers import format_message
+from wikiskill.store.trailers import Decision, format_message
 from wikiskill.store.workspace import Workspace
 from workspaces import UNUSED_SERVER
 
@@ -52,8 +53,10 @@ def budgeted_workspace(root: Path) -> Workspace:
 
 @pytest.fixture(scope="module")
 def evolved(tmp_path_factory):
+    """Round 1 merges spell-letters, rounds 2 and 3 reject a useless hint each."""
     ws = budgeted_workspace(tmp_path_factory.mktemp("budget"))
-    assert evolve_scripted(ws, rounds=2).decisions == ["accepted", "rejected"]
+    world = ScriptedWorld({**DEFAULT_PROPOSALS, 3: create("another-hint", USELESS)})
+    assert evolve_scripted(ws, rounds=3, world=world).decisions == ["accepted", "rejected", "rejected"]
     return ws
 
 
@@ -62,18 +65,53 @@ def test_each_gate_commit_records_what_it_spent_and_what_is_left(evolved):
     assert (first.alpha, first.alpha_spent, first.alpha_left) == pytest.approx((0.00225, 0.00225, 0.04775))
     assert first.confidence == pytest.approx(1 - 0.00225)  # the looks ran at the verdict's share
     assert (second.alpha, second.alpha_spent, second.alpha_left) == pytest.approx((0.0045, 0.0045, 0.0455))
-    assert api.status(evolved).alpha_left == pytest.approx(0.0455)
+    assert api.status(evolved).alpha_left == pytest.approx(0.04325)
 
 
-def test_audit_replays_the_budget_and_flags_a_verdict_that_took_more_than_its_share(evolved):
+def test_after_a_rejection_the_next_verdict_runs_at_its_own_level_not_at_what_was_spent(evolved):
+    third = round_state(evolved, 3).gate.meta
+    assert (third.alpha, third.alpha_spent) == pytest.approx((0.00225, 0.00675))
+    assert third.confidence == pytest.approx(1 - 0.00225)
+
+
+def forged_verdict(tmp_path, ws, decision: Decision = Decision.REJECTED, **trailers: object):
+    """A copy of `ws` with a round 4 gate commit on main: round 3's trailers with `trailers` instead."""
+    shutil.copytree(ws.root, tmp_path / "forged", symlinks=True)
+    copy = api.open_workspace(tmp_path / "forged")
+    meta = round_state(copy, 3).gate.meta.model_copy(update={"round": 4, "decision": decision, **trailers})
+    copy.commit({}, format_message(f"r4 gate: {decision.value} nothing", meta))
+    return [problem for problem in api.audit(copy).problems if problem.startswith("alpha budget: round 4")]
+
+
+FOURTH = {"alpha": 0.00225, "alpha_spent": 0.009, "alpha_left": 0.041}
+"""What the rule gives round 4's verdict, after a rejection."""
+
+
+def test_audit_replays_the_budget_and_flags_a_verdict_that_took_more_than_its_share(tmp_path, evolved):
     assert api.audit(evolved).problems == []
-    gate = round_state(evolved, 2).gate
-    greedy = gate.meta.model_copy(update={"round": 3, "alpha": 0.04, "alpha_spent": 0.04, "alpha_left": 0.01})
-    evolved.commit({}, format_message("r3 gate: rejected nothing", greedy))
-    problems = api.audit(evolved).problems
-    assert any(
-        "alpha budget: round 3" in p and "records alpha 0.040000" in p and "gives 0.002250" in p for p in problems
-    )
+    (problem,) = forged_verdict(tmp_path, evolved, alpha=0.04, alpha_spent=0.04, alpha_left=0.01)
+    assert "records alpha 0.040000" in problem and "gives 0.002250" in problem
+
+
+def test_audit_names_a_forged_alpha_spent_when_it_alone_is_wrong(tmp_path, evolved):
+    assert forged_verdict(tmp_path / "true", evolved, **FOURTH) == []
+    (problem,) = forged_verdict(tmp_path / "forged", evolved, **{**FOURTH, "alpha_spent": 0.00225})
+    assert "records alpha 0.002250 (spent 0.002250)" in problem and "(spent 0.009000)" in problem
+
+
+def test_audit_names_a_merge_whose_confidence_is_below_one_minus_its_alpha(tmp_path, evolved):
+    sound = forged_verdict(tmp_path / "sound", evolved, Decision.ACCEPTED, **FOURTH, confidence=1 - 0.00225)
+    assert sound == []
+    (problem,) = forged_verdict(tmp_path / "loose", evolved, Decision.ACCEPTED, **FOURTH, confidence=0.95)
+    assert problem.endswith("merged at confidence 0.95, below its budget's 0.99775")
+
+
+def test_audit_names_a_fixed_n_merge_whose_p_value_is_not_below_its_alpha(tmp_path, evolved):
+    alpha = next_spend(0.05, 20, [(0.00225, True), (0.0045, False), (0.00225, False)]).alpha
+    fixed = {**FOURTH, "alpha": alpha, "look": None, "confidence": None}
+    assert forged_verdict(tmp_path / "below", evolved, Decision.ACCEPTED, **fixed, p_value=alpha / 2) == []
+    (problem,) = forged_verdict(tmp_path / "at", evolved, Decision.ACCEPTED, **fixed, p_value=alpha)
+    assert problem.endswith(f"merged with p={alpha:.4f}, not below its level 0.002250")
 
 
 def test_a_budget_on_strict_stops_the_command_in_one_line(tmp_path):

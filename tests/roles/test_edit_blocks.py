@@ -70,7 +70,8 @@ def test_replacing_finds_the_search_text_or_refuses(original, search, replace):
     try:
         result = replaced(original, search, replace)
     except EditRefused:
-        assert search.strip() and search not in original or not search.strip() and original.strip()
+        twice = search in original and original.find(search, original.find(search) + 1) >= 0
+        assert search.strip() and (search not in original or twice) or not search.strip() and original.strip()
         return
     if search.strip() and search in original:
         assert result == original.replace(search, replace, 1)
@@ -112,3 +113,19 @@ def test_a_search_that_differs_only_in_trailing_spaces_still_matches():
     assert replaced("def f():  \n    return 1\n", "def f():\n    return 1\n", "def f():\n    return 2\n") == (
         "def f():\n    return 2\n"
     )
+
+
+@pytest.mark.parametrize(
+    "original",
+    ["x = 1\ny = 2\nx = 1\n", "x = 1  \ny = 2\nx = 1 \n"],
+    ids=["exactly", "up-to-trailing-spaces"],
+)
+def test_a_search_found_in_more_than_one_place_is_refused_as_ambiguous(original):
+    with pytest.raises(EditRefused, match="in the file more than once: add the lines around it"):
+        replaced(original, "x = 1\n", "x = 3\n")
+
+
+def test_a_search_found_twice_overlapping_is_ambiguous_and_one_exact_copy_wins_over_a_spaced_one():
+    with pytest.raises(EditRefused, match="more than once"):
+        replaced("aaa\n", "aa", "b")
+    assert replaced("x = 1  \ny = 2\nx = 1\n", "x = 1\n", "x = 3\n") == "x = 1  \ny = 2\nx = 3\n"

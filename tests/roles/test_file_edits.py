@@ -146,3 +146,33 @@ def test_a_reply_that_writes_the_same_file_again_after_a_change_ends_the_task(tm
         trajectory = asyncio.run(agent(server).play(TASK, workdir))
     assert len(server.requests) == 2 and trajectory.failure is None and trajectory.error is None
     assert trajectory.prediction == block and (workdir / "calc.py").read_text() == FIXED
+
+
+def test_a_file_named_only_inside_a_longer_name_is_not_writable(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    with FakeOpenAIServer(replies("c.py\n```python\nprint('new')\n```")) as server:
+        trajectory = asyncio.run(agent(server).play(TASK, workdir))  # the task names calc.py, not c.py
+    assert told(server)[0].startswith("Edit of c.py refused: 'c.py' is not a file of this task")
+    assert not (workdir / "c.py").exists() and trajectory.edits == []
+
+
+def test_a_file_under_a_folder_that_links_out_of_the_workdir_is_refused(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (workdir / "dir").symlink_to(tmp_path / "outside")
+    task = Task(id="x", split="train", question="Write dir/x.py holding absolute().")
+    with FakeOpenAIServer(replies("dir/x.py\n```python\nprint('escaped')\n```")) as server:
+        trajectory = asyncio.run(agent(server).play(task, workdir))
+    assert told(server)[0].startswith("Edit of dir/x.py refused: dir/x.py is or lies under a link")
+    assert list((tmp_path / "outside").iterdir()) == [] and trajectory.edits == []
+
+
+def test_a_search_found_twice_changes_no_file_and_tells_the_model_to_widen_it(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (workdir / "calc.py").write_text(BUGGY + "\n\n" + BUGGY.replace("absolute", "magnitude"))
+    before = (workdir / "calc.py").read_text()
+    twice = "calc.py\n<<<<<<< SEARCH\n    return x\n=======\n    return x if x >= 0 else -x\n>>>>>>> REPLACE\n"
+    with FakeOpenAIServer(replies(twice)) as server:
+        trajectory = asyncio.run(agent(server, EditFormat.DIFF).play(TASK, workdir))
+    assert "the SEARCH section is in the file more than once" in told(server)[0]
+    assert (workdir / "calc.py").read_text() == before and trajectory.edits == []

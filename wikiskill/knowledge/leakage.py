@@ -9,12 +9,18 @@ consecutive words of the held-out material is hashed into a set once, and a text
 one pass over its own runs. A run that the train tasks share is no secret (the proposer sees
 train), and neither is one that three or more held-out tasks share (a template or boilerplate, as
 in "Answer with the reversed word only"): both are left out of the set.
+
+A held-out item too short for a run still has an answer a skill can quote: a text that pairs the
+answers of two or more held-out items each with a cue of its question (a word of it that no train
+task uses and fewer than three held-out questions share) within `leak_run` words is an answer
+sheet (`maple -> ELPAM; tiger -> REGIT`), refused the same way. An answer made only of words the
+train tasks use (a count, `yes`) is no secret and is not looked for.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +36,8 @@ BOILERPLATE_TASKS = 3
 """A run shared by this many held-out tasks is a template, not a secret."""
 HIDDEN_FOLDERS = ("tests", "solution")
 """Folders of a task directory the agent never sees (Harbor's verifier and reference solution)."""
+SHEET_ITEMS = 2
+"""A text pairing this many held-out answers with their questions' cues is an answer sheet."""
 MAX_FILE_BYTES = 200_000
 SHOWN_WORDS = 16
 
@@ -55,12 +63,32 @@ class Leak:
         return f'shares "{self.text}" with {self.source}'
 
 
-class HeldOut:
-    """The runs of `length` words of held-out texts, each with where it came from."""
+@dataclass(frozen=True)
+class Answered:
+    """A held-out item's answer and the cues of its question: words that tell it from the others."""
 
-    def __init__(self, length: int, held_out: Iterable[tuple[str, str, str]], public: Iterable[str] = ()):
+    label: str
+    """The item (`val task val-01`)."""
+    answer: tuple[str, ...]
+    cues: frozenset[str]
+
+
+class HeldOut:
+    """The runs of `length` words of held-out texts, each with where it came from, and the
+    held-out answers an answer sheet would pair with their questions."""
+
+    def __init__(
+        self,
+        length: int,
+        held_out: Iterable[tuple[str, str, str]],
+        public: Iterable[str] = (),
+        answered: Iterable[Answered] = (),
+    ):
         """`held_out`: (task id, what, text); `public`: texts whose runs are no secret."""
         self.length = length
+        self.answered: dict[str, list[Answered]] = defaultdict(list)
+        for item in answered:
+            self.answered[item.answer[0]].append(item)
         sources: dict[int, str] = {}
         tasks: dict[int, set[str]] = defaultdict(set)
         for task, what, text in held_out:
@@ -91,15 +119,39 @@ class HeldOut:
             leaks.append(_leak(found, start, end, source))
         return leaks
 
+    def sheet(self, text: str) -> list[str]:
+        """The held-out items whose answer `text` quotes within `length` words of a cue of its
+        question, when there are `SHEET_ITEMS` or more of them; else none."""
+        if not self.answered or self.length <= 0:
+            return []
+        found, items = words(text), set()
+        for start, word in enumerate(found):
+            for item in self.answered.get(word, ()):
+                end = start + len(item.answer)
+                near = found[max(start - self.length, 0) : start] + found[end : end + self.length]
+                if tuple(found[start:end]) == item.answer and not item.cues.isdisjoint(near):
+                    items.add(item.label)
+        return sorted(items) if len(items) >= SHEET_ITEMS else []
+
+    def reason(self, text: str) -> str | None:
+        """Why `text` may not be in a skill: the first run of held-out text it shares, or the
+        held-out items whose answers it lists."""
+        found = self.leaks(text)
+        if found:
+            return f"{found[0]}" + (f" (and {len(found) - 1} more run(s))" if len(found) > 1 else "")
+        items = self.sheet(text)
+        if items:
+            return f"pairs the answers of {', '.join(items)} with words of their questions (an answer sheet)"
+        return None
+
     def problems(self, files: Mapping[str, str]) -> list[Problem]:
-        """A problem per file of skills/ that shares held-out text, naming the first run."""
+        """A problem per file of skills/ that shares held-out text, naming the first run, or lists
+        held-out answers, naming the items."""
         problems = []
         for path, text in sorted(files.items()):
-            if path.startswith("skills/"):
-                found = self.leaks(text)
-                if found:
-                    more = f" (and {len(found) - 1} more run(s))" if len(found) > 1 else ""
-                    problems.append(Problem(path, f"held-out text in a skill: {found[0]}{more}"))
+            reason = self.reason(text) if path.startswith("skills/") else None
+            if reason:
+                problems.append(Problem(path, f"held-out text in a skill: {reason}"))
         return problems
 
 
@@ -137,9 +189,25 @@ def _text_of(path: Path) -> str | None:
 
 def held_out_index(length: int, tasks: Mapping[Split, list[Task]]) -> HeldOut:
     """The index of the val and test tasks' texts, less the runs the train tasks share."""
-    held = [text for split in HELD_OUT_SPLITS for task in tasks.get(split, []) for text in task_texts(task)]
+    held_tasks = [task for split in HELD_OUT_SPLITS for task in tasks.get(split, [])]
+    held = [text for task in held_tasks for text in task_texts(task)]
     public = [text for task in tasks.get("train", []) for _, _, text in task_texts(task)]
-    return HeldOut(length, held, public)
+    return HeldOut(length, held, public, answered_items(held_tasks, {word for text in public for word in words(text)}))
+
+
+def answered_items(held: list[Task], public: set[str]) -> list[Answered]:
+    """The held-out items with an answer worth hiding (a word the train tasks do not use) and a
+    question with cues."""
+    shared = Counter(word for task in held for word in set(words(task.question)))
+    items = []
+    for task in held:
+        answer = tuple(words(task.answer or ""))
+        cues = frozenset(
+            word for word in words(task.question) if word not in public and shared[word] < BOILERPLATE_TASKS
+        )
+        if cues and not public.issuperset(answer):
+            items.append(Answered(f"{task.split} task {task.id}", answer, cues))
+    return items
 
 
 def suite_held_out(config: Config, benchmark: Benchmark) -> HeldOut:
@@ -154,10 +222,9 @@ def suite_held_out(config: Config, benchmark: Benchmark) -> HeldOut:
 def leak_reason(held_out: HeldOut, changes: Mapping[str, str | None]) -> str | None:
     """Why a proposal's files are refused: the first run of held-out text one of them shares."""
     for path, text in sorted(changes.items()):
-        if text is not None and path.startswith("skills/"):
-            found = held_out.leaks(text)
-            if found:
-                return f"{path} {found[0]} (skills.leak_run {held_out.length}: held-out text kept out of skills)"
+        reason = held_out.reason(text) if text is not None and path.startswith("skills/") else None
+        if reason:
+            return f"{path} {reason} (skills.leak_run {held_out.length}: held-out text kept out of skills)"
     return None
 
 

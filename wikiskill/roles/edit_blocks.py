@@ -32,6 +32,7 @@ REPLACE_MARK = re.compile(r"^\s*>{5,9} ?REPLACE\s*$")
 _FENCE = re.compile(r"^(?P<indent>\s{0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*?)\s*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TICKED = re.compile(r"`([^`\s]+)`")
+AMBIGUOUS = "the SEARCH section is in the file more than once: add the lines around it so it matches one place"
 
 
 class EditRefused(ValueError):
@@ -115,21 +116,32 @@ def clean_path(raw: str) -> str:
 
 
 def replaced(original: str, search: str, replace: str) -> str:
-    """`original` with the first occurrence of `search` replaced; an empty `search` on an empty
-    file writes `replace`. Lines that differ only in trailing spaces still match."""
+    """`original` with the one occurrence of `search` replaced; an empty `search` on an empty file
+    writes `replace`. Lines that differ only in trailing spaces still match. A `search` found in
+    more than one place is refused as ambiguous, as Aider does: a small model that copies one
+    repeated line would otherwise change whichever copy comes first."""
     if not search.strip():
         if original.strip():
             raise EditRefused("an empty SEARCH section only fills an empty or new file")
         return replace
-    if search in original:
-        return original.replace(search, replace, 1)
-    lines, wanted = original.splitlines(keepends=True), search.splitlines()
-    for start in range(len(lines) - len(wanted) + 1):
-        window = lines[start : start + len(wanted)]
-        if [line.rstrip() for line in window] == [line.rstrip() for line in wanted]:
-            ending = "\n" if window[-1].endswith("\n") else ""
-            return "".join(lines[:start]) + replace.rstrip("\n") + ending + "".join(lines[start + len(wanted) :])
-    raise EditRefused("the SEARCH section is not in the file: copy the lines exactly as the file has them")
+    at = original.find(search)
+    if at >= 0:
+        if original.find(search, at + 1) >= 0:
+            raise EditRefused(AMBIGUOUS)
+        return original[:at] + replace + original[at + len(search) :]
+    lines, wanted = original.splitlines(keepends=True), [line.rstrip() for line in search.splitlines()]
+    starts = [
+        start
+        for start in range(len(lines) - len(wanted) + 1)
+        if [line.rstrip() for line in lines[start : start + len(wanted)]] == wanted
+    ]
+    if len(starts) > 1:
+        raise EditRefused(AMBIGUOUS)
+    if not starts:
+        raise EditRefused("the SEARCH section is not in the file: copy the lines exactly as the file has them")
+    start, end = starts[0], starts[0] + len(wanted)
+    ending = "\n" if lines[end - 1].endswith("\n") else ""
+    return "".join(lines[:start]) + replace.rstrip("\n") + ending + "".join(lines[end:])
 
 
 def _fences(text: str) -> list[_Fence]:
