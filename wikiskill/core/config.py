@@ -14,9 +14,11 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -470,6 +472,12 @@ class GateSettings(_Section):
     def own(self, model: type[Own]) -> Own:
         """The chosen policy's settings of its own, as its `Settings` model."""
         return model.model_validate(self._own)
+
+    @model_serializer(mode="wrap")
+    def _dump_own(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The settings of its own beside the section's, as wikiskill.yaml writes them, so a
+        copy validated from a dump keeps them."""
+        return {**handler(self), **self._own}
 
     def with_own(self, values: Mapping[str, object]) -> GateSettings:
         """A copy whose policy's settings of its own are `values`."""
