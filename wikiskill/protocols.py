@@ -13,7 +13,7 @@ from .benchmarks.base import (
     ToolUseBenchmark,
 )
 from .contracts.coding_agent import CliPreset, CliRun, CliTranscript
-from .contracts.gate import Evidence, GatePolicy, Look, Looks, ValidationPlan, Verdict
+from .contracts.gate import BasePolicy, Evidence, GatePolicy, Look, Looks, ValidationPlan, Verdict
 from .contracts.integrations import ExperimentTracker, ExportTarget, SessionParser
 from .contracts.roles import (
     AgentKind,
@@ -39,6 +39,7 @@ __all__ = [
     "AgentKind",
     "AgentParts",
     "AgentRecipe",
+    "BasePolicy",
     "Benchmark",
     "BenchmarkFamily",
     "ChatModel",

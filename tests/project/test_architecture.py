@@ -297,3 +297,56 @@ def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
         "core/config.py:1: GatePolicyName names ['paired', 'strict']",
         "core/config.py:10: Mine names ['sequential']",
     ]
+
+
+def policy_names_compared(package: Path, names: set[str]) -> list[str]:
+    """Where a module other than core/parts.py asks for a gate policy by its name: the name in a
+    comparison (`policy == "strict"`, `policy in {...}`), as a fallback (`policy or "sequential"`)
+    or in a set of names; a policy says what it is on its class instead."""
+    found: list[tuple[str, int, str]] = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative == "core/parts.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.BoolOp):
+                operands = node.values
+            elif isinstance(node, ast.Set):
+                operands = [node]
+            else:
+                continue
+            named = {
+                inner.value
+                for operand in operands
+                for inner in ast.walk(operand)
+                if isinstance(inner, ast.Constant) and inner.value in names
+            }
+            if named:
+                found.append((relative, node.lineno, ", ".join(sorted(named))))
+    return [f"{relative}:{line}: {named}" for relative, line, named in sorted(found)]
+
+
+def test_no_gate_policy_is_asked_for_by_its_name():
+    from wikiskill.core.parts import GATE_POLICY
+
+    compared = policy_names_compared(PACKAGE, set(GATE_POLICY.builtins))
+    assert not compared, "gate policies compared by name:\n" + "\n".join(compared)
+
+
+def test_a_planted_comparison_of_policy_names_is_found(tmp_path):
+    package = tmp_path / "wikiskill"
+    (package / "loop").mkdir(parents=True)
+    (package / "loop" / "cost.py").write_text(
+        "LEVELLESS = frozenset({'strict', 'confirm'})\n"
+        "if settings.policy == 'no_regression':\n    pass\n"
+        "policy = meta.policy or 'sequential'\n"
+        "plain = {'strict': 1}\n",
+        encoding="utf-8",
+    )
+    assert policy_names_compared(package, {"strict", "confirm", "no_regression", "sequential"}) == [
+        "loop/cost.py:1: confirm, strict",
+        "loop/cost.py:2: no_regression",
+        "loop/cost.py:4: sequential",
+    ]

@@ -1,6 +1,6 @@
-"""What a gate policy must do (`GatePolicy`; `Looks` for one that validates in batches), the
-`ValidationPlan` it hands the steps, and the values its verdict carries (`Verdict`, `Evidence`,
-`Look`)."""
+"""What a gate policy must do (`GatePolicy`; `Looks` for one that validates in batches) and what it
+declares of itself (`BasePolicy` gives the defaults), the `ValidationPlan` it hands the steps, and
+the values its verdict carries (`Verdict`, `Evidence`, `Look`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar, Protocol, runtime_checkable
 
+from pydantic import BaseModel, ConfigDict
+
 from ..core.config import CostRule, CostUnit, GateSettings
 from ..core.parts import GATE_POLICY
 from ..core.registry import Registry
 from ..store.evaluations import Evaluation
-from ..store.trailers import Crossed, Decision
+from ..store.trailers import Crossed, Decision, Trailers
 
 
 @dataclass(frozen=True)
@@ -217,14 +219,32 @@ class ValidationPlan:
 class GatePolicy(Protocol):
     """How much evidence a candidate's validation must show to be merged (config `gate.policy`;
     `loop/gate_policies.py`). Both evaluations cover the same tasks under the same setup and
-    differ in the skills alone."""
+    differ in the skills alone.
+
+    A policy declares what it is, so no code outside it asks for its name: whether it tests at a
+    confidence level (`has_level`), its settings of its own (`Settings`), the trailers it records
+    them in (`trailers`), how `audit` rebuilds it from a commit (`recorded_settings`) and what
+    keeps a tie from being no worse (`tie_problem`). A class without these takes `BasePolicy`'s."""
 
     name: ClassVar[str]
     """Recorded as the gate commit's `policy` trailer."""
+    has_level: ClassVar[bool]
+    """It tests at a confidence level (`gate.confidence`), which `gate.alpha_budget` and
+    `gate.cost: tiebreak` set; one without compares means, and refuses a budget."""
+    Settings: ClassVar[type[BaseModel]]
+    """Its settings of its own, beyond the `gate` section's: each field is a `gate.<field>`
+    setting of wikiskill.yaml, accepted there only while this policy is chosen, and read back
+    with `GateSettings.own(Settings)`."""
 
     @classmethod
     def from_settings(cls, settings: GateSettings) -> GatePolicy:
-        """The policy configured by the `gate` section (`confidence`, `margin`, `max_broken`, `seed`)."""
+        """The policy configured by the `gate` section (`confidence`, `margin`, `max_broken`, `seed`,
+        and its settings of its own)."""
+
+    @classmethod
+    def recorded_settings(cls, recorded: Trailers, settings: GateSettings) -> GateSettings:
+        """The settings a commit's trailers record it ran under, over the workspace's `settings`:
+        `audit` rebuilds the policy from them (`from_settings`) to replay its verdict."""
 
     def plan(self) -> ValidationPlan:
         """How the candidate is validated: in one look or in batches, and whether it is confirmed."""
@@ -233,5 +253,38 @@ class GatePolicy(Protocol):
         """Accept or reject the candidate against the incumbent. `at_least`: a tie passes too
         (a change that only removes prompt text)."""
 
+    def trailers(self) -> dict[str, object]:
+        """Its settings of its own, by name, as each look and the gate commit record them
+        (`Wikiskill-Policy-<Name>`)."""
 
-GATE_POLICIES = Registry(GATE_POLICY, GatePolicy)
+    def tie_problem(self, evidence: Evidence) -> str | None:
+        """Why a candidate with main's mean score is still worse than main (`gate.cost: tiebreak`
+        under a policy without a level); None when it is not."""
+
+
+class NoSettings(BaseModel):
+    """The settings of its own of a policy that has none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class BasePolicy:
+    """What a gate policy declares unless it says otherwise: no confidence level, no settings or
+    trailers of its own (`recorded_settings` reads those of one that has them) and a tie that is
+    no worse. A policy may subclass it; the registry gives a class that does not these defaults."""
+
+    has_level: ClassVar[bool] = False
+    Settings: ClassVar[type[BaseModel]] = NoSettings
+
+    @classmethod
+    def recorded_settings(cls, recorded: Trailers, settings: GateSettings) -> GateSettings:
+        return settings.with_own(recorded.policy_settings)
+
+    def trailers(self) -> dict[str, object]:
+        return {}
+
+    def tie_problem(self, evidence: Evidence) -> str | None:
+        return None
+
+
+GATE_POLICIES = Registry(GATE_POLICY, GatePolicy, defaults=BasePolicy)

@@ -5,11 +5,22 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from .errors import ConfigError, ConfigProblem, did_you_mean
 from .parts import (
@@ -23,7 +34,7 @@ from .parts import (
     ROUND_STEP,
     TASK_AGENT,
 )
-from .registry import DOTTED_PATH
+from .registry import DOTTED_PATH, import_class
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -372,8 +383,20 @@ class CostUnit(StrEnum):
     """The priced cost, where the model has a price."""
 
 
-LEVELLESS_POLICIES = frozenset({"strict", "confirm", "no_regression"})
-"""Built-in policies without a significance level: `gate.alpha_budget` cannot set theirs."""
+Own = TypeVar("Own", bound=BaseModel)
+
+
+def policy_class(name: str) -> type | None:
+    """The class `gate.policy` names, None when it cannot be imported (loading it for the gate
+    says why); what it declares of itself (`contracts.gate.GatePolicy`) decides its settings."""
+    try:
+        return import_class(GATE_POLICY.path(name))
+    except (ImportError, ValueError):
+        return None
+
+
+def _has_level(name: str) -> bool:
+    return bool(getattr(policy_class(name), "has_level", False))
 
 
 class GateSettings(_Section):
@@ -443,6 +466,45 @@ class GateSettings(_Section):
     `wikiskill accept NAME` (validated again first when main moved) or turns it down with
     `wikiskill reject NAME --why TEXT`; `wikiskill review` lists the queue (docs/review.md)."""
 
+    _own: dict[str, object] = PrivateAttr(default_factory=dict)
+    """The chosen policy's settings of its own (`GatePolicy.Settings`), as written."""
+
+    def own(self, model: type[Own]) -> Own:
+        """The chosen policy's settings of its own, as its `Settings` model."""
+        return model.model_validate(self._own)
+
+    @model_serializer(mode="wrap")
+    def _dump_own(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The settings of its own beside the section's, as wikiskill.yaml writes them, so a
+        copy validated from a dump keeps them."""
+        return {**handler(self), **self._own}
+
+    def with_own(self, values: Mapping[str, object]) -> GateSettings:
+        """A copy whose policy's settings of its own are `values`."""
+        copy = self.model_copy()
+        copy._own = dict(values)
+        return copy
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _policy_settings(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> GateSettings:
+        """Keys the section does not hold that the chosen policy's `Settings` declares are its
+        settings of its own, checked by that model; any other unknown key fails as usual."""
+        if not isinstance(data, dict) or all(key in cls.model_fields for key in data):
+            return handler(data)  # type: ignore[no-any-return]
+        try:
+            found = policy_class(GATE_POLICY.check(data.get("policy", GATE_POLICY.default)))
+        except ValueError:
+            found = None
+        model = getattr(found, "Settings", None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return handler(data)  # type: ignore[no-any-return]
+        own = {key: value for key, value in data.items() if key in model.model_fields and key not in cls.model_fields}
+        settings: GateSettings = handler({key: value for key, value in data.items() if key not in own})
+        model.model_validate(own)
+        settings._own = own
+        return settings
+
     @field_validator("policy", mode="before")
     @classmethod
     def _named_policy(cls, value: object) -> str:
@@ -450,9 +512,10 @@ class GateSettings(_Section):
 
     @model_validator(mode="after")
     def _budget_needs_a_level(self) -> GateSettings:
-        if self.alpha_budget is not None and self.policy in LEVELLESS_POLICIES:
+        if self.alpha_budget is not None and not _has_level(self.policy):
+            levelled = ", ".join(name for name in GATE_POLICY.builtins if _has_level(name))
             raise ValueError(
-                f"gate.alpha_budget needs a policy with a confidence level (paired, sequential), not {self.policy}"
+                f"gate.alpha_budget needs a policy with a confidence level ({levelled}), not {self.policy}"
             )
         return self
 

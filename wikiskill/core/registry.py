@@ -144,13 +144,19 @@ class Registry(Generic[T_co]):
     """The classes of one `kind` that follow `contract`, a Protocol: `load` gives a class typed as
     the contract's, `create` an instance of it, each refusing a class that lacks a member of the
     contract. mypy takes no Protocol where a `type[...]` is asked (it could be called), so the
-    contract is asked as what makes one; it is still the class itself, whose members `load` reads."""
+    contract is asked as what makes one; it is still the class itself, whose members `load` reads.
 
-    def __init__(self, kind: PartKind, contract: Callable[..., T_co]) -> None:
+    `defaults`: a class giving some of the contract's members a default (`contracts.gate.BasePolicy`),
+    so a part written before the contract declared them still loads: a class that lacks one of them
+    is loaded with `defaults` mixed in below it."""
+
+    def __init__(self, kind: PartKind, contract: Callable[..., T_co], defaults: type | None = None) -> None:
         if not isinstance(contract, type):
             raise TypeError(f"the contract of a {kind.what} is a class, not {contract!r}")
         self.kind = kind
         self.contract: type = contract
+        self.defaults = defaults
+        self.optional = protocol_members(defaults) if defaults is not None else set()
 
     def load(self, value: str) -> type[T_co]:
         """The class `value` names; a ConfigError of one line naming `value` when it cannot be
@@ -160,11 +166,14 @@ class Registry(Generic[T_co]):
             found = import_class(self.kind.path(name))
         except (ImportError, ValueError) as exc:
             raise ConfigError(f"{self.kind.setting}: cannot import {name!r}: {exc}") from exc
-        missing = sorted(member for member in protocol_members(self.contract) if not hasattr(found, member))
+        required = protocol_members(self.contract) - self.optional
+        missing = sorted(member for member in required if not hasattr(found, member))
         if missing:
             raise ConfigError(
                 f"{self.kind.setting}: {name!r} is not a {self.contract.__name__}: it has no {', '.join(missing)}"
             )
+        if self.defaults is not None and not all(hasattr(found, member) for member in self.optional):
+            return type(found.__name__, (found, self.defaults), {"__module__": found.__module__})
         return found
 
     def create(self, value: str) -> T_co:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import Task
 from ..contracts.gate import GATE_POLICIES
-from ..core.config import Config, CostRule, GateSettings
+from ..core.config import Config, CostRule
 from ..core.errors import WikiskillError
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
@@ -180,16 +180,8 @@ def _sequential_problems(records: Recorded, merge: Commit, candidate: Evaluation
     if meta.incumbent_fingerprint != digest([meta.setup, before]):
         return ["its incumbent results are not of main's skills before it under the same setup"]
     incumbent = read_outcomes(text).evaluation(meta.incumbent_fingerprint, meta.setup or "", before)
-    settings = GateSettings(
-        policy=meta.policy or "sequential",
-        confidence=meta.confidence or 0.95,
-        margin=meta.margin or 0.0,
-        batch=meta.batch or 1,
-        seed=records.config.gate.seed,
-        cost=meta.cost_rule or CostRule.IGNORE,
-    )
-    # the confidence recorded is the one the policy ran at: built as recorded, not split again
-    looks = GATE_POLICIES.load(settings.policy).from_settings(settings).plan().looks
+    policy = GATE_POLICIES.load(meta.policy or records.config.gate.policy)
+    looks = policy.from_settings(policy.recorded_settings(meta, records.config.gate)).plan().looks
     if looks is None or meta.pool is None:
         return [f"records looks, but its policy {meta.policy} does not validate in batches"]
     claimed = f"accepted at look {meta.look} on {meta.tasks} tasks"

@@ -26,7 +26,7 @@ from ..contracts.gate import CostCheck, Verdict
 from ..core.config import CostRule, CostUnit, GateSettings
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
-from .gate_policies import gain_floor, paired, policy_confidence, sign_flip_p
+from .gate_policies import gain_floor, gate_policy, paired, policy_confidence, sign_flip_p
 
 
 def cost_limit(settings: GateSettings) -> float:
@@ -114,9 +114,7 @@ def _worse(settings: GateSettings, verdict: Verdict, floor: float | None) -> str
     if floor is None:
         if evidence.gain != 0:
             return f"its mean differs from main's ({evidence.mean_diff:+.4f}; needs equal means)"
-        if settings.policy == "no_regression" and len(evidence.broken) > settings.max_broken:
-            return f"{len(evidence.broken)} task(s) main solved are lost (at most {settings.max_broken})"
-        return None
+        return gate_policy(settings).tie_problem(evidence)
     if not floor > -settings.noninferiority:
         return (
             f"score gain's lower bound {floor:+.4f} at {policy_confidence(settings):g} is not above "

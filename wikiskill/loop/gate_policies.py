@@ -18,7 +18,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import ClassVar, Literal
 
-from ..contracts.gate import GATE_POLICIES, Evidence, GatePolicy, Look, ValidationPlan, Verdict
+from ..contracts.gate import GATE_POLICIES, BasePolicy, Evidence, GatePolicy, Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICY
@@ -145,7 +145,7 @@ def verdict_of(passed: bool, reason: str, evidence: Evidence) -> Verdict:
 
 
 @GATE_POLICY.builtin
-class StrictPolicy:
+class StrictPolicy(BasePolicy):
     """Accept iff the candidate's mean is greater than the incumbent's (the paper's rule)."""
 
     name: ClassVar[str]
@@ -173,7 +173,7 @@ class ConfirmPolicy(StrictPolicy):
 
 
 @GATE_POLICY.builtin
-class NoRegressionPolicy:
+class NoRegressionPolicy(BasePolicy):
     """Strict, and the candidate loses at most `max_broken` tasks that the incumbent solved."""
 
     name: ClassVar[str]
@@ -201,9 +201,14 @@ class NoRegressionPolicy:
             )
         return verdict_of(passed, reason, evidence)
 
+    def tie_problem(self, evidence: Evidence) -> str | None:
+        if len(evidence.broken) > self.max_broken:
+            return f"{len(evidence.broken)} task(s) main solved are lost (at most {self.max_broken})"
+        return None
+
 
 @GATE_POLICY.builtin
-class PairedPolicy:
+class PairedPolicy(BasePolicy):
     """Accept iff the tasks show, at `confidence`, a mean per-task gain above `margin`: the lower
     bound of a one-sided confidence interval of the gain is above `margin`, and a test rejects
     "the gain is at most `margin`".
@@ -215,6 +220,7 @@ class PairedPolicy:
     """
 
     name: ClassVar[str]
+    has_level: ClassVar[bool] = True
 
     def __init__(self, confidence: float, margin: float, seed: int = 0):
         self.confidence, self.margin, self.seed = confidence, margin, seed

@@ -30,12 +30,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
-from ..contracts.gate import Look, ValidationPlan, Verdict
+from ..contracts.gate import BasePolicy, Look, ValidationPlan, Verdict
 from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICY
 from ..store.evaluations import Evaluation
-from ..store.trailers import Crossed
+from ..store.trailers import Crossed, Trailers
 from .gate_policies import PairedPolicy, differences, evidence_of, paired, verdict_of
 
 if TYPE_CHECKING:
@@ -141,12 +141,13 @@ def z_at_least(total: Fraction, squares: Fraction, bound: Fraction) -> bool:
 
 
 @GATE_POLICY.builtin
-class SequentialPolicy:
+class SequentialPolicy(BasePolicy):
     """`paired`, a batch at a time: accept at an efficacy boundary, reject at a futility one, and
     at the pool's end `paired`'s verdict at the level left; the false-merge rate over all looks
     stays at most 1 - `confidence`."""
 
     name: ClassVar[str]
+    has_level: ClassVar[bool] = True
 
     def __init__(self, confidence: float, margin: float, batch: int, seed: int = 0, futility: bool = True):
         self.confidence, self.margin, self.batch, self.seed = confidence, margin, batch, seed
@@ -158,6 +159,18 @@ class SequentialPolicy:
     def from_settings(cls, settings: GateSettings) -> SequentialPolicy:
         futility = settings.cost is not CostRule.TIEBREAK
         return cls(settings.confidence, settings.margin, settings.batch, settings.seed, futility)
+
+    @classmethod
+    def recorded_settings(cls, recorded: Trailers, settings: GateSettings) -> GateSettings:
+        """The design its looks record; the confidence recorded is the one it ran at, so it is
+        not split again under `tiebreak`."""
+        design = {
+            "confidence": recorded.confidence or 0.95,
+            "margin": recorded.margin or 0.0,
+            "batch": recorded.batch or 1,
+            "cost": recorded.cost_rule or CostRule.IGNORE,
+        }
+        return super().recorded_settings(recorded, settings.model_copy(update=design))
 
     def plan(self) -> ValidationPlan:
         return ValidationPlan(looks=self)

@@ -16,6 +16,7 @@ workspace in tests/golden/ is the proof that every version still reads the first
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import Enum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,8 +29,10 @@ PREFIX = "Wikiskill-"
 SCHEMA_VERSION = 1
 """The trailer schema this wikiskill writes, and the newest it reads."""
 ROLE_KEY = re.compile(r"Cost-[A-Za-z]+-USD|Tokens-[A-Za-z]+|Cached-[A-Za-z]+")
-"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`, `Cached-<Role>`), the only keys
-beyond the fields."""
+"""The per-role trailers (`Cost-<Role>-USD`, `Tokens-<Role>`, `Cached-<Role>`), keys beyond the fields."""
+POLICY_KEY = re.compile(r"Policy-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+"""A gate policy's setting of its own (`Policy-Min-Fixed` for `gate.min_fixed`), which the policy
+says it records (`GatePolicy.trailers`), the other keys beyond the fields."""
 
 
 class Step(StrEnum):
@@ -230,7 +233,7 @@ class Trailers(BaseModel):
                 f"written by a newer wikiskill (trailer schema {schema}; this one reads up to "
                 f"{SCHEMA_VERSION}): upgrade wikiskill (pip install -U wikiskill)"
             )
-        unknown = sorted(key for key in values if key not in _FIELD_KEYS and not ROLE_KEY.fullmatch(key))
+        unknown = sorted(key for key in values if key not in _FIELD_KEYS and not _EXTRA_KEY.fullmatch(key))
         if unknown:
             raise SchemaError(
                 f"{PREFIX}{unknown[0]} is not a trailer of schema {schema} (upgrade wikiskill if a newer one wrote it)"
@@ -277,6 +280,15 @@ class Trailers(BaseModel):
         (written only where a provider reported some)."""
         return {role: int(value or 0) for role, value in self._per_role("Cached-").items()}
 
+    @property
+    def policy_settings(self) -> dict[str, str]:
+        """The gate policy's settings of its own by name, as recorded (`policy_keys`)."""
+        return {
+            key.removeprefix("Policy-").replace("-", "_").lower(): str(value)
+            for key, value in (self.model_extra or {}).items()
+            if POLICY_KEY.fullmatch(key)
+        }
+
     def _per_role(self, prefix: str, suffix: str = "") -> dict[str, str]:
         return {
             key[len(prefix) : len(key) - len(suffix)].lower(): value
@@ -286,6 +298,15 @@ class Trailers(BaseModel):
 
 
 _FIELD_KEYS = frozenset(field.alias for field in Trailers.model_fields.values())
+_EXTRA_KEY = re.compile(f"{ROLE_KEY.pattern}|{POLICY_KEY.pattern}")
+
+
+def policy_keys(settings: Mapping[str, object]) -> dict[str, str]:
+    """A gate policy's settings of its own (`min_fixed: 2`) as trailers (`Policy-Min-Fixed: 2`),
+    which `Trailers.policy_settings` reads back."""
+    return {
+        "Policy-" + "-".join(part.title() for part in name.split("_")): _text(value) for name, value in settings.items()
+    }
 
 
 def role_keys(role: Role) -> tuple[str, str]:

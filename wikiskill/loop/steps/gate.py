@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
@@ -19,7 +19,7 @@ from ...knowledge.purpose import addressed_pages, record_decision
 from ...store.evaluations import Evaluation
 from ...store.pending import REVIEW_FILE
 from ...store.rounds import pending_branch, rejected_tag, round_label
-from ...store.trailers import Action, Decision, Parsed, Step, Trailers, format_message
+from ...store.trailers import Action, Decision, Parsed, Step, Trailers, format_message, policy_keys
 from ...store.workspace import MAIN, Commit
 from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
@@ -95,6 +95,8 @@ class Judged:
     tip: str
     spend: Spend | None = None
     """The verdict's share of `gate.alpha_budget`."""
+    recorded: Mapping[str, str] = field(default_factory=dict)
+    """The policy's settings of its own, as trailers (`GatePolicy.trailers`)."""
 
     @property
     def accepted(self) -> bool:
@@ -112,6 +114,7 @@ class Judged:
             incumbent_fingerprint=self.main_eval.fingerprint,
             **_evidence_trailers(self.verdict.evidence),
             **(self.spend.trailers() if self.spend is not None else {}),
+            **self.recorded,
             **more,
         )
 
@@ -178,7 +181,18 @@ def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
         main_eval,
     )
     return Judged(
-        state.number, action, name, rationale, verdict, validation, candidate, main_eval, merged, state.tip, spend
+        state.number,
+        action,
+        name,
+        rationale,
+        verdict,
+        validation,
+        candidate,
+        main_eval,
+        merged,
+        state.tip,
+        spend,
+        policy_keys(reader.policy.trailers()),
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ...contracts.gate import Look, Looks
 from ...store.evaluations import Evaluation, read_outcomes
 from ...store.rounds import MAIN_SIDE_FILE, round_label
-from ...store.trailers import Action, Step, Trailers
+from ...store.trailers import Action, Step, Trailers, policy_keys
 from ...store.workspace import MAIN, Commit
 from ..gate_policies import policy_confidence
 from .indecisive import indecisive, refuse_infra
@@ -51,6 +51,7 @@ def current_look(evaluator: Evaluator, state: RoundState, policy: Looks) -> Comm
             and meta.batch == policy.batch
             and _same(meta.confidence, policy_confidence(reader.gate_settings))
             and _same(meta.margin, reader.config.gate.margin)
+            and policy_keys(meta.policy_settings) == policy_keys(reader.policy.trailers())
         )
         return commit if same else None
     return None
@@ -129,6 +130,7 @@ def run_looks(ctx: StepContext, state: RoundState, policy: Looks) -> None:
             incumbent_results=paths[MAIN_SIDE_FILE],
             policy=reader.policy.name,
             **look_trailers(look),
+            **policy_keys(reader.policy.trailers()),
         )
         publisher.commit(
             f"{what}: val {of_evaluation(mine, reader.interactive)} ({look.text()})",
