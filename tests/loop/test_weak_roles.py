@@ -1,16 +1,19 @@
 """A round with a model too weak for the learning roles still completes (exit 0): a maintainer
 and a proposer whose replies never parse leave the wiki unchanged and the proposal invalid, each
 with its reason, how its reply was read (`Wikiskill-Parsed`) and the advice that the model looks
-too weak for the role; a reply repaired after its parse error is recorded as repaired."""
+too weak for the role; a reply repaired after its parse error is recorded as repaired, and so is
+a proposal the harness would refuse before validation (a copied placeholder), which the proposer
+is told of once."""
 
 import json
 
 from typer.testing import CliRunner
 
-from scripted import ScriptedWorld, evolve_through_cli
+from scripted import DEFAULT_PROPOSALS, ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.knowledge.junk import WEAK_PROPOSER
 from wikiskill.loop.steps.experience import WEAK_MAINTAINER
+from wikiskill.roles.proposer import INVALID_CALL
 from wikiskill.store.trailers import Decision, Parsed, Step
 from wikiskill.store.workspace import MAIN
 from wikiskill.testing.fakeserver import Reply
@@ -69,3 +72,30 @@ def test_replies_repaired_after_their_parse_error_are_recorded_as_repaired(tmp_p
     _, maintain, gate, _ = run_round(tmp_path, world)
     assert maintain.meta.parsed == Parsed.REPAIRED and maintain.meta.status is None
     assert gate.meta.decision == Decision.NO_ACTION and gate.meta.parsed == Parsed.REPAIRED
+
+
+def test_a_proposal_that_copies_the_schemas_placeholder_is_told_so_once_and_its_correction_is_validated(tmp_path):
+    page = json.dumps({"create_patterns": [], "append_log": "Nothing new this round."})
+    copied = {**DEFAULT_PROPOSALS[1], "name": "skill-name"}
+    world = WeakWorld([page], [copied, DEFAULT_PROPOSALS[1]])
+    workspace, _, gate, requests = run_round(tmp_path, world)
+    told = [
+        message["content"]
+        for request in requests
+        for message in request["messages"][-1:]
+        if message["role"] == "tool" and str(message["content"]).startswith(INVALID_CALL)
+    ]
+    assert len(told) == 1 and "`skill-name` is a placeholder of the proposal schema" in told[0]
+    assert gate.meta.decision == Decision.ACCEPTED and gate.meta.skill == "spell-letters"
+    propose = next(commit for commit in workspace.log(gate.parents[1]) if commit.meta.step == Step.PROPOSE)
+    assert propose.meta.parsed == Parsed.REPAIRED
+
+
+def test_a_placeholder_copied_again_after_being_told_is_recorded_invalid_with_the_advice(tmp_path):
+    page = json.dumps({"create_patterns": [], "append_log": "Nothing new this round."})
+    copied = {**DEFAULT_PROPOSALS[1], "name": "skill-name"}
+    world = WeakWorld([page], [copied, copied])
+    workspace, _, gate, _ = run_round(tmp_path, world)
+    assert gate.meta.decision == Decision.INVALID and gate.meta.parsed == Parsed.REPAIRED
+    reason = workspace.body(gate.sha)
+    assert "`skill-name` is a placeholder of the proposal schema" in reason and WEAK_PROPOSER in reason

@@ -19,7 +19,7 @@ from ..environments.base import TaskEnvironment
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
-from ..llm.chat import ChatModel
+from ..llm.chat import ChatModel, Message
 from ..store.traces import Score, Trajectory, Usage
 from ..store.trailers import Parsed
 from .transcript import Transcript
@@ -27,6 +27,11 @@ from .transcript import Transcript
 TurnReport = Callable[[int, Usage], None]
 """Called by a learning role after each model turn: the turn's number (from 1) and the role's
 usage so far, so a slow model's progress shows while it works."""
+ProposalCheck = Callable[[dict[str, Any], list[Message]], str | None]
+"""Why the harness would refuse a proposal that matches the schema before validating it (a
+placeholder for a name, a locked skill, a patch of a skill that does not exist), or None, given
+the proposal and the prompt the proposer was given: told to the proposer once, so a small model
+that copied the example can correct it."""
 Check = Callable[[MaintainerOutput, list[str]], list[str]]
 """The reasons pages of an output would be refused (empty when every page passes), given the task
 ids of the traces the maintainer was shown."""
@@ -251,7 +256,9 @@ class Roles(Protocol):
 
     def maintainer(self, on_turn: TurnReport | None = None) -> WikiMaintainer: ...
 
-    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer: ...
+    def proposer(
+        self, library: Library, on_turn: TurnReport | None = None, check: ProposalCheck | None = None
+    ) -> SkillProposer: ...
 
 
 TASK_AGENTS = Registry(TASK_AGENT, AgentKind)

@@ -8,8 +8,9 @@ with the concrete next call to make, which small models follow where they ignore
 
 The proposal `finish` submits is read with the schema its tool shows (`ProposalSchema`, also
 the `response_format` of a text call where the server takes one): one that does not match is
-answered with the parse error once, to repair; a second is taken as it is, for the harness to
-record as invalid with that reason. A call that fails (a timeout, a server error) ends the
+answered with the parse error once, to repair; so is one the harness would refuse before
+validation (`check`: a placeholder copied for a name, say). A second is taken as it is, for the
+harness to record as invalid with that reason. A call that fails (a timeout, a server error) ends the
 conversation without a proposal, with the reason, rather than the command.
 
 Past `kept_results_tokens`, the results the proposer has already answered are sent as stubs
@@ -24,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..contracts.roles import Library, ProposerContext, ProposerResult, TurnReport
+from ..contracts.roles import Library, ProposalCheck, ProposerContext, ProposerResult, TurnReport
 from ..contracts.transcript import TranscriptCall
 from ..core.errors import ModelError
 from ..core.prompts import render
@@ -74,6 +75,7 @@ class Proposer:
         min_trace_reads: int,
         kept_results_tokens: int | None = None,
         on_turn: TurnReport | None = None,
+        check: ProposalCheck | None = None,
     ):
         self.model = model
         self.library = library
@@ -82,11 +84,13 @@ class Proposer:
         self.kept_results_tokens = kept_results_tokens
         """Answered tool results kept in the prompt up to this many tokens, then stubbed; None: never."""
         self.on_turn = on_turn
+        self.check = check
         self._trace_order: list[str] = []
         self._failures = 0
         self._read_ids: dict[str, str] = {}  # call id -> path read
         self._hidden: set[str] = set()  # paths whose every read is stubbed in the prompt sent
-        self._repairing = False  # the model was shown its proposal's parse error
+        self._repairing = False  # the model was shown why its proposal could not be taken
+        self._prompt: list[Message] = []  # the system and user messages the conversation began with
 
     def run(self, context: ProposerContext) -> ProposerResult:
         messages = [
@@ -98,6 +102,7 @@ class Proposer:
         ]
         result = ProposerResult(proposal=None)
         result.transcript.messages = messages
+        self._prompt = messages[:2]
         outcomes = sorted(context.outcomes, key=lambda row: bool(row.get("success")))
         self._trace_order = [f"traces/{row['id']}" for row in outcomes]  # failures first
         self._failures = sum(1 for row in outcomes if not row.get("success"))
@@ -211,6 +216,9 @@ class Proposer:
                 if not isinstance(proposal, dict):
                     raise InvalidProposal("`proposal` must be a JSON object.")
                 parse_proposal(proposal)
+                refused = self.check(proposal, self._prompt) if self.check is not None else None
+                if refused is not None and not self._repairing:
+                    raise InvalidProposal(refused)
             except InvalidProposal as invalid:
                 if not self._repairing:
                     self._repairing = True

@@ -25,6 +25,7 @@ from ..contracts.roles import (
     EnvironmentAgent,
     Library,
     Player,
+    ProposalCheck,
     Scorer,
     SkillProposer,
     TaskAgent,
@@ -171,7 +172,9 @@ class Team:
             raise SkillsNotWritten("the self-written arm needs a proposer model, not offline")
         return SkillWriter(self._factory(Role.PROPOSER))
 
-    def proposer(self, library: Library, on_turn: TurnReport | None = None) -> SkillProposer:
+    def proposer(
+        self, library: Library, on_turn: TurnReport | None = None, check: ProposalCheck | None = None
+    ) -> SkillProposer:
         settings = self.config.proposer
         if self.offline(Role.PROPOSER):
             from ..roles.offline.proposer import OfflineProposer
@@ -184,4 +187,5 @@ class Team:
             settings.min_trace_reads,
             settings.kept_results_tokens,
             on_turn,
+            check,
         )

@@ -70,19 +70,32 @@ class Propose:
         turns = reader.config.proposer.max_turns
         reader.reporter.info(f"{label} propose: the skill proposer is investigating (at most {turns} turns)")
         on_turn = partial(reader.reporter.turn, f"{label} propose")
-        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN), on_turn).run(context)
+        skills = ws.read_files(MAIN, "skills")
+        links = ws.links(MAIN, "skills")
+
+        def refusal(raw: dict[str, object], prompt: list[dict[str, object]]) -> tuple[Proposal, str | None]:
+            """The proposal prepared, and why it is refused before validation, but for held-out
+            text (which the proposer is never told of)."""
+            proposal = prepare_proposal(raw, dict(skills), number)
+            return proposal, (
+                _refusal(proposal, settings.locked, pending, links)
+                or junk_reason(proposal, _known(reader, context, prompt[:1]))
+                or over_budget(skills, proposal.changes, settings, context.retire)
+            )
+
+        def correctable(raw: dict[str, object], prompt: list[dict[str, object]]) -> str | None:
+            try:
+                return refusal(raw, prompt)[1]
+            except InvalidProposal as invalid:
+                return invalid.reason
+
+        result = ctx.evaluator.team.proposer(Sandbox(ws, MAIN), on_turn, correctable).run(context)
         transcript = {f"raw/{label}/proposer.json": result.transcript.to_json()}
         try:
             if result.proposal is None:
                 raise InvalidProposal(result.error or "no proposal")
-            skills = ws.read_files(MAIN, "skills")
-            proposal = prepare_proposal(result.proposal, dict(skills), number)
-            junk = (
-                _refusal(proposal, settings.locked, pending, ws.links(MAIN, "skills"))
-                or junk_reason(proposal, _known(reader, context, result.transcript.messages[:1]))
-                or leak_reason(reader.held_out, proposal.changes)
-                or over_budget(skills, proposal.changes, settings, context.retire)
-            )
+            proposal, junk = refusal(result.proposal, result.transcript.messages)
+            junk = junk or leak_reason(reader.held_out, proposal.changes)
             if junk:
                 raise InvalidProposal(junk, proposal.action, proposal.name, proposal.rationale)
         except InvalidProposal as invalid:
