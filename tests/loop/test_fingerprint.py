@@ -57,6 +57,7 @@ NOT_AGENT_TEMPLATES = {
     "rubric_drafter_user",
     "skill_writer_system",
     "skill_writer_user",
+    "json_repair",
     "agent_cli",
 }
 """Templates only the maintainer, the proposer, the report, the rubric drafter and uplift's skill
