@@ -1,7 +1,10 @@
 """The evaluation fingerprint changes with everything that decides a score, and nothing else."""
 
 import ast
+import os
 import shutil
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -242,6 +245,41 @@ def test_editing_any_module_of_the_task_agent_changes_the_setup(ws, tmp_path, mo
     before = setup_id(ws)
     with agent_code_edited(tmp_path, monkeypatch, path):
         assert setup_id(ws) != before
+
+
+def test_editing_a_module_only_the_built_in_agents_use_leaves_a_python_runners_setup_alone(ws, tmp_path, monkeypatch):
+    python = {"agent.runner": "python:json:dumps"}
+    before, built_in = setup_id(ws, **python), setup_id(ws)
+    with agent_code_edited(tmp_path, monkeypatch, "roles/tool_agent.py"):
+        assert setup_id(ws, **python) == before
+        assert setup_id(ws) != built_in
+
+
+SETUP_IN_A_PROCESS = """
+from wikiskill.contracts.runners import runner_of
+from wikiskill.core.config import AgentSettings
+from wikiskill.loop.fingerprint import agent_code_digest
+
+for runner in ("builtin", "python:json:dumps", "command", "oracle"):
+    agent = AgentSettings(runner=runner, command=["mycli", "{prompt}"])
+    print(runner, agent_code_digest(runner_of(agent).code(agent)))
+"""
+
+
+def test_the_runners_code_is_the_same_in_every_process():
+    """The runner's code is found by walking imports; its digest must not follow the order a set
+    of names happens to have in one process (string hashes differ by process)."""
+    printed = {
+        subprocess.run(
+            [sys.executable, "-c", SETUP_IN_A_PROCESS],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(printed) == 1 and len(set(printed.pop().split())) == 8  # four runners, four digests
 
 
 def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_and_carries_on(
