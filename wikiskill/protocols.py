@@ -32,6 +32,7 @@ from .contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
+from .contracts.runners import BaseRunner, TaskRunner
 from .contracts.running import AgentRecipe, Executor, Place, Reporter
 from .llm.chat import ChatModel
 
@@ -40,6 +41,7 @@ __all__ = [
     "AgentParts",
     "AgentRecipe",
     "BasePolicy",
+    "BaseRunner",
     "Benchmark",
     "BenchmarkFamily",
     "ChatModel",
@@ -69,6 +71,7 @@ __all__ = [
     "SessionParser",
     "SkillProposer",
     "TaskAgent",
+    "TaskRunner",
     "TextEnv",
     "ToolSession",
     "ToolUseBenchmark",

@@ -9,6 +9,7 @@ from .contracts.coding_agent import CLI_PRESETS
 from .contracts.gate import GATE_POLICIES
 from .contracts.integrations import EXPORT_TARGETS, SESSION_FORMATS
 from .contracts.roles import REFERENCE_AGENTS, TASK_AGENTS
+from .contracts.runners import TASK_RUNNERS
 from .contracts.running import EXECUTORS
 from .core.registry import Registry
 from .loop.steps import ROUND_STEPS
@@ -24,4 +25,5 @@ REGISTRIES: tuple[Registry[object], ...] = (
     TASK_AGENTS,
     ROUND_STEPS,
     REFERENCE_AGENTS,
+    TASK_RUNNERS,
 )

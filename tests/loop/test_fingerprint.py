@@ -1,7 +1,10 @@
 """The evaluation fingerprint changes with everything that decides a score, and nothing else."""
 
 import ast
+import os
 import shutil
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -11,12 +14,13 @@ from scripted import ScriptedWorld
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.config import AgentSettings
 from wikiskill.loop import fingerprint
-from wikiskill.loop.fingerprint import AGENT_CODE, AGENT_SETTINGS, AGENT_TEMPLATES, eval_setup
+from wikiskill.loop.fingerprint import AGENT_SETTINGS, AGENT_TEMPLATES, LEFT_OUT_CODE, code_files, eval_setup
 from wikiskill.loop.harness import Harness
 from wikiskill.loop.steps.gate import Gate
 from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.judge import TEMPLATES as JUDGE_TEMPLATES  # in a judged suite's fingerprint
 from wikiskill.roles.offline.agent import OfflineAgent
+from wikiskill.roles.runners.builtin import BuiltinRunner
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.store.rounds import rejected_tag, round_state
@@ -62,18 +66,8 @@ NOT_AGENT_TEMPLATES = {
 }
 """Templates only the maintainer, the proposer, the report, the rubric drafter and uplift's skill
 writer render, and the CLI runners' prompt (in the CLI's own digest, `roles/coding_agents/presets.py`)."""
-NOT_AGENT_CODE = {
-    "benchmarks": "the benchmark's version and task digest stand for it",
-    "core.config": "its settings enter the fingerprint one by one",
-    "core.prompts": "the renderer; the templates it renders are hashed themselves",
-    "store.traces": "the record of a run, not what the agent does",
-    "telemetry.spans": "spans that observe a run; they change nothing the agent does",
-    "core.errors": "exception classes",
-    "core.parts": "the registry's names; `agent.kind` enters the fingerprint",
-    "contracts.roles": "what an agent is made from and must do, no code of its own",
-    "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
-}
-"""Modules the task agent's code imports that are not part of `AGENT_CODE`, and why."""
+AGENT_CODE = code_files(BuiltinRunner.code(AgentSettings()))
+"""The built-in runner's code: its modules and what they import (`loop/fingerprint.py`)."""
 
 
 @pytest.fixture()
@@ -205,7 +199,7 @@ def test_every_module_the_task_agents_code_imports_is_in_the_fingerprint_or_left
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 imported = ".".join([*base, *(node.module or "").split(".")]).strip(".")
-                assert imported in modules or imported in NOT_AGENT_CODE, f"{name} imports {imported}"
+                assert imported in modules or imported in LEFT_OUT_CODE, f"{name} imports {imported}"
 
 
 def test_the_task_agent_never_asks_for_a_json_reply_so_its_response_format_is_left_out():
@@ -252,6 +246,41 @@ def test_editing_any_module_of_the_task_agent_changes_the_setup(ws, tmp_path, mo
     before = setup_id(ws)
     with agent_code_edited(tmp_path, monkeypatch, path):
         assert setup_id(ws) != before
+
+
+def test_editing_a_module_only_the_built_in_agents_use_leaves_a_python_runners_setup_alone(ws, tmp_path, monkeypatch):
+    python = {"agent.runner": "python:json:dumps"}
+    before, built_in = setup_id(ws, **python), setup_id(ws)
+    with agent_code_edited(tmp_path, monkeypatch, "roles/tool_agent.py"):
+        assert setup_id(ws, **python) == before
+        assert setup_id(ws) != built_in
+
+
+SETUP_IN_A_PROCESS = """
+from wikiskill.contracts.runners import runner_of
+from wikiskill.core.config import AgentSettings
+from wikiskill.loop.fingerprint import agent_code_digest
+
+for runner in ("builtin", "python:json:dumps", "command", "oracle"):
+    agent = AgentSettings(runner=runner, command=["mycli", "{prompt}"])
+    print(runner, agent_code_digest(runner_of(agent).code(agent)))
+"""
+
+
+def test_the_runners_code_is_the_same_in_every_process():
+    """The runner's code is found by walking imports; its digest must not follow the order a set
+    of names happens to have in one process (string hashes differ by process)."""
+    printed = {
+        subprocess.run(
+            [sys.executable, "-c", SETUP_IN_A_PROCESS],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(printed) == 1 and len(set(printed.pop().split())) == 8  # four runners, four digests
 
 
 def test_a_workspace_evolved_by_older_agent_code_revalidates_its_incumbent_once_and_carries_on(

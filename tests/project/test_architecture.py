@@ -299,14 +299,14 @@ def test_a_planted_enum_of_built_in_names_is_found(tmp_path):
     ]
 
 
-def policy_names_compared(package: Path, names: set[str]) -> list[str]:
-    """Where a module other than core/parts.py asks for a gate policy by its name: the name in a
-    comparison (`policy == "strict"`, `policy in {...}`), as a fallback (`policy or "sequential"`)
-    or in a set of names; a policy says what it is on its class instead."""
+def policy_names_compared(package: Path, names: set[str], own: frozenset[str] = frozenset()) -> list[str]:
+    """Where a module other than core/parts.py (and the parts' `own` modules) asks for a gate policy
+    by its name: the name in a comparison (`policy == "strict"`, `policy in {...}`), as a fallback
+    (`policy or "sequential"`) or in a set of names; a policy says what it is on its class instead."""
     found: list[tuple[str, int, str]] = []
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package).as_posix()
-        if relative == "core/parts.py":
+        if relative == "core/parts.py" or relative in own:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Compare):
@@ -333,6 +333,37 @@ def test_no_gate_policy_is_asked_for_by_its_name():
 
     compared = policy_names_compared(PACKAGE, set(GATE_POLICY.builtins))
     assert not compared, "gate policies compared by name:\n" + "\n".join(compared)
+
+
+def runner_names() -> tuple[set[str], frozenset[str]]:
+    """The names `agent.runner` takes (the kinds of runner, the CLI presets, the reference agents),
+    less those that are also an agent setting (`command` is `agent.command` too, which a runner
+    lists among its own settings), and the modules of the classes they name."""
+    from wikiskill.core.config import AgentSettings
+    from wikiskill.core.parts import CLI_PRESET, REFERENCE_AGENT, TASK_RUNNER
+
+    kinds = (TASK_RUNNER, CLI_PRESET, REFERENCE_AGENT)
+    names = {name for kind in kinds for name in kind.builtins} - set(AgentSettings.model_fields)
+    modules = {path.partition(":")[0] for kind in kinds for path in kind.builtins.values()}
+    return names, frozenset(f"{module.removeprefix('wikiskill.').replace('.', '/')}.py" for module in modules)
+
+
+def test_no_runner_is_asked_for_by_its_name_outside_its_own_module():
+    names, own = runner_names()
+    compared = policy_names_compared(PACKAGE, names, own)
+    assert not compared, "runners compared by name:\n" + "\n".join(compared)
+
+
+def test_a_planted_comparison_of_runner_names_is_found(tmp_path):
+    names, own = runner_names()
+    package = tmp_path / "wikiskill"
+    for relative, text in {
+        "run/team.py": "if agent.runner == 'builtin':\n    pass\ncli = runner in ('qwen-code', 'codex')\n",
+        "roles/runners/cli.py": "found = value == 'codex'\n",
+    }.items():
+        (package / relative).parent.mkdir(parents=True, exist_ok=True)
+        (package / relative).write_text(text, encoding="utf-8")
+    assert policy_names_compared(package, names, own) == ["run/team.py:1: builtin", "run/team.py:3: codex, qwen-code"]
 
 
 def test_a_planted_comparison_of_policy_names_is_found(tmp_path):

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.config import BUILTIN_RUNNER, CONFIG_FILE, OFFLINE_MODEL, AgentSettings, agent_flag
+from ..contracts.runners import runner_named
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, agent_flag
 from ..core.errors import ConfigError, WorkspaceError
-from ..core.parts import CLI_PRESET, COMMAND_PRESET
+from ..core.parts import CLI_PRESET, TASK_RUNNER
 from ..core.prompts import render
 from ..run.preflight import preflight
 from ..store.settings import load_config, parse_config
@@ -65,8 +66,10 @@ def init_workspace(
     fetched = fetch_named(benchmark, registry, Path.cwd(), refresh=refresh)  # its errors stop init
     if fetched is not None and fetched.changed:
         notify(fetched.changed)
-    runner = None if agent is None or agent.strip().lower() == BUILTIN_RUNNER else agent_flag(agent)
-    _check_command(runner, command)
+    named = agent_flag(agent) if agent is not None else TASK_RUNNER.default
+    runner = None if named == TASK_RUNNER.default else named  # the default is not written
+    own = runner_named(named).own_settings(named)
+    _check_command(named, "command" in own, command)
     if model == OFFLINE_MODEL and not spec.offline_playable and runner is None:
         raise ConfigError(
             f"the offline model cannot play {benchmark}; it needs an LLM "
@@ -90,7 +93,7 @@ def init_workspace(
         runner=runner,
         command=json.dumps(list(command), ensure_ascii=False) if command else None,
         cli_presets=" | ".join(CLI_PRESET.names()),
-        cli=runner is not None and AgentSettings(runner=runner, command=list(command or [])).cli,
+        cli="sandbox" in own,
         bwrap=shutil.which("bwrap") is not None,
     )
     if registry is not None or fetched is not None:
@@ -105,15 +108,14 @@ def init_workspace(
         raise WorkspaceError(f"cannot create a workspace at {path}: {exc.strerror or exc}") from exc
 
 
-def _check_command(runner: str | None, command: Sequence[str] | None) -> None:
-    """`--agent command` comes with its argv, and only it takes one."""
-    is_command = runner is not None and runner.lower() == COMMAND_PRESET
+def _check_command(runner: str, is_command: bool, command: Sequence[str] | None) -> None:
+    """`--agent command` (a runner that reads `agent.command`) comes with its argv, and only it takes one."""
     if is_command and not command:
         raise ConfigError(
             "--agent command needs the CLI's argv: --command 'mycli --model {model} {prompt}', or one --arg per item"
         )
     if command and not is_command:
-        raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner or BUILTIN_RUNNER}")
+        raise ConfigError(f"--command and --arg give the argv of --agent command, not of {runner}")
 
 
 def open_workspace(path: Path | None = None) -> Workspace:

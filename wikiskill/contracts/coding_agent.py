@@ -64,7 +64,8 @@ class CliTranscript:
 
 class CliPreset(Protocol):
     """One CLI in headless mode. The agent makes it with no arguments, or through its classmethod
-    `from_settings(agent settings)` when it has one (the `command` preset reads `agent.command`).
+    `from_settings(agent settings)` when it has one; a preset whose argv is `agent.command` says so
+    with `reads_command = True` (the setting is then required, and `init --command` gives it).
     A preset may name the npm `package` that installs its program (`@scope/name@version`): a
     program missing from PATH is then refused with the `npm install` that brings it."""
 

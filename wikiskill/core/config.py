@@ -4,7 +4,6 @@ file (and checking the benchmark it names) is `store.settings`."""
 from __future__ import annotations
 
 import importlib.util
-import re
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
@@ -24,17 +23,15 @@ from pydantic import (
 
 from .errors import ConfigError, ConfigProblem, did_you_mean
 from .parts import (
-    CLI_PRESET,
-    COMMAND_PRESET,
     EXECUTOR,
     GATE_POLICY,
     LOCAL_EXECUTOR,
     PROCESS_POOL,
-    REFERENCE_AGENT,
     ROUND_STEP,
     TASK_AGENT,
+    TASK_RUNNER,
 )
-from .registry import DOTTED_PATH, import_class
+from .registry import import_class
 
 CONFIG_FILE = "wikiskill.yaml"
 OFFLINE_MODEL = "offline"
@@ -117,9 +114,32 @@ class RoleSettings(_Section):
     longest sections cut, then the oldest tool turns dropped, then sections cut further."""
 
 
-BUILTIN_RUNNER = "builtin"
-PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?P<function>[A-Za-z_]\w*))?")
-"""`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
+def _runner_class(name: str) -> Any:
+    """The class of the kind of runner `name` (a `contracts.runners.TaskRunner`, which core and
+    store may not import: read through its members); ValueError when it cannot be imported."""
+    try:
+        return import_class(TASK_RUNNER.path(name))
+    except ImportError as exc:
+        raise ValueError(f"cannot import the agent runner {name!r}: {exc}") from exc
+
+
+def runner_kind(value: str) -> str:
+    """The name of the kind of runner (`TASK_RUNNER`) that claims the `agent.runner` value `value`:
+    the first whose `claim` takes it, built-ins before plugins; ValueError naming what each takes."""
+    described = []
+    for name in TASK_RUNNER.names():
+        kind = _runner_class(name)
+        if kind.claim(value) is not None:
+            return name
+        described.append(str(kind.described()))
+    raise ValueError(f"{value!r} is no agent runner ({', '.join(described)})")
+
+
+def runner_class(value: str) -> Any:
+    """The class of the kind of runner that claims the `agent.runner` value `value`, for the layers
+    below `contracts` (the settings' check of the suite); above them, `contracts.runners.runner_of`
+    gives it typed."""
+    return _runner_class(runner_kind(value))
 
 
 class Sandbox(StrEnum):
@@ -130,7 +150,7 @@ class Sandbox(StrEnum):
 
 
 class AgentSettings(RoleSettings):
-    runner: str = BUILTIN_RUNNER
+    runner: str = TASK_RUNNER.default
     """Who plays the tasks: `builtin` (wikiskill's own agents); `python:MODULE:FUNCTION`, your
     own callable (a module installed or on `PYTHONPATH`), or `python:NAME` for a callable
     registered under the `wikiskill.agents` entry-point group (it gets one `AgentRun`: the task,
@@ -180,53 +200,18 @@ class AgentSettings(RoleSettings):
     @classmethod
     def _known_runner(cls, value: object) -> str:
         text = str(value).strip()
-        if text.lower() == BUILTIN_RUNNER:
-            return BUILTIN_RUNNER
-        if PYTHON_RUNNER.fullmatch(text):
-            return text
-        for name in (*REFERENCE_AGENT.names(), *CLI_PRESET.names()):
-            if text.lower() == name.lower():
-                return str(name)
-        if DOTTED_PATH.fullmatch(text):
-            return text
-        presets, checkers = ", ".join(CLI_PRESET.names()), " or ".join(REFERENCE_AGENT.names())
-        raise ValueError(
-            f"{text!r} is no agent runner (builtin, python:MODULE:FUNCTION, python:NAME, {presets}, "
-            f"a preset's dotted path package.module:Class, or {checkers} on a Harbor suite)"
-        )
+        return str(runner_class(text).claim(text))
 
     @model_validator(mode="after")
-    def _command_given(self) -> AgentSettings:
-        if self.runner == COMMAND_PRESET and not self.command:
-            raise ValueError(
-                f"runner: {self.runner} needs `command`, the CLI's argv template "
-                '(e.g. command: [mycli, --model, "{model}", "{prompt}"])'
-            )
+    def _runner_settings(self) -> AgentSettings:
+        if "runner" in self.model_fields_set:  # the default runner reads none of the others' settings
+            runner_class(self.runner).check_settings(self)
         if self.tool_protocol == ToolProtocol.BASH_BLOCK and self.wiki_access:
             raise ValueError(
                 "tool_protocol: bash_block offers no tools, so no read_wiki: set wiki_access: false "
                 "or another tool_protocol"
             )
         return self
-
-    @property
-    def builtin(self) -> bool:
-        return self.runner == BUILTIN_RUNNER
-
-    @property
-    def python(self) -> bool:
-        """The runner is the user's Python callable."""
-        return PYTHON_RUNNER.fullmatch(self.runner) is not None
-
-    @property
-    def reference(self) -> bool:
-        """The runner checks a suite of containers rather than plays it (`REFERENCE_AGENT`)."""
-        return self.runner in REFERENCE_AGENT.names()
-
-    @property
-    def cli(self) -> bool:
-        """The runner is a coding-agent CLI preset."""
-        return not self.builtin and not self.python and not self.reference
 
 
 class MaintainerSettings(RoleSettings):

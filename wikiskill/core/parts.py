@@ -15,8 +15,6 @@ LOCAL_EXECUTOR = "local"
 """The executor of one worker, and the one `workers: 1` runs on."""
 PROCESS_POOL = "processes"
 """The executor `workers` above 1 runs on when `executor` is unset."""
-COMMAND_PRESET = "command"
-"""The CLI preset that runs the argv template of `agent.command`."""
 
 BENCHMARK_FAMILY = PartKind(
     what="benchmark family",
@@ -85,7 +83,7 @@ CLI_PRESET = PartKind(
         "claude-code": "wikiskill.roles.coding_agents.claude_code:ClaudeCode",
         "codex": "wikiskill.roles.coding_agents.codex:Codex",
         "gemini-cli": "wikiskill.roles.coding_agents.gemini_cli:GeminiCli",
-        COMMAND_PRESET: "wikiskill.roles.coding_agents.command:CommandPreset",
+        "command": "wikiskill.roles.coding_agents.command:CommandPreset",
     },
 )
 
@@ -148,3 +146,19 @@ REFERENCE_AGENT = PartKind(
 )
 """The agents that check a suite of containers rather than play it: `oracle` runs each task's
 solution, `nop` does nothing; a sound suite scores them 1 and 0 (`check-suite`)."""
+
+TASK_RUNNER = PartKind(
+    what="agent runner",
+    setting="agent.runner",
+    group="wikiskill.runners",
+    named_by="name",
+    builtins={
+        "builtin": "wikiskill.roles.runners.builtin:BuiltinRunner",
+        "python": "wikiskill.roles.runners.python:PythonRunner",
+        "cli": "wikiskill.roles.runners.cli:CliRunner",
+        "reference": "wikiskill.roles.runners.reference:ReferenceRunner",
+    },
+)
+"""The kinds of task-agent runner, each claiming the `agent.runner` values it takes (`builtin`,
+`python:MODULE:FUNCTION`, a CLI preset's name, a reference agent's), tried in this order, then the
+plugins'. The first is the default, whose name is its one value."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
+from ..contracts.runners import runner_of
 from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import SkillsNotWritten, WikiskillError
 from ..knowledge.search import tokens
@@ -253,7 +254,7 @@ def measure(
             contribution = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
             ci = interval(means["main"] - means[f"without-{skill}"])
             text = harness.ws.read_file(MAIN, f"skills/{skill}/SKILL.md") or ""
-            loads = results["main"].loads[skill] if harness.config.agent.cli else None
+            loads = results["main"].loads[skill] if runner_of(harness.config.agent).reads_skill_files else None
             retire = ci[0] <= 0.0 and contribution <= 0.0
             values.append(SkillValue(skill, contribution, ci, tokens(text), retire, loads, loads == 0))
     return UpliftResult(split, trials, len(tasks), arm_results, values, not_made=missing)

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..benchmarks import BenchmarkKind
 from ..contracts.roles import ProposerContext
+from ..contracts.runners import runner_of
 from ..contracts.transcript import Transcript
 from ..core.config import OFFLINE_MODEL, Config, Role, SkillsSettings
 from ..core.errors import BudgetExceeded
@@ -251,7 +252,7 @@ def agent_per_task(
     """The task agent's usage on one task with main's skills, the tokens one more skill adds to
     each of its calls, and the model's tokens per token of `estimate_tokens` (measured on the
     last rollout's prompts; 1 before any)."""
-    prompted = config.agent.builtin  # only wikiskill's own agents carry the skills in their prompt
+    prompted = runner_of(config.agent).prompts_skills
     pool = main_skills
     rollout = _latest(ws, (Step.ROLLOUT,))
     if rollout is not None:

@@ -2,9 +2,10 @@
 
 A score means something only together with what produced it. `EvalSetup` holds all of that except
 the skills: the benchmark and its version, the split and the tasks themselves, the agent's runner,
-model and settings (`AGENT_SETTINGS`; for a Python runner, the source of its module; for a CLI, its
-arguments, version and driving code), how skills are rendered, the templates the task agent renders
-(`AGENT_TEMPLATES`), the source of the task agent's own code (`AGENT_CODE`), the wikiskill version,
+model and settings (`AGENT_SETTINGS`, as the runner records them: for a Python runner, the source
+of its module; for a CLI, its arguments, version and preset code), how skills are rendered, the
+templates the task agent renders (`AGENT_TEMPLATES`), the source of the runner's own code (the
+modules its `TaskRunner.code` names and every module of the package they import), the wikiskill version,
 the seed and the repeats; for a task-folder suite also its files, check and suite.yaml, and a
 judge's model, settings, prompts and code (`scoring`). The fingerprint of an evaluation is the
 setup's id with the id of the skills the agent is given
@@ -13,14 +14,16 @@ incumbent, and is a trailer on every commit that records a score, so the gate co
 evaluations that differ in the skills alone. A change to any of it makes a workspace's next `evolve`
 re-validate its incumbent once, under the new setup.
 
-The task agent's code is what decides what it is shown and what it does: the agents (QA,
-interactive, tool-use, offline) and the modules they build prompts and tools with (the skills
-block, skill files, retrieval ranking, the text tool protocol and its JSON reading, fitting into
-the context window, the replies it reads and appends (`llm/chat.py`), the `read_wiki` tool and the
-pages it reads). Left out on purpose: the model transport (`llm/model.py`, `llm/call.py` and the
-modules they use: retries, accounting, caching; the request shaping they do lives in the included
-context.py and toolcalls.py), the benchmarks (their `version` and task digest stand for them) and
-the configuration (its settings enter one by one).
+The runner's code is what decides what the task agent is shown and what it does: for the built-in
+runner the agents (QA, interactive, tool-use, offline) and the modules they build prompts and tools
+with (the skills block, skill files, retrieval ranking, the text tool protocol and its JSON reading,
+fitting into the context window, the replies it reads and appends (`llm/chat.py`), the `read_wiki`
+tool and the pages it reads). It is derived from the imports, so a module an agent starts to import
+enters it with no list to edit. Left out on purpose (`LEFT_OUT_CODE`, and what only they import):
+the model transport (`llm/model.py`, `llm/call.py` and the modules they use: retries, accounting,
+caching; the request shaping they do lives in context.py and toolcalls.py, which the built-in
+runner names), the benchmarks (their `version` and task digest stand for them) and the
+configuration (its settings enter one by one).
 
 Left out of the settings on purpose: `api_base` (where a model is served, not which model), the
 agent's `response_format` (the task agent never asks for a JSON reply), retries, timeouts and the
@@ -29,6 +32,7 @@ response cache (they change how a score is obtained, not what it is).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from functools import cache
@@ -39,11 +43,10 @@ from pydantic import BaseModel
 
 from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import setup_digest_of
+from ..contracts.runners import runner_of
 from ..core.config import AgentSettings, Config, Role
 from ..core.resources import data_dir
-from ..roles.coding_agents.presets import preset_fingerprint
 from ..roles.judge import TEMPLATES
-from ..roles.python_agent import runner_code
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -79,42 +82,22 @@ AGENT_TEMPLATES = (
 )
 """The templates in prompts/ that the task agent renders."""
 
-AGENT_CODE = (
-    "roles/agent.py",
-    "roles/tool_agent.py",
-    "roles/shell_agent.py",
-    "roles/bash_block.py",
-    "roles/workdir_listing.py",
-    "roles/edit_blocks.py",
-    "roles/file_edits.py",
-    "roles/stuck.py",
-    "environments/host.py",
-    "environments/output.py",
-    "environments/bubblewrap.py",
-    "environments/container.py",
-    "environments/base.py",
-    "environments/runtime.py",
-    "environments/mounts.py",
-    "environments/storage.py",
-    "environments/network.py",
-    "benchmarks/harbor_network.py",
-    "benchmarks/harbor_env.py",
-    "roles/reference_agent.py",
-    "roles/offline/agent.py",
-    "roles/offline/rules.py",
-    "knowledge/skillsblock.py",
-    "knowledge/skills.py",
-    "core/yaml_reading.py",
-    "knowledge/search.py",
-    "llm/toolcalls.py",
-    "llm/jsontext.py",
-    "llm/context.py",
-    "llm/chat.py",
-    "roles/wikitool.py",
-    "knowledge/shelf.py",
-    "knowledge/pages.py",
-)
-"""The task agent's own modules, relative to the package."""
+LEFT_OUT_CODE = {
+    "benchmarks": "the benchmark's version and task digest stand for it",
+    "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
+    "core.config": "its settings enter the fingerprint one by one",
+    "core.errors": "exception classes",
+    "core.parts": "the registry's names; `agent.kind` and `agent.runner` enter the fingerprint",
+    "core.prompts": "the renderer; the templates it renders are hashed themselves",
+    "core.registry": "loads a part by its name, which enters the fingerprint",
+    "core.resources": "finds the package's data folders; the templates in them are hashed themselves",
+    "contracts.roles": "what an agent is made from and must do, no code of its own",
+    "llm.credentials": "which variable holds a provider's key: the model transport",
+    "store.traces": "the record of a run, not what the agent does",
+    "telemetry.spans": "spans that observe a run; they change nothing the agent does",
+}
+"""Modules a runner's code imports that are not part of its code, and why; what they import is
+not followed either."""
 
 JUDGE_SETTINGS = ("model", "temperature", "max_tokens", "samples", "context_window")
 """The judge's settings (`judge.*`) that decide a judged suite's score."""
@@ -175,7 +158,7 @@ def eval_setup(
         repeats=repeats,
         first_repeat=first_repeat,
         prompts=agent_prompts_digest(),
-        agent_code=agent_code_digest(),
+        agent_code=agent_code_digest(runner_of(config.agent).code(config.agent)),
         wikiskill=wikiskill_version(),
         scoring=scoring_digest(config, benchmark),
     )
@@ -197,21 +180,15 @@ def scoring_digest(config: Config, benchmark: Benchmark) -> str | None:
 
 
 def agent_settings(agent: AgentSettings) -> dict[str, object]:
-    """The agent's settings that decide a score. The `builtin` runner is left out, so setups from
-    before runners existed keep their ids; so is an unset `kind` (the built-in agent of the
-    suite's kind), and a kind that is set adds its name; a Python runner adds the digest of its
-    code; a CLI runner its preset's arguments (the argv minus per-task values), the CLI's
-    `--version` and the digest of the code that drives it."""
+    """The agent's settings that decide a score, as its runner records them (`TaskRunner.fingerprint`:
+    the `builtin` runner leaves its name out, so setups from before runners existed keep their ids;
+    a Python runner adds the digest of its code; a CLI runner its preset's arguments, the CLI's
+    `--version` and the preset's code). An unset `kind` (the built-in agent of the suite's kind)
+    is left out, and a kind that is set adds its name."""
     settings = agent.model_dump(mode="json", include=set(AGENT_SETTINGS))
     if agent.kind is None:
         del settings["kind"]
-    if agent.builtin:
-        del settings["runner"]
-    elif agent.python:
-        settings["runner_code"] = runner_code(agent.runner)
-    elif agent.cli:
-        settings["cli"] = preset_fingerprint(agent, agent.model or "")
-    return settings
+    return runner_of(agent).fingerprint(agent, settings)
 
 
 def digest(value: object) -> str:
@@ -233,9 +210,62 @@ def judge_digest() -> str:
     )
 
 
+def _module_file(module: str) -> str | None:
+    """The file of the package's module `module` (`roles.agent`), relative to the package."""
+    path = module.replace(".", "/")
+    for relative in (f"{path}.py", f"{path}/__init__.py"):
+        if (PACKAGE / relative).is_file():
+            return relative
+    return None
+
+
+def _imported(module: str, relative: str) -> set[str]:
+    """The package's modules that the module `module` imports anywhere in its file: top level, in
+    functions, under TYPE_CHECKING."""
+    tree = ast.parse((PACKAGE / relative).read_text(encoding="utf-8"))
+    package = module.split(".") if relative.endswith("__init__.py") else module.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            elif (node.module or "").startswith(f"{PACKAGE.name}."):
+                source = (node.module or "").removeprefix(f"{PACKAGE.name}.")
+            else:
+                continue
+            names = [f"{source}.{alias.name}".strip(".") for alias in node.names]
+            found |= {name for name in names if _module_file(name)} or {source}
+        elif isinstance(node, ast.Import):
+            found |= {
+                alias.name.removeprefix(f"{PACKAGE.name}.")
+                for alias in node.names
+                if alias.name.startswith(f"{PACKAGE.name}.")
+            }
+    return found
+
+
+def code_files(modules: tuple[str, ...]) -> list[str]:
+    """The files of `modules` and of every module of the package they import, and those import,
+    except `LEFT_OUT_CODE`: relative to the package, sorted."""
+    files: dict[str, str] = {}
+    waiting = list(modules)
+    while waiting:
+        module = waiting.pop()
+        while module and _module_file(module) is None:
+            module = module.rpartition(".")[0]
+        relative = _module_file(module) if module else None
+        if relative is None or module in files or module in LEFT_OUT_CODE:
+            continue
+        files[module] = relative
+        waiting += sorted(_imported(module, relative))
+    return sorted(files.values())
+
+
 @cache
-def agent_code_digest() -> str:
-    return digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in AGENT_CODE])
+def agent_code_digest(modules: tuple[str, ...]) -> str:
+    """The runner's code (`TaskRunner.code`): the source of its modules and of what they import."""
+    return digest([[path, (PACKAGE / path).read_text(encoding="utf-8")] for path in code_files(modules)])
 
 
 @cache

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..contracts.roles import AgentParts
-from ..core.config import PYTHON_RUNNER, Role, RoleSettings, SkillsSettings
+from ..core.config import Role, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
 from ..environments.base import TaskEnvironment
@@ -71,6 +72,9 @@ class AgentResult:
     messages: list[Message] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
+
+PYTHON_RUNNER = re.compile(r"python:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?P<function>[A-Za-z_]\w*))?")
+"""`python:MODULE:FUNCTION`, or `python:NAME` for a name in the `wikiskill.agents` entry-point group."""
 
 Runner = Callable[[AgentRun], object]
 """The user's agent: called with an `AgentRun`, it returns (or awaits to) an answer, an

@@ -13,10 +13,10 @@ from pathlib import Path
 from ..benchmarks import load_benchmark, spec_of
 from ..benchmarks.harbor import HarborTask, container_suite
 from ..contracts.roles import TASK_AGENTS
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Role
+from ..contracts.runners import runner_of
+from ..core.config import CONFIG_FILE, Config, Role
 from ..core.errors import ConfigError, ConfigProblem
 from ..llm.credentials import check_credentials
-from ..roles.python_agent import load_runner
 from ..store.harbor_datasets import fetch_for
 from ..store.settings import a_kind, check_judge, check_runner
 
@@ -48,7 +48,8 @@ def preflight(
         checks.append(partial(check_agent, config))
     if containers:
         checks.append(partial(check_containers, config, root))
-    if containers and root is not None and config.agent.cli:  # a run's: init writes what a person edits next
+    calls_out = runner_of(config.agent).calls_model_from_container
+    if containers and root is not None and calls_out:  # a run's: init writes what a person edits next
         checks.append(partial(check_container_agent, config, root))
     if runs and keys:
         checks.append(partial(check_credentials, config))
@@ -72,29 +73,14 @@ def gather(checks: list[Check]) -> None:
 def check_agent(config: Config) -> None:
     """The task agent can be made: a Python runner that cannot be imported, a CLI that cannot
     start, or the offline model on a suite it cannot play is refused in one line."""
-    agent = config.agent
-    if agent.python:
-        load_runner(agent.runner)
-    elif agent.cli:
-        from ..roles.coding_agents.presets import check_cli
-
-        check_cli(agent)
-    elif (
-        agent.builtin
-        and config.role(Role.AGENT).model == OFFLINE_MODEL
-        and not spec_of(config.benchmark).offline_playable
-    ):
-        raise ConfigError(
-            f"the offline model cannot play {config.benchmark}; it needs an LLM "
-            "(set model, e.g. openai/gpt-4o-mini, or pass --model)"
-        )
+    runner_of(config.agent).check(config)
 
 
 def check_agent_kind(config: Config) -> None:
     """The kind of task agent `agent.kind` names plays the suite's kind. Its class is loaded here,
     not when the settings are read, which check names only."""
     agent = config.agent
-    if agent.kind is None or not agent.builtin:
+    if agent.kind is None or "kind" not in runner_of(agent).own_settings(agent.runner):
         return
     plays = TASK_AGENTS.load(agent.kind).plays
     kind = spec_of(config.benchmark).kind

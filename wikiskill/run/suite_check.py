@@ -11,7 +11,6 @@ from enum import StrEnum
 
 from ..benchmarks.harbor import HarborSuite, HarborTask
 from ..benchmarks.task_folders import CrashRule
-from ..contracts.roles import EnvironmentAgent
 from ..core.errors import InfrastructureError
 from ..roles.reference_agent import NopAgent, OracleAgent
 from .harbor_tasks import ContainerSetup, HarborTaskAgent
@@ -94,13 +93,13 @@ async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: in
 async def check_task(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
     scores: dict[str, float] = {}
     problem = None
-    agents: list[tuple[str, EnvironmentAgent]] = [("oracle", OracleAgent()), ("nop", NopAgent())]
-    for name, agent in agents:
+    oracle = OracleAgent()
+    for agent in (oracle, NopAgent()):
         try:
             trajectory = await HarborTaskAgent(agent, suite, setup).run(suite.as_task(task, "train"))
         except InfrastructureError as exc:
-            return TaskCheck(task.id, scores.get("oracle"), scores.get("nop"), str(exc))
-        scores[name] = trajectory.score
-        if name == "oracle" and trajectory.error:
+            return TaskCheck(task.id, scores.get(OracleAgent.name), scores.get(NopAgent.name), str(exc))
+        scores[agent.name] = trajectory.score
+        if agent is oracle and trajectory.error:
             problem = trajectory.error
-    return TaskCheck(task.id, scores["oracle"], scores["nop"], problem)
+    return TaskCheck(task.id, scores[OracleAgent.name], scores[NopAgent.name], problem)

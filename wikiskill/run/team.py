@@ -1,8 +1,9 @@
 """Build the roles for a workspace (`protocols.Roles`): LLM roles through litellm, or the
 offline backend. Every task agent is made one way, `from_parts(AgentParts)`, by the class
-`player` picks: the one `agent.runner` names (the user's own, `roles/python_agent.py`, a
-coding-agent CLI, `roles/coding_agents/`, or a reference agent), else the kind `agent.kind` names
-in the task-agent registry, else the built-in kind that plays the suite's kind (`agent_kind`). On
+`player` picks: the kind of runner `agent.runner` is (`roles/runners/`) says which: the user's own
+(`roles/python_agent.py`), a coding-agent CLI (`roles/coding_agents/`), a reference agent, or
+wikiskill's own (the kind `agent.kind` names in the task-agent registry, else the built-in kind
+that plays the suite's kind, else the offline agent). On
 a workdir suite that agent plays inside `run/workdir_tasks.py`'s wrapper, which scores the work
 with the suite's scorer (`run/scorers.py`; the `judge` role for `scorer: judge`); on a suite of
 containers inside `run/harbor_tasks.py`'s. The settings were checked before the run
@@ -18,9 +19,6 @@ from ..benchmarks import Benchmark, BenchmarkKind
 from ..benchmarks.harbor import container_suite
 from ..benchmarks.task_folders import ScorerName, TaskFolders, VerifierTimeout
 from ..contracts.roles import (
-    REFERENCE_AGENTS,
-    TASK_AGENTS,
-    AgentKind,
     AgentParts,
     EnvironmentAgent,
     Library,
@@ -33,9 +31,9 @@ from ..contracts.roles import (
     WikiMaintainer,
     WorkdirAgent,
 )
+from ..contracts.runners import runner_of
 from ..core.config import OFFLINE_MODEL, Config, Role
 from ..core.errors import SkillsNotWritten
-from ..core.parts import TASK_AGENT
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..llm.cache import ResponseCache
@@ -46,7 +44,6 @@ from ..llm.speed import SPEED_FILE, SpeedBook
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
-from ..roles.python_agent import PythonAgent
 from ..roles.skill_writer import SkillWriter
 from .crash_rule import CrashRules, RuledScorer
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup
@@ -60,35 +57,10 @@ if TYPE_CHECKING:
 ModelFactory = Callable[[Role], ChatModel]
 
 
-def agent_kind(config: Config, benchmark: Benchmark) -> type[AgentKind]:
-    """The task agent `agent.kind` names (checked by the pre-flight: `run/preflight.py`), else the
-    built-in one that plays the suite's kind."""
-    if config.agent.kind is not None:
-        return TASK_AGENTS.load(config.agent.kind)
-    kinds = [TASK_AGENTS.load(name) for name in TASK_AGENT.builtins]
-    return next(kind for kind in kinds if kind.plays is benchmark.spec.kind)
-
-
 def player(config: Config, benchmark: Benchmark) -> type[Player]:
-    """The class whose `from_parts` makes the task agent: the one `agent.runner` names (a
-    reference agent, the user's callable, a coding-agent CLI, in the task's container on a suite of
-    containers), else the offline model's agent, else the task-agent kind (`agent_kind`). Which
-    runner plays which suite was checked with the settings (`store/settings.py`)."""
-    agent = config.agent
-    if agent.reference:
-        return REFERENCE_AGENTS.load(agent.runner)
-    if agent.python:
-        return PythonAgent
-    if agent.cli:
-        from ..roles.coding_agents.cli_agent import CliAgent
-        from ..roles.coding_agents.in_container import ContainerCliAgent
-
-        return ContainerCliAgent if benchmark.spec.containers else CliAgent
-    if config.role(Role.AGENT).model == OFFLINE_MODEL:
-        from ..roles.offline.agent import OfflineAgent
-
-        return OfflineAgent
-    return agent_kind(config, benchmark)
+    """The class whose `from_parts` makes the task agent: the one the runner picks (which runner
+    plays which suite was checked before the run: `run/preflight.py`)."""
+    return runner_of(config.agent).player(config, benchmark)
 
 
 class Team:

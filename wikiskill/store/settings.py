@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from yaml.constructor import SafeConstructor
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, ToolProtocol, config_problems
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems, runner_class
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 from ..core.text import read_utf8
 from ..core.yaml_reading import LIBYAML, Reader
@@ -149,37 +149,16 @@ def line_of(text: str, loc: Location) -> int | None:
 
 
 def check_runner(config: Config, source: str) -> None:
-    """A runner other than `builtin` answers questions or works in a task's folder: an interactive
-    or tool-use suite needs an agent that speaks its protocol, so that mismatch is refused in one line,
-    and so is the built-in agent on task folders with the offline model, which cannot work in one."""
-    spec = spec_of(config.benchmark)
-    if config.agent.reference and not spec.containers:
-        raise ConfigError(
-            f"{source}: agent.runner: {config.agent.runner} checks Harbor suites (harbor:PATH) "
-            f"against their solutions; {config.benchmark} is not one"
-        )
-    kind = spec.kind
-    if config.agent.kind is not None and not config.agent.builtin:
+    """The runner plays the suite (its `check_suite`: a runner other than `builtin` answers questions
+    or works in a task's folder, a reference agent checks a suite of containers, the built-in agent
+    on task folders needs a model), and `agent.kind` is set only for a runner that reads it; each
+    refused in one line naming `source`, where `agent.runner` came from."""
+    runner = runner_class(config.agent.runner)
+    if config.agent.kind is not None and "kind" not in runner.own_settings(config.agent.runner):
         raise ConfigError(
             f"{source}: agent.kind: {config.agent.kind} is the builtin runner's agent, not {config.agent.runner}'s"
         )
-    if config.agent.builtin:
-        if kind is BenchmarkKind.WORKDIR and config.role(Role.AGENT).model == OFFLINE_MODEL:
-            raise ConfigError(
-                f"{source}: no built-in offline agent plays task folders such as {config.benchmark}: "
-                "set agent.runner to a Python runner or a CLI, or give the agent a model"
-            )
-        if kind is not BenchmarkKind.WORKDIR and config.agent.tool_protocol == ToolProtocol.BASH_BLOCK:
-            raise ConfigError(
-                f"{source}: agent.tool_protocol: bash_block is for workdir suites (task folders that are "
-                f"scored by a command or a judge), not {config.benchmark}: use native, text or auto"
-            )
-        return
-    if kind not in (BenchmarkKind.QA, BenchmarkKind.WORKDIR):
-        raise ConfigError(
-            f"{source}: agent.runner: {config.agent.runner} plays QA suites and task folders only; "
-            f"{config.benchmark} is {a_kind(kind)} suite (use runner: builtin)"
-        )
+    runner.check_suite(config, spec_of(config.benchmark), source)
 
 
 def a_kind(kind: BenchmarkKind) -> str:

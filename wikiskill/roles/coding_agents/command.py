@@ -32,6 +32,8 @@ class CommandPreset:
     program: str = ""
     """The template's first item (set per instance)."""
     skills_folder: ClassVar[str] = ".agents/skills"
+    reads_command: ClassVar[bool] = True
+    """Its argv is `agent.command` (`contracts.coding_agent.CliPreset`)."""
 
     def __init__(self, template: Sequence[str]):
         if not template:

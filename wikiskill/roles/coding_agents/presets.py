@@ -1,5 +1,5 @@
 """The CLI presets by name (`agent.runner`), the executable each one runs, its version, and
-what of it enters the evaluation fingerprint."""
+what of the preset enters the evaluation fingerprint."""
 
 from __future__ import annotations
 
@@ -20,10 +20,6 @@ from ...core.parts import CLI_PRESET
 from ...core.resources import data_dir
 
 VERSION_TIMEOUT_S = 60.0
-
-AGENT_CODE = ("cli_agent.py", "stream_json.py", "reading.py", "isolation.py", "in_container.py", "host_install.py")
-"""This package's modules that decide what a CLI is shown and how its transcript is read (with
-the preset's contract, `contracts/coding_agent.py`)."""
 
 
 def make_preset(settings: AgentSettings) -> CliPreset:
@@ -95,13 +91,13 @@ def placeholder_run(settings: AgentSettings, model: str) -> CliRun:
 
 
 def preset_fingerprint(settings: AgentSettings, model: str) -> dict[str, object]:
-    """The preset's name, arguments, environment names, version, sandbox and code, for the
-    fingerprint (the wall-time limit is left out, as timeouts are)."""
+    """The preset's name, arguments, environment names, version, sandbox and code (its module, the
+    CLI's prompt and the preset contract; the code that drives every preset is the CLI runner's,
+    `roles/runners/cli.py`), for the fingerprint (the wall-time limit is left out, as timeouts are)."""
     preset = make_preset(settings)
     run = placeholder_run(settings, model)
     module = sys.modules[type(preset).__module__]
     sources = [inspect.getsource(module), (data_dir("prompts") / "agent_cli.j2").read_text(encoding="utf-8")]
-    sources += [(Path(__file__).parent / name).read_text(encoding="utf-8") for name in AGENT_CODE]
     sources.append(inspect.getsource(sys.modules[CliRun.__module__]))
     return {
         "preset": preset.name,
