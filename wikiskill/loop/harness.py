@@ -14,13 +14,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-from ..benchmarks import load_benchmark
-from ..benchmarks.harbor import reference_checked
+from ..benchmarks import ReferenceSuite, load_benchmark
 from ..contracts.running import Reporter
 from ..core.config import Config
 from ..llm.meter import Meter
 from ..run.team import ModelFactory, Team
-from ..store.harbor_datasets import fetch_for
 from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
 from ..store.unsound import read_unsound
@@ -66,7 +64,6 @@ class Harness:
         self.ws = workspace
         self.config = config or load_config(workspace.root)
         reporter = reporter or QuietReporter()
-        fetch_for(self.config, workspace.root)  # a registry dataset's folder, made once per machine
         self.benchmark = load_benchmark(self.config, workspace.root, progress=reporter.preparing)
         meter = Meter(self.config.budget)
         team = Team(self.config, self.benchmark, meter, workspace.state_dir, model_factory)
@@ -76,8 +73,8 @@ class Harness:
         )
         self.publishing = Publisher(workspace, meter)
         self.steps = StepContext(self.reading, self.evaluating, self.publishing)
-        suite = reference_checked(self.benchmark)
-        if suite is not None and self.config.harbor.require_sound:
+        suite = self.benchmark
+        if isinstance(suite, ReferenceSuite) and suite.checks_references and self.config.harbor.require_sound:
             suite.leave_out(read_unsound(workspace, MAIN))  # as the last evolve left them
 
     def __enter__(self) -> Harness:
@@ -92,7 +89,6 @@ class Harness:
     def leave_out(self, unsound: dict[str, str]) -> None:
         """Take unsound tasks out of a suite whose tasks carry reference solutions, before anything
         is evaluated; the setups computed so far no longer hold."""
-        suite = reference_checked(self.benchmark)
-        if suite is not None:
-            suite.leave_out(unsound)
+        if isinstance(self.benchmark, ReferenceSuite):
+            self.benchmark.leave_out(unsound)
         self.evaluating.forget_setups()
