@@ -59,7 +59,7 @@ def scripted_workspace(path: Path) -> Workspace:
 def scripted_harness(ws: Workspace, world=None) -> Harness:
     """A Harness of `ws` whose roles all ask one WorldModel of `world` (a ScriptedWorld)."""
     model = WorldModel(world or ScriptedWorld())
-    return Harness(ws, model_factory=lambda role: model)
+    return Harness.open(ws, model_factory=lambda role: model)
 
 
 def run_round_through(harness: Harness, last: type, number: int = 1) -> None:

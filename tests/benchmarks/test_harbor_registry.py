@@ -148,6 +148,17 @@ def test_another_registrys_tasks_under_the_same_name_and_version_are_another_dat
     assert suite_ids(tmp_path / "ws2") == ["rev-emu"] and suite_ids(tmp_path / "ws") == ["rev-cat", "rev-dog"]
 
 
+def test_loading_a_workspaces_suite_on_a_machine_without_its_dataset_fetches_the_same_entry(
+    tmp_path, local_registry, engine
+):
+    path, _ = local_registry
+    assert init(tmp_path / "ws", "--registry-path", str(path)).exit_code == 0
+    (made,) = (tmp_path / "cache" / DATASETS_DIR).iterdir()
+    shutil.rmtree(made)
+    assert suite_ids(tmp_path / "ws") == ["rev-cat", "rev-dog"]
+    assert [folder.name for folder in (tmp_path / "cache" / DATASETS_DIR).iterdir()] == [made.name]
+
+
 def test_a_workspace_whose_registry_entry_changed_is_refused_on_a_machine_without_its_dataset(
     tmp_path, local_registry, engine
 ):

@@ -77,7 +77,7 @@ def test_five_kills_at_random_moments_leave_no_candidate_branch_once_evolve_fini
 def interrupted(ws, rounds: int, line: str) -> None:
     model = WorldModel(ScriptedWorld())
     with pytest.raises(SystemExit):
-        evolve(Harness(ws, reporter=DiesAfter(line), model_factory=lambda role: model), rounds)
+        evolve(Harness.open(ws, reporter=DiesAfter(line), model_factory=lambda role: model), rounds)
 
 
 def test_rounds_mean_that_many_more_rounds_from_now_after_an_interrupted_run(tmp_path):

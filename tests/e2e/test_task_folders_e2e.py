@@ -120,7 +120,7 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["judge"] = {"samples": 3}
         (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
-        with Harness(ws) as harness:  # what `evolve` does around an evaluation, costs and all
+        with Harness.open(ws) as harness:  # what `evolve` does around an evaluation, costs and all
             harness.publishing.begin_step()
             evaluated = harness.evaluating.evaluate("main", "val", "judged")
             harness.publishing.commit("judged val", Trailers(round=0, step=Step.BASELINE))

@@ -69,7 +69,7 @@ def test_evolve_never_scores_test_and_each_look_at_it_is_counted(tmp_path):
 def test_a_harness_refuses_to_score_test_outside_a_recorded_look(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     model = WorldModel(ScriptedWorld())
-    with Harness(ws, model_factory=lambda role: model) as harness:
+    with Harness.open(ws, model_factory=lambda role: model) as harness:
         with pytest.raises(WikiskillError, match="the test split is sealed"):
             harness.evaluating.evaluate("main", "test", "peek")
     assert api.status(ws).test_looks == 0

@@ -131,10 +131,10 @@ def test_the_split_and_its_tasks_are_part_of_the_setup(ws, tmp_path):
 
 def test_an_edited_agent_prompt_template_is_a_new_fingerprint_and_reuses_no_result(ws, tmp_path, monkeypatch):
     world = WorldModel(ScriptedWorld())
-    harness = Harness(ws, model_factory=lambda role: world)
+    harness = Harness.open(ws, model_factory=lambda role: world)
     first = harness.evaluating.evaluate("main", "val", "first")
     calls = world.calls
-    again = Harness(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "again")
+    again = Harness.open(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "again")
     assert again.evaluation == first.evaluation
     assert world.calls == calls  # the same fingerprint: every task came from the result cache
 
@@ -146,7 +146,7 @@ def test_an_edited_agent_prompt_template_is_a_new_fingerprint_and_reuses_no_resu
     monkeypatch.setattr(fingerprint, "data_dir", lambda name: prompts)
     fingerprint.agent_prompts_digest.cache_clear()
     try:
-        edited = Harness(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "edited")
+        edited = Harness.open(ws, model_factory=lambda role: world).evaluating.evaluate("main", "val", "edited")
     finally:
         fingerprint.agent_prompts_digest.cache_clear()
     assert edited.evaluation.fingerprint != first.evaluation.fingerprint

@@ -17,12 +17,12 @@ def test_an_unsound_task_in_train_and_in_test_is_left_out_of_both(tmp_path):
     ws = api.init_workspace(
         tmp_path / "ws", benchmark=f"tasks:{suite}", model="openai/fake-model", api_base="http://127.0.0.1:9/v1"
     )
-    with Harness(ws) as harness:
+    with Harness.open(ws) as harness:
         leave_out_unsound(harness)
         kept = {split: [task.id for task in harness.benchmark.tasks(split)] for split in ("train", "val", "test")}
     assert kept == {"train": ["enc-a"], "val": ["enc-c"], "test": ["enc-e"]}
     assert sorted(status(ws).unsound) == ["bad-e", "bad-t"]
     assert all("the reference must score 1; it scored 0" in why for why in status(ws).unsound.values())
-    with Harness(ws) as harness:  # a later command leaves them out as the last evolve did
+    with Harness.open(ws) as harness:  # a later command leaves them out as the last evolve did
         assert [task.id for task in harness.benchmark.tasks("test")] == ["enc-e"]
         assert [task.id for task in harness.benchmark.tasks("train")] == ["enc-a"]

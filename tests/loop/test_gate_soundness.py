@@ -205,9 +205,9 @@ def test_a_round_whose_gate_merged_a_perfect_score_is_finished_before_stopping(t
     ws = scripted_workspace(tmp_path / "ws")
     model = WorldModel(PerfectWorld())
     with pytest.raises(SystemExit):  # killed right after the gate's merge, before the round's tag
-        evolve(Harness(ws, reporter=DiesAfter("gate: accepted"), model_factory=lambda role: model), 3)
+        evolve(Harness.open(ws, reporter=DiesAfter("gate: accepted"), model_factory=lambda role: model), 3)
     assert "round/001" not in ws.refs("refs/tags/round/")
-    result = evolve(Harness(ws, model_factory=lambda role: model), 3)
+    result = evolve(Harness.open(ws, model_factory=lambda role: model), 3)
     assert result.rounds_completed == 1 and result.stopped_early and result.incumbent == 1.0
     assert "round/001" in ws.refs("refs/tags/round/")
     assert api.status(ws).rounds == 1

@@ -48,7 +48,7 @@ def test_the_progress_file_follows_a_task_bar_and_the_runs_spend(tmp_path):
 def test_an_evolve_that_is_cut_off_leaves_its_progress_marked_finished_at_the_step_it_reached(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
     model = WorldModel(ScriptedWorld())
-    harness = Harness(ws, reporter=DiesAfter("running 1 round"), model_factory=lambda role: model)
+    harness = Harness.open(ws, reporter=DiesAfter("running 1 round"), model_factory=lambda role: model)
     with harness, pytest.raises(SystemExit):
         run_rounds(harness, 1)
     progress = read_progress(ws.state_dir)
@@ -77,7 +77,7 @@ def test_the_maintainers_and_the_proposers_turns_and_tokens_show_as_they_go(tmp_
     ws = scripted_workspace(tmp_path / "ws")
     watching = Watching(ws.state_dir)
     model = WorldModel(ScriptedWorld())  # 15 tokens a reply
-    with Harness(ws, reporter=watching, model_factory=lambda role: model) as harness:
+    with Harness.open(ws, reporter=watching, model_factory=lambda role: model) as harness:
         run_rounds(harness, 1)
     assert watching.seen[0] == ("r001 maintain", 1, 15, "r001 maintain: turn 1 done, 15 tokens so far")
     proposer = [seen for seen in watching.seen if seen[0] == "r001 propose"]

@@ -92,7 +92,7 @@ def test_with_require_sound_false_nothing_is_checked_and_every_task_stays(tmp_pa
 
     ws = workspace(tmp_path, suite, "http://127.0.0.1:9/v1", require_sound=False)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")  # any check would fail
-    with Harness(ws) as harness:
+    with Harness.open(ws) as harness:
         leave_out_unsound(harness)
         assert harness.benchmark.tasks("val") and [task.id for task in harness.benchmark.tasks("val")] == IDS["val"]
     assert not (ws.root / UNSOUND_PATH).exists()

@@ -135,7 +135,7 @@ def test_a_roles_write_under_a_symlinked_skill_folder_is_refused_and_the_link_ke
     person = ["-c", "user.name=Person", "-c", "user.email=person@example.invalid"]
     git(ws.root, *person, "add", "skills/dirlink")
     git(ws.root, *person, "commit", "-qm", "a skill folder that is a link")
-    harness = Harness(ws)
+    harness = Harness.open(ws)
     written = {"skills/dirlink/SKILL.md": "---\nname: dirlink\n---\n", "wiki/patterns/kept.md": "# kept\n"}
     sha = harness.publishing.commit("propose: create dirlink", Trailers(round=1, step=Step.PROPOSE), written)
     assert os.readlink(ws.root / "skills/dirlink") == str(outside) and list(outside.iterdir()) == []

@@ -1,7 +1,7 @@
 """The library API that the CLI is a thin shell over, and that hosts and tests call directly: one
 module per thing a user does (set a workspace up, run tasks, read its history, decide on skills,
 use them elsewhere, learn from sessions, handle suites on their own), all of it importable from
-here. It may import every layer below it (`core` to `history`)."""
+here; a command that runs tasks starts one way (`command`). It may import every layer below it (`core` to `history`)."""
 
 from ..history.rollback import rollback
 from ..store.workspace import Workspace

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..store.settings import load_config
 from ..store.workspace import Workspace
-from .options import RunOptions, checked_config, open_harness
+from .command import command_session
+from .options import RunOptions
 
 if TYPE_CHECKING:
     from ..history.review import ReviewItem
@@ -30,13 +31,10 @@ def accept(ws: Workspace, name: str, options: RunOptions | None = None) -> Revie
     from ..store.pending import find_pending
 
     find_pending(ws, name)  # an unknown name is refused before the benchmark loads
-    options = options or RunOptions()
-    config = checked_config(ws, options)
-    with ws.lock("wikiskill accept"):
-        ws.recover()
-        with open_harness(ws, config, options) as harness:
-            harness.benchmark.prepare(("val",))
-            return _accept(harness, name)
+    held = ws.writing("wikiskill accept")
+    with command_session(ws, options or RunOptions(), "accept", held=held, traced=False) as harness:
+        harness.benchmark.prepare(("val",))
+        return _accept(harness, name)
 
 
 def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
@@ -45,8 +43,7 @@ def reject(ws: Workspace, name: str, why: str) -> ReviewDecision:
     from ..loop.review import reject as _reject
 
     load_config(ws.root)
-    with ws.lock("wikiskill reject"):
-        ws.recover()
+    with ws.writing("wikiskill reject"):
         return _reject(ws, name, why)
 
 
@@ -55,8 +52,7 @@ def lock(ws: Workspace, name: str) -> str | None:
     person wrote it by hand); None when it was locked and committed already."""
     from ..loop.review import set_lock
 
-    with ws.lock("wikiskill lock"):
-        ws.recover()
+    with ws.writing("wikiskill lock"):
         return set_lock(ws, name, True)
 
 
@@ -64,6 +60,5 @@ def unlock(ws: Workspace, name: str) -> str | None:
     """Remove `name` from `skills.locked` in one commit; None when it was not locked."""
     from ..loop.review import set_lock
 
-    with ws.lock("wikiskill unlock"):
-        ws.recover()
+    with ws.writing("wikiskill unlock"):
         return set_lock(ws, name, False)

@@ -9,10 +9,10 @@ from ..core.errors import BenchmarkError, WikiskillError
 from ..history.test_looks import looks_at
 from ..loop.evolve import EvolveResult, holding, run_rounds
 from ..loop.harness import Evaluated, Harness
-from ..run.preflight import preflight
 from ..store.workspace import Workspace
 from ..telemetry.spans import command as traced_command
-from .options import RunOptions, checked_config, open_harness, overridden, runner_source, split_of
+from .command import checked_config, command_session
+from .options import RunOptions, split_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,13 +28,8 @@ def evolve(
     ws: Workspace, rounds: int, options: RunOptions | None = None, commit_human_edits: bool = False
 ) -> EvolveResult:
     """Run or resume `rounds` rounds of evolution on the workspace."""
-    options = options or RunOptions()
-    config = checked_config(ws, options)
-    with (
-        traced_command("evolve", config.telemetry, benchmark=config.benchmark, rounds=rounds),
-        holding(ws, commit_human_edits),
-        open_harness(ws, config, options) as harness,
-    ):
+    held = holding(ws, commit_human_edits)
+    with command_session(ws, options or RunOptions(), "evolve", held=held, rounds=rounds) as harness:
         return run_rounds(harness, rounds, commit_human_edits)
 
 
@@ -48,12 +43,10 @@ def estimate(ws: Workspace, rounds: int = 1, options: RunOptions | None = None) 
     from ..loop.estimate import Estimate, estimate_round, with_wall_time
     from ..store.rounds import completed_rounds
 
-    options = options or RunOptions()
-    config = overridden(ws, options)
-    preflight(config, runner_source=runner_source(options), runs=False)
-    first = completed_rounds(ws) + 1
-    speeds = SpeedBook(ws.state_dir / SPEED_FILE)
-    with Harness(ws, config, model_factory=options.model_factory) as harness:
+    with command_session(ws, options or RunOptions(), "estimate", runs=False, traced=False) as harness:
+        first = completed_rounds(ws) + 1
+        speeds = SpeedBook(ws.state_dir / SPEED_FILE)
+        config = harness.config
         estimates = [
             with_wall_time(estimate_round(harness.evaluating, number, later=number > first), config, speeds)
             for number in range(first, first + rounds)
@@ -65,14 +58,12 @@ def evaluate(ws: Workspace, split: str, ref: str = "main", options: RunOptions |
     """Score the skills at `ref` on a split (`gate.repeats` times per task, as the gate does).
     Writes nothing to git; finished tasks are cached under the evaluation's fingerprint. Another
     `options.agent` measures the same skills on another agent, under its own fingerprint."""
-    split, options = split_of(split), options or RunOptions()
+    split = split_of(split)
     ws.resolve(ref)
-    config = checked_config(ws, options)
-    with traced_command("eval", config.telemetry, benchmark=config.benchmark, split=split, ref=ref):
-        with open_harness(ws, config, options) as harness:
-            prepare_split(harness, split)
-            with looks_at(harness, split, "eval", [ref]):
-                return harness.evaluating.evaluate(ref, split, f"eval {split}")
+    with command_session(ws, options or RunOptions(), "eval", split=split, ref=ref) as harness:
+        prepare_split(harness, split)
+        with looks_at(harness, split, "eval", [ref]):
+            return harness.evaluating.evaluate(ref, split, f"eval {split}")
 
 
 def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: RunOptions | None = None) -> Comparison:
@@ -80,15 +71,13 @@ def compare(ws: Workspace, ref_a: str, ref_b: str, split: str = "val", options: 
     mean difference. Evaluations git records under the current fingerprint are not rerun."""
     from ..history.compare import compare as _compare
 
-    split, options = split_of(split), options or RunOptions()
+    split = split_of(split)
     for ref in (ref_a, ref_b):
         ws.resolve(ref)  # an unknown ref is refused before the benchmark loads
-    config = checked_config(ws, options)
-    with traced_command("compare", config.telemetry, benchmark=config.benchmark, split=split):
-        with open_harness(ws, config, options) as harness:
-            prepare_split(harness, split)
-            with looks_at(harness, split, "compare", [ref_a, ref_b]):
-                return _compare(harness.evaluating, ref_a, ref_b, split)
+    with command_session(ws, options or RunOptions(), "compare", split=split) as harness:
+        prepare_split(harness, split)
+        with looks_at(harness, split, "compare", [ref_a, ref_b]):
+            return _compare(harness.evaluating, ref_a, ref_b, split)
 
 
 def uplift(
@@ -105,20 +94,20 @@ def uplift(
     made (the self-written arm's model wrote no skills it could read) is in `not_made`, with why."""
     from ..history.uplift import check_arms, default_arms, measure, record
 
-    split, options = split_of(split), options or RunOptions()
+    split = split_of(split)
     if trials < 1:
         raise WikiskillError("--trials must be at least 1")
-    config = checked_config(ws, options)
-    defaults, left_out = default_arms(config)
-    chosen = check_arms(list(arms if arms is not None else defaults))
-    with traced_command("uplift", config.telemetry, benchmark=config.benchmark, split=split):
-        with open_harness(ws, config, options) as harness:
-            prepare_split(harness, split, ("train",) if "self-written" in chosen else ())
-            with looks_at(harness, split, "uplift", ["main"]) as look:
-                result = measure(harness, split, trials, chosen, not_made={} if arms is not None else left_out)
-                result = replace(result, test_look=look if isinstance(look, int) else None)
-                record(harness, result)
-                return result
+    if arms is not None:
+        check_arms(list(arms))  # an unknown arm is refused before the benchmark loads
+    with command_session(ws, options or RunOptions(), "uplift", split=split) as harness:
+        defaults, left_out = default_arms(harness.config)
+        chosen = check_arms(list(arms if arms is not None else defaults))
+        prepare_split(harness, split, ("train",) if "self-written" in chosen else ())
+        with looks_at(harness, split, "uplift", ["main"]) as look:
+            result = measure(harness, split, trials, chosen, not_made={} if arms is not None else left_out)
+            result = replace(result, test_look=look if isinstance(look, int) else None)
+            record(harness, result)
+            return result
 
 
 def prepare_split(harness: Harness, split: Split, more: tuple[Split, ...] = ()) -> None:
@@ -140,12 +129,9 @@ def audit(ws: Workspace, rerun: bool = False, options: RunOptions | None = None)
 
     options = options or RunOptions()
     if not rerun:  # reads git only: no suite, no model, no key
-        config = overridden(ws, options)
-        preflight(config, runner_source=runner_source(options), runs=False)
+        config = checked_config(ws, options, runs=False)
         with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
             return _audit(Records(ws, config))
-    config = checked_config(ws, options)
-    with traced_command("audit", config.telemetry, benchmark=config.benchmark, rerun=rerun):
-        with open_harness(ws, config, options) as harness:
-            harness.benchmark.prepare(("val",))
-            return _audit(harness.reading, harness.evaluating)
+    with command_session(ws, options, "audit", rerun=rerun) as harness:
+        harness.benchmark.prepare(("val",))
+        return _audit(harness.reading, harness.evaluating)

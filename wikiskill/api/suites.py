@@ -14,24 +14,23 @@ from ..store.settings import load_config
 from ..store.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ..benchmarks.harbor import HarborSuite
+    from ..benchmarks.harbor import ContainerSuite
     from ..benchmarks.harbor_export import HarborExport
     from ..environments.base_image import BaseImage
     from ..run.suite_check import TaskCheck
 
 
-def harbor_suite(ws: Workspace) -> HarborSuite | None:
+def harbor_suite(ws: Workspace) -> ContainerSuite | None:
     """The workspace's Harbor suite as its settings read it (`unreadable` says which tasks were
     left out and why); None for other suites."""
     from ..benchmarks import load_benchmark, spec_of
-    from ..benchmarks.harbor import container_suite
-    from ..store.harbor_datasets import fetch_for
+    from ..benchmarks.harbor import ContainerSuite
 
     config = load_config(ws.root)
     if not spec_of(config.benchmark).containers:
         return None
-    fetch_for(config, ws.root)
-    return container_suite(load_benchmark(config, ws.root))
+    suite = load_benchmark(config, ws.root)
+    return suite if isinstance(suite, ContainerSuite) else None
 
 
 def suite_network(ws: Workspace) -> tuple[int, int, bool] | None:
@@ -68,14 +67,14 @@ def check_suite(
     import asyncio
 
     from ..benchmarks import load_benchmark, spec_of
-    from ..benchmarks.harbor import HARBOR, container_suite
+    from ..benchmarks.harbor import HARBOR, ContainerSuite
+    from ..benchmarks.harbor_datasets import fetch_named
     from ..benchmarks.task_folders import SUITE_FILE, TaskFolders
     from ..core.config import ContainerRuntime, EnvironmentSettings, HarborSettings
     from ..core.errors import BenchmarkError, choice
     from ..run.folder_check import check_folders
     from ..run.harbor_tasks import open_setup
     from ..run.suite_check import check_suite as _check_suite
-    from ..store.harbor_datasets import fetch_named
 
     text = str(path)
     folder = Path(text.removeprefix("tasks:")).expanduser()
@@ -89,8 +88,8 @@ def check_suite(
         notify(fetched.changed)
     digest = None if fetched is None else fetched.digest
     config = Config(benchmark=benchmark, harbor=HarborSettings(registry=registry, dataset_digest=digest))
-    suite = container_suite(load_benchmark(config, Path.cwd()))
-    if suite is None:
+    suite = load_benchmark(config, Path.cwd())
+    if not isinstance(suite, ContainerSuite):
         raise BenchmarkError(f"{config.benchmark} is no suite of containers that check-suite can play")
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
     cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()

@@ -52,7 +52,7 @@ def init_workspace(
     and `refresh` fetches it anew even when it did not.
     """
     from ..benchmarks import canonical_name, spec_of
-    from ..store.harbor_datasets import fetch_named
+    from ..benchmarks.harbor_datasets import fetch_named
 
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():

@@ -1,7 +1,8 @@
 """Task suites: what a suite is and how each kind is scored (`base`), the registry that
 finds families by name through the `wikiskill.benchmarks` entry points (`registry`), and the
-built-in families and suites, one module each. It may import `core` only: a suite knows nothing
-of workspaces, skills, models or the loop."""
+built-in families and suites, one module each, each family loading its own suites (the Harbor
+family fetches a registry dataset as it loads it, `harbor_datasets`). It may import `core` only:
+a suite knows nothing of workspaces, skills, models or the loop."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .base import (
     InteractiveBenchmark,
     LoadRequest,
     QABenchmark,
+    ReferenceSuite,
     Split,
     SplitCounts,
     Task,
@@ -55,6 +57,7 @@ __all__ = [
     "InteractiveBenchmark",
     "LoadRequest",
     "QABenchmark",
+    "ReferenceSuite",
     "Split",
     "SplitCounts",
     "Task",

@@ -80,7 +80,7 @@ class BenchmarkSpec(BaseModel):
     split sizes are known without preparing it (`counts`)."""
     registry_datasets: bool = False
     """Its argument may name a dataset of a task registry (`NAME@VERSION`, from `harbor.registry`),
-    fetched into the cache before the suite is read (`store/harbor_datasets.py`)."""
+    fetched into the cache before the suite is read by the family's load (`harbor_datasets.py`)."""
 
     def benchmark_name(self, argument: str | None) -> str:
         """The suite's full name: `family`, or `family:argument`."""
@@ -236,6 +236,22 @@ class HasReferenceCalls(Protocol):
     """A tool-use suite's optional hook: the calls that serve a task, one list per user turn."""
 
     def reference_calls(self, task: Task) -> list[list[FunctionCall]]: ...
+
+
+@runtime_checkable
+class ReferenceSuite(Benchmark, Protocol):
+    """A suite whose tasks carry reference solutions (a Harbor task's solve.sh, a task folder's
+    solution/) that an evolve checks before it spends on them (`run/crash_rule.py`,
+    `loop/soundness.py`, `harbor.require_sound`), leaving the unsound out of every split. Asked as
+    `isinstance(suite, ReferenceSuite) and suite.checks_references`, never by the suite's class."""
+
+    @property
+    def checks_references(self) -> bool:
+        """Whether its references are checked: a task-folder suite scored by answers or a judge has none."""
+        ...
+
+    def leave_out(self, unsound: dict[str, str]) -> None:
+        """Take the `unsound` tasks (id: reason) out of every split."""
 
 
 Progress = Callable[[int, int], None]

@@ -227,17 +227,22 @@ class HarborFamily:
         return HarborSuite(folder).name.partition(":")[2]
 
     def load(self, argument: str | None, request: LoadRequest) -> Benchmark:
+        """The suite, a registry dataset it names fetched first unless it is here already (made
+        once per machine: a workspace's, from the entry of its `harbor.dataset_digest`)."""
         from .harbor import HarborSuite
+        from .harbor_datasets import fetch_named
 
         if argument is None:
             raise BenchmarkError("harbor needs a folder or a dataset: harbor:PATH or harbor:NAME@VERSION")
-        directory = harbor_folder(argument, request.root, request.config.harbor.dataset_digest)
+        settings = request.config.harbor
+        fetch_named(self.spec.benchmark_name(argument), settings.registry, request.root, settings.dataset_digest)
+        directory = harbor_folder(argument, request.root, settings.dataset_digest)
         return HarborSuite(directory, request.config.harbor, request.config.splits)
 
 
 def harbor_folder(argument: str, root: Path | None, digest: str | None) -> Path:
     """The folder `harbor:ARGUMENT` reads: the path, or the folder of the registry dataset it
-    names, made from the registry entry of `digest` (fetched by `store/harbor_datasets.py`)."""
+    names, made from the registry entry of `digest` (fetched by `harbor_datasets.py`)."""
     from .harbor_registry import dataset_ref, made_dataset
 
     directory = Path(argument).expanduser()

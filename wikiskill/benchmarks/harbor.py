@@ -27,17 +27,16 @@ import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.config import HarborSettings, SplitSizes
 from ..core.errors import BenchmarkError
 from ..core.text import read_utf8
-from .base import SPLITS, Benchmark, BenchmarkKind, BenchmarkSpec, Split, Task
+from .base import SPLITS, BenchmarkKind, BenchmarkSpec, ReferenceSuite, Split, Task
 from .harbor_network import NetworkMode, NetworkPolicy, Phase, baseline, explicit_policy
 from .specs import QA_MAX_STEPS
-from .task_folders import TaskFolders, reference_checked_folders
 
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
@@ -315,9 +314,34 @@ def _stratified_order(tasks: list[HarborTask], seed: int) -> list[str]:
     return order
 
 
+@runtime_checkable
+class ContainerSuite(ReferenceSuite, Protocol):
+    """A suite whose tasks each run in containers of their own, read as Harbor task folders
+    (`HarborTask`): `run/harbor_tasks.py` plays each task in its container and verifies it there, the
+    reference agents (`oracle`, `nop`) check its references. Asked as `isinstance(suite,
+    ContainerSuite)`, never by the suite's class, so another family whose suites have these
+    members is played the same way."""
+
+    directory: Path
+    settings: HarborSettings
+    by_id: dict[str, HarborTask]
+    """Its readable tasks by id."""
+    unreadable: dict[str, str]
+    """The tasks left out because they cannot be read, with the reason."""
+    split_ids: dict[Split, list[str]]
+
+    def task(self, task: Task) -> HarborTask: ...
+
+    def as_task(self, task: HarborTask, split: Split) -> Task: ...
+
+    def counts(self) -> dict[Split, int]: ...
+
+
 class HarborSuite:
     """A workdir suite of Harbor task folders, each played in its own container
-    (`run/harbor_tasks.py`)."""
+    (`run/harbor_tasks.py`): a `ContainerSuite`."""
+
+    checks_references = True
 
     def __init__(
         self,
@@ -391,23 +415,9 @@ class HarborSuite:
         return self._digest
 
 
-def container_suite(suite: object) -> HarborSuite | None:
-    """`suite` as a suite whose tasks each run in containers of their own (`spec.containers`),
-    with its task folders; None for any other suite."""
-    return suite if isinstance(suite, HarborSuite) else None
-
-
 def _files(folder: Path) -> list[Path]:
     return [
         path
         for path in folder.rglob("*")
         if path.is_file() and not IGNORED.intersection(path.relative_to(folder).parts)
     ]
-
-
-def reference_checked(suite: Benchmark) -> HarborSuite | TaskFolders | None:
-    """`suite` as one whose tasks carry reference solutions an evolve checks before it spends on
-    them (`run/soundness.py`, `run/crash_rule.py`, `harbor.require_sound`) and leaves out where
-    unsound, or None. Which suites those are is known here, so the loop asks the suite and never
-    tests its class."""
-    return suite if isinstance(suite, HarborSuite) else reference_checked_folders(suite)

@@ -5,7 +5,7 @@ and `tasks`; a task names its folder (`name`), the git repository holding it (`g
 `git_commit_id`; none: the registry file's own folder) and its `path` there. Harbor's public
 registry is read unless `harbor.registry` (set by `init --registry-path` or `--registry-url`)
 names another. A dataset is fetched into the cache folder (`$WIKISKILL_CACHE_DIR`, else
-~/.cache/wikiskill) by `store/harbor_datasets.py`, which checks its repositories out: here it is
+~/.cache/wikiskill) by `harbor_datasets.py`, which checks its repositories out: here it is
 only read, as `harbor-datasets/NAME@VERSION-DIGEST/`, a folder of links to its task folders.
 
 The folder is keyed by the registry entry's digest (`entry_digest`: its tasks' names, git URLs,
@@ -101,7 +101,7 @@ def made_places(name: str, version: str) -> list[Path]:
 
 
 def made_dataset(name: str, version: str, digest: str | None) -> Path:
-    """The dataset's folder of task folders, as `store/harbor_datasets.py` made it from the registry
+    """The dataset's folder of task folders, as `harbor_datasets.py` made it from the registry
     entry of `digest`; None (a workspace made before datasets were keyed): the only one made."""
     if digest is not None:
         folder = dataset_place(name, version, digest)

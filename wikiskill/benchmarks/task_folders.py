@@ -234,6 +234,12 @@ class TaskFolders:
             raise BenchmarkError(f"unknown split {split!r}")
         return [task for task in self._tasks[split] if task.id not in self.unsound]
 
+    @property
+    def checks_references(self) -> bool:
+        """Its tasks' solution/ is checked with the suite's own scorer before an evolve spends on
+        them (`run/crash_rule.py`), unless it is scored by answers or a judge (a `ReferenceSuite`)."""
+        return not self.scoring.qa and not self.scoring.judged
+
     def leave_out(self, unsound: dict[str, str]) -> None:
         """Take the `unsound` tasks out of every split; the setup digest changes with them."""
         self.unsound = dict(unsound)
@@ -360,14 +366,6 @@ class TaskFolders:
             metadata=metadata,
             files=files if files.is_dir() else None,
         )
-
-
-def reference_checked_folders(suite: object) -> TaskFolders | None:
-    """`suite` as a task-folder suite whose tasks' solution/ an evolve checks with the suite's own
-    scorer before it spends on them (`run/crash_rule.py`), or None: a QA or judged suite is not."""
-    if isinstance(suite, TaskFolders) and not suite.scoring.qa and not suite.scoring.judged:
-        return suite
-    return None
 
 
 def _read_required(path: Path) -> str:

@@ -62,8 +62,7 @@ def rollback(
         raise WorkspaceError(
             "name a skill (`wikiskill rollback NAME`) or a round (`wikiskill rollback --round N`), one of the two"
         )
-    with ws.lock("wikiskill rollback"):
-        ws.recover()
+    with ws.writing("wikiskill rollback"):
         active = accepted_merges(ws)
         targets = [
             c

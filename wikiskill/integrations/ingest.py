@@ -59,8 +59,7 @@ def ingest(
     sessions = [(path, read_session(path, parser, outcome, scrub)) for path in paths]
     if held_out is not None:
         _refuse_leaks(sessions, held_out)
-    with ws.lock("wikiskill ingest"):
-        ws.recover()
+    with ws.writing("wikiskill ingest"):
         number = next_round(ws)
         present = {
             path.rpartition("/")[2].removesuffix(".json")

@@ -152,8 +152,7 @@ def check(ws: Workspace, changed: list[str], commit: bool = False, held_out: Hel
 
 def commit_valid_edits(ws: Workspace, report: WatchReport, held_out: HeldOut | None = None) -> None:
     """Commit, as one `human` step, the units of edits that add no lint problem to main."""
-    with ws.lock("wikiskill watch --commit"):
-        ws.recover()
+    with ws.writing("wikiskill watch --commit"):
         dirty = sorted(path for path in ws.dirty_paths(*LINTED) if not hidden(path))
         if not dirty:
             return

@@ -93,8 +93,7 @@ def holding(ws: Workspace, commit_human_edits: bool) -> Iterator[None]:
     wikiskill's own publish, not a person's edits, and no person is asked to clean up after it;
     the branch of a candidate its gate decided is deleted);
     a person's uncommitted edits refused, or committed as a `human` step."""
-    with ws.lock("wikiskill evolve"):
-        ws.recover()
+    with ws.writing("wikiskill evolve"):
         for branch in leftover_branches(ws):
             ws.delete_branch(branch)
         check_human_edits(ws, commit_human_edits)

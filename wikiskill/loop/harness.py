@@ -14,13 +14,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-from ..benchmarks import load_benchmark
-from ..benchmarks.harbor import reference_checked
+from ..benchmarks import Benchmark, ReferenceSuite, load_benchmark
 from ..contracts.running import Reporter
 from ..core.config import Config
 from ..llm.meter import Meter
 from ..run.team import ModelFactory, Team
-from ..store.harbor_datasets import fetch_for
 from ..store.settings import load_config
 from ..store.traces import Trajectory, Usage
 from ..store.unsound import read_unsound
@@ -56,29 +54,46 @@ class StepContext:
 
 
 class Harness:
+    """The three contexts of one command over one loaded suite. `open` loads what they hold (the
+    settings, the suite, the tasks the last evolve left out as unsound, the roles); the constructor
+    only composes what it is handed."""
+
     def __init__(
         self,
+        workspace: Workspace,
+        config: Config,
+        benchmark: Benchmark,
+        team: Team,
+        reporter: Reporter,
+        local: bool = False,
+    ):
+        """`local`: the tasks run here, on one worker (a host's model factory cannot cross processes)."""
+        self.ws = workspace
+        self.config = config
+        self.benchmark = benchmark
+        self.reading = Reader(workspace, config, benchmark, reporter)
+        self.evaluating = Evaluator(self.reading, team, team.meter, workspace.root, workspace.state_dir, local=local)
+        self.publishing = Publisher(workspace, team.meter)
+        self.steps = StepContext(self.reading, self.evaluating, self.publishing)
+
+    @classmethod
+    def open(
+        cls,
         workspace: Workspace,
         config: Config | None = None,
         reporter: Reporter | None = None,
         model_factory: ModelFactory | None = None,
-    ):
-        self.ws = workspace
-        self.config = config or load_config(workspace.root)
+    ) -> Harness:
+        """The harness of `workspace` under `config` (default: its wikiskill.yaml): the suite loaded
+        (a registry dataset fetched as it loads, once per machine), the unsound tasks the last
+        evolve recorded on main left out, the roles built on one meter."""
+        config = config or load_config(workspace.root)
         reporter = reporter or QuietReporter()
-        fetch_for(self.config, workspace.root)  # a registry dataset's folder, made once per machine
-        self.benchmark = load_benchmark(self.config, workspace.root, progress=reporter.preparing)
-        meter = Meter(self.config.budget)
-        team = Team(self.config, self.benchmark, meter, workspace.state_dir, model_factory)
-        self.reading = Reader(workspace, self.config, self.benchmark, reporter)
-        self.evaluating = Evaluator(
-            self.reading, team, meter, workspace.root, workspace.state_dir, local=model_factory is not None
-        )
-        self.publishing = Publisher(workspace, meter)
-        self.steps = StepContext(self.reading, self.evaluating, self.publishing)
-        suite = reference_checked(self.benchmark)
-        if suite is not None and self.config.harbor.require_sound:
-            suite.leave_out(read_unsound(workspace, MAIN))  # as the last evolve left them
+        benchmark = load_benchmark(config, workspace.root, progress=reporter.preparing)
+        if isinstance(benchmark, ReferenceSuite) and benchmark.checks_references and config.harbor.require_sound:
+            benchmark.leave_out(read_unsound(workspace, MAIN))  # as the last evolve left them
+        team = Team(config, benchmark, Meter(config.budget), workspace.state_dir, model_factory)
+        return cls(workspace, config, benchmark, team, reporter, local=model_factory is not None)
 
     def __enter__(self) -> Harness:
         return self
@@ -92,7 +107,6 @@ class Harness:
     def leave_out(self, unsound: dict[str, str]) -> None:
         """Take unsound tasks out of a suite whose tasks carry reference solutions, before anything
         is evaluated; the setups computed so far no longer hold."""
-        suite = reference_checked(self.benchmark)
-        if suite is not None:
-            suite.leave_out(unsound)
+        if isinstance(self.benchmark, ReferenceSuite):
+            self.benchmark.leave_out(unsound)
         self.evaluating.forget_setups()

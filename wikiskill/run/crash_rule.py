@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..benchmarks import Task
-from ..benchmarks.harbor import HarborSuite
+from ..benchmarks import ReferenceSuite, Task
+from ..benchmarks.harbor import ContainerSuite
 from ..benchmarks.task_folders import CrashRule, TaskFolders
 from ..contracts.roles import Scorer
 from ..store.traces import Score, Trajectory
@@ -97,10 +97,13 @@ def unsound_folder_tasks(suite: TaskFolders, state_dir: Path) -> dict[str, str]:
 
 
 def unsound_references(
-    suite: HarborSuite | TaskFolders, containers: Callable[[], ContainerSetup], state_dir: Path, concurrency: int
+    suite: ReferenceSuite, containers: Callable[[], ContainerSetup], state_dir: Path, concurrency: int
 ) -> dict[str, str]:
-    """The unsound tasks of a suite whose tasks carry references: a Harbor suite's played in
-    containers (`soundness.py`), a task-folder suite's by its check here."""
-    if isinstance(suite, HarborSuite):
+    """The unsound tasks of a suite whose tasks carry references: a suite of containers' played in
+    containers (`soundness.py`), a task-folder suite's by its check here; a suite of another kind
+    has none that is checked here."""
+    if isinstance(suite, ContainerSuite):
         return unsound_tasks(suite, containers(), state_dir, concurrency)
-    return unsound_folder_tasks(suite, state_dir)
+    if isinstance(suite, TaskFolders):
+        return unsound_folder_tasks(suite, state_dir)
+    return {}

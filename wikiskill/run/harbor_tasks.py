@@ -4,7 +4,7 @@ network each phase asks for (`environments/network.py`: a phase the engine canno
 network is infra before anything starts), the inner agent's play inside it under the task's
 `[agent] timeout_sec`, then verification as Harbor does it: only now are the task's `tests/`
 copied in (as `/tests`), `test.sh` runs under `[verifier] timeout_sec`, and the reward is read
-from `/logs/verifier/reward.txt` or `reward.json` as Harbor reads them (`harbor_reward.py`). A
+from `/logs/verifier/reward.txt` or `reward.json` as Harbor reads them (`benchmarks/harbor_reward.py`). A
 task's `storage_mb` is the engine's to enforce where it can, else checked after the agent and
 after the verifier (`environments/storage.py`). The container is removed whatever happens.
 
@@ -24,9 +24,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..benchmarks import Task
-from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..benchmarks.harbor import ContainerSuite, HarborTask
 from ..benchmarks.harbor_env import exports, resolve_env
 from ..benchmarks.harbor_network import Phase
+from ..benchmarks.harbor_reward import read_reward
 from ..contracts.roles import EnvironmentAgent
 from ..core.config import EnvironmentSettings, HarborSettings, SuiteSkills
 from ..core.errors import InfrastructureError
@@ -39,7 +40,6 @@ from ..environments.network import EngineNetwork
 from ..environments.runtime import Runtime, open_runtime
 from ..environments.storage import StorageLimit, StorageOptRefused
 from ..store.traces import FailureKind, Score, Trajectory, cut
-from .harbor_reward import read_reward
 from .scorers import junit_score
 
 TESTS_MOUNT = "/tests"
@@ -134,7 +134,7 @@ def open_setup(
 class HarborTaskAgent:
     """Follows `protocols.TaskAgent` for a Harbor suite, around a `protocols.EnvironmentAgent`."""
 
-    def __init__(self, inner: EnvironmentAgent, suite: HarborSuite, setup: ContainerSetup):
+    def __init__(self, inner: EnvironmentAgent, suite: ContainerSuite, setup: ContainerSetup):
         self.inner = inner
         self.suite = suite
         self.setup = setup

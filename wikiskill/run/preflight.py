@@ -11,13 +11,12 @@ from functools import partial
 from pathlib import Path
 
 from ..benchmarks import load_benchmark, spec_of
-from ..benchmarks.harbor import HarborTask, container_suite
+from ..benchmarks.harbor import ContainerSuite, HarborTask
 from ..contracts.roles import TASK_AGENTS
 from ..contracts.runners import runner_of
 from ..core.config import CONFIG_FILE, Config, Role
 from ..core.errors import ConfigError, ConfigProblem
 from ..llm.credentials import check_credentials
-from ..store.harbor_datasets import fetch_for
 from ..store.settings import a_kind, check_judge, check_runner
 
 Check = Callable[[], object]
@@ -101,10 +100,9 @@ def check_container_agent(config: Config, root: Path | None) -> None:
 
 
 def container_tasks(config: Config, root: Path | None) -> list[HarborTask]:
-    """The tasks of the suite of containers `config` names (its registry dataset fetched first)."""
-    fetch_for(config, root)
-    suite = container_suite(load_benchmark(config, root))
-    return [] if suite is None else list(suite.by_id.values())
+    """The tasks of the suite of containers `config` names (a registry dataset fetched as it loads)."""
+    suite = load_benchmark(config, root)
+    return list(suite.by_id.values()) if isinstance(suite, ContainerSuite) else []
 
 
 def check_containers(config: Config, root: Path | None = None) -> None:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..benchmarks.harbor import IGNORED, HarborSuite, HarborTask
+from ..benchmarks.harbor import IGNORED, ContainerSuite, HarborTask
 from ..benchmarks.task_folders import CrashRule
 from ..store.sync import write_json
 from .harbor_tasks import ContainerSetup
@@ -75,7 +75,9 @@ def _rule(value: object) -> CrashRule | None:
     return next((rule for rule in CrashRule if rule.value == value), None)
 
 
-def unsound_tasks(suite: HarborSuite, setup: ContainerSetup, state_dir: Path, concurrency: int = 2) -> dict[str, str]:
+def unsound_tasks(
+    suite: ContainerSuite, setup: ContainerSetup, state_dir: Path, concurrency: int = 2
+) -> dict[str, str]:
     """Each task of the suite's splits whose reference solution does not score 1 or whose untouched
     folder does not score 0, with the reason; checked tasks are remembered by digest."""
     verdicts = Verdicts(state_dir)
@@ -91,7 +93,7 @@ def unsound_tasks(suite: HarborSuite, setup: ContainerSetup, state_dir: Path, co
 
 
 async def _check_all(
-    suite: HarborSuite, setup: ContainerSetup, tasks: list[HarborTask], concurrency: int
+    suite: ContainerSuite, setup: ContainerSetup, tasks: list[HarborTask], concurrency: int
 ) -> list[TaskCheck]:
     gate = asyncio.Semaphore(concurrency)
 

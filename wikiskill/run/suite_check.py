@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..benchmarks.harbor import HarborSuite, HarborTask
+from ..benchmarks.harbor import ContainerSuite, HarborTask
 from ..benchmarks.task_folders import CrashRule
 from ..core.errors import InfrastructureError
 from ..roles.reference_agent import NopAgent, OracleAgent
@@ -78,7 +78,7 @@ class TaskCheck:
         return f"the reference must score 1 and doing nothing 0; they scored {self.oracle:g} and {self.nop:g}"
 
 
-async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: int = 2) -> list[TaskCheck]:
+async def check_suite(suite: ContainerSuite, setup: ContainerSetup, concurrency: int = 2) -> list[TaskCheck]:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(task: HarborTask) -> TaskCheck:
@@ -90,7 +90,7 @@ async def check_suite(suite: HarborSuite, setup: ContainerSetup, concurrency: in
     return sorted([*played, *unreadable], key=lambda check: check.task_id)
 
 
-async def check_task(suite: HarborSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
+async def check_task(suite: ContainerSuite, setup: ContainerSetup, task: HarborTask) -> TaskCheck:
     scores: dict[str, float] = {}
     problem = None
     oracle = OracleAgent()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..benchmarks import Benchmark, BenchmarkKind
-from ..benchmarks.harbor import container_suite
+from ..benchmarks.harbor import ContainerSuite
 from ..benchmarks.task_folders import ScorerName, TaskFolders, VerifierTimeout
 from ..contracts.roles import (
     AgentParts,
@@ -101,9 +101,8 @@ class Team:
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
         parts = AgentParts(self._factory, self.benchmark, skills, self.config, shelf, seed)
         made = player(self.config, self.benchmark).from_parts(parts)
-        suite = container_suite(self.benchmark)
-        if suite is not None:
-            return HarborTaskAgent(cast(EnvironmentAgent, made), suite, self.containers())
+        if isinstance(self.benchmark, ContainerSuite):
+            return HarborTaskAgent(cast(EnvironmentAgent, made), self.benchmark, self.containers())
         if self.benchmark.spec.kind is BenchmarkKind.WORKDIR:
             return WorkdirTaskAgent(cast(WorkdirAgent, made), self.scorer(), self._timeouts())
         return cast(TaskAgent, made)

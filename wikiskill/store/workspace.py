@@ -269,6 +269,14 @@ class Workspace(WorkspaceReads):
         with hold_lock(self.state_dir / "lock", command), self._syncs.in_background():
             yield
 
+    @contextmanager
+    def writing(self, command: str) -> Iterator[None]:
+        """How every command that writes holds the workspace: the lock, then what a killed writer
+        left behind finished (`recover`), before anything is read for writing."""
+        with self.lock(command):
+            self.recover()
+            yield
+
 
 def _is_or_under(path: str, paths: set[str]) -> bool:
     """Whether `path` or a folder on its way is in `paths` (what literal pathspecs would match)."""

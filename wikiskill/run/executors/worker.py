@@ -10,7 +10,6 @@ from ...contracts.roles import TaskAgent
 from ...contracts.running import AgentRecipe, Place
 from ...core.errors import WikiskillError
 from ...llm.meter import Meter
-from ...store.harbor_datasets import fetch_for
 from ..team import Team
 from .recipe import Assignment, TaskReport
 
@@ -50,7 +49,6 @@ class WorkerRuntime:
     def _benchmark_of(self, recipe: AgentRecipe) -> Benchmark:
         config = recipe.config.model_dump_json()
         if self._benchmark is None or self._benchmark[0] != config:
-            fetch_for(recipe.config, self.place.root)  # a registry dataset, on a machine that lacks it
             self._benchmark = (config, load_benchmark(recipe.config, self.place.root))
             self._tasks = {}
         return self._benchmark[1]

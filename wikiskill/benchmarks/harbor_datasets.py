@@ -1,6 +1,6 @@
-"""Fetching `harbor:NAME@VERSION` (`benchmarks/harbor_registry.py`): the registry is read from
-its path or URL, each task repository is checked out once per commit under the cache's
-`harbor-git/` (`checkout.py`), and the dataset becomes a folder of links to its task folders,
+"""Fetching `harbor:NAME@VERSION` (`harbor_registry.py`), as the Harbor family loads it: the
+registry is read from its path or URL, each task repository is checked out once per commit under
+the cache's `harbor-git/` (`harbor_checkout.py`), and the dataset becomes a folder of links to its task folders,
 made whole beside its place and moved in, so a killed fetch leaves nothing that looks finished.
 The folder is keyed by the registry entry's digest: `init` and `check-suite` read the registry each
 time, so an edited entry is fetched anew (and said to have changed), never served from the folder
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..benchmarks import spec_of
-from ..benchmarks.harbor_registry import (
+from ..core.errors import BenchmarkError
+from .harbor_checkout import checkout
+from .harbor_registry import (
     CHECKOUTS_DIR,
     DEFAULT_REGISTRY_URL,
     MADE,
@@ -33,10 +34,7 @@ from ..benchmarks.harbor_registry import (
     entry_digest,
     made_places,
 )
-from ..benchmarks.registry import split_name
-from ..core.config import Config
-from ..core.errors import BenchmarkError
-from .checkout import checkout
+from .registry import spec_of, split_name
 
 TASK_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,199}")
 URL = re.compile(r"[a-z][a-z0-9+.-]*://")
@@ -72,11 +70,6 @@ def fetch_named(
     if dataset is None or directory.exists():
         return None
     return fetch_dataset(*dataset, registry, digest, refresh)
-
-
-def fetch_for(config: Config, root: Path | None) -> None:
-    """Fetch the dataset a workspace's `harbor:NAME@VERSION` names, unless it is here already."""
-    fetch_named(config.benchmark, config.harbor.registry, root, config.harbor.dataset_digest)
 
 
 def fetch_dataset(name: str, version: str, registry: str | None, digest: str | None, refresh: bool) -> Fetched:
