@@ -3,7 +3,6 @@ missing: it finishes them with the history of an uninterrupted run, recomputes n
 and leaves git consistent (see benchmarks/kill_resume.py, which also sweeps random points). After
 an interrupt, `--rounds N` means N more rounds from now, the cut-off round the first of them."""
 
-import importlib.util
 import os
 import random
 import signal
@@ -26,16 +25,8 @@ from workspaces import until
 pytestmark = pytest.mark.slow
 
 
-def _load_benchmark():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "kill_resume.py"
-    spec = importlib.util.spec_from_file_location("kill_resume", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kill_resume"] = module  # the fork server imports it by this name
-    spec.loader.exec_module(module)
-    return module
-
-
-kill_resume = _load_benchmark()
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import kill_resume  # noqa: E402  (by this name, as the fork server and the other kill tests import it)
 
 POINTS = {  # kills, one per run (k counts events of that run; see kill_resume.Watcher)
     "mid-rollout, with finished tasks cached": ["result:9"],
