@@ -36,8 +36,24 @@ MODULES = (
     "roles.sandbox",
     "environments",
     "run.harbor_tasks",
+    "loop.alpha_budget",
+    "knowledge.leakage",
+    "history.uplift",
+    "history.uplift_stats",
+    "history.differences",
+    "roles.edit_blocks",
+    "roles.file_edits",
+    "roles.stuck",
+    "run.harbor_reward",
+    "environments.network",
+    "run.soundness",
+    "run.crash_rule",
+    "run.folder_check",
+    "core.endpoints",
+    "history.test_looks",
 )
-"""`[tool.mutmut] only_mutate` names the same files."""
+"""`[tool.mutmut] only_mutate` names the same files; `environments.network` is also part of
+`environments`, counted in the row of the narrower name when both are tabled."""
 DETECTED = {"killed", "timeout", "caught by type check", "segfault"}
 """A mutant the tests stopped: failed, hung or crashed on."""
 
@@ -65,7 +81,8 @@ def statuses(modules: list[str]) -> dict[str, Counter[str]]:
     """Per module, how many of its mutants ended in each status."""
     counts: dict[str, Counter[str]] = {module: Counter() for module in modules}
     for name, status in results(modules).items():
-        counts[next(module for module in modules if name.startswith(f"wikiskill.{module}."))][status] += 1
+        owners = [module for module in modules if name.startswith(f"wikiskill.{module}.")]
+        counts[max(owners, key=len)][status] += 1
     return counts
 
 
