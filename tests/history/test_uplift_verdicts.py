@@ -20,7 +20,7 @@ from wikiskill import api
 from wikiskill.cli import app
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.history.uplift import skill_names
-from wikiskill.history.uplift_stats import Resampler, interval
+from wikiskill.history.uplift_stats import Resampler, interval, pass_at_1, pass_hat_k
 from wikiskill.store.uplift_record import recorded_uplift
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -184,3 +184,28 @@ def test_a_difference_of_graded_correlated_scores_is_shown_paired_where_unpaired
     assert low > 0
     low, high = interval(Resampler.of(30, seed=1).means(better) - Resampler.of(30, seed=2).means(without))
     assert low < 0 < high
+
+
+def test_an_interval_holds_the_middle_95_percent_of_the_resampled_means():
+    assert interval(np.arange(1001) / 1000) == pytest.approx((0.025, 0.975))
+
+
+def test_pass_at_1_and_pass_hat_k_count_failed_trials_and_are_none_for_graded_scores():
+    scores = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    assert pass_at_1(scores) == pytest.approx(0.5)
+    assert pass_hat_k(scores) == pytest.approx(1 / 3)  # only the second task passed every trial
+    graded = np.array([[0.5, 1.0], [1.0, 1.0]])
+    assert pass_at_1(graded) is None and pass_hat_k(graded) is None
+
+
+def test_a_resample_draws_every_task_and_each_drawn_task_s_trials_anew():
+    resample = Resampler.of(2)
+    assert set(np.unique(resample.tasks)) == {0, 1}
+    means = Resampler.of(1).means(np.array([[0.0, 1.0]]))  # one task: only its trials vary
+    assert set(np.unique(means)) == {0.0, 0.5, 1.0}
+    assert means.mean() == pytest.approx(0.5, abs=0.05)
+
+
+def test_the_same_seed_draws_the_same_tasks_and_the_default_seed_is_0():
+    assert (Resampler.of(8).tasks == Resampler.of(8, seed=0).tasks).all()
+    assert not (Resampler.of(8, seed=1).tasks == Resampler.of(8, seed=0).tasks).all()

@@ -4,6 +4,11 @@ split with the reason, committed on main and shown by `status`, `show` and the r
 `harbor.require_sound: false` every task stays."""
 
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import yaml
@@ -19,7 +24,7 @@ from wikiskill.history.htmlreport import report_data
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import status
 from wikiskill.run.harbor_tasks import open_setup
-from wikiskill.run.soundness import VERDICTS_FILE, unsound_tasks
+from wikiskill.run.soundness import VERDICTS_FILE, task_digest, unsound_tasks
 from wikiskill.store.unsound import UNSOUND_PATH
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -106,3 +111,55 @@ def test_an_unsound_harbor_task_in_train_and_in_test_is_left_out_of_both(tmp_pat
     kept = {name: [task.id for task in harbor.tasks(name)] for name in ("train", "val", "test")}
     assert kept == {"train": ["rev-cat"], "val": ["rev-owl"], "test": []}
     assert harbor.setup_digest() != digest
+
+
+@contextmanager
+def engine_socket(path: Path) -> Iterator[list[str]]:
+    """A unix socket standing in for the engine's: each connection is noted and closed at once."""
+    asked: list[str] = []
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen()
+        listener.settimeout(0.1)
+        done = threading.Event()
+
+        def serve() -> None:
+            while not done.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                asked.append("connect")
+                connection.close()
+
+        thread = threading.Thread(target=serve)
+        thread.start()
+        try:
+            yield asked
+        finally:
+            done.set()
+            thread.join()
+
+
+def test_a_verdict_kept_under_a_task_s_digest_is_read_and_the_engine_is_not_asked(tmp_path, suite, monkeypatch):
+    harbor = HarborSuite(suite, HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"])))
+    state = tmp_path / "state"
+    state.mkdir()
+    kept = {
+        task_digest(harbor.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
+        for task_id in ("rev-cat", "rev-owl")
+    }
+    (state / VERDICTS_FILE).write_text(json.dumps(kept))
+    setup = open_setup(EnvironmentSettings(), state, workspace=tmp_path)
+    with engine_socket(tmp_path / "engine.sock") as asked:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/engine.sock")
+        assert unsound_tasks(harbor, setup, state) == {"rev-owl": "rev-owl was checked"}
+    assert asked == []
+
+
+def test_a_task_s_digest_changes_when_one_of_its_files_is_renamed_with_its_content_kept(suite):
+    task = HarborSuite(suite).by_id["rev-cat"]
+    (suite / "rev-cat" / "notes.txt").write_text("the same words")
+    before = task_digest(task)
+    (suite / "rev-cat" / "notes.txt").rename(suite / "rev-cat" / "notes.md")
+    assert task_digest(task) != before
