@@ -19,12 +19,13 @@ from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor import HarborSuite
+from wikiskill.benchmarks.task_folders import CrashRule
 from wikiskill.core.config import EnvironmentSettings, HarborIds, HarborSettings
 from wikiskill.history.htmlreport import report_data
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import status
 from wikiskill.run.harbor_tasks import open_setup
-from wikiskill.run.soundness import VERDICTS_FILE, task_digest, unsound_tasks
+from wikiskill.run.soundness import VERDICTS_FILE, Verdict, Verdicts, task_digest, unsound_tasks
 from wikiskill.store.unsound import UNSOUND_PATH
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -163,3 +164,14 @@ def test_a_task_s_digest_changes_when_one_of_its_files_is_renamed_with_its_conte
     before = task_digest(task)
     (suite / "rev-cat" / "notes.txt").rename(suite / "rev-cat" / "notes.md")
     assert task_digest(task) != before
+
+
+def test_a_verdict_is_read_back_as_it_was_kept_its_crash_rule_and_reason_included(tmp_path):
+    state = tmp_path / "state" / "nested"
+    Verdicts(state).put("a", Verdict(False, "its solution scored 0", CrashRule.FAILURE, "it crashes on the work"))
+    Verdicts(state).put("b", Verdict(True, "sound"))
+    kept = Verdicts(state)
+    assert kept.get("a") == Verdict(False, "its solution scored 0", CrashRule.FAILURE, "it crashes on the work")
+    assert kept.get("b") == Verdict(True, "sound", None, "")
+    (state / VERDICTS_FILE).write_text(json.dumps({"c": {"sound": False, "reason": "kept by an older wikiskill"}}))
+    assert Verdicts(state).get("c") == Verdict(False, "kept by an older wikiskill", None, "")
