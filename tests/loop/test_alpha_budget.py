@@ -106,6 +106,15 @@ def test_audit_replays_the_budget_and_flags_a_verdict_that_took_more_than_its_sh
     assert "gives 0.002250" in problem
 
 
+def test_audit_replays_the_budget_its_trailers_record_once_the_settings_no_longer_name_one(tmp_path, evolved):
+    shutil.copytree(evolved.root, tmp_path / "copy", symlinks=True)
+    config = yaml.safe_load((tmp_path / "copy" / "wikiskill.yaml").read_text())
+    del config["gate"]["alpha_budget"]
+    (tmp_path / "copy" / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    problems = api.audit(api.open_workspace(tmp_path / "copy")).problems
+    assert [problem for problem in problems if problem.startswith("alpha budget")] == []
+
+
 def test_audit_names_a_forged_alpha_spent_when_it_alone_is_wrong(tmp_path, evolved):
     assert forged_verdict(tmp_path / "true", evolved, **FOURTH) == []
     (problem,) = forged_verdict(tmp_path / "forged", evolved, **{**FOURTH, "alpha_spent": 0.00225})
