@@ -175,3 +175,13 @@ def test_a_verdict_is_read_back_as_it_was_kept_its_crash_rule_and_reason_include
     assert kept.get("b") == Verdict(True, "sound", None, "")
     (state / VERDICTS_FILE).write_text(json.dumps({"c": {"sound": False, "reason": "kept by an older wikiskill"}}))
     assert Verdicts(state).get("c") == Verdict(False, "kept by an older wikiskill", None, "")
+
+
+@pytest.mark.parametrize(
+    "kept", ["[1, 2]", '{"a": {"sound": true}, "b": "sound", "c": {"sound": false, "reason": "r"}}', "{not json"]
+)
+def test_a_verdicts_file_that_is_no_map_of_verdicts_loses_only_what_is_unreadable(tmp_path, kept):
+    (tmp_path / VERDICTS_FILE).write_text(kept)
+    verdicts = Verdicts(tmp_path)
+    assert verdicts.get("a") is None and verdicts.get("b") is None
+    assert verdicts.get("c") == (Verdict(False, "r") if kept.startswith('{"') else None)
