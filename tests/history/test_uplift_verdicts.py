@@ -25,6 +25,7 @@ from wikiskill.history.differences import (
     retire_command,
     uplift_caveat,
     uplift_differences,
+    verdict,
 )
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.history.uplift import skill_names
@@ -230,6 +231,10 @@ def test_an_arm_is_compared_with_no_skills_and_a_hand_made_skill_is_retired_by_a
     assert result is not None
     arms = [row for row in uplift_differences(result) if row.kind is Kind.ARM]
     assert arms and all(row.subject == row.name and row.baseline == "no skills" for row in arms)
+    skills = [row for row in uplift_differences(result) if row.kind is Kind.SKILL]
+    assert [row.retire for row in skills] == [value.retire for value in result.per_skill] and any(
+        row.retire for row in skills
+    )
     root = ws.root
     assert retire_command(ws, "spell") == (
         f'git -C {root} rm -r -q skills/spell && git -C {root} commit -q -m "Retire spell: uplift shows no value"'
@@ -250,3 +255,24 @@ def test_compare_s_caveat_names_its_tasks_repeats_and_the_gate_s_policy():
         "(a sequential gate stops on part of val), and `uplift` uses the test split with a nested bootstrap: "
         "other tasks, split, repeats or interval method can give other numbers."
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "bounds", "said"),
+    [
+        (0.05, (0.01, 0.09), "main beats no skills by 0.050; the 95% interval [+0.010, +0.090] excludes 0"),
+        (-0.25, (-0.4, -0.1), "no skills beats main by 0.250; the 95% interval [-0.400, -0.100] excludes 0"),
+        (
+            -0.05,
+            (-0.1, 0.0),
+            "no skills beats main by 0.050; the 95% interval [-0.100, +0.000] includes 0: no difference shown",
+        ),
+        (
+            0.0,
+            (-0.1, 0.1),
+            "main and no skills score the same; the 95% interval [-0.100, +0.100] includes 0: no difference shown",
+        ),
+    ],
+)
+def test_a_verdict_says_who_beats_whom_by_how_much_and_whether_its_interval_excludes_0(value, bounds, said):
+    assert verdict("main", "no skills", value, bounds) == said
