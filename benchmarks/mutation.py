@@ -1,5 +1,7 @@
-"""Mutation testing of the modules whose mistakes pass silently: the gate's rules, `audit`,
-review, rollback, the roles' sandbox, the task environments and Harbor tasks.
+"""Mutation testing of the modules whose mistakes pass silently: the gate's rules and alpha budget,
+`audit`, review, rollback, test looks, `uplift` and its statistics, held-out text, the roles'
+sandbox, edits and stuck detection, the task environments and their network, Harbor tasks and
+rewards, soundness and the trackers' endpoint check.
 
 mutmut (the test extra) changes one operator, constant or call at a time and runs, for each such
 mutant, the fast tests (`[tool.mutmut]` in pyproject.toml) that cover the function it changed;
