@@ -120,3 +120,58 @@ def test_entering_a_phase_the_container_is_already_in_is_no_failure(tmp_path):
         True,
         True,
     ]
+
+
+def without_bridge(folder: Path) -> EngineNetwork:
+    """An engine whose `docker network inspect bridge` fails, as with dockerd `--bridge=none`."""
+    script = folder / "docker"
+    script.write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/calls.log"\nexit 1\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return EngineNetwork(Runtime(ContainerRuntime.DOCKER, str(script)))
+
+
+def test_a_phase_that_needs_the_network_on_an_engine_without_a_bridge_is_refused_naming_it(tmp_path):
+    network = without_bridge(tmp_path)
+    assert network.refusal("t", config(OFFLINE, OFFLINE)) is None
+    said = (
+        "t: its verifier phase needs the network (public); this engine has no bridge network "
+        "(docker runs with --bridge=none)"
+    )
+    assert network.refusal("t", config(OFFLINE, ONLINE)) == said
+    with pytest.raises(InfrastructureError) as raised:
+        network.check("t", config(OFFLINE, ONLINE))
+    assert str(raised.value) == said
+    network.check("t", config(OFFLINE, OFFLINE))
+    assert (tmp_path / "calls.log").read_text().splitlines() == ["network inspect bridge"]  # asked once
+
+
+def test_an_allowlist_is_refused_on_any_engine_and_nothing_is_refused_on_the_hosts_network(tmp_path):
+    allowlist = {"network_mode": "allowlist", "allowed_hosts": ["pypi.org", "10.0.0.1"]}
+    network = Engine(tmp_path).network
+    assert network.refusal("t", config(allowlist, OFFLINE)) == (
+        "t: its agent phase allows only pypi.org, 10.0.0.1; wikiskill cannot enforce an allowlist on docker "
+        "(it would be the whole network or none)"
+    )
+    assert network.refusal("t", config(ONLINE, OFFLINE)) is None  # this engine has a bridge
+    hosted = EngineNetwork(without_bridge(tmp_path).runtime, host_network=True)
+    assert hosted.refusal("t", config(allowlist, ONLINE)) is None
+
+
+def test_a_refused_switch_names_the_short_container_id_the_direction_and_the_engine_s_first_300_characters(tmp_path):
+    engine, task = Engine(tmp_path), config(OFFLINE, ONLINE)
+    long_id = "0123456789abcdef" * 4
+    with pytest.raises(InfrastructureError) as raised:
+        asyncio.run(engine.network.enter(long_id, task, Phase.VERIFIER))
+    said = f"Error: No such container: {long_id}"
+    assert str(raised.value) == (
+        f"cannot connect container 0123456789ab to the bridge network for the verifier phase: {said}"
+    )
+    (tmp_path / "docker").write_text("#!/bin/sh\nprintf '%0400d' 0 >&2\nexit 1\n")
+    with pytest.raises(InfrastructureError) as raised:
+        asyncio.run(engine.network.enter("box", task, Phase.AGENT))
+    said = f"cannot disconnect container box from the bridge network for the agent phase: {'0' * 300}"
+    assert str(raised.value) == said
+    (tmp_path / "docker").write_text("#!/bin/sh\nexit 1\n")
+    with pytest.raises(InfrastructureError) as raised:
+        asyncio.run(engine.network.enter("box", task, Phase.AGENT))
+    assert str(raised.value) == "cannot disconnect container box from the bridge network for the agent phase: "

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,26 @@ def test_evolve_never_scores_test_and_each_look_at_it_is_counted(tmp_path):
     assert [row["command"] for row in rows] == ["eval", "eval"] and rows[0]["refs"]["main"] == ws.head()
     page = render_report(report_data(ws), "ws")
     assert "test split looked at 2 time(s)" in page
+
+
+def test_a_look_records_its_number_command_refs_skills_and_utc_second_in_a_commit_that_costs_nothing(tmp_path):
+    ws = scripted_workspace(tmp_path / "ws")
+    world = ScriptedWorld()
+    evolve_scripted(ws, rounds=1, world=world)
+    api.compare(ws, "main~1", "main", "test", RunOptions(model_factory=lambda role: WorldModel(world)))
+    (row,) = [json.loads(line) for line in ws.read_file(LOOKS_BRANCH, "looks.jsonl").splitlines()]
+    assert set(row) == {"look", "command", "refs", "skills_ids", "at"}
+    assert row["look"] == 1 and row["command"] == "compare"
+    assert row["refs"] == {"main~1": ws.resolve("main~1"), "main": ws.head()}
+    assert len(row["skills_ids"]) == 2 and all(isinstance(skills, str) and skills for skills in row["skills_ids"])
+    at = datetime.fromisoformat(row["at"])
+    assert at.utcoffset() is not None and not at.utcoffset() and at.microsecond == 0
+    assert abs((datetime.now(UTC) - at).total_seconds()) < 600
+    (look,) = ws.log(LOOKS_BRANCH)
+    assert look.subject == "test look 1: compare main~1 main" and look.meta.cost_usd == 0.0
+    assert ws.body(look.sha) == (
+        "The test split was scored; each look makes its score a little less a measure of tasks never seen."
+    )
 
 
 def test_a_harness_refuses_to_score_test_outside_a_recorded_look(tmp_path):

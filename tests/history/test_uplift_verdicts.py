@@ -18,9 +18,18 @@ from inprocess import evolve_scripted, scripted_workspace
 from scripted import SPELL, USELESS, ScriptedWorld, skill_md
 from wikiskill import api
 from wikiskill.cli import app
+from wikiskill.history.differences import (
+    Difference,
+    Kind,
+    compare_caveat,
+    retire_command,
+    uplift_caveat,
+    uplift_differences,
+    verdict,
+)
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.history.uplift import skill_names
-from wikiskill.history.uplift_stats import Resampler, interval
+from wikiskill.history.uplift_stats import Resampler, interval, pass_at_1, pass_hat_k
 from wikiskill.store.uplift_record import recorded_uplift
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -184,3 +193,86 @@ def test_a_difference_of_graded_correlated_scores_is_shown_paired_where_unpaired
     assert low > 0
     low, high = interval(Resampler.of(30, seed=1).means(better) - Resampler.of(30, seed=2).means(without))
     assert low < 0 < high
+
+
+def test_an_interval_holds_the_middle_95_percent_of_the_resampled_means():
+    assert interval(np.arange(1001) / 1000) == pytest.approx((0.025, 0.975))
+
+
+def test_pass_at_1_and_pass_hat_k_count_failed_trials_and_are_none_for_graded_scores():
+    scores = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    assert pass_at_1(scores) == pytest.approx(0.5)
+    assert pass_hat_k(scores) == pytest.approx(1 / 3)  # only the second task passed every trial
+    graded = np.array([[0.5, 1.0], [1.0, 1.0]])
+    assert pass_at_1(graded) is None and pass_hat_k(graded) is None
+
+
+def test_a_resample_draws_every_task_and_each_drawn_task_s_trials_anew():
+    resample = Resampler.of(2)
+    assert set(np.unique(resample.tasks)) == {0, 1}
+    means = Resampler.of(1).means(np.array([[0.0, 1.0]]))  # one task: only its trials vary
+    assert set(np.unique(means)) == {0.0, 0.5, 1.0}
+    assert means.mean() == pytest.approx(0.5, abs=0.05)
+
+
+def test_the_same_seed_draws_the_same_tasks_and_the_default_seed_is_0():
+    assert (Resampler.of(8).tasks == Resampler.of(8, seed=0).tasks).all()
+    assert not (Resampler.of(8, seed=1).tasks == Resampler.of(8, seed=0).tasks).all()
+
+
+def test_a_difference_s_verdict_names_its_own_level():
+    difference = Difference(Kind.ARM, "main", "main", "no skills", 0.1, (0.05, 0.15), level=0.9)
+    assert difference.verdict() == "main beats no skills by 0.100; the 90% interval [+0.050, +0.150] excludes 0"
+
+
+def test_an_arm_is_compared_with_no_skills_and_a_hand_made_skill_is_retired_by_a_commit_of_your_own(uplifted):
+    ws, _, _ = uplifted
+    result = recorded_uplift(ws)
+    assert result is not None
+    arms = [row for row in uplift_differences(result) if row.kind is Kind.ARM]
+    assert arms and all(row.subject == row.name and row.baseline == "no skills" for row in arms)
+    skills = [row for row in uplift_differences(result) if row.kind is Kind.SKILL]
+    assert [row.retire for row in skills] == [value.retire for value in result.per_skill] and any(
+        row.retire for row in skills
+    )
+    root = ws.root
+    assert retire_command(ws, "spell") == (
+        f'git -C {root} rm -r -q skills/spell && git -C {root} commit -q -m "Retire spell: uplift shows no value"'
+    )
+    assert uplift_caveat(result) == (
+        f"These are uplift's numbers: {result.tasks} {result.split} task(s) x {result.trials} trial(s), "
+        "every arm on the same tasks, 95% intervals by a nested bootstrap (tasks, then trials). "
+        "The gate judged each proposal on val, against the main of its round, with gate.repeats and its "
+        "own test (gate.policy), and `compare` uses a BCa bootstrap of per-task differences: other tasks, "
+        "split, repeats or interval method can give other numbers."
+    )
+
+
+def test_compare_s_caveat_names_its_tasks_repeats_and_the_gate_s_policy():
+    assert compare_caveat("val", 12, 3, "paired") == (
+        "These are compare's numbers: all 12 val task(s), gate.repeats 3, a BCa bootstrap of per-task "
+        "differences. The gate judged each proposal against the main of its round under gate.policy paired "
+        "(a sequential gate stops on part of val), and `uplift` uses the test split with a nested bootstrap: "
+        "other tasks, split, repeats or interval method can give other numbers."
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "bounds", "said"),
+    [
+        (0.05, (0.01, 0.09), "main beats no skills by 0.050; the 95% interval [+0.010, +0.090] excludes 0"),
+        (-0.25, (-0.4, -0.1), "no skills beats main by 0.250; the 95% interval [-0.400, -0.100] excludes 0"),
+        (
+            -0.05,
+            (-0.1, 0.0),
+            "no skills beats main by 0.050; the 95% interval [-0.100, +0.000] includes 0: no difference shown",
+        ),
+        (
+            0.0,
+            (-0.1, 0.1),
+            "main and no skills score the same; the 95% interval [-0.100, +0.100] includes 0: no difference shown",
+        ),
+    ],
+)
+def test_a_verdict_says_who_beats_whom_by_how_much_and_whether_its_interval_excludes_0(value, bounds, said):
+    assert verdict("main", "no skills", value, bounds) == said

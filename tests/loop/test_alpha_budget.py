@@ -1,6 +1,7 @@
 """`gate.alpha_budget`: one family-wise error for the whole run, each verdict at its share of it
 (the online fallback rule), recorded on the gate commits and replayed by `audit`."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def test_a_merge_passes_its_level_on_to_the_next_verdict():
     first = next_spend(0.05, 20, [])
     assert next_spend(0.05, 20, [(first.alpha, True)]).alpha == pytest.approx(2 * first.alpha)
     assert next_spend(0.05, 20, [(first.alpha, False)]).alpha == pytest.approx(first.alpha)
+
+
+def test_past_the_first_rounds_each_verdict_spends_half_the_share_of_the_one_before_it():
+    before: list[tuple[float, bool]] = []
+    spends = []
+    for _ in range(4):
+        spends.append(next_spend(0.05, 2, before))
+        before.append((spends[-1].alpha, False))
+    assert [spend.number for spend in spends] == [1, 2, 3, 4]
+    assert [spend.alpha for spend in spends] == pytest.approx([0.0225, 0.0225, 0.0025, 0.00125])
+    assert spends[-1].spent == pytest.approx(0.04875) and spends[-1].left == pytest.approx(0.00125)
 
 
 def test_a_budget_for_a_policy_without_a_level_is_refused():
@@ -90,7 +102,17 @@ FOURTH = {"alpha": 0.00225, "alpha_spent": 0.009, "alpha_left": 0.041}
 def test_audit_replays_the_budget_and_flags_a_verdict_that_took_more_than_its_share(tmp_path, evolved):
     assert api.audit(evolved).problems == []
     (problem,) = forged_verdict(tmp_path, evolved, alpha=0.04, alpha_spent=0.04, alpha_left=0.01)
-    assert "records alpha 0.040000" in problem and "gives 0.002250" in problem
+    assert re.match(r"alpha budget: round 4 \([0-9a-f]{10}\): records alpha 0\.040000 ", problem)
+    assert "gives 0.002250" in problem
+
+
+def test_audit_replays_the_budget_its_trailers_record_once_the_settings_no_longer_name_one(tmp_path, evolved):
+    shutil.copytree(evolved.root, tmp_path / "copy", symlinks=True)
+    config = yaml.safe_load((tmp_path / "copy" / "wikiskill.yaml").read_text())
+    del config["gate"]["alpha_budget"]
+    (tmp_path / "copy" / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    problems = api.audit(api.open_workspace(tmp_path / "copy")).problems
+    assert [problem for problem in problems if problem.startswith("alpha budget")] == []
 
 
 def test_audit_names_a_forged_alpha_spent_when_it_alone_is_wrong(tmp_path, evolved):

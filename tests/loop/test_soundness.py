@@ -4,6 +4,11 @@ split with the reason, committed on main and shown by `status`, `show` and the r
 `harbor.require_sound: false` every task stays."""
 
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import yaml
@@ -14,12 +19,13 @@ from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor import HarborSuite
+from wikiskill.benchmarks.task_folders import CrashRule
 from wikiskill.core.config import EnvironmentSettings, HarborIds, HarborSettings
 from wikiskill.history.htmlreport import report_data
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import status
 from wikiskill.run.harbor_tasks import open_setup
-from wikiskill.run.soundness import VERDICTS_FILE, unsound_tasks
+from wikiskill.run.soundness import VERDICTS_FILE, Verdict, Verdicts, task_digest, unsound_tasks
 from wikiskill.store.unsound import UNSOUND_PATH
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -106,3 +112,76 @@ def test_an_unsound_harbor_task_in_train_and_in_test_is_left_out_of_both(tmp_pat
     kept = {name: [task.id for task in harbor.tasks(name)] for name in ("train", "val", "test")}
     assert kept == {"train": ["rev-cat"], "val": ["rev-owl"], "test": []}
     assert harbor.setup_digest() != digest
+
+
+@contextmanager
+def engine_socket(path: Path) -> Iterator[list[str]]:
+    """A unix socket standing in for the engine's: each connection is noted and closed at once."""
+    asked: list[str] = []
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen()
+        listener.settimeout(0.1)
+        done = threading.Event()
+
+        def serve() -> None:
+            while not done.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                asked.append("connect")
+                connection.close()
+
+        thread = threading.Thread(target=serve)
+        thread.start()
+        try:
+            yield asked
+        finally:
+            done.set()
+            thread.join()
+
+
+def test_a_verdict_kept_under_a_task_s_digest_is_read_and_the_engine_is_not_asked(tmp_path, suite, monkeypatch):
+    harbor = HarborSuite(suite, HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"])))
+    state = tmp_path / "state"
+    state.mkdir()
+    kept = {
+        task_digest(harbor.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
+        for task_id in ("rev-cat", "rev-owl")
+    }
+    (state / VERDICTS_FILE).write_text(json.dumps(kept))
+    setup = open_setup(EnvironmentSettings(), state, workspace=tmp_path)
+    with engine_socket(tmp_path / "engine.sock") as asked:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/engine.sock")
+        assert unsound_tasks(harbor, setup, state) == {"rev-owl": "rev-owl was checked"}
+    assert asked == []
+
+
+def test_a_task_s_digest_changes_when_one_of_its_files_is_renamed_with_its_content_kept(suite):
+    task = HarborSuite(suite).by_id["rev-cat"]
+    (suite / "rev-cat" / "notes.txt").write_text("the same words")
+    before = task_digest(task)
+    (suite / "rev-cat" / "notes.txt").rename(suite / "rev-cat" / "notes.md")
+    assert task_digest(task) != before
+
+
+def test_a_verdict_is_read_back_as_it_was_kept_its_crash_rule_and_reason_included(tmp_path):
+    state = tmp_path / "state" / "nested"
+    Verdicts(state).put("a", Verdict(False, "its solution scored 0", CrashRule.FAILURE, "it crashes on the work"))
+    Verdicts(state).put("b", Verdict(True, "sound"))
+    kept = Verdicts(state)
+    assert kept.get("a") == Verdict(False, "its solution scored 0", CrashRule.FAILURE, "it crashes on the work")
+    assert kept.get("b") == Verdict(True, "sound", None, "")
+    (state / VERDICTS_FILE).write_text(json.dumps({"c": {"sound": False, "reason": "kept by an older wikiskill"}}))
+    assert Verdicts(state).get("c") == Verdict(False, "kept by an older wikiskill", None, "")
+
+
+@pytest.mark.parametrize(
+    "kept", ["[1, 2]", '{"a": {"sound": true}, "b": "sound", "c": {"sound": false, "reason": "r"}}', "{not json"]
+)
+def test_a_verdicts_file_that_is_no_map_of_verdicts_loses_only_what_is_unreadable(tmp_path, kept):
+    (tmp_path / VERDICTS_FILE).write_text(kept)
+    verdicts = Verdicts(tmp_path)
+    assert verdicts.get("a") is None and verdicts.get("b") is None
+    assert verdicts.get("c") == (Verdict(False, "r") if kept.startswith('{"') else None)

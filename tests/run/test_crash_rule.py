@@ -5,6 +5,8 @@ files too, that crash is the task's failure: scored 0, the traceback its feedbac
 crashes on its own reference makes the task unsound. suite.yaml's `crash: infra` restores the
 rule that every such crash is infrastructure. Real task folders, real check processes."""
 
+import json
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,12 +14,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harborsuites import harbor_suite
 from taskfolders import encode_suite, install_runner
 from wikiskill import api
+from wikiskill.benchmarks.base import BenchmarkKind
+from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.benchmarks.task_folders import CrashRule, TaskFolders
 from wikiskill.cli import app
-from wikiskill.run.crash_rule import CrashRules
-from wikiskill.run.soundness import VERDICTS_FILE
+from wikiskill.core.config import EnvironmentSettings, HarborIds, HarborSettings
+from wikiskill.run.crash_rule import CrashRules, RuledScorer, unsound_folder_tasks, unsound_references
+from wikiskill.run.folder_check import raw_scorer
+from wikiskill.run.harbor_tasks import open_setup
+from wikiskill.run.scorers import CheckCrashed
+from wikiskill.run.soundness import VERDICTS_FILE, task_digest
+from wikiskill.store.traces import Trajectory
 
 SPLITS = {"train": ["enc-t"], "val": ["enc-v", "bare-v"], "test": ["enc-e"]}
 CRASH = "AttributeError: 'NoneType' object has no attribute 'strip'"
@@ -121,3 +131,53 @@ def test_a_check_that_lacks_a_module_stays_infrastructure_whatever_the_reference
     check.write_text(check.read_text().replace("import sys\n", "import sys\nimport a_module_nobody_installed\n"))
     trajectory = evaluate_val(tmp_path, suite, runner_module)["enc-v"]
     assert trajectory.failure == "infra" and "the check lacks a module: ModuleNotFoundError" in trajectory.error
+
+
+def test_a_task_without_a_reference_is_passed_over_and_the_unsound_ones_after_it_still_found(tmp_path):
+    wrong_reference = "def encode(word):\n    return word\n"
+    splits = {"train": ["bare-t"], "val": ["enc-v"], "test": ["wrong-e"]}
+    suite = encode_suite(tmp_path, splits, {"bare-t": None, "wrong-e": wrong_reference})
+    unsound = unsound_folder_tasks(TaskFolders(suite), tmp_path / "state")
+    assert list(unsound) == ["wrong-e"] and unsound["wrong-e"].startswith("the reference must score 1; it scored 0")
+
+
+def test_a_kept_verdict_without_a_crash_rule_rules_a_crash_infra_and_runs_nothing(tmp_path):
+    suite = TaskFolders(encode_suite(tmp_path, SPLITS))
+    task = next(task for task in suite.tasks("val") if task.id == "enc-v")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / VERDICTS_FILE).write_text(json.dumps({suite.task_digest(task): {"sound": True, "reason": "kept"}}))
+    assert CrashRules(suite, state).rule(task) == (
+        CrashRule.INFRA,
+        "the check could not be run on the task's reference or untouched files",
+    )
+    assert runs(tmp_path) == {}
+
+
+def test_a_crash_ruled_infra_keeps_the_check_s_output_as_its_feedback(tmp_path):
+    suite = TaskFolders(encode_suite(tmp_path, SPLITS, crash="infra"))
+    task = next(task for task in suite.tasks("val") if task.id == "enc-v")
+    assert task.files is not None
+    workdir = tmp_path / "work"
+    shutil.copytree(task.files, workdir)
+    trajectory = Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.WORKDIR, question=task.question)
+    scorer = raw_scorer(suite)
+    with pytest.raises(CheckCrashed) as raised:
+        RuledScorer(scorer, CrashRules(suite, tmp_path / "state", scorer)).score(task, trajectory, workdir)
+    assert str(raised.value).endswith("(ruled infra: suite.yaml says crash: infra)")
+    assert CRASH in raised.value.feedback and "Traceback (most recent call last):" in raised.value.feedback
+
+
+def test_the_unsound_references_of_a_harbor_suite_are_its_kept_container_verdicts(tmp_path):
+    suite = HarborSuite(
+        harbor_suite(tmp_path / "harbor"), HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"]))
+    )
+    state = tmp_path / "state"
+    state.mkdir()
+    kept = {
+        task_digest(suite.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
+        for task_id in ("rev-cat", "rev-owl")
+    }
+    (state / VERDICTS_FILE).write_text(json.dumps(kept))
+    setup = open_setup(EnvironmentSettings(), state, workspace=tmp_path)
+    assert unsound_references(suite, lambda: setup, state, concurrency=2) == {"rev-owl": "rev-owl was checked"}

@@ -86,6 +86,37 @@ def test_no_reward_file_is_infra(tmp_path):
         read_reward(tmp_path, None, "t")
 
 
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("reward.txt", "reward.txt holds no number ('\ufffd1')"), ("reward.json", "reward.json is not JSON")],
+)
+def test_a_reward_file_that_is_not_utf_8_is_infra_naming_the_task_not_a_crash(tmp_path, name, says):
+    (tmp_path / name).write_bytes(b"\xff1")
+    with pytest.raises(InfrastructureError, match=r"^t-1: the verifier's ") as raised:
+        read_reward(tmp_path, None, "t-1")
+    assert says in str(raised.value)
+
+
+def test_a_long_reward_txt_that_is_no_number_is_shown_to_its_first_80_characters(tmp_path):
+    with pytest.raises(InfrastructureError) as raised:
+        read_reward(logs(tmp_path, "reward.txt", "x" * 200), None, "t")
+    assert str(raised.value) == f"t: the verifier's reward.txt holds no number ({'x' * 80!r})"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("reward.txt", "1.5", "t: the verifier's reward 1.5 (reward.txt) is outside [0, 1]"),
+        ("reward.json", {"reward": 3}, "t: the verifier's reward 3 (reward.json key 'reward') is outside [0, 1]"),
+        ("reward.json", {"reward": "high"}, "t: the verifier's reward.json key 'reward' is no number ('high')"),
+    ],
+)
+def test_a_reward_that_is_no_score_names_the_task_and_the_file_it_came_from(tmp_path, name, content, says):
+    with pytest.raises(InfrastructureError) as raised:
+        read_reward(logs(tmp_path, name, content), None, "t")
+    assert str(raised.value) == says
+
+
 def json_verifier(task: Path, right: str, wrong: str) -> None:
     """test.sh writing reward.json as published suites do: `right` when the answer is there, else `wrong`."""
     (task / "tests" / "test.sh").write_text(
