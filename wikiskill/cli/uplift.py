@@ -9,7 +9,7 @@ import typer
 
 from .. import api
 from ..history.differences import Kind, interval_text, retire_command, signed, uplift_caveat, uplift_differences
-from .common import plain, print_table, run_options, workspace_of
+from .common import command_name, plain, print_table, run_options, workspace_of
 
 
 def _share(value: float | None) -> str:
@@ -87,5 +87,5 @@ def uplift_command(
     for row in differences:
         plain(row.verdict())
         if row.retire:
-            plain(f"  {row.name} is a retire candidate; to retire it: {retire_command(ws, row.name)}")
+            plain(f"  {row.name} is a retire candidate; to retire it: {retire_command(ws, row.name, command_name())}")
     plain(uplift_caveat(result))

@@ -101,14 +101,14 @@ def uplift_differences(result: UpliftResult) -> list[Difference]:
     return rows
 
 
-def retire_command(ws: Workspace, skill: str) -> str:
-    """The command that takes `skill` off main: `rollback` where an accepted round created it, or
-    removing its folder in a commit of your own where it came by hand (which `rollback` cannot
-    undo)."""
+def retire_command(ws: Workspace, skill: str, program: str = "wikiskill") -> str:
+    """The command that takes `skill` off main: `program rollback` where an accepted round created
+    it (`program` as the user runs wikiskill), or removing its folder in a commit of your own where
+    it came by hand (which `rollback` cannot undo)."""
     root = shlex.quote(str(ws.root))
     changes = [merge for merge in accepted_merges(ws) if merge.meta.skill == skill]
     if changes and changes[-1].meta.action == Action.CREATE:  # its oldest active change made it
-        return f"wikiskill -C {root} rollback {shlex.quote(skill)}"
+        return f"{program} -C {root} rollback {shlex.quote(skill)}"
     folder = shlex.quote(f"skills/{skill}")
     return f'git -C {root} rm -r -q {folder} && git -C {root} commit -q -m "Retire {skill}: uplift shows no value"'
 
