@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -122,16 +123,17 @@ def step_rows(ws: Path, started: float) -> list[dict[str, object]]:
         if not record.strip():
             continue
         stamp, _, message = record.strip().partition("\x1f")
-        trailers = dict(
-            (key.removeprefix("Wikiskill-"), value.strip())
+        trailers = {
+            key: value.strip()
             for key, _, value in (line.partition(":") for line in message.splitlines())
             if key.startswith("Wikiskill-")
-        )
+        }
         if not trailers or int(stamp) < int(started):
             continue
         meta = Trailers.parse(trailers)
         rows.append(
             {
+                "subject": message.splitlines()[0],
                 "step": str(meta.step),
                 "round": meta.round,
                 "wall_s": int(stamp) - previous,
@@ -153,6 +155,33 @@ def outcomes(ws: Path, path: str) -> Counter[str]:
             row = json.loads(line)
             counts["infra" if row.get("failure") == "infra" else "passed" if row.get("score") == 1 else "failed"] += 1
     return counts
+
+
+def summary(figures: dict[str, Any]) -> str:
+    """The figures as a Markdown table a step a row, then the round's outcome and the arms."""
+    lines = [
+        "| step | wall s | tokens | passed / failed / infra | reply read |",
+        "|---|---:|---:|---|---|",
+    ]
+    for row in figures.get("steps", []):
+        tasks = row.get("tasks") or {}
+        counts = f"{tasks.get('passed', 0)} / {tasks.get('failed', 0)} / {tasks.get('infra', 0)}" if tasks else ""
+        tokens = sum(row["tokens"].values())
+        lines.append(f"| {row['subject']} | {row['wall_s']:.0f} | {tokens} | {counts} | {row['parsed'] or ''} |")
+    evolve = figures["evolve"]
+    lines.append(f"\nevolve: exit {evolve['exit']} in {evolve['wall_s']} s")
+    if "round" in figures:
+        lines.append("round: " + json.dumps(figures["round"], default=str))
+    uplift = figures["uplift"]
+    result = uplift["result"]
+    arms = (
+        [f"{arm['arm']} {arm['mean']:.3f}" for arm in result["arms"]]
+        + [f"{arm}: not made ({why})" for arm, why in result.get("not_made", {}).items()]
+        if isinstance(result, dict)
+        else result
+    )
+    lines.append(f"uplift: exit {uplift['exit']} in {uplift['wall_s']} s; arms: {'; '.join(arms)}")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -224,7 +253,7 @@ def main() -> None:
         uplift = output.strip().splitlines()[-3:]
     figures["uplift"] = {"exit": code, "wall_s": round(wall), "result": uplift}
 
-    print(json.dumps(figures, indent=2, default=str))
+    print(summary(figures))
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2, default=str))
     print(f"commands and their output: {log}", file=sys.stderr)
