@@ -58,6 +58,20 @@ def bugfix_suite(root: Path, test_names: dict[str, str] | None = None, **setting
     return suite
 
 
+def folder_workspace(path: Path, suite: Path | str, api_base: str, agent: str, **sections: dict[str, object]):
+    """`wikiskill init` of the task-folder suite at `suite` in `path`, every role on the server at
+    `api_base` and the tasks played by `agent`; each of `sections` (`proposer={...}`) is set in its
+    wikiskill.yaml."""
+    from wikiskill import api
+
+    ws = api.init_workspace(path, benchmark=f"tasks:{suite}", model="openai/fake-model", api_base=api_base, agent=agent)
+    if sections:
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        config.update(sections)
+        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    return ws
+
+
 RUNNER = '''
 from pathlib import Path
 

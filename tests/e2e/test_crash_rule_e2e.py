@@ -8,10 +8,9 @@ import json
 import sys
 
 import pytest
-import yaml
 
 from scripted import ScriptedWorld
-from taskfolders import SOLVED_ENCODE, encode_suite, install_runner
+from taskfolders import SOLVED_ENCODE, encode_suite, folder_workspace, install_runner
 from wikiskill import api
 from wikiskill.history.status import status
 from wikiskill.store.unsound import UNSOUND_PATH
@@ -36,16 +35,7 @@ def rows(text: str) -> dict[str, dict]:
 def test_a_check_that_crashes_on_wrong_answers_scores_them_zero_and_the_fixing_skill_is_merged(tmp_path, runner_module):
     suite = encode_suite(tmp_path, SPLITS, dict.fromkeys(BAD, CRASHING_REFERENCE))
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["enc-a", "enc-b"])) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
-        )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["proposer"] = {"min_trace_reads": 2}
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+        ws = folder_workspace(tmp_path / "ws", suite, server.base_url, runner_module, proposer={"min_trace_reads": 2})
         result = api.evolve(ws, 1)
 
     baseline = rows((ws.root / "raw" / "baseline" / "val.jsonl").read_text())

@@ -8,10 +8,9 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from scripted import ScriptedWorld
-from taskfolders import bugfix_suite, install_runner, write_task
+from taskfolders import bugfix_suite, folder_workspace, install_runner, write_task
 from wikiskill import api
 from wikiskill.loop.harness import Harness
 from wikiskill.store.trailers import Step, Trailers
@@ -36,16 +35,9 @@ def test_a_pytest_scored_suite_evolves_and_only_train_feedback_reaches_the_roles
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     suite = bugfix_suite(tmp_path, {"fix-a": TRAIN_ONLY, "fix-c": VAL_ONLY})
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
-        )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["proposer"] = {"min_trace_reads": 2}  # the suite has two train tasks
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+        ws = folder_workspace(
+            tmp_path / "ws", suite, server.base_url, runner_module, proposer={"min_trace_reads": 2}
+        )  # two train tasks
         result = api.evolve(ws, 1)
         requests = server.requests
 
@@ -110,16 +102,9 @@ def test_a_judged_suite_averages_three_verdicts_per_task(tmp_path, runner_module
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     world = JudgeWorld()
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{judged_suite(tmp_path)}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
+        ws = folder_workspace(
+            tmp_path / "ws", judged_suite(tmp_path), server.base_url, runner_module, judge={"samples": 3}
         )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["judge"] = {"samples": 3}
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
         with Harness.open(ws) as harness:  # what `evolve` does around an evaluation, costs and all
             harness.publishing.begin_step()
             evaluated = harness.evaluating.evaluate("main", "val", "judged")

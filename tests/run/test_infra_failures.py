@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from scripted import ScriptedWorld
-from taskfolders import BUGGY, checks_of, install_runner, write_task
+from taskfolders import BUGGY, checks_of, folder_workspace, install_runner, write_task
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
@@ -116,13 +116,7 @@ def test_crashed_checks_are_retried_once_recorded_as_infra_and_left_out_of_the_g
     )
     set_modes(tmp_path, crash_t="raise", crash_v="raise", nointerp_v="nointerp")
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
-        )
+        ws = folder_workspace(tmp_path / "ws", suite, server.base_url, runner_module)
         configure(ws, max_infra_share=0.5)
         result = api.evolve(ws, 1)
         requests = server.requests
@@ -194,13 +188,7 @@ def test_past_the_infra_share_the_validation_is_indecisive_and_the_next_evolve_r
     )
     set_modes(tmp_path, hard_v="fail")  # no skill solves it: main stays below 1.0 and round 2 runs
     with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
-        )
+        ws = folder_workspace(tmp_path / "ws", suite, server.base_url, runner_module)
         configure(ws, **gate)
         api.evolve(ws, 1)  # round 1 proposes spell-letters (strict merges it); round 2 a useless skill
         before = runs(tmp_path)
@@ -235,13 +223,7 @@ def test_a_baseline_stopped_by_infra_keeps_its_scored_tasks_and_says_how_many_ru
     set_modes(tmp_path, hard_v="fail", crash_v="raise")
     nothing = {1: {"action": "no_action", "rationale": "nothing to try"}}
     with FakeOpenAIServer(ScriptedWorld(proposals=nothing, trace_ids=["fix-a", "fix-b"])) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base=server.base_url,
-            agent=runner_module,
-        )
+        ws = folder_workspace(tmp_path / "ws", suite, server.base_url, runner_module)
         configure(ws)
         stopped = CliRunner().invoke(app, ["-C", str(ws.root), "evolve", "--rounds", "1"])
         assert stopped.exit_code == 1, stopped.output
@@ -321,13 +303,7 @@ def test_a_python_scorer_that_raises_is_an_infrastructure_failure(tmp_path, monk
     suite = infra_suite(tmp_path, {"train": ["fine-t"], "val": ["fine-v"], "test": ["fine-e"]})
     (suite / "suite.yaml").write_text("scorer: python:raising_scorer:score\n")
     try:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=f"tasks:{suite}",
-            model="openai/fake-model",
-            api_base="http://127.0.0.1:9/v1",
-            agent=runner_module,
-        )
+        ws = folder_workspace(tmp_path / "ws", suite, "http://127.0.0.1:9/v1", runner_module)
         trajectory = api.evaluate(ws, "val").runs[0][0]
     finally:
         sys.modules.pop("raising_scorer", None)
@@ -340,13 +316,7 @@ def test_a_python_scorer_that_raises_is_an_infrastructure_failure(tmp_path, monk
 def test_infra_tasks_are_retried_once_and_never_cached_in_every_executor(tmp_path, runner_module, executor):
     suite = infra_suite(tmp_path, {"train": ["fine-t"], "val": ["fine-v", "crash-v"], "test": ["fine-e"]})
     set_modes(tmp_path, fine_v="pass", crash_v="raise")
-    ws = api.init_workspace(
-        tmp_path / "ws",
-        benchmark=f"tasks:{suite}",
-        model="openai/fake-model",
-        api_base="http://127.0.0.1:9/v1",
-        agent=runner_module,
-    )
+    ws = folder_workspace(tmp_path / "ws", suite, "http://127.0.0.1:9/v1", runner_module)
     first = api.evaluate(ws, "val", options=RunOptions(executor=executor)).evaluation
     assert first.scores == {"fine-v": 1.0} and "the check crashed: KeyError" in first.infra["crash-v"]
     set_modes(tmp_path, fine_v="pass")
