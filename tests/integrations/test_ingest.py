@@ -142,7 +142,7 @@ def test_the_same_session_ingested_again_is_skipped_and_commits_nothing(tmp_path
 
 def test_unknown_format_or_outcome_is_refused(tmp_path):
     ws = scripted_workspace(tmp_path / "ws")
-    with pytest.raises(WikiskillError, match="use claude-code or openai-messages"):
+    with pytest.raises(WikiskillError, match="use claude-code, openai-messages, atif, harbor-job"):
         api.ingest(ws, [CLAUDE], "cursor")
     with pytest.raises(WikiskillError, match="use success, failure, unknown"):
         api.ingest(ws, [CLAUDE], "claude-code", "meh")

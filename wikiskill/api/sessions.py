@@ -18,20 +18,62 @@ if TYPE_CHECKING:
     from ..integrations.session_tasks import SessionTasks
 
 
-def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str = "unknown") -> IngestResult:
-    """Import agent session transcripts (`claude-code` JSONL or `openai-messages` JSON) into raw/
-    as trajectories for the next round, in one commit; a malformed file, or one that shares held-out
-    text (`skills.leak_run`), writes nothing."""
+def ingest(ws: Workspace, paths: list[Path], session_format: str, outcome: str | None = None) -> IngestResult:
+    """Import agent sessions into raw/ as trajectories for the next round, in one commit: session
+    transcripts (`claude-code` JSONL, `openai-messages` JSON), ATIF trajectory files (`atif`), or
+    the trials of Harbor job folders (`harbor-job`, each trial's outcome its verifier's reward). A
+    malformed file, one that shares held-out text (`skills.leak_run`), or a Harbor trial of a task
+    in the suite's val or test split writes nothing."""
+    from ..core.parts import SESSION_FORMAT
+    from ..core.redact import Scrubber
+    from ..integrations.atif_in import ATIF_FORMAT, read_atif
+    from ..integrations.harbor_job import HARBOR_JOB_FORMAT, read_job, refuse_held_tasks
+    from ..integrations.ingest import Session, read_sessions
     from ..integrations.ingest import ingest as _ingest
     from ..integrations.sessions import session_parser
+    from ..knowledge.leakage import workspace_held_out
     from ..store.traces import Outcome
 
-    parser, outcomes = session_parser(session_format), [o.value for o in Outcome]
-    if outcome not in outcomes:
+    formats = [*SESSION_FORMAT.names(), ATIF_FORMAT, HARBOR_JOB_FORMAT]
+    if session_format not in formats:
+        raise WikiskillError(f"unknown transcript format {session_format!r}: use {', '.join(formats)}")
+    outcomes = [o.value for o in Outcome]
+    if outcome is not None and outcome not in outcomes:
         raise WikiskillError(f"unknown outcome {outcome!r}: use {', '.join(outcomes)}")
-    from ..knowledge.leakage import workspace_held_out
+    if not paths:
+        raise WikiskillError("name at least one file to ingest")
+    files = [Path(path) for path in paths]
+    said = Outcome(outcome or Outcome.UNKNOWN)
+    if session_format == HARBOR_JOB_FORMAT:
+        if outcome is not None:
+            raise WikiskillError("--outcome is not for a Harbor job: each trial's outcome is its verifier's reward")
+        config = load_config(ws.root)
+        trials = [trial for job in files for trial in read_job(job, config.harbor.reward_key)]
+        refuse_held_tasks(trials, held_task_splits(ws))
+        sessions, what = [trial.session for trial in trials], "Harbor trial(s), outcomes by their rewards"
+    elif session_format == ATIF_FORMAT:
+        scrub = Scrubber()
+        sessions, what = (
+            [Session(path, read_atif(path, said, scrub)) for path in files],
+            f"ATIF trajectory(ies), outcome {said.value}",
+        )
+    else:
+        sessions = read_sessions(files, session_parser(session_format), said)
+        what = f"{session_format} session(s), outcome {said.value}"
+    return _ingest(ws, sessions, what, workspace_held_out(ws.root))
 
-    return _ingest(ws, [Path(path) for path in paths], parser, Outcome(outcome), workspace_held_out(ws.root))
+
+def held_task_splits(ws: Workspace) -> dict[str, str]:
+    """The val and test tasks of the workspace's suite, by id, with their split. An interactive
+    suite's are left out: its games are generated, and no Harbor trial plays one."""
+    from ..benchmarks.base import BenchmarkKind
+    from ..benchmarks.registry import load_benchmark
+
+    config = load_config(ws.root)
+    benchmark = load_benchmark(config, ws.root)
+    if benchmark.spec.kind is BenchmarkKind.INTERACTIVE:
+        return {}
+    return {task.id: split for split in ("test", "val") for task in benchmark.tasks(split)}
 
 
 def tasks_from_sessions(

@@ -50,13 +50,26 @@ def next_round(ws: Workspace) -> int:
     return number + 1 if round_state(ws, number).started else number
 
 
-def ingest(
-    ws: Workspace, paths: list[Path], parser: SessionParser, outcome: Outcome, held_out: HeldOut | None = None
-) -> IngestResult:
+@dataclass(frozen=True)
+class Session:
+    """One session read and scrubbed, not yet written: where it came from and its trajectory."""
+
+    source: Path
+    trajectory: Trajectory
+
+
+def read_sessions(paths: list[Path], parser: SessionParser, outcome: Outcome) -> list[Session]:
+    """The transcript files as sessions of one format and outcome; a malformed file raises."""
     if not paths:
         raise WikiskillError("name at least one transcript file to ingest")
     scrub = Scrubber()
-    sessions = [(path, read_session(path, parser, outcome, scrub)) for path in paths]
+    return [Session(path, read_session(path, parser, outcome, scrub)) for path in paths]
+
+
+def ingest(ws: Workspace, sessions: list[Session], what: str, held_out: HeldOut | None = None) -> IngestResult:
+    """Commit the sessions not ingested before to the next round's ingested folder, in one commit;
+    `what` says what they are in its subject. Every session is read before this is called, so a
+    malformed one has written nothing."""
     if held_out is not None:
         _refuse_leaks(sessions, held_out)
     with ws.writing("wikiskill ingest"):
@@ -68,18 +81,18 @@ def ingest(
         }
         added: dict[str, Trajectory] = {}
         skipped = []
-        for path, trajectory in sessions:
+        for session in sessions:
+            trajectory = session.trajectory
             if trajectory.task_id in present or trajectory.task_id in added:
-                skipped.append(str(path))
+                skipped.append(str(session.source))
             else:
                 added[trajectory.task_id] = trajectory
         if not added:
             return IngestResult(number, None, [], skipped)
         folder = ingested_folder(number)
-        label = f"{len(added)} {parser.format} session(s), outcome {outcome.value}"
         body = "\n".join(f"- {t.task_id}: {t.provenance.file if t.provenance else ''}" for t in added.values())
         message = format_message(
-            f"{round_label(number)} ingest: {label}",
+            f"{round_label(number)} ingest: {len(added)} {what}",
             Trailers(round=number, step=Step.INGEST, cost_usd=0.0, tokens=0),
             body,
         )
@@ -87,10 +100,11 @@ def ingest(
         return IngestResult(number, sha, list(added.values()), skipped)
 
 
-def _refuse_leaks(sessions: list[tuple[Path, Trajectory]], held_out: HeldOut) -> None:
-    for path, trajectory in sessions:
-        found = held_out.leaks(trajectory.to_json())
+def _refuse_leaks(sessions: list[Session], held_out: HeldOut) -> None:
+    for session in sessions:
+        found = held_out.leaks(session.trajectory.to_json())
         if found:
+            where = f"{session.source} {found[0]}"
             raise WikiskillError(
-                f"{path} {found[0]}: not ingested, the proposer would read it (skills.leak_run {held_out.length})"
+                f"{where}: not ingested, the proposer would read it (skills.leak_run {held_out.length})"
             )

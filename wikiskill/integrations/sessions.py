@@ -19,9 +19,9 @@ from ..core.errors import TranscriptError
 from ..core.parts import SESSION_FORMAT
 from ..core.redact import Scrubber
 from ..llm.chat import Message
-from ..store.traces import SESSION, Outcome, Provenance, Trajectory, cut
+from ..store.traces import SESSION, Outcome, Provenance, Trajectory, TrajectorySplit, cut
 
-INGESTED_SPLIT = "ingested"
+INGESTED_SPLIT = TrajectorySplit.INGESTED.value
 ID_STEM_CHARS = 24
 QUESTION_CHARS = 500
 """The first user message stands as the task; the whole of it is in the messages."""
@@ -190,10 +190,10 @@ def _extend(message: Message, more: Message) -> None:
         message["tool_calls"] = message.get("tool_calls", []) + more["tool_calls"]
 
 
-def session_id(path: Path, text: str) -> str:
-    """A task id for the session: the file's name made safe, and a digest of its text, so the
-    same file ingested twice has the same id and two files of one name differ."""
-    stem = re.sub(r"[^a-z0-9]+", "-", path.stem.lower()).strip("-")[:ID_STEM_CHARS].strip("-") or "session"
+def session_id(name: str, text: str) -> str:
+    """A task id for the session: its name (a file's stem, a task's name) made safe, and a digest
+    of its text, so the same session ingested twice has the same id and two of one name differ."""
+    stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:ID_STEM_CHARS].strip("-") or "session"
     return f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:6]}"
 
 
@@ -209,7 +209,7 @@ def read_session(path: Path, parser: SessionParser, outcome: Outcome, scrub: Scr
     if not users or not any(m["role"] == "assistant" for m in messages):
         raise TranscriptError(f"{path}: no user and assistant messages: is it a {parser.format} transcript?")
     return Trajectory(
-        task_id=session_id(path, text),
+        task_id=session_id(path.stem, text),
         split=INGESTED_SPLIT,
         kind=SESSION,
         question=cut(users[0], QUESTION_CHARS),

@@ -15,6 +15,14 @@ SESSION = "session"
 """The kind of a real agent session that `wikiskill ingest` imported (no suite played it)."""
 
 
+class TrajectorySplit(StrEnum):
+    """The folders of a round (raw/rNNN/<split>/) that keep whole trajectories: its train tasks and
+    the sessions ingested for it; val and test keep one outcome row per task."""
+
+    TRAIN = "train"
+    INGESTED = "ingested"
+
+
 class Usage(BaseModel):
     """Tokens, cost and calls, summed per role and per step."""
 
