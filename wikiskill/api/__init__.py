@@ -22,7 +22,7 @@ from .reading import (
 )
 from .running import audit, compare, estimate, evaluate, evolve, uplift
 from .sessions import ingest, tasks_from_sessions
-from .sharing import export, lint, serve_mcp, skill_set, watch
+from .sharing import export, export_trajectories, lint, serve_mcp, skill_set, watch
 from .suites import base_image, benchmarks, check_suite, export_tasks, harbor_suite, suite_network
 from .workspaces import doctor, init_workspace, open_workspace
 
@@ -51,6 +51,7 @@ __all__ = [
     "unlock",
     "skill_set",
     "export",
+    "export_trajectories",
     "lint",
     "watch",
     "search",

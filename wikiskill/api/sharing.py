@@ -1,11 +1,12 @@
 """Using the skills elsewhere: the host API, export as Agent Skills folders, the MCP server, and
-lint and watch over hand edits."""
+lint and watch over hand edits; and a round's trajectories exported as ATIF for other tools."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..store.traces import TrajectorySplit
 from ..store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -33,6 +34,17 @@ def export(ws: Workspace, dest: Path, ref: str = "main", target: str = "agents")
     from ..integrations.export_targets import export_target
 
     return export_skills(ws, dest, ref, export_target(target))
+
+
+def export_trajectories(
+    ws: Workspace, round_number: int, out: Path, splits: list[TrajectorySplit] | None = None
+) -> list[Path]:
+    """Write round `round_number`'s trajectories (its train tasks' and the sessions ingested for it,
+    or `splits` of them) as ATIF v1.8 files under `out/<split>/<task id>.json`, each validated by the
+    `atif` models; nothing is written when one does not validate."""
+    from ..integrations.atif_out import export_trajectories as _export
+
+    return _export(ws, round_number, splits or list(TrajectorySplit), out)
 
 
 def serve_mcp(

@@ -41,6 +41,7 @@ COMMANDS: list[tuple[str, Callable[..., object]]] = [
     ("search", skills.search_command),
     ("watch", skills.watch_command),
     ("ingest", skills.ingest_command),
+    ("export-trajectories", skills.export_trajectories_command),
     ("report", history.report_command),
     ("base-image", environments.base_image_command),
 ]

@@ -1,5 +1,5 @@
 """The commands about the skills and what serves them: `skills` (and `skills show`), `prompt`,
-`export`, `mcp`, `lint`, `search`, `watch`, `ingest`."""
+`export`, `mcp`, `lint`, `search`, `watch`, `ingest`, `export-trajectories`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import typer
 
 from .. import api
 from ..core.config import SkillsMode
+from ..store.traces import TrajectorySplit
 from .common import console, errors, print_table, workspace_of
 
 
@@ -193,25 +194,26 @@ def watch_command(
 
 def ingest_command(
     ctx: typer.Context,
-    files: list[Path] = typer.Argument(..., help="Session transcript files."),
+    files: list[Path] = typer.Argument(..., help="Session transcript or ATIF files, or Harbor job folders."),
     session_format: str = typer.Option(
         ...,
         "--format",
-        help="claude-code (a session .jsonl from "
-        "~/.claude/projects/<project>/) or openai-messages (a JSON list of chat "
-        "messages).",
+        help="claude-code (a session .jsonl from ~/.claude/projects/<project>/), openai-messages (a JSON "
+        "list of chat messages), atif (an ATIF v1.4 to v1.8 trajectory.json) or harbor-job (a `harbor run` "
+        "job folder: each trial's agent/trajectory.json, its outcome its verifier's reward).",
     ),
-    outcome: str = typer.Option(
-        "unknown",
+    outcome: str | None = typer.Option(
+        None,
         "--outcome",
-        help="success, failure or unknown: how the sessions ended (unknown ones are sampled with the failures).",
+        help="success, failure or unknown (the default): how the sessions ended (unknown ones are sampled "
+        "with the failures); not for harbor-job, whose trials' rewards say it.",
     ),
 ) -> None:
     """Import real agent sessions into raw/ so the next round's maintainer and proposer learn from them.
 
     They go into `raw/rNNN/ingested/` for the next round, secrets scrubbed, in one `ingest` commit.
-    A malformed file is refused with its name and line and nothing is written; a session ingested
-    before is skipped."""
+    A malformed file is refused with its name (and line) and nothing is written; a session ingested
+    before is skipped. A Harbor trial of a task in the suite's val or test split is refused, named."""
     result = api.ingest(workspace_of(ctx), files, session_format, outcome)
     for path in result.skipped:
         console.print(f"skipped {path}: already ingested", markup=False, highlight=False, soft_wrap=True)
@@ -222,6 +224,27 @@ def ingest_command(
         f"Ingested {len(result.added)} session(s) as raw/r{result.round:03d}/ingested/ "
         f"({', '.join(t.task_id for t in result.added)}) in {result.commit[:10]}; round {result.round} "
         "learns from them.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def export_trajectories_command(
+    ctx: typer.Context,
+    round_number: int = typer.Argument(..., help="The round whose trajectories to write."),
+    out: Path = typer.Option(..., "--out", help="The folder to write <split>/<task id>.json into."),
+    split: list[TrajectorySplit] | None = typer.Option(
+        None, "--split", help="train or ingested (repeatable); both when left out. Val and test keep no trajectories."
+    ),
+) -> None:
+    """Write a round's trajectories as ATIF v1.8 (Harbor's trajectory format) for other tools.
+
+    Every train task's trajectory and every session ingested for the round, each validated by the
+    `atif` package's models before any file is written; `ingest --format atif` reads them back."""
+    written = api.export_trajectories(workspace_of(ctx), round_number, out, split or None)
+    console.print(
+        f"Wrote {len(written)} ATIF trajectory file(s) of round {round_number} under {out}.",
         markup=False,
         highlight=False,
         soft_wrap=True,

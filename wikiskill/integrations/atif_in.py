@@ -188,7 +188,8 @@ def atif_trajectory(
     """An ingested trajectory of the document, its id `stem` and a digest of its scrubbed `text`,
     its task its first user step, else `instruction`; TranscriptError naming `name` when it has
     neither."""
-    own = TrajectoryExtra.model_validate(own_extra(doc.extra))
+    written = own_extra(doc.extra)
+    own = TrajectoryExtra.model_validate(written)
     users = [content_text(step.message) for step in doc.steps if step.source == "user"]
     question = next((user for user in users if user.strip()), None) or instruction
     if not question:
@@ -196,9 +197,8 @@ def atif_trajectory(
     episode = own.kind is BenchmarkKind.INTERACTIVE
     messages = [] if episode else atif_messages(doc)
     replies = [content_text(step.message) for step in doc.steps if step.source == "agent"]
-    prediction = (
-        own.prediction if own.prediction is not None else next((r for r in reversed(replies) if r.strip()), None)
-    )
+    last_reply = next((reply for reply in reversed(replies) if reply.strip()), None)
+    prediction = own.prediction if written else last_reply  # wikiskill wrote its answer, or that there was none
     return Trajectory(
         task_id=session_id(stem, text),
         split=INGESTED_SPLIT,

@@ -23,6 +23,10 @@ class TrajectorySplit(StrEnum):
     INGESTED = "ingested"
 
 
+KEPT_WHOLE = frozenset(split.value for split in TrajectorySplit)
+"""The splits whose scorer feedback reaches the roles: train and the sessions ingested as train experience."""
+
+
 class Usage(BaseModel):
     """Tokens, cost and calls, summed per role and per step."""
 
@@ -229,7 +233,7 @@ class Trajectory(BaseModel):
             if self.kind != BenchmarkKind.TOOL_USE:
                 lines.append(f"prediction: {self.prediction!r}")
         lines.append(f"expected: {self.expected!r}" if self.expected is not None else "")
-        if self.feedback and self.split == "train":
+        if self.feedback and self.split in KEPT_WHOLE:
             lines.append(f"## scorer feedback\n{self.feedback.strip()}")
         text = "\n".join(lines).rstrip() + "\n"
         return cut(text, max_chars)
