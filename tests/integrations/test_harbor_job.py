@@ -7,15 +7,19 @@ from pathlib import Path
 
 import atif
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import git
 from inprocess import evolve_scripted, scripted_workspace
 from wikiskill.cli import app
 from wikiskill.core.errors import TranscriptError
-from wikiskill.integrations.atif_in import parse_atif
+from wikiskill.core.redact import Scrubber
+from wikiskill.integrations.atif_in import parse_atif, read_atif
 from wikiskill.integrations.harbor_job import read_job
 from wikiskill.integrations.ingest import read_ingested
+from wikiskill.store.traces import Outcome
 from wikiskill.store.workspace import MAIN
 from workspaces import edit_config
 
@@ -269,3 +273,61 @@ def test_a_v1_4_subagent_reference_by_session_id_alone_is_upgraded_to_validate_a
     data["schema_version"] = "ATIF-v1.7"  # a v1.7 file is held to the v1.7 rule
     with pytest.raises(TranscriptError, match="old.json: not valid ATIF-v1.7: steps.3.observation.results.0"):
         parse_atif(json.dumps(data), "old.json")
+
+
+ATIF_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-1, 3) | st.sampled_from(["ATIF-v1.4", "ATIF-v1.8", "agent", "user", ""]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "schema_version",
+                    "agent",
+                    "name",
+                    "version",
+                    "steps",
+                    "step_id",
+                    "source",
+                    "message",
+                    "extra",
+                    "wikiskill",
+                    "kind",
+                    "score",
+                    "observation",
+                    "results",
+                    "content",
+                    "tool_calls",
+                    "skills",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=ATIF_VALUES)
+def test_any_json_is_an_atif_trajectory_or_one_transcript_error(tmp_path, document):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(document))
+    try:
+        read_atif(path, Outcome.UNKNOWN, Scrubber())
+    except TranscriptError as error:
+        assert str(path) in str(error) and "\n" not in str(error)
+
+
+def test_wikiskills_own_fields_that_do_not_read_are_refused_naming_the_file(tmp_path):
+    data = v18_trajectory()
+    data["steps"].insert(0, {"step_id": 1, "source": "user", "message": "Go."})
+    for number, step in enumerate(data["steps"], 1):
+        step["step_id"] = number
+    data["extra"] = {"wikiskill": {"kind": "interactive"}}
+    data["steps"][2]["extra"] = {"wikiskill": {"score": "high"}}
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TranscriptError, match=r"odd.json: extra.wikiskill.score: Input should be a valid number"):
+        read_atif(path, Outcome.UNKNOWN, Scrubber())

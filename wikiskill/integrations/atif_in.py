@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import atif
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,6 +34,7 @@ READ_VERSIONS = ("ATIF-v1.4", "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7", WRITTEN_VER
 REFS_RESOLVED_BY_ID = ("ATIF-v1.7", WRITTEN_VERSION)
 """The versions whose subagent references need no upgrade."""
 EXTRA_KEY = "wikiskill"
+M = TypeVar("M", bound=BaseModel)
 
 
 class TrajectoryExtra(BaseModel):
@@ -111,6 +112,16 @@ def own_extra(extra: dict[str, Any] | None) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+def _own(model: type[M], extra: dict[str, Any], name: str) -> M:
+    """wikiskill's own fields of an `extra`; TranscriptError naming `name` when they do not read."""
+    try:
+        return model.model_validate(extra)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise TranscriptError(f"{name}: extra.{EXTRA_KEY}.{where}: {first['msg']}") from None
+
+
 def content_text(content: str | list[atif.ContentPart] | None) -> str:
     """Text of a message or result: a string, or its text parts joined (an image or audio part
     stands as `[image]` or `[audio]`)."""
@@ -160,14 +171,14 @@ def atif_messages(doc: atif.Trajectory) -> list[Message]:
     return messages
 
 
-def atif_episode(doc: atif.Trajectory) -> list[TraceStep]:
+def atif_episode(doc: atif.Trajectory, name: str) -> list[TraceStep]:
     """The agent steps as an episode's actions, each with its first result as the observation and
     the score wikiskill wrote on it."""
     episode = []
     for step in doc.steps:
         if step.source != "agent":
             continue
-        own = StepExtra.model_validate(own_extra(step.extra))
+        own = _own(StepExtra, own_extra(step.extra), name)
         results = step.observation.results if step.observation else []
         observation = _result_text(results[0]) if results else ""
         episode.append(
@@ -189,7 +200,7 @@ def atif_trajectory(
     its task its first user step, else `instruction`; TranscriptError naming `name` when it has
     neither."""
     written = own_extra(doc.extra)
-    own = TrajectoryExtra.model_validate(written)
+    own = _own(TrajectoryExtra, written, name)
     users = [content_text(step.message) for step in doc.steps if step.source == "user"]
     question = next((user for user in users if user.strip()), None) or instruction
     if not question:
@@ -205,7 +216,7 @@ def atif_trajectory(
         kind=own.kind or SESSION,
         question=cut(question, QUESTION_CHARS),
         messages=messages,
-        steps=atif_episode(doc) if episode else [],
+        steps=atif_episode(doc, name) if episode else [],
         prediction=None if episode else prediction,
         expected=own.expected,
         score=score,

@@ -60,8 +60,6 @@ class Session:
 
 def read_sessions(paths: list[Path], parser: SessionParser, outcome: Outcome) -> list[Session]:
     """The transcript files as sessions of one format and outcome; a malformed file raises."""
-    if not paths:
-        raise WikiskillError("name at least one transcript file to ingest")
     scrub = Scrubber()
     return [Session(path, read_session(path, parser, outcome, scrub)) for path in paths]
 
