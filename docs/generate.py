@@ -245,7 +245,7 @@ TABLE_HEAD = ["| setting | type | default | description |", "|---|---|---|---|"]
 
 def config_reference() -> str:
     lines = [
-        HEADER.format(source="the models in wikiskill/core/config.py").rstrip(),
+        HEADER.format(source="the settings models that wikiskill/core/config.py assembles").rstrip(),
         "",
         "# Configuration reference",
         "",

@@ -1,8 +1,9 @@
 """Role models that talk to a local FakeOpenAIServer, for tests of a role through its own interface."""
 
-from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 

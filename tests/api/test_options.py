@@ -6,8 +6,8 @@ import yaml
 
 from wikiskill import api
 from wikiskill.api.command import overridden
-from wikiskill.core.config import Role
 from wikiskill.core.errors import WikiskillError
+from wikiskill.roles.settings import Role
 from workspaces import new_workspace
 
 

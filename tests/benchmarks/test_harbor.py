@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from harborsuites import harbor_suite, init_harbor, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite, read_task
+from wikiskill.benchmarks.settings import HarborIds, HarborSettings, SplitSizes
 from wikiskill.cli import app
-from wikiskill.core.config import HarborIds, HarborSettings, SplitSizes
 from wikiskill.core.errors import BenchmarkError
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.store.settings import parse_config

@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 from conftest import git
 from scripted import ScriptedWorld
 from wikiskill.cli import app
-from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ProviderUnavailable
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 from workspaces import first_parent_steps

@@ -12,7 +12,7 @@ import pytest
 from conftest import needs_docker
 from harborsuites import containers_of, remove_images, tag_of, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite
-from wikiskill.core.config import EnvironmentSettings
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.roles.reference_agent import OracleAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 

@@ -12,10 +12,10 @@ import pytest
 
 from wikiskill.benchmarks.harbor import HarborTaskConfig
 from wikiskill.benchmarks.harbor_network import Phase
-from wikiskill.core.config import ContainerRuntime
 from wikiskill.core.errors import InfrastructureError
 from wikiskill.environments.network import BRIDGE, HOST, NONE, EngineNetwork
 from wikiskill.environments.runtime import Runtime
+from wikiskill.environments.settings import ContainerRuntime
 
 ENGINE = """#!/bin/sh
 cd "$(dirname "$0")"

@@ -38,10 +38,12 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
-from wikiskill.core.config import EnvironmentSettings, RoleSettings, SkillsSettings
 from wikiskill.core.errors import InfrastructureError
+from wikiskill.environments.settings import EnvironmentSettings
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.roles.python_agent import PythonAgent
 from wikiskill.roles.reference_agent import NopAgent
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.store.traces import FailureKind
 from wikiskill.store.trailers import Decision, Step

@@ -19,11 +19,12 @@ from conftest import needs_compose, needs_docker
 from harborsuites import BASE_IMAGE, containers_of, init_harbor, remove_images, tag_of, write_harbor_task
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite, HarborTaskConfig
-from wikiskill.core.config import EnvironmentSettings, HarborSettings, SuiteSkills
+from wikiskill.benchmarks.settings import HarborSettings, SuiteSkills
 from wikiskill.core.errors import InfrastructureError
 from wikiskill.environments.compose import PROJECT_LABEL
 from wikiskill.environments.orphans import sweep_orphans
 from wikiskill.environments.runtime import open_runtime
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.roles.reference_agent import OracleAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.run.suite_check import check_suite

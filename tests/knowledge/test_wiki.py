@@ -2,12 +2,12 @@
 
 import pytest
 
-from wikiskill.core.config import WikiSettings
 from wikiskill.core.errors import ProposalError
 from wikiskill.knowledge.consolidation import WordOverlap, consolidate
 from wikiskill.knowledge.links import rewrite_links
 from wikiskill.knowledge.lint import lint_files
 from wikiskill.knowledge.pages import Evidence, Page, PageMeta, PageStatus, Section, page_slug, parse_page
+from wikiskill.knowledge.settings import WikiSettings
 from wikiskill.knowledge.wiki import (
     INDEX,
     Derivation,

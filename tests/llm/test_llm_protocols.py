@@ -7,12 +7,13 @@ import asyncio
 
 import pytest
 
-from wikiskill.core.config import LLMSettings, RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.core.errors import ContextOverflow, ModelError, ProviderUnavailable
 from wikiskill.knowledge.wiki_requests import MaintainerOutput
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.roles.proposer import TOOLS
+from wikiskill.roles.settings import RoleSettings, StructuredOutput, ToolProtocol
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 MESSAGES = [{"role": "system", "content": "You help."}, {"role": "user", "content": "List the wiki."}]

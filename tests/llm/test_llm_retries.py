@@ -6,11 +6,12 @@ import asyncio
 
 import pytest
 
-from wikiskill.core.config import BudgetSettings, LLMSettings, RoleSettings
 from wikiskill.core.errors import BudgetExceeded, ModelError
 from wikiskill.llm.cache import ResponseCache
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import BudgetSettings, LLMSettings
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Say ok."}]

@@ -16,10 +16,10 @@ from conftest import git
 from scripted import ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.core.config import RoleSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.llm.credentials import KEY_ENV, missing_key
 from wikiskill.roles.sandbox import Sandbox
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.store.workspace import MAIN
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

@@ -16,12 +16,13 @@ from wikiskill import api
 from wikiskill.benchmarks.bfcl import Bfcl
 from wikiskill.benchmarks.bfcl_family import BfclFamily
 from wikiskill.cli import app
-from wikiskill.core.config import LLMSettings, RoleSettings, ToolProtocol
 from wikiskill.core.errors import ContextOverflow
 from wikiskill.llm.context import OMITTED_TURNS, conversation_tokens, fit_messages
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.profile import DEFAULT_CONTEXT_WINDOW
+from wikiskill.llm.settings import LLMSettings
+from wikiskill.roles.settings import RoleSettings, ToolProtocol
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from wikiskill.testing.fakeserver import Reply as ServerReply
 

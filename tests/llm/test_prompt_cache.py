@@ -9,10 +9,11 @@ from typer.testing import CliRunner
 from scripted import ScriptedWorld, evolve_through_cli
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.core.config import CacheBreakpoints, LLMSettings, Role, RoleSettings
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import CacheBreakpoints, LLMSettings
+from wikiskill.roles.settings import Role, RoleSettings
 from wikiskill.store.trailers import Step, Trailers, format_message, role_cached_key
 from wikiskill.store.workspace import MAIN
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

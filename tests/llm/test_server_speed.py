@@ -3,10 +3,11 @@ state folder, so the next command's first call (a resumed round's maintainer) is
 
 import time
 
-from wikiskill.core.config import LLMSettings, Role, RoleSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.llm.speed import SpeedBook
+from wikiskill.roles.settings import Role, RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 

@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikiskill.contracts.roles import ProposerContext
-from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.core.errors import ContextOverflow
 from wikiskill.knowledge.proposals import InvalidProposal, prepare_proposal
 from wikiskill.knowledge.skills import skill_problems
@@ -19,8 +18,10 @@ from wikiskill.llm.context import conversation_tokens, fit_messages
 from wikiskill.llm.jsontext import extract_json
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.llm.toolcalls import as_text_conversation, describe_tools, parse_text_calls
 from wikiskill.roles.proposer import TOOLS, Proposer
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 NAMES = {"read_file", "list_files", "finish"}

@@ -11,9 +11,9 @@ import yaml
 from inprocess import evolve_scripted
 from scripted import DEFAULT_PROPOSALS, USELESS, ScriptedWorld, create, reversal_suite
 from wikiskill import api
-from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.loop.alpha_budget import next_spend
+from wikiskill.loop.settings import GateSettings
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Decision, format_message
 from wikiskill.store.workspace import Workspace

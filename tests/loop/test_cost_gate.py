@@ -15,8 +15,8 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.contracts.gate import CostCheck
-from wikiskill.core.config import CostRule, CostUnit
 from wikiskill.history.htmlreport import render_report, report_data
+from wikiskill.loop.settings import CostRule, CostUnit
 from wikiskill.store.trailers import Decision
 from wikiskill.store.workspace import MAIN, Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from wikiskill.core.config import CostRule, CostUnit, GateSettings
 from wikiskill.loop.cost_gate import below_p_value, check_cost, weigh_cost
 from wikiskill.loop.gate_policies import PairedPolicy, StrictPolicy, gain_floor, gate_policy, paired, sign_flip_p
+from wikiskill.loop.settings import CostRule, CostUnit, GateSettings
 from wikiskill.store.evaluations import Evaluation, read_outcomes
 from wikiskill.store.trailers import Decision
 

@@ -10,7 +10,7 @@ from conftest import git
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.core.config import Role
+from wikiskill.roles.settings import Role
 from wikiskill.store.rounds import REJECTED_PREFIX, completed_rounds
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 from workspaces import edit_config

@@ -12,7 +12,6 @@ import pytest
 from inprocess import WorldModel, evolve_scripted, scripted_workspace
 from scripted import ScriptedWorld
 from wikiskill.benchmarks import load_benchmark
-from wikiskill.core.config import AgentSettings
 from wikiskill.loop import fingerprint
 from wikiskill.loop.fingerprint import AGENT_SETTINGS, AGENT_TEMPLATES, LEFT_OUT_CODE, code_files, eval_setup
 from wikiskill.loop.harness import Harness
@@ -21,6 +20,7 @@ from wikiskill.roles.agent import InteractiveAgent, QAAgent
 from wikiskill.roles.judge import TEMPLATES as JUDGE_TEMPLATES  # in a judged suite's fingerprint
 from wikiskill.roles.offline.agent import OfflineAgent
 from wikiskill.roles.runners.builtin import BuiltinRunner
+from wikiskill.roles.settings import AgentSettings
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.store.rounds import rejected_tag, round_state

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wikiskill.contracts.gate import ValidationPlan
-from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.loop.gate_policies import (
     ConfirmPolicy,
@@ -24,6 +23,7 @@ from wikiskill.loop.gate_policies import (
     sign_flip_p,
 )
 from wikiskill.loop.impact import ImpactEntry
+from wikiskill.loop.settings import GateSettings
 from wikiskill.store.evaluations import Evaluation, read_scores
 from wikiskill.store.trailers import Action, Decision
 

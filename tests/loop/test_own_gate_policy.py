@@ -16,8 +16,8 @@ from plugin_packages import install_plugin
 from scripted import reversal_suite
 from wikiskill import api
 from wikiskill.contracts.gate import GATE_POLICIES
-from wikiskill.core.config import GateSettings
 from wikiskill.loop.fingerprint import digest
+from wikiskill.loop.settings import GateSettings
 from wikiskill.store.evaluations import skills_id
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Step, format_message

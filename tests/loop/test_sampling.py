@@ -1,8 +1,8 @@
 """Which traces the maintainer and the proposer are shown: failures first, then successes, the same
 for the same seed."""
 
-from wikiskill.core.config import SamplingSettings
 from wikiskill.loop.sampling import sample_traces
+from wikiskill.loop.settings import SamplingSettings
 from wikiskill.store.traces import Trajectory
 
 

@@ -15,12 +15,12 @@ from inprocess import WorldModel, evolve_scripted
 from scripted import ScriptedWorld, reversal_suite
 from wikiskill import api
 from wikiskill.api import RunOptions
-from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import report_data
 from wikiskill.loop.fingerprint import digest
 from wikiskill.loop.gate_policies import PairedPolicy, gate_policy
 from wikiskill.loop.sequential import SequentialPolicy, design, z_at_least
+from wikiskill.loop.settings import GateSettings
 from wikiskill.store.evaluations import Evaluation, evaluation_at, skills_id
 from wikiskill.store.rounds import round_state
 from wikiskill.store.trailers import Crossed, Decision, Step, Trailers, format_message

@@ -19,8 +19,9 @@ from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.harbor import HarborSuite
+from wikiskill.benchmarks.settings import HarborIds, HarborSettings
 from wikiskill.benchmarks.task_folders import CrashRule
-from wikiskill.core.config import EnvironmentSettings, HarborIds, HarborSettings
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.history.htmlreport import report_data
 from wikiskill.history.roundstory import round_story
 from wikiskill.history.status import status

@@ -39,15 +39,19 @@ def modules() -> dict[str, Path]:
 
 
 def layer_of(module: str, table: list[list[str]]) -> int | None:
-    """The row of `module`; -1 for the package's own __init__ (the version), None when no row names it."""
+    """The row of `module`: the row naming its file (`protocols.py`, `llm/settings.py`), else the
+    row naming its top folder; -1 for the package's own __init__ (the version), None when no row
+    names it."""
     parts = module.split(".")
     if parts == ["wikiskill"]:
         return -1
+    file = "/".join(parts[1:]) + ".py"
     first = parts[1]
     for index, names in enumerate(table):
-        if (len(parts) > 2 or (PACKAGE / first).is_dir()) and f"{first}/" in names:
+        if file in names:
             return index
-        if len(parts) == 2 and f"{first}.py" in names:
+    for index, names in enumerate(table):
+        if (len(parts) > 2 or (PACKAGE / first).is_dir()) and f"{first}/" in names:
             return index
     return None
 
@@ -145,7 +149,7 @@ def misplaced_protocols(package: Path, places: list[str]) -> list[str]:
 def test_the_architecture_document_lists_every_layer_once():
     table = layer_table()
     names = [name for row in table for name in row]
-    assert names[:3] == ["core/", "telemetry/", "benchmarks/"] and "cli/" in names
+    assert [row[0] for row in table][:3] == ["core/", "telemetry/", "benchmarks/"] and "cli/" in names
     assert len(names) == len(set(names))
 
 
@@ -153,6 +157,34 @@ def test_every_module_belongs_to_a_layer():
     table = layer_table()
     homeless = [module for module in modules() if layer_of(module, table) is None]
     assert not homeless, f"modules in no layer of docs/architecture.md: {homeless}"
+
+
+def test_a_file_the_table_names_belongs_to_that_row_and_the_rest_of_its_folder_to_the_folders():
+    table = layer_table()
+    assert layer_of("wikiskill.llm.settings", table) == layer_of("wikiskill.core.config", table) == 0
+    assert layer_of("wikiskill.llm.model", table) == layer_of("wikiskill.llm", table) > 0
+
+
+def test_every_section_of_the_settings_sits_beside_its_part_in_the_lowest_layer():
+    from pydantic import BaseModel
+
+    from wikiskill.core.config import Config
+
+    table = layer_table()
+
+    def sections(model: type[BaseModel]) -> list[type[BaseModel]]:
+        found = []
+        for field in model.model_fields.values():
+            if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+                found += [field.annotation, *sections(field.annotation)]
+        return found
+
+    misplaced = [
+        f"{model.__name__} in {model.__module__}"
+        for model in sections(Config)
+        if model.__module__ == "wikiskill.core.config" or layer_of(model.__module__, table) != 0
+    ]
+    assert sections(Config) and not misplaced, misplaced
 
 
 def test_every_package_says_what_it_owns_and_what_it_may_import():
@@ -339,8 +371,8 @@ def runner_names() -> tuple[set[str], frozenset[str]]:
     """The names `agent.runner` takes (the kinds of runner, the CLI presets, the reference agents),
     less those that are also an agent setting (`command` is `agent.command` too, which a runner
     lists among its own settings), and the modules of the classes they name."""
-    from wikiskill.core.config import AgentSettings
     from wikiskill.core.parts import CLI_PRESET, REFERENCE_AGENT, TASK_RUNNER
+    from wikiskill.roles.settings import AgentSettings
 
     kinds = (TASK_RUNNER, CLI_PRESET, REFERENCE_AGENT)
     names = {name for kind in kinds for name in kind.builtins} - set(AgentSettings.model_fields)

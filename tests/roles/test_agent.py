@@ -7,8 +7,8 @@ import asyncio
 from chatmodels import served_model
 from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.benchmarks.jsonl import JsonlQA
-from wikiskill.core.config import SkillsMode, SkillsSettings
 from wikiskill.core.resources import data_dir
+from wikiskill.knowledge.settings import SkillsMode, SkillsSettings
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.roles.agent import LookupTools, QAAgent, ending_with, extract_action, extract_answer, final_answer
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

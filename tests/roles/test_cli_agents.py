@@ -21,7 +21,7 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.benchmarks.registry import load_benchmark
 from wikiskill.cli import app
-from wikiskill.core.config import Config, Role
+from wikiskill.core.config import Config
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.loop.fingerprint import eval_setup
@@ -29,6 +29,7 @@ from wikiskill.roles.coding_agents.cli_agent import CliAgent
 from wikiskill.roles.coding_agents.presets import make_preset
 from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.roles.coding_agents.stream_json import NO_RESULT
+from wikiskill.roles.settings import Role
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer

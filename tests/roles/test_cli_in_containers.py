@@ -21,8 +21,8 @@ from scripted import SPELL, ScriptedWorld
 from wikiskill import api
 from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.cli import app
-from wikiskill.core.config import EnvironmentSettings
 from wikiskill.core.errors import ConfigError
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.roles.coding_agents.in_container import check_model_network
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

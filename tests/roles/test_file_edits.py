@@ -11,9 +11,11 @@ import pytest
 from taskfolders import BUGGY, FIXED
 from wikiskill import api
 from wikiskill.benchmarks import Task
-from wikiskill.core.config import EditFormat, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
+from wikiskill.roles.settings import EditFormat, RoleSettings
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 

@@ -4,11 +4,13 @@ import asyncio
 import re
 
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking, walkthrough
-from wikiskill.core.config import LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.roles.agent import InteractiveAgent, extract_action
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 SKILL = parse_skill(

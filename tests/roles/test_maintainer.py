@@ -9,14 +9,15 @@ import json
 import time
 
 from chatmodels import served_model
-from wikiskill.core.config import LLMSettings, Role, RoleSettings
 from wikiskill.knowledge.wiki_requests import MaintainerOutput, WikiView
 from wikiskill.llm.call import CONTEXT_RETRIES
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.llm.speed import SpeedBook
 from wikiskill.llm.toolcalls import json_schema
 from wikiskill.roles.maintainer import Maintainer
+from wikiskill.roles.settings import Role, RoleSettings
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.trailers import Parsed
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

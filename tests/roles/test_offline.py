@@ -12,7 +12,6 @@ from wikiskill.api import init_workspace
 from wikiskill.benchmarks.textworld_cooking import TextWorldCooking
 from wikiskill.cli import app
 from wikiskill.contracts.roles import ProposerContext, WaitingCandidate
-from wikiskill.core.config import SamplingSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.knowledge.lint import lint_workspace
 from wikiskill.knowledge.pages import parse_page
@@ -21,6 +20,7 @@ from wikiskill.knowledge.skills import parse_skill, skill_problems
 from wikiskill.knowledge.wiki import Wiki, apply_maintainer_output
 from wikiskill.knowledge.wiki_requests import WikiView
 from wikiskill.loop.sampling import sample_traces
+from wikiskill.loop.settings import SamplingSettings
 from wikiskill.roles.offline.agent import OfflineAgent, _room
 from wikiskill.roles.offline.maintainer import OfflineMaintainer, mine
 from wikiskill.roles.offline.proposer import OfflineProposer

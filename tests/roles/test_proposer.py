@@ -9,10 +9,11 @@ import json
 
 from chatmodels import served_model
 from wikiskill.contracts.roles import ProposerContext
-from wikiskill.core.config import LLMSettings, Role, RoleSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.roles.proposer import INVALID_CALL, Proposer
+from wikiskill.roles.settings import Role, RoleSettings
 from wikiskill.store.traces import Trajectory
 from wikiskill.store.trailers import Parsed
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

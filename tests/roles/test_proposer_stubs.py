@@ -8,11 +8,12 @@ import json
 import pytest
 
 from wikiskill.contracts.roles import ProposerContext
-from wikiskill.core.config import LLMSettings, RoleSettings
 from wikiskill.llm.context import conversation_tokens, stub_used_results
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.roles.proposer import Proposer
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 CONTEXT = ProposerContext(round=1, incumbent=0.5, train_score=0.5)

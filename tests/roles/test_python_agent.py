@@ -10,11 +10,12 @@ import pytest
 
 from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.benchmarks.jsonl import JsonlQA
-from wikiskill.core.config import RoleSettings, SkillsSettings
 from wikiskill.core.errors import ConfigError
 from wikiskill.core.resources import data_dir
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.roles.python_agent import AgentResult, AgentRun, PythonAgent, load_runner
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.store.traces import Usage
 from workspaces import skill_md
 

@@ -21,14 +21,17 @@ from conftest import needs
 from taskfolders import BUGGY, FIXED, bugfix_suite
 from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, Task
-from wikiskill.core.config import Config, LLMSettings, RoleSettings, SkillsSettings, ToolProtocol
+from wikiskill.core.config import Config
 from wikiskill.core.errors import ConfigError
 from wikiskill.environments.bubblewrap import bwrap_path
 from wikiskill.environments.host import run_shell
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.knowledge.skills import Skill
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import LLMSettings
 from wikiskill.roles.bash_block import FINISH_MARKER
+from wikiskill.roles.settings import RoleSettings, ToolProtocol
 from wikiskill.roles.shell_agent import MAX_FORMAT_ERRORS, ShellAgent
 from wikiskill.store.settings import parse_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

@@ -8,7 +8,7 @@ import json
 
 from chatmodels import served_model
 from wikiskill.benchmarks import FunctionCall, Task, UserTurn
-from wikiskill.core.config import SkillsMode, SkillsSettings
+from wikiskill.knowledge.settings import SkillsMode, SkillsSettings
 from wikiskill.knowledge.skills import parse_skill
 from wikiskill.roles.tool_agent import ToolUseAgent
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply

@@ -19,9 +19,10 @@ from taskfolders import encode_suite, install_runner
 from wikiskill import api
 from wikiskill.benchmarks.base import BenchmarkKind
 from wikiskill.benchmarks.harbor import HarborSuite
+from wikiskill.benchmarks.settings import HarborIds, HarborSettings
 from wikiskill.benchmarks.task_folders import CrashRule, TaskFolders
 from wikiskill.cli import app
-from wikiskill.core.config import EnvironmentSettings, HarborIds, HarborSettings
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.run.crash_rule import CrashRules, RuledScorer, unsound_folder_tasks, unsound_references
 from wikiskill.run.folder_check import raw_scorer
 from wikiskill.run.harbor_tasks import open_setup

@@ -12,8 +12,8 @@ from conftest import needs_docker
 from harborsuites import remove_images, tag_of, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite
 from wikiskill.benchmarks.harbor_reward import read_reward
-from wikiskill.core.config import EnvironmentSettings
 from wikiskill.core.errors import ConfigError, InfrastructureError
+from wikiskill.environments.settings import EnvironmentSettings
 from wikiskill.roles.reference_agent import NopAgent, OracleAgent
 from wikiskill.run.harbor_tasks import HarborTaskAgent, open_setup
 from wikiskill.store.traces import Trajectory

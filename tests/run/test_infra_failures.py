@@ -23,9 +23,9 @@ from taskfolders import BUGGY, checks_of, folder_workspace, install_runner, writ
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
-from wikiskill.core.config import GateSettings
 from wikiskill.core.errors import ValidationIndecisive
 from wikiskill.loop.gate_policies import gate_policy, infra_problem
+from wikiskill.loop.settings import GateSettings
 from wikiskill.store.evaluations import Evaluation
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import Workspace

@@ -14,11 +14,14 @@ import pytest
 from wikiskill.benchmarks import Task
 from wikiskill.benchmarks.builtin import ExampleQAFamily
 from wikiskill.contracts.running import AgentRecipe, Place
-from wikiskill.core.config import BudgetSettings, Config, LLMSettings, RoleSettings, SkillsSettings
+from wikiskill.core.config import Config
 from wikiskill.core.errors import BudgetExceeded, ModelError
+from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
+from wikiskill.llm.settings import BudgetSettings, LLMSettings
 from wikiskill.roles.agent import QAAgent
+from wikiskill.roles.settings import RoleSettings
 from wikiskill.run.executors.processes import ProcessPool
 from wikiskill.run.runner import run_tasks
 from wikiskill.store.results import ResultCache

@@ -19,11 +19,13 @@ from wikiskill import api
 from wikiskill.benchmarks import BenchmarkKind, Task
 from wikiskill.benchmarks.task_folders import SuiteSettings, TaskFolders
 from wikiskill.cli import app
-from wikiskill.core.config import BudgetSettings, Config, Role
+from wikiskill.core.config import Config
 from wikiskill.core.errors import BudgetExceeded
 from wikiskill.llm.meter import Meter
+from wikiskill.llm.settings import BudgetSettings
 from wikiskill.loop.fingerprint import eval_setup
 from wikiskill.roles.sandbox import Sandbox
+from wikiskill.roles.settings import Role
 from wikiskill.run.scorers import CommandScorer, ScorerTimeout, build_scorer
 from wikiskill.run.workdir_tasks import WorkdirTaskAgent
 from wikiskill.store.traces import Trajectory, Usage

@@ -9,8 +9,9 @@ import pytest
 from conftest import needs_docker
 from harborsuites import remove_images, tag_of, write_harbor_task
 from wikiskill.benchmarks.harbor import ContainerSuite, HarborSuite
-from wikiskill.core.config import AgentSettings, Config
+from wikiskill.core.config import Config
 from wikiskill.llm.meter import Meter
+from wikiskill.roles.settings import AgentSettings
 from wikiskill.run.team import Team
 
 

@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 from conftest import git
 from wikiskill import api
 from wikiskill.cli import app
-from wikiskill.core.config import Role
 from wikiskill.core.errors import SchemaError
+from wikiskill.roles.settings import Role
 from wikiskill.store.trailers import SCHEMA_VERSION, Action, Step, Trailers, format_message, role_keys
 from wikiskill.store.workspace import MAIN, Workspace
 from workspaces import merge_skill, new_workspace

@@ -249,7 +249,7 @@ def _workspace(path: Path):
 
 
 def test_a_secret_in_an_attribute_is_exported_redacted(otel, monkeypatch):
-    from wikiskill.core.config import TelemetrySettings
+    from wikiskill.telemetry.settings import TelemetrySettings
     from wikiskill.telemetry.spans import annotate, command, step_span
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.config import OFFLINE_MODEL, LLMSettings, Role, RoleSettings
+from ..core.config import OFFLINE_MODEL
 from ..core.errors import ConfigError, WikiskillError, WorkspaceError
+from ..llm.settings import LLMSettings
+from ..roles.settings import Role, RoleSettings
 from ..run.team import ModelFactory
 from ..store.settings import load_config
 from ..store.workspace import Workspace

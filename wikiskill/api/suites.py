@@ -69,9 +69,10 @@ def check_suite(
     from ..benchmarks import load_benchmark, spec_of
     from ..benchmarks.harbor import HARBOR, ContainerSuite
     from ..benchmarks.harbor_datasets import fetch_named
+    from ..benchmarks.settings import HarborSettings
     from ..benchmarks.task_folders import SUITE_FILE, TaskFolders
-    from ..core.config import ContainerRuntime, EnvironmentSettings, HarborSettings
     from ..core.errors import BenchmarkError, choice
+    from ..environments.settings import ContainerRuntime, EnvironmentSettings
     from ..run.folder_check import check_folders
     from ..run.harbor_tasks import open_setup
     from ..run.suite_check import check_suite as _check_suite
@@ -139,9 +140,9 @@ def base_image(
     """Make the base image that task Dockerfiles build FROM (debootstrap and `import`, no image
     registry): Debian with python3 and `packages`; an image that already has the name is kept
     unless `rebuild`."""
-    from ..core.config import ContainerRuntime
     from ..core.errors import choice
     from ..environments.base_image import DEFAULT_BASE_IMAGE, make_base_image
+    from ..environments.settings import ContainerRuntime
 
     return make_base_image(
         name or DEFAULT_BASE_IMAGE,

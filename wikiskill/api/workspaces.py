@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contracts.runners import runner_named
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, agent_flag
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL
 from ..core.errors import ConfigError, WorkspaceError
 from ..core.parts import CLI_PRESET, TASK_RUNNER
 from ..core.prompts import render
+from ..roles.settings import agent_flag
 from ..run.preflight import preflight
 from ..store.settings import load_config, parse_config
 from ..store.workspace import Workspace

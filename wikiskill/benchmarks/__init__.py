@@ -2,7 +2,8 @@
 finds families by name through the `wikiskill.benchmarks` entry points (`registry`), and the
 built-in families and suites, one module each, each family loading its own suites (the Harbor
 family fetches a registry dataset as it loads it, `harbor_datasets`). It may import `core` only:
-a suite knows nothing of workspaces, skills, models or the loop."""
+a suite knows nothing of workspaces, skills, models or the loop. Its sections of
+wikiskill.yaml (`harbor`, `splits`) are `settings`, in core's layer."""
 
 from __future__ import annotations
 

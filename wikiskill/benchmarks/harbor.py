@@ -31,11 +31,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..core.config import HarborSettings, SplitSizes
 from ..core.errors import BenchmarkError
 from ..core.text import read_utf8
 from .base import SPLITS, BenchmarkKind, BenchmarkSpec, ReferenceSuite, Split, Task
 from .harbor_network import NetworkMode, NetworkPolicy, Phase, baseline, explicit_policy
+from .settings import HarborSettings, SplitSizes
 from .specs import QA_MAX_STEPS
 
 TASK_TOML = "task.toml"

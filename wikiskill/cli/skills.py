@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from .. import api
-from ..core.config import SkillsMode
+from ..knowledge.settings import SkillsMode
 from ..store.traces import TrajectorySplit
 from .common import console, errors, print_table, workspace_of
 

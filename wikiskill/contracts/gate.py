@@ -11,9 +11,9 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.config import CostRule, CostUnit, GateSettings
 from ..core.parts import GATE_POLICY
 from ..core.registry import Registry
+from ..loop.settings import CostRule, CostUnit, GateSettings
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed, Decision, Trailers
 

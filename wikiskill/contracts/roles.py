@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..benchmarks import Benchmark, BenchmarkKind, Task
-from ..core.config import Config, Role
+from ..core.config import Config
 from ..core.parts import REFERENCE_AGENT, TASK_AGENT
 from ..core.registry import Registry
 from ..environments.base import TaskEnvironment
@@ -20,6 +20,7 @@ from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
 from ..llm.chat import ChatModel, Message
+from ..roles.settings import Role
 from ..store.traces import Score, Trajectory, Usage
 from ..store.trailers import Parsed
 from .transcript import Transcript

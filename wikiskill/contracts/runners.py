@@ -12,10 +12,11 @@ from typing import ClassVar, Protocol
 
 from ..benchmarks import Benchmark, BenchmarkKind
 from ..benchmarks.base import BenchmarkSpec
-from ..core.config import AgentSettings, Config, runner_kind
+from ..core.config import Config
 from ..core.errors import ConfigError
 from ..core.parts import TASK_RUNNER
 from ..core.registry import Registry
+from ..roles.settings import AgentSettings, runner_kind
 from ..store.settings import a_kind
 from .roles import Player
 

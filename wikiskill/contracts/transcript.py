@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..core.config import Role
 from ..core.redact import scrub
+from ..roles.settings import Role
 from ..store.traces import Usage
 
 

@@ -6,4 +6,5 @@ task (`compose`), the network each phase of a task gets (`network`), the images 
 start from, built once per environment digest (`images`, heredocs rewritten for a builder without
 them in `heredoc`), the sweep of containers a killed wikiskill left
 behind (`orphans`), and the base image wikiskill makes without any image registry
-(`base_image`). It may import `core` and `benchmarks` only."""
+(`base_image`). It may import `core` and `benchmarks` only. Its section of wikiskill.yaml
+(`environment`) is `settings`, in core's layer."""

@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.config import ContainerRuntime
 from ..core.errors import WikiskillError
 from .runtime import PACKAGE, PROBE
+from .settings import ContainerRuntime
 
 DEFAULT_BASE_IMAGE = "wikiskill/base:bookworm"
 DEBIAN_SUITE = "bookworm"

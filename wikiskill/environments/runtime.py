@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..core.config import ContainerRuntime
 from ..core.errors import ConfigError, InfrastructureError
+from .settings import ContainerRuntime
 
 PROBE_TIMEOUT_S = 20.0
 PACKAGE = {ContainerRuntime.DOCKER: "docker.io", ContainerRuntime.PODMAN: "podman"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import Task
 from ..contracts.gate import GATE_POLICIES
-from ..core.config import Config, CostRule
+from ..core.config import Config
 from ..core.errors import WikiskillError
 from ..loop.alpha_budget import ledger_problems
 from ..loop.cost_gate import below_p_value, costed_pairs
@@ -26,6 +26,7 @@ from ..loop.evaluating import Evaluator
 from ..loop.fingerprint import digest
 from ..loop.gate_policies import evidence_of, gain_floor, infra_problem, left_out, paired
 from ..loop.reading import Reader
+from ..loop.settings import CostRule
 from ..store.evaluations import Evaluation, evaluation_at, find_evaluation, read_outcomes, skills_id
 from ..store.rounds import leftover_branches
 from ..store.trailers import Action, Decision, Step

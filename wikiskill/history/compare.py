@@ -9,10 +9,10 @@ from enum import StrEnum
 
 from ..benchmarks import Split
 from ..contracts.gate import CostCheck
-from ..core.config import CostRule, CostUnit
 from ..loop.cost_gate import check_cost
 from ..loop.evaluating import Evaluator
 from ..loop.gate_policies import mean_interval, paired
+from ..loop.settings import CostRule, CostUnit
 from ..store.evaluations import Evaluation
 from .differences import compare_caveat, verdict
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeAlias
 
-from ..core.config import CostUnit
 from ..core.prompts import render
 from ..knowledge.pages import read_pages
 from ..knowledge.search import tokens
+from ..loop.settings import CostUnit
 from ..store.evaluations import find_evaluation
 from ..store.rounds import ROUND_TAG
 from ..store.traces import OutcomeRow

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..core.config import GateSettings
 from ..knowledge.search import tokens
 from ..knowledge.skills import load_skills
 from ..knowledge.skillsblock import render_skills
 from ..loop.alpha_budget import spends
+from ..loop.settings import GateSettings
 from ..store.pending import pending_candidates
 from ..store.rounds import completed_rounds, incumbent_score
 from ..store.settings import load_config

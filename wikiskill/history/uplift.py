@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
 from ..contracts.runners import runner_of
-from ..core.config import OFFLINE_MODEL, Config, Role
+from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import SkillsNotWritten, WikiskillError
 from ..knowledge.search import tokens
+from ..roles.settings import Role
 from ..store.trailers import Step, Trailers, format_message
 from ..store.uplift_record import RESULTS_BRANCH, RESULTS_FILE, ArmResult, SkillValue, UpliftResult
 from ..store.workspace import MAIN

@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import WikiskillError, WorkspaceError
 from ..knowledge.lint import working_files
+from ..knowledge.settings import SkillsMode, SkillsSettings
 from ..knowledge.skills import Skill, load_skills, markdown_section
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_skills
 from ..llm.chat import ToolSpec

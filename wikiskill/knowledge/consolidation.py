@@ -13,10 +13,10 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..core.config import WikiSettings
 from .links import Resolver, rewrite_links
 from .pages import Page, PageStatus, Section, page_path, read_pages
 from .search import overlap
+from .settings import WikiSettings
 from .wiki import INDEX, render_index, render_page, resolve
 
 

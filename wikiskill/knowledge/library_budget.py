@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..core.config import SkillsSettings
 from .search import tokens
+from .settings import SkillsSettings
 from .skills import load_skills
 from .skillsblock import render_skills
 

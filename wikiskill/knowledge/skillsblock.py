@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import SkillsMode, SkillsSettings
 from ..core.prompts import render
 from .search import rank, tokens
+from .settings import SkillsMode, SkillsSettings
 from .skills import Skill
 
 LOAD_SKILL_TOOL_NAME = "load_skill"

@@ -5,4 +5,5 @@ and the tool protocol and response_format it settles on (`profile`), the meter a
 (`credentials`), litellm itself (`backend`, the only module that imports it), fitting a
 conversation into a context window (`context`), the text tool-call protocol (`toolcalls`), JSON
 found in model text (`jsontext`) and `doctor`'s probe of a model. It may import `core`,
-`benchmarks`, `store` and `knowledge`."""
+`benchmarks`, `store` and `knowledge`. Its sections of wikiskill.yaml (`llm`, `budget`) are
+`settings`, in core's layer."""

@@ -11,14 +11,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..core.config import LLMSettings, StructuredOutput, ToolProtocol
 from ..core.errors import BudgetExceeded, ContextOverflow, ModelError, ProviderUnavailable
 from ..core.redact import scrub
+from ..roles.settings import StructuredOutput, ToolProtocol
 from .backend import with_cache_marks
 from .chat import Message, Reply, ToolCall, ToolSpec
 from .context import conversation_tokens, estimate_tokens, fit_messages, sizes, tools_tokens
 from .credentials import key_advice, key_names
 from .profile import ModelProfile
+from .settings import LLMSettings
 from .speed import ServerSpeed
 from .toolcalls import (
     TEXT_CALL_PREFIX,

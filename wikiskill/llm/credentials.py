@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from ..benchmarks import spec_of
-from ..core.config import OFFLINE_MODEL, Config, Role, RoleSettings
+from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import ConfigError
+from ..roles.settings import Role, RoleSettings
 from .backend import import_litellm
 
 KEY_ENV = {

@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from ..core.config import OFFLINE_MODEL, Config, LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
+from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import WikiskillError
+from ..roles.settings import Role, RoleSettings, StructuredOutput, ToolProtocol
 from .backend import import_litellm
 from .credentials import missing_key, roles_in_use
 from .jsontext import extract_json
 from .meter import Meter
 from .model import LiteLLMModel
+from .settings import LLMSettings
 from .speed import SpeedBook
 from .toolcalls import TEXT_CALL_PREFIX, tool_spec
 

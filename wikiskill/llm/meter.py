@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from ..core.config import BudgetSettings, Role
 from ..core.errors import BudgetExceeded
+from ..roles.settings import Role
 from ..store.traces import Usage
+from .settings import BudgetSettings
 
 _RESUME = "; finished tasks are kept: raise the budget in wikiskill.yaml and run the command again to continue"
 

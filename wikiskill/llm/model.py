@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..core.config import LLMSettings, Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..core.errors import ModelError
 from ..core.redact import Scrubber
+from ..roles.settings import Role, RoleSettings, StructuredOutput, ToolProtocol
 from ..telemetry.spans import model_call_span
 from .backend import import_litellm, to_reply
 from .cache import ResponseCache
@@ -20,6 +20,7 @@ from .call import Call, seconds_allowed
 from .chat import Message, Reply, ToolSpec
 from .meter import Meter
 from .profile import ModelProfile
+from .settings import LLMSettings
 from .speed import SpeedBook
 
 

@@ -7,8 +7,9 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.config import CacheBreakpoints, Role, RoleSettings, StructuredOutput, ToolProtocol
+from ..roles.settings import Role, RoleSettings, StructuredOutput, ToolProtocol
 from .backend import import_litellm, needs_cache_marks
+from .settings import CacheBreakpoints
 
 DEFAULT_CONTEXT_WINDOW = 8192
 MAX_DEFAULT_COMPLETION_TOKENS = 2048

@@ -23,10 +23,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core.config import GateSettings
 from ..store.reads import Commit, WorkspaceReads
 from ..store.trailers import Decision, Step, Trailers
 from ..store.workspace import MAIN
+from .settings import GateSettings
 
 FIRST_SHARE = 0.9
 """The share of the budget spread evenly over the first `gate.alpha_rounds` verdicts."""

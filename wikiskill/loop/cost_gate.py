@@ -23,10 +23,10 @@ import math
 from dataclasses import replace
 
 from ..contracts.gate import CostCheck, Verdict
-from ..core.config import CostRule, CostUnit, GateSettings
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
 from .gate_policies import gain_floor, gate_policy, paired, policy_confidence, sign_flip_p
+from .settings import CostRule, CostUnit, GateSettings
 
 
 def cost_limit(settings: GateSettings) -> float:

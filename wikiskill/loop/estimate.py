@@ -28,15 +28,17 @@ from ..benchmarks import BenchmarkKind
 from ..contracts.roles import ProposerContext
 from ..contracts.runners import runner_of
 from ..contracts.transcript import Transcript
-from ..core.config import OFFLINE_MODEL, Config, Role, SkillsSettings
+from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import BudgetExceeded
 from ..core.prompts import render_fields
+from ..knowledge.settings import SkillsSettings
 from ..knowledge.skills import Skill, load_skills
 from ..knowledge.skillsblock import render_skills
 from ..knowledge.wiki import maintainer_view, read_wiki
 from ..llm.context import CHARS_PER_TOKEN, conversation_tokens, estimate_tokens
 from ..llm.profile import ModelProfile
 from ..llm.speed import SpeedBook
+from ..roles.settings import Role
 from ..store.reads import WorkspaceReads
 from ..store.rounds import REJECTED_PREFIX, round_label, round_state
 from ..store.traces import Trajectory

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..benchmarks import Split, Task
-from ..contracts.running import AgentRecipe, Executor, Place
+from ..contracts.running import EXECUTORS, AgentRecipe, Executor, Place
 from ..core.errors import BudgetExceeded, ModelError, WikiskillError
 from ..core.parts import LOCAL_EXECUTOR
 from ..knowledge.shelf import WikiShelf
 from ..llm.meter import Meter
-from ..run.executors import open_executor
 from ..run.executors.remote import WorkerDied
 from ..run.team import Team
 from ..store.evaluations import Evaluation, find_evaluation, outcomes_with_repeats, per_task_outcomes
@@ -98,12 +97,14 @@ class Evaluator:
 
     @property
     def executor(self) -> Executor:
-        """The config's executor, started by the first step that runs tasks."""
+        """The executor `config.task_executor` names, with `config.workers` workers, started by the
+        first step that runs tasks."""
         if self._executor is None:
             config = self.reader.config
             if self._local:
                 config = config.model_copy(update={"executor": LOCAL_EXECUTOR, "workers": 1})
-            self._executor = open_executor(config, Place(self._root, self._state_dir), self.team)
+            kind = EXECUTORS.load(config.task_executor)
+            self._executor = kind.open(config, Place(self._root, self._state_dir), self.team)
         return self._executor
 
     def setup(self, split: Split = "val", first_repeat: int = 0) -> EvalSetup:

@@ -44,9 +44,10 @@ from pydantic import BaseModel
 from ..benchmarks import Benchmark, Split
 from ..benchmarks.base import setup_digest_of
 from ..contracts.runners import runner_of
-from ..core.config import AgentSettings, Config, Role
+from ..core.config import Config
 from ..core.resources import data_dir
 from ..roles.judge import TEMPLATES
+from ..roles.settings import AgentSettings, Role
 
 PACKAGE = Path(__file__).resolve().parents[1]
 

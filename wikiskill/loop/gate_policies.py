@@ -19,11 +19,11 @@ from fractions import Fraction
 from typing import ClassVar, Literal
 
 from ..contracts.gate import GATE_POLICIES, BasePolicy, Evidence, GatePolicy, Look, ValidationPlan, Verdict
-from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICY
 from ..store.evaluations import Evaluation
 from ..store.trailers import Decision
+from .settings import CostRule, GateSettings
 
 MAX_REASONS_SHOWN = 10
 """The most infrastructure failures whose reasons a stopping message names (each task's outcome

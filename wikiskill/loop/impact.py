@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..contracts.gate import CostCheck, Effect, Evidence
-from ..core.config import CostRule
 from ..knowledge.wiki import IMPACT
 from ..store.trailers import Decision
+from .settings import CostRule
 
 __all__ = ["IMPACT", "ImpactEntry", "append_entry", "cost_lines", "effect_lines", "effect_report"]
 SHOWN_TASKS = 20

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..core.config import Role
 from ..knowledge.lint import LINTED
 from ..llm.meter import Meter
+from ..roles.settings import Role
 from ..store.traces import Usage
 from ..store.trailers import Trailers, format_message, role_cached_key, role_keys
 from ..store.workspace import MAIN, Workspace

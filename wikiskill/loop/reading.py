@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..benchmarks import Benchmark, BenchmarkKind, Split, Task
 from ..contracts.gate import GatePolicy
 from ..contracts.running import Reporter
-from ..core.config import Config, GateSettings
+from ..core.config import Config
 from ..knowledge.leakage import HeldOut, suite_held_out
 from ..knowledge.skills import Skill, load_skills
 from ..store.evaluations import skills_id
@@ -17,6 +17,7 @@ from ..store.traces import Trajectory
 from ..store.workspace import MAIN
 from .alpha_budget import Spend, budgeted, current_spend
 from .gate_policies import gate_policy
+from .settings import GateSettings
 
 
 class Reader:

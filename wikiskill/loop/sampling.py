@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from ..core.config import SamplingSettings
 from ..store.traces import Trajectory
+from .settings import SamplingSettings
 
 
 def sample_traces(trajectories: list[Trajectory], settings: SamplingSettings, round_number: int) -> list[Trajectory]:

@@ -31,12 +31,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from ..contracts.gate import BasePolicy, Look, ValidationPlan, Verdict
-from ..core.config import CostRule, GateSettings
 from ..core.errors import WikiskillError
 from ..core.parts import GATE_POLICY
 from ..store.evaluations import Evaluation
 from ..store.trailers import Crossed, Trailers
 from .gate_policies import PairedPolicy, differences, evidence_of, paired, verdict_of
+from .settings import CostRule, GateSettings
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,4 +7,5 @@ proposer, the `judge` of judged suites, the rubric drafter of `wikiskill tasks f
 (`sandbox`, the agent's `read_wiki` tool) and their transcripts (`run/team.py` builds them). Each
 returns results or edits; none writes to git or the workspace (the sandbox reads files at a git
 ref; a Python or CLI runner's task gets a temporary folder of its own). It may import `core`,
-`benchmarks`, `store`, `knowledge`, `llm` and the `contracts` it fulfils."""
+`benchmarks`, `store`, `knowledge`, `llm` and the `contracts` it fulfils. The roles' sections of
+wikiskill.yaml are `settings`, in core's layer."""

@@ -13,10 +13,10 @@ from typing import Any, cast
 
 from ..benchmarks import BenchmarkKind, EnvStep, InteractiveBenchmark, QABenchmark, Task, TextEnv, normalized_score
 from ..contracts.roles import AgentParts
-from ..core.config import SkillsMode, SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.parts import TASK_AGENT
 from ..core.prompts import render
+from ..knowledge.settings import SkillsMode, SkillsSettings
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import LOAD_SKILL_TOOL, LOAD_SKILL_TOOL_NAME, load_skill, render_block, shown_skills

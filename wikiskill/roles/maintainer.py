@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from ..contracts.roles import Check, MaintainerResult, TurnReport
 from ..contracts.transcript import Transcript
-from ..core.config import Role
 from ..core.errors import ModelError
 from ..core.prompts import render
 from ..knowledge.wiki_requests import MaintainerOutput, WikiView
@@ -24,6 +23,7 @@ from ..llm.context import conversation_tokens
 from ..llm.jsontext import extract_json
 from ..store.traces import Trajectory
 from ..store.trailers import Parsed
+from .settings import Role
 
 MIN_TRACE_CHARS = 500
 """To fit the measured speed, excerpts are shortened down to this many characters, no further."""

@@ -27,15 +27,16 @@ from typing import cast
 
 from ..benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ..contracts.roles import AgentParts
-from ..core.config import Role, RoleSettings, SkillsSettings
 from ..core.errors import ConfigError
 from ..core.registry import import_object
 from ..environments.base import TaskEnvironment
+from ..knowledge.settings import SkillsSettings
 from ..knowledge.skills import Skill, write_skill_folders
 from ..knowledge.skillsblock import render_block, shown_skills
 from ..llm.chat import Message
 from ..store.traces import Trajectory, Usage
 from .agent import ending_with, final_answer
+from .settings import Role, RoleSettings
 
 ENTRY_POINT_GROUP = "wikiskill.agents"
 

@@ -28,12 +28,12 @@ from pathlib import Path
 
 from ..benchmarks import BenchmarkKind, Task
 from ..contracts.roles import AgentParts
-from ..core.config import EditFormat, SkillsSettings, ToolProtocol
 from ..core.errors import ContextOverflow
 from ..core.parts import TASK_AGENT
 from ..core.prompts import render
 from ..environments.base import TaskEnvironment
 from ..environments.host import HostFolder
+from ..knowledge.settings import SkillsSettings
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills
@@ -44,6 +44,7 @@ from .agent import LookupTools
 from .bash_block import FINISH_MARKER, bash_blocks, finished
 from .edit_blocks import SearchReplace, WholeFile, search_replaces, whole_files
 from .file_edits import FileEditor
+from .settings import EditFormat, ToolProtocol
 from .stuck import StuckDetector, Verdict
 from .workdir_listing import WorkdirSource, listing_of, render_listing
 

@@ -15,10 +15,10 @@ from typing import cast
 
 from ..benchmarks import BenchmarkKind, FunctionCall, Task, ToolSession, ToolUseBenchmark
 from ..contracts.roles import AgentParts
-from ..core.config import SkillsSettings
 from ..core.errors import ContextOverflow
 from ..core.parts import TASK_AGENT
 from ..core.prompts import render
+from ..knowledge.settings import SkillsSettings
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
 from ..knowledge.skillsblock import render_block, shown_skills

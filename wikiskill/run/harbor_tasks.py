@@ -28,8 +28,8 @@ from ..benchmarks.harbor import ContainerSuite, HarborTask
 from ..benchmarks.harbor_env import exports, resolve_env
 from ..benchmarks.harbor_network import Phase
 from ..benchmarks.harbor_reward import read_reward
+from ..benchmarks.settings import HarborSettings, SuiteSkills
 from ..contracts.roles import EnvironmentAgent
-from ..core.config import EnvironmentSettings, HarborSettings, SuiteSkills
 from ..core.errors import InfrastructureError
 from ..environments.base import NeedsMounts
 from ..environments.compose import ComposeProject
@@ -38,6 +38,7 @@ from ..environments.images import ImageCache
 from ..environments.mounts import Mount
 from ..environments.network import EngineNetwork
 from ..environments.runtime import Runtime, open_runtime
+from ..environments.settings import EnvironmentSettings
 from ..environments.storage import StorageLimit, StorageOptRefused
 from ..store.traces import FailureKind, Score, Trajectory, cut
 from .scorers import junit_score

@@ -14,9 +14,10 @@ from ..benchmarks import load_benchmark, spec_of
 from ..benchmarks.harbor import ContainerSuite, HarborTask
 from ..contracts.roles import TASK_AGENTS
 from ..contracts.runners import runner_of
-from ..core.config import CONFIG_FILE, Config, Role
+from ..core.config import CONFIG_FILE, Config
 from ..core.errors import ConfigError, ConfigProblem
 from ..llm.credentials import check_credentials
+from ..roles.settings import Role
 from ..store.settings import a_kind, check_judge, check_runner
 
 Check = Callable[[], object]

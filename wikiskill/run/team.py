@@ -32,7 +32,7 @@ from ..contracts.roles import (
     WorkdirAgent,
 )
 from ..contracts.runners import runner_of
-from ..core.config import OFFLINE_MODEL, Config, Role
+from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import SkillsNotWritten
 from ..knowledge.shelf import WikiShelf
 from ..knowledge.skills import Skill
@@ -44,6 +44,7 @@ from ..llm.speed import SPEED_FILE, SpeedBook
 from ..roles.judge import Judge
 from ..roles.maintainer import Maintainer
 from ..roles.proposer import Proposer
+from ..roles.settings import Role
 from ..roles.skill_writer import SkillWriter
 from .crash_rule import CrashRules, RuledScorer
 from .harbor_tasks import ContainerSetup, HarborTaskAgent, open_setup

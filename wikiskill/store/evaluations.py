@@ -13,8 +13,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ..core.config import CostUnit
 from ..core.errors import WikiskillError
+from ..loop.settings import CostUnit
 from .reads import WorkspaceReads
 from .traces import Trajectory
 from .workspace import Commit

@@ -14,10 +14,11 @@ from pydantic import ValidationError
 from yaml.constructor import SafeConstructor
 
 from ..benchmarks import BenchmarkKind, resolve, spec_of
-from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, Role, config_problems, runner_class
+from ..core.config import CONFIG_FILE, OFFLINE_MODEL, Config, Location, config_problems
 from ..core.errors import BenchmarkError, ConfigError, ConfigProblem
 from ..core.text import read_utf8
 from ..core.yaml_reading import LIBYAML, Reader
+from ..roles.settings import Role, runner_class
 
 
 class _UniqueKeys(SafeConstructor):

@@ -21,8 +21,9 @@ from enum import Enum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.config import CostRule, CostUnit, Role
 from ..core.errors import SchemaError
+from ..loop.settings import CostRule, CostUnit
+from ..roles.settings import Role
 from .subjects import subject_and_body
 
 PREFIX = "Wikiskill-"

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..core.config import TelemetrySettings
 from ..core.endpoints import unreachable, without_login
 from ..core.errors import ConfigError
+from .settings import TelemetrySettings
 
 EXTRA = "pip install 'wikiskill[otel]'"
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

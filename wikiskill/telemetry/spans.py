@@ -15,9 +15,9 @@ from contextvars import ContextVar
 from enum import Enum
 from typing import Any
 
-from ..core.config import TelemetrySettings
 from ..core.redact import Scrubber
 from .otlp import Tracing, destination, open_tracing
+from .settings import TelemetrySettings
 
 TASK_SPANS = {"train": "rollout", "val": "validation", "test": "evaluation"}
 """The name of a task's span by its split."""

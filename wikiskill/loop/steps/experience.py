@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from ...core.config import Role
 from ...integrations.ingest import read_ingested
 from ...knowledge.consolidation import WordOverlap, consolidate
 from ...knowledge.wiki import apply_maintainer_output, check_output, maintainer_view, read_wiki
 from ...roles.offline.consolidation import PatternCover
+from ...roles.settings import Role
 from ...store.rounds import round_label
 from ...store.traces import mean_score, outcomes_jsonl, scored
 from ...store.trailers import Parsed, Step, Trailers

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
-from ...core.config import CostRule, ReviewMode
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
@@ -24,6 +23,7 @@ from ...store.workspace import MAIN, Commit
 from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_report
+from ..settings import CostRule, ReviewMode
 from .evaluation import current_evaluation, incumbent
 from .looks import current_look, incumbent_at, look_trailers
 

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ...core.config import GateSettings
 from ...core.errors import BudgetExceeded, ModelError, ValidationIndecisive
 from ...store.evaluations import Evaluation
 from ...store.rounds import round_label
 from ...store.trailers import Decision, Step, Trailers
 from ..evaluating import Kept
 from ..gate_policies import infra_problem
+from ..settings import GateSettings
 
 if TYPE_CHECKING:
     from ...store.rounds import RoundState

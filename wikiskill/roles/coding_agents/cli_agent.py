@@ -21,12 +21,12 @@ from typing import cast
 from ...benchmarks import Benchmark, BenchmarkKind, QABenchmark, Task
 from ...contracts.coding_agent import CliPreset, CliRun, CliTranscript
 from ...contracts.roles import AgentParts
-from ...core.config import AgentSettings, Role, RoleSettings
 from ...core.prompts import render
 from ...knowledge.skills import Skill
 from ...llm.credentials import KEY_ENV
 from ...store.traces import FailureKind, Trajectory
 from ..agent import ending_with, final_answer
+from ..settings import AgentSettings, Role, RoleSettings
 from .cli_sandbox import sandboxed
 from .isolation import minimal_environment, task_folder
 from .presets import make_preset, program_path

@@ -15,9 +15,9 @@ import os
 import pwd
 from pathlib import Path
 
-from ...core.config import Sandbox
 from ...core.errors import ConfigError
 from ...environments.bubblewrap import bwrap_path, confined
+from ..settings import Sandbox
 from .isolation import TaskFolder
 
 

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...contracts.coding_agent import CliRun, CliTranscript, bare_model
-from ...core.config import AgentSettings
 from ...core.errors import ConfigError, did_you_mean
 from ...core.parts import CLI_PRESET
+from ..settings import AgentSettings
 from .reading import SKILL_FILE
 
 PLACEHOLDERS = ("prompt", "workdir", "home", "skills_dir", "model", "bare_model", "api_base", "api_key", "max_turns")

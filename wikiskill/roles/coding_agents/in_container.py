@@ -33,14 +33,15 @@ from ...benchmarks.harbor import HarborTask
 from ...benchmarks.harbor_network import Phase
 from ...contracts.coding_agent import CliPreset, CliRun
 from ...contracts.roles import AgentParts
-from ...core.config import AgentSettings, EnvironmentSettings, Role, RoleSettings
 from ...core.errors import ConfigError, InfrastructureError
 from ...core.prompts import render
 from ...environments.base import TaskEnvironment
 from ...environments.container import Container
 from ...environments.mounts import Mount
+from ...environments.settings import EnvironmentSettings
 from ...knowledge.skills import Skill, write_skill_folders
 from ...store.traces import Trajectory
+from ..settings import AgentSettings, Role, RoleSettings
 from .cli_agent import api_key, read_back
 from .host_install import host_install
 from .presets import make_preset

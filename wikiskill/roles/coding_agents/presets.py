@@ -14,10 +14,10 @@ from functools import cache
 from pathlib import Path
 
 from ...contracts.coding_agent import CLI_PRESETS, CliPreset, CliRun
-from ...core.config import AgentSettings, Sandbox
 from ...core.errors import ConfigError
 from ...core.parts import CLI_PRESET
 from ...core.resources import data_dir
+from ..settings import AgentSettings, Sandbox
 
 VERSION_TIMEOUT_S = 60.0
 

@@ -15,10 +15,10 @@ import yaml
 
 from ...contracts.roles import Check, MaintainerResult
 from ...contracts.transcript import Transcript
-from ...core.config import Role
 from ...knowledge.pages import PageKind, page_slug
 from ...knowledge.wiki_requests import MaintainerOutput, PageCreate, WikiView
 from ...store.traces import Trajectory, Usage
+from ..settings import Role
 from .rules import group_actions, shape_key
 
 CONTEXT_STEPS = 3

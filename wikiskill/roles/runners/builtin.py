@@ -11,9 +11,10 @@ from ...benchmarks.base import BenchmarkSpec
 from ...benchmarks.registry import spec_of
 from ...contracts.roles import TASK_AGENTS, AgentKind, Player
 from ...contracts.runners import BaseRunner
-from ...core.config import OFFLINE_MODEL, AgentSettings, Config, Role, ToolProtocol
+from ...core.config import OFFLINE_MODEL, Config
 from ...core.errors import ConfigError
 from ...core.parts import TASK_AGENT, TASK_RUNNER
+from ..settings import AgentSettings, Role, ToolProtocol
 
 CODE = ("roles.offline.agent", "llm.toolcalls", "llm.context", "environments.container", "environments.network")
 """Besides the task-agent kinds' own modules: the offline agent, the request shaping the model

@@ -10,9 +10,10 @@ from typing import ClassVar
 from ...benchmarks import Benchmark
 from ...contracts.roles import Player
 from ...contracts.runners import BaseRunner
-from ...core.config import AgentSettings, Config
+from ...core.config import Config
 from ...core.parts import CLI_PRESET, TASK_RUNNER
 from ...core.registry import DOTTED_PATH, import_class
+from ..settings import AgentSettings
 
 CODE = ("roles.coding_agents.cli_agent", "roles.coding_agents.in_container")
 """The modules that decide what a CLI is shown and how its transcript is read, besides its preset's."""

@@ -9,9 +9,10 @@ from typing import ClassVar
 from ...benchmarks import Benchmark
 from ...contracts.roles import Player
 from ...contracts.runners import BaseRunner
-from ...core.config import AgentSettings, Config
+from ...core.config import Config
 from ...core.parts import TASK_RUNNER
 from ..python_agent import PYTHON_RUNNER, PythonAgent, load_runner, runner_code
+from ..settings import AgentSettings
 
 
 @TASK_RUNNER.builtin

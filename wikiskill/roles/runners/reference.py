@@ -9,9 +9,10 @@ from ...benchmarks import Benchmark, BenchmarkKind
 from ...benchmarks.base import BenchmarkSpec
 from ...contracts.roles import REFERENCE_AGENTS, Player
 from ...contracts.runners import BaseRunner
-from ...core.config import AgentSettings, Config
+from ...core.config import Config
 from ...core.errors import ConfigError
 from ...core.parts import REFERENCE_AGENT, TASK_RUNNER
+from ..settings import AgentSettings
 
 
 @TASK_RUNNER.builtin

@@ -18,9 +18,10 @@ from typing import NoReturn
 
 from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
-from ...core.config import OFFLINE_MODEL, Config, Role
+from ...core.config import OFFLINE_MODEL, Config
 from ...core.lifeline import Lifeline, watch_parent
 from ...core.parts import EXECUTOR
+from ...roles.settings import Role
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .worker import WorkerRuntime

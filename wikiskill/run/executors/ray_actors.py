@@ -20,12 +20,13 @@ from typing import Any
 
 from ...contracts.roles import Roles
 from ...contracts.running import AgentRecipe, Place
-from ...core.config import Config, RaySettings
+from ...core.config import Config
 from ...core.errors import WikiskillError
 from ...core.parts import EXECUTOR
 from ...core.resources import data_dir
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
+from .settings import RaySettings
 from .worker import WorkerRuntime
 
 _PACKAGE = Path(__file__).resolve().parents[2]

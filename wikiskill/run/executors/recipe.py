@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ...benchmarks import Split, Task
 from ...contracts.running import AgentRecipe
-from ...core.config import Role
+from ...roles.settings import Role
 from ...store.traces import Trajectory, Usage
 
 
