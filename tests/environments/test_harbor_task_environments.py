@@ -252,7 +252,7 @@ def test_a_compose_project_a_kill_9_left_is_swept_by_the_next_command(tmp_path):
         import asyncio
         from pathlib import Path
         from wikiskill.benchmarks.harbor import HarborSuite
-        from wikiskill.core.config import EnvironmentSettings
+        from wikiskill.environments.settings import EnvironmentSettings
         from wikiskill.run.harbor_tasks import open_setup
         from wikiskill.run.suite_check import check_suite
         suite = Path({str(suite)!r})

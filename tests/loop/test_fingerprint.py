@@ -248,6 +248,18 @@ def test_editing_any_module_of_the_task_agent_changes_the_setup(ws, tmp_path, mo
         assert setup_id(ws) != before
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["core/config.py", "core/section.py", "roles/settings.py", "knowledge/settings.py", "environments/settings.py"],
+)
+def test_editing_a_settings_model_leaves_the_agents_code_alone_as_its_settings_enter_one_by_one(
+    ws, tmp_path, monkeypatch, path
+):
+    before = setup_id(ws)
+    with agent_code_edited(tmp_path, monkeypatch, path):
+        assert setup_id(ws) == before
+
+
 def test_editing_a_module_only_the_built_in_agents_use_leaves_a_python_runners_setup_alone(ws, tmp_path, monkeypatch):
     python = {"agent.runner": "python:json:dumps"}
     before, built_in = setup_id(ws, **python), setup_id(ws)
@@ -258,7 +270,7 @@ def test_editing_a_module_only_the_built_in_agents_use_leaves_a_python_runners_s
 
 SETUP_IN_A_PROCESS = """
 from wikiskill.contracts.runners import runner_of
-from wikiskill.core.config import AgentSettings
+from wikiskill.roles.settings import AgentSettings
 from wikiskill.loop.fingerprint import agent_code_digest
 
 for runner in ("builtin", "python:json:dumps", "command", "oracle"):

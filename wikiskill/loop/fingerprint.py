@@ -23,7 +23,8 @@ enters it with no list to edit. Left out on purpose (`LEFT_OUT_CODE`, and what o
 the model transport (`llm/model.py`, `llm/call.py` and the modules they use: retries, accounting,
 caching; the request shaping they do lives in context.py and toolcalls.py, which the built-in
 runner names), the benchmarks (their `version` and task digest stand for them) and the
-configuration (its settings enter one by one).
+settings' models (`core/config.py`, `core/section.py` and each part's `settings` module: the
+settings enter one by one).
 
 Left out of the settings on purpose: `api_base` (where a model is served, not which model), the
 agent's `response_format` (the task agent never asks for a JSON reply), retries, timeouts and the
@@ -83,17 +84,23 @@ AGENT_TEMPLATES = (
 )
 """The templates in prompts/ that the task agent renders."""
 
+SETTINGS_ENTER = "a settings model: the settings enter the fingerprint one by one"
+
 LEFT_OUT_CODE = {
     "benchmarks": "the benchmark's version and task digest stand for it",
     "benchmarks.harbor": "the Harbor suite's names of its files; its setup digest stands for the tasks",
-    "core.config": "its settings enter the fingerprint one by one",
+    "core.config": SETTINGS_ENTER,
+    "core.section": SETTINGS_ENTER,
     "core.errors": "exception classes",
     "core.parts": "the registry's names; `agent.kind` and `agent.runner` enter the fingerprint",
     "core.prompts": "the renderer; the templates it renders are hashed themselves",
     "core.registry": "loads a part by its name, which enters the fingerprint",
     "core.resources": "finds the package's data folders; the templates in them are hashed themselves",
     "contracts.roles": "what an agent is made from and must do, no code of its own",
+    "environments.settings": SETTINGS_ENTER,
+    "knowledge.settings": SETTINGS_ENTER,
     "llm.credentials": "which variable holds a provider's key: the model transport",
+    "roles.settings": SETTINGS_ENTER,
     "store.traces": "the record of a run, not what the agent does",
     "telemetry.spans": "spans that observe a run; they change nothing the agent does",
 }
