@@ -1,6 +1,6 @@
 """wikiskill.yaml read from text or from a workspace: the one way every command reads it, so a
 key given twice, an unknown setting or a benchmark that no family knows is refused the same way,
-in one line. The settings themselves are `core.config`'s models, which look nothing up."""
+in one line. The settings themselves are the models `core.config` assembles, which look nothing up."""
 
 from __future__ import annotations
 
