@@ -1,7 +1,8 @@
-"""LiteLLMModel against the local fake server: the text tool protocol and `auto`'s fallbacks,
-response_format schemas, fitting into the context window, and errors that are final at once
-(authentication, unknown model, bad request), retried once (a timeout) or raised as
-ProviderUnavailable once the provider stays down."""
+"""One model call (`llm/call.py`), made by LiteLLMModel against the local fake server: the text
+tool protocol and `auto`'s fallbacks, response_format schemas, fitting into the context window
+and the server's measured speed, and errors that are final at once (authentication, unknown
+model, bad request), retried once (a timeout), backed off (a provider that is down or limits the
+rate) or raised as ProviderUnavailable once the provider stays down."""
 
 import asyncio
 
@@ -238,6 +239,33 @@ def test_a_provider_that_stays_down_raises_provider_unavailable(no_backoff):
         with pytest.raises(ProviderUnavailable, match="gave up after 3 attempts"):
             model(server, retries=2).complete(MESSAGES)
     assert len(server.requests) == 3
+
+
+def recorded_sleeps(monkeypatch, jitter: float) -> list[float]:
+    """The seconds the model waits between attempts, recorded instead of slept; `jitter` is the
+    random draw each backoff is scaled by (0.5 + jitter)."""
+    recorded: list[float] = []
+    monkeypatch.setattr("wikiskill.llm.call.random.random", lambda: jitter)
+    monkeypatch.setattr("wikiskill.llm.model.time.sleep", recorded.append)
+    return recorded
+
+
+def test_the_backoff_doubles_from_half_a_second_and_stops_growing_at_thirty(monkeypatch):
+    sleeps = recorded_sleeps(monkeypatch, jitter=0.5)
+    with FakeOpenAIServer(lambda body: Reply(status=503)) as server:
+        with pytest.raises(ProviderUnavailable, match="gave up after 8 attempts"):
+            model(server, retries=7).complete(MESSAGES)
+    assert len(server.requests) == 8
+    assert sleeps == [0.5, 1, 2, 4, 8, 16, 30]
+
+
+def test_a_retry_after_of_more_than_a_minute_is_waited_for_one_minute(monkeypatch):
+    sleeps = recorded_sleeps(monkeypatch, jitter=-0.5)
+    replies = [Reply(status=429, headers={"Retry-After": "600"}, content="slow down"), Reply(content="ok")]
+    with FakeOpenAIServer(lambda body: replies.pop(0)) as server:
+        reply = model(server).complete(MESSAGES)
+    assert reply.content == "ok" and len(server.requests) == 2
+    assert sleeps == [60.0]
 
 
 @pytest.mark.parametrize(
