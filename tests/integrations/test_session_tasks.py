@@ -6,38 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from typer.testing import CliRunner
 
-from transcripts import CLAUDE, LEAKED_KEY, OPENAI
-from wikiskill import api
-from wikiskill.cli import app
+from transcripts import CLAUDE, LEAKED_KEY, OPENAI, Drafter, draft
 from wikiskill.integrations.session_tasks import REVIEW_FILE
 from wikiskill.testing.fakeserver import FakeOpenAIServer
-
-
-class Drafter:
-    """Drafts a rubric naming the session's last user message, so a test sees it read the whole session."""
-
-    def __init__(self, replies: list[str] | None = None):
-        self.replies = replies
-
-    def __call__(self, body: dict) -> str:
-        if self.replies is not None:
-            return self.replies.pop(0)
-        session = body["messages"][1]["content"]
-        last_user = session.rpartition("## user\n")[2].splitlines()[0]
-        return json.dumps(
-            {
-                "accepted": f"The user ended with: {last_user}",
-                "criteria": ["The result does what the request asks.", f"It respects: {last_user}"],
-            }
-        )
-
-
-def draft(args: list[str], cwd: Path, monkeypatch) -> object:
-    monkeypatch.chdir(cwd)
-    return CliRunner().invoke(app, ["tasks", "from-sessions", *args])
 
 
 def test_each_session_becomes_a_task_folder_with_its_request_a_drafted_rubric_and_a_review_marker(
@@ -125,27 +97,6 @@ def test_a_session_drafted_before_is_skipped_without_a_model_call(tmp_path, monk
     assert not list(out.rglob(REVIEW_FILE))
 
 
-def test_inside_a_workspace_its_judge_else_its_agent_drafts_unless_the_command_names_a_model(tmp_path, monkeypatch):
-    with FakeOpenAIServer(Drafter()) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws", benchmark="example-qa", model="openai/workspace-model", api_base=server.base_url
-        )
-        inside = draft([str(OPENAI), "--out", str(tmp_path / "a"), "--format", "openai-messages"], ws.root, monkeypatch)
-        named = draft(
-            [str(OPENAI), "--out", str(tmp_path / "b"), "--format", "openai-messages", "--model", "openai/named-model"],
-            ws.root,
-            monkeypatch,
-        )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["judge"] = {"model": "openai/judge-model"}
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
-        judged = draft([str(OPENAI), "--out", str(tmp_path / "c"), "--format", "openai-messages"], ws.root, monkeypatch)
-    assert inside.exit_code == 0, inside.output
-    assert named.exit_code == 0, named.output
-    assert judged.exit_code == 0, judged.output
-    assert [body["model"] for body in server.requests] == ["workspace-model", "named-model", "judge-model"]
-
-
 def broken_claude(tmp_path: Path) -> Path:
     path = tmp_path / "broken.jsonl"
     lines = CLAUDE.read_text().splitlines()
@@ -219,16 +170,3 @@ def test_a_rubric_that_cannot_be_drafted_after_one_retry_writes_nothing(tmp_path
     assert len(result.output.strip().splitlines()) == 1
     assert "no rubric could be drafted" in result.output and "criteria" in result.output
     assert "Your reply could not be used: no JSON object found" in server.requests[2]["messages"][-1]["content"]
-
-
-def test_outside_a_workspace_the_drafting_model_must_be_named(tmp_path, monkeypatch):
-    result = draft(
-        [str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], tmp_path, monkeypatch
-    )
-    assert result.exit_code == 1 and "--model" in result.output and not (tmp_path / "suite").exists()
-
-
-def test_the_offline_model_cannot_draft_a_rubric(tmp_path, monkeypatch):
-    ws = api.init_workspace(tmp_path / "ws")  # textworld-cooking, played by the offline model
-    result = draft([str(OPENAI), "--out", str(tmp_path / "suite"), "--format", "openai-messages"], ws.root, monkeypatch)
-    assert result.exit_code == 1 and "offline model" in result.output and not (tmp_path / "suite").exists()
