@@ -1,5 +1,7 @@
-"""A plugin package of one module, built and installed by pip (no index, no build isolation) into
-a folder of its own, as a person's package would be: its entry points are real metadata."""
+"""A plugin package of one module in a folder of its own, as a person's package would be: built
+and installed by pip (no index, no build isolation), or as what such an install leaves for entry
+points to be read from (the module and its dist-info), written directly, which costs no pip and
+no build backend process. tests/core/test_plugins.py checks that both read the same."""
 
 import subprocess
 import sys
@@ -35,4 +37,22 @@ def install_plugin(root: Path, name: str, entry_points: dict[str, dict[str, str]
         check=True,
         capture_output=True,
     )  # fmt: skip
+    return site
+
+
+def write_plugin(root: Path, name: str, entry_points: dict[str, dict[str, str]], module: str) -> Path:
+    """What `install_plugin` leaves under `root` that wikiskill reads, written directly: the module
+    and a dist-info whose METADATA and entry_points.txt are as pip writes them; the folder to put
+    on sys.path."""
+    site = root / "site"
+    module_name = name.replace("-", "_")
+    info = site / f"{module_name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / f"{module_name}.py").write_text(textwrap.dedent(module))
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    groups = (
+        f"[{group}]\n" + "".join(f"{entry} = {module_name}:{attribute}\n" for entry, attribute in names.items())
+        for group, names in sorted(entry_points.items())
+    )
+    (info / "entry_points.txt").write_text("\n".join(groups))
     return site

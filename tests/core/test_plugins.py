@@ -2,11 +2,13 @@
 kind of task agent with no edit of wikiskill: a real package folder with entry points in the kinds'
 groups (`wikiskill.gate_policies`, `wikiskill.executors`, `wikiskill.cli_presets`,
 `wikiskill.scorers`, `wikiskill.task_agents`),
-installed by pip into a folder on sys.path; the settings then accept the plugins' names, which
-`wikiskill` lists beside the built-ins."""
+in a folder on sys.path as pip installs it (written as pip leaves it, which one test checks against
+pip's own install); the settings then accept the plugins' names, which `wikiskill` lists beside the
+built-ins."""
 
 import json
 import sys
+from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
-from plugin_packages import install_plugin
+from plugin_packages import install_plugin, write_plugin
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
@@ -118,7 +120,7 @@ class Counted(QAAgent):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-parts", ENTRY_POINTS, MODULE)
+    return write_plugin(tmp_path_factory.mktemp("plugin"), "acme-parts", ENTRY_POINTS, MODULE)
 
 
 @pytest.fixture()
@@ -145,6 +147,16 @@ def test_a_package_installed_into_a_folder_on_the_path_is_seen_by_the_next_look_
     assert GATE_POLICY.names()[-1] == "veto" and TASK_AGENT.names()[-1] == "counted"
     monkeypatch.undo()
     assert "veto" not in GATE_POLICY.names()
+
+
+def test_the_package_written_as_pip_leaves_it_reads_as_pips_own_install(tmp_path):
+    def read(site: Path) -> tuple[str, str, list[tuple[str, str, str]], str]:
+        [dist] = distributions(path=[str(site)])
+        points = sorted((point.group, point.name, point.value) for point in dist.entry_points)
+        return dist.metadata["Name"], dist.version, points, (site / "acme_parts.py").read_text()
+
+    installed = install_plugin(tmp_path, "acme-parts", ENTRY_POINTS, MODULE)
+    assert read(write_plugin(tmp_path / "written", "acme-parts", ENTRY_POINTS, MODULE)) == read(installed)
 
 
 def test_without_the_package_its_name_is_refused_in_one_line(tmp_path):

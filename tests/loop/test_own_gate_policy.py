@@ -12,7 +12,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted
-from plugin_packages import install_plugin
+from plugin_packages import write_plugin
 from scripted import reversal_suite
 from wikiskill import api
 from wikiskill.contracts.gate import GATE_POLICIES
@@ -83,7 +83,7 @@ class Bare:
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(
+    return write_plugin(
         tmp_path_factory.mktemp("plugin"),
         "fixed-gates",
         {"wikiskill.gate_policies": {"at-least-fixed": "AtLeastFixed"}},

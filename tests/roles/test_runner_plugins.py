@@ -9,7 +9,7 @@ import pytest
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
-from plugin_packages import install_plugin
+from plugin_packages import write_plugin
 from wikiskill.benchmarks import load_benchmark
 from wikiskill.core.parts import TASK_RUNNER
 from wikiskill.loop.fingerprint import eval_setup
@@ -58,11 +58,15 @@ class NotingRunner(BaseRunner):
 '''
 
 
-@pytest.fixture()
-def installed(tmp_path_factory, monkeypatch):
-    site = install_plugin(
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return write_plugin(
         tmp_path_factory.mktemp("plugin"), "noting-runner", {"wikiskill.runners": {"noting": "NotingRunner"}}, MODULE
     )
+
+
+@pytest.fixture()
+def installed(site, monkeypatch):
     monkeypatch.syspath_prepend(str(site))
     yield
     sys.modules.pop("noting_runner", None)

@@ -11,7 +11,7 @@ import yaml
 
 from cli_errors import one_error_line, run
 from inprocess import evolve_scripted, scripted_workspace
-from plugin_packages import install_plugin
+from plugin_packages import write_plugin
 from wikiskill.core.errors import ConfigError
 from wikiskill.core.parts import ROUND_STEP
 from wikiskill.loop.steps import Gate, round_steps
@@ -63,7 +63,7 @@ class Nothing(Tally):
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("plugin"), "acme-steps", ENTRY_POINTS, MODULE)
+    return write_plugin(tmp_path_factory.mktemp("plugin"), "acme-steps", ENTRY_POINTS, MODULE)
 
 
 @pytest.fixture()
