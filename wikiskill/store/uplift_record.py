@@ -71,13 +71,11 @@ class SkillValue:
             return "always loaded"
         if self.loading is not SkillLoading.ON_DEMAND:
             return "loads not recorded"
-        where = (
-            "no task it is for"
-            if self.rate_for is None
-            else f"{self.rate_for:.0%} on the {len(self.tasks_for)} task(s) it is for"
-        )
-        other = "no other task" if self.rate_other is None else f"{self.rate_other:.0%} on the others"
-        return f"loaded {where}, {other}"
+        other = "" if self.rate_other is None else f"{self.rate_other:.0%} on the others"
+        if self.rate_for is None:
+            return f"no task it is for; loaded {other}" if other else f"loaded in {self.loads or 0} run(s)"
+        mine = f"loaded {self.rate_for:.0%} on the {len(self.tasks_for)} task(s) it is for"
+        return f"{mine}, {other}" if other else mine
 
 
 @dataclass(frozen=True)
@@ -107,7 +105,7 @@ class UpliftResult:
                 **{
                     **value,
                     "ci95": tuple(value["ci95"]),
-                    "loading": SkillLoading(value.get("loading", SkillLoading.UNSEEN)),
+                    "loading": _loading(value),
                 }
             )
             for value in data["per_skill"]
@@ -115,6 +113,14 @@ class UpliftResult:
         return cls(
             data["split"], data["trials"], data["tasks"], arms, skills, data.get("test_look"), data.get("not_made", {})
         )
+
+
+def _loading(value: dict[str, object]) -> SkillLoading:
+    """A skill value's `loading`; one recorded before it was, read from whether loads were counted."""
+    recorded = value.get("loading")
+    if isinstance(recorded, str):
+        return SkillLoading(recorded)
+    return SkillLoading.ON_DEMAND if value.get("loads") is not None else SkillLoading.UNSEEN
 
 
 def recorded_uplift(ws: WorkspaceReads) -> UpliftResult | None:
