@@ -7,15 +7,17 @@ other change."""
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from conftest import needs_cli
 from qwen_world import QwenCodeWorld, tiny_suite
 from scripted import SPELL, skill_md
 from wikiskill import api
+from wikiskill.cli import app
 from wikiskill.history.htmlreport import render_report, report_data
 from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.store.trailers import Action, SkillLoading, Step
-from wikiskill.store.uplift_record import rarely_loaded
+from wikiskill.store.uplift_record import rarely_loaded, recorded_uplift
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 
@@ -60,9 +62,13 @@ def measured(tmp_path_factory):
             "skills/count-hint/PURPOSE.md": "# count-hint\n\n## Origin\n\nMade for val-00, a count that went wrong.\n",
         }
         ws.commit(files, format_message("human: two skills", {"Round": 0, "Step": "human"}))
-        result = api.uplift(ws, "val", 1, ["main"])
+        shown = CliRunner().invoke(
+            app, ["-C", str(ws.root), "uplift", "--split", "val", "--arms", "main"], env={"COLUMNS": "250"}
+        )
+        assert shown.exit_code == 0, shown.output
+        result = recorded_uplift(ws)
         evolved = evolve_one_round(ws)
-    return ws, result, world, evolved
+    return ws, result, world, evolved, shown.output
 
 
 def evolve_one_round(ws):
@@ -73,7 +79,7 @@ def evolve_one_round(ws):
 
 
 def test_each_skill_has_its_trigger_rate_on_the_tasks_it_is_for_and_on_the_others(measured):
-    _, result, _, _ = measured
+    _, result, _, _, _ = measured
     values = {value.skill: value for value in result.per_skill}
     spell, count = values["spell-letters"], values["count-hint"]
     assert spell.loading is SkillLoading.ON_DEMAND and count.loading is SkillLoading.ON_DEMAND
@@ -86,15 +92,19 @@ def test_each_skill_has_its_trigger_rate_on_the_tasks_it_is_for_and_on_the_other
     assert count.trigger_text() == "loaded 0% on the 1 task(s) it is for, 0% on the others"
 
 
-def test_the_report_shows_each_skills_trigger_rate_and_never_loaded(measured):
-    ws, _, _, _ = measured
+def test_uplift_and_the_report_show_each_skills_trigger_rate_and_never_loaded(measured):
+    ws, _, _, _, shown = measured
+    assert "trigger rate" in shown
+    assert "loaded 100% on the 1 task(s) it is for, 50% on the others" in shown
+    line = next(line for line in shown.splitlines() if "count-hint" in line and "%" in line)
+    assert "loaded 0% on the 1 task(s) it is for, 0% on the others" in line and "never loaded by the agent" in line
     html = render_report(report_data(ws), "t")
     assert "loaded 100% on the 1 task(s) it is for, 50% on the others" in html
     assert "loaded 0% on the 1 task(s) it is for, 0% on the others (never loaded)" in html
 
 
 def test_the_proposer_is_shown_the_skill_loaded_too_rarely_and_its_describe_is_validated(measured):
-    ws, _, world, evolved = measured
+    ws, _, world, evolved, _ = measured
     assert [value.skill for value in rarely_loaded(ws)] == ["count-hint"]
     prompt = world.proposer_prompts[0]
     assert "loads too rarely where they apply" in prompt
