@@ -48,6 +48,8 @@ def test_a_gain_whose_new_skill_was_never_loaded_is_merged_flagged_never_loaded(
     assert meta.never_loaded is True
     assert "Never loaded: spell-letters was loaded in none of 3 validation runs" in ws.body(gate.sha)
     assert "Never loaded" in api.show_round(ws, 1).reason
+    impact = ws.read_file("main", "wiki/skill-impact.md")  # what the proposer reads of past rounds
+    assert "- Note: Never loaded: spell-letters was loaded in none of 3 validation runs" in impact
     (row,) = report_data(ws).costs
     assert row.decision_text == "accepted (never loaded)"
 

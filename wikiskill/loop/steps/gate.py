@@ -152,12 +152,17 @@ class Judged:
             self.main_eval.mean,
             self.verdict.evidence,
             diff,
+            self.loaded_lines,
         )
 
+    @property
+    def loaded_lines(self) -> list[str]:
+        """How often the agent loaded the changed skill during validation, where it was counted."""
+        line = self.loads.line(self.gain) if self.loads is not None else None
+        return [line] if line else []
+
     def body(self, reason: str | None = None) -> str:
-        loaded = self.loads.line(self.gain) if self.loads is not None else None
-        lines = [reason or self.verdict.reason, *([loaded] if loaded else []), *_task_lines(self.verdict.evidence)]
-        return "\n".join(lines)
+        return "\n".join([reason or self.verdict.reason, *self.loaded_lines, *_task_lines(self.verdict.evidence)])
 
 
 def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
