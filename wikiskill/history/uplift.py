@@ -168,17 +168,14 @@ def arm_ref(harness: Harness, name: str, skills: Mapping[str, str]) -> str:
 @dataclass(frozen=True)
 class Scored:
     """One arm's runs: each task's score per trial, the mean tokens and USD per task and trial,
-    and per task how many runs loaded each skill (what a CLI agent's transcript says it read)."""
+    and per task its scored runs (trials times `gate.repeats`) and how many of them loaded each
+    skill (what a CLI agent's transcript says it read)."""
 
     scores: dict[str, list[float]]
     tokens: float
     cost: float
+    runs: Counter[str]
     loads: dict[str, Counter[str]]
-
-    @property
-    def runs(self) -> dict[str, int]:
-        """Each task's scored runs."""
-        return {task: len(scores) for task, scores in self.scores.items()}
 
     def loaded(self, skill: str) -> int:
         """The runs that loaded `skill`, over every task."""
@@ -188,6 +185,7 @@ class Scored:
 def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) -> Scored:
     scores: dict[str, list[float]] = {}
     loads: dict[str, Counter[str]] = {}
+    scored_runs: Counter[str] = Counter()
     used, cost, runs = 0, 0.0, 0
     for trial in range(trials):
         what = f"uplift {label} (trial {trial + 1}/{trials})"
@@ -198,9 +196,11 @@ def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) ->
             for trajectory in run:
                 used += trajectory.usage.prompt_tokens + trajectory.usage.completion_tokens
                 cost += trajectory.usage.cost_usd
-                loads.setdefault(trajectory.task_id, Counter()).update(set(trajectory.skills_loaded))
+                if not trajectory.infra:
+                    scored_runs[trajectory.task_id] += 1
+                    loads.setdefault(trajectory.task_id, Counter()).update(set(trajectory.skills_loaded))
                 runs += 1
-    return Scored(scores, used / max(runs, 1), cost / max(runs, 1), loads)
+    return Scored(scores, used / max(runs, 1), cost / max(runs, 1), scored_runs, loads)
 
 
 def measure(
