@@ -16,7 +16,7 @@ from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import render_report, report_data
-from wikiskill.store.trailers import Decision
+from wikiskill.store.trailers import Decision, SkillLoading
 from wikiskill.store.uplift_record import recorded_uplift, retire_candidates
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -91,6 +91,8 @@ def test_the_skill_that_makes_answers_right_has_positive_leave_one_out_value(mea
     assert values["useless-hint"].marginal == 0.0 and values["useless-hint"].retire
     assert values["spell-letters"].tokens > 0 and not values["spell-letters"].retire
     assert values["spell-letters"].loads is None  # the built-in agent is given every skill: nothing to count
+    assert values["spell-letters"].loading is SkillLoading.ALWAYS
+    assert values["spell-letters"].trigger_text() == "always loaded" and not values["spell-letters"].rarely_loaded
     assert retire_candidates(ws) == ["useless-hint"]
 
 

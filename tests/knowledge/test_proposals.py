@@ -37,6 +37,12 @@ VALID = {
         "edits": [{"op": "append", "content": "- more"}],
         "rationale": "t1 failed",
     },
+    "describe": {
+        "action": "describe",
+        "name": "spell-letters",
+        "description": "Reverse or count a word's letters.",
+        "rationale": "rarely loaded",
+    },
     "retire": {"action": "retire", "name": "spell-letters", "rationale": "unused"},
     "no_action": {"action": "no_action", "rationale": "nothing helps"},
 }
@@ -66,7 +72,7 @@ class CreateWithOwner(CreateSkill):
 
 
 class SchemaWithOwner(ProposalSchema):
-    proposal: Annotated[CreateWithOwner | MODELS[1] | MODELS[2] | MODELS[3], Field(discriminator="action")]
+    proposal: Annotated[CreateWithOwner | MODELS[1] | MODELS[2] | MODELS[3] | MODELS[4], Field(discriminator="action")]
 
 
 def test_a_field_added_to_a_proposal_model_is_honoured_and_required_by_the_parser(monkeypatch):
@@ -89,3 +95,20 @@ def test_a_retire_proposal_removes_the_whole_skill_folder_and_nothing_else():
     }
     with pytest.raises(InvalidProposal, match="cannot retire 'ghost': no such skill"):
         prepare_proposal({"action": "retire", "name": "ghost"}, files, 3)
+
+
+def test_a_describe_proposal_rewrites_the_front_matter_description_and_nothing_else_of_skill_md():
+    proposal = prepare_proposal(
+        {**VALID["describe"], "description": "Load this  when a question asks to reverse\nor count letters."}, SKILLS, 4
+    )
+    before, after = SKILLS["spell-letters/SKILL.md"], proposal.changes["skills/spell-letters/SKILL.md"]
+    assert after is not None
+    assert "description: Load this when a question asks to reverse or count letters." in after
+    assert "Spell the word letter by letter" not in after
+    assert after.split("\n---\n", 1)[1] == before.split("\n---\n", 1)[1]  # the body as it was
+    assert "wikiskill-round: '4'" in after
+    assert "described: rarely loaded" in (proposal.changes["skills/spell-letters/PURPOSE.md"] or "")
+    with pytest.raises(InvalidProposal, match="cannot describe 'ghost': no such skill"):
+        prepare_proposal({**VALID["describe"], "name": "ghost"}, SKILLS, 4)
+    with pytest.raises(InvalidProposal, match="`description` must be a non-empty string"):
+        prepare_proposal({**VALID["describe"], "description": "  "}, SKILLS, 4)

@@ -5,7 +5,6 @@ built-in agent (transfer). The binary is found on PATH."""
 
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -13,83 +12,19 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs, needs_cli
-from scripted import SPELL, ScriptedWorld, create, skill_md
+from qwen_world import QwenCodeWorld, tiny_suite
+from scripted import SPELL, create, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.store.traces import Trajectory
+from wikiskill.store.trailers import SkillLoading, Step
 from wikiskill.store.workspace import format_message
-from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+from wikiskill.testing.fakeserver import FakeOpenAIServer
 
 needs_qwen = needs_cli(QwenCode)
 pytestmark = [needs_qwen, pytest.mark.slow]
-
-TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None)]
-VAL = [("count", "pepper", "p"), ("reverse", "tattoo", None), ("reverse", "giraffe", None)]
-"""With the skill loaded the scripted model reverses words of at most 6 letters right: val goes
-from 1/3 to 2/3, so the round after the merge still runs."""
-
-
-def question(kind: str, word: str, letter: str | None) -> dict:
-    if kind == "count":
-        return {
-            "question": f"How many times does the letter '{letter}' occur in the word '{word}'? Answer with a number.",
-            "answer": str(word.count(letter)),
-        }
-    return {
-        "question": f"Write the word '{word}' backwards, letter by letter. Answer with the reversed word only.",
-        "answer": word[::-1],
-    }
-
-
-def tiny_suite(folder: Path) -> str:
-    """A jsonl QA suite of 2 train and 3 val tasks like example-qa's: `jsonl:FOLDER`."""
-    folder.mkdir()
-    for split, rows in (("train", TRAIN), ("val", VAL), ("test", VAL[:1])):
-        lines = [json.dumps({"id": f"{split}-{index:02d}", **question(*row)}) for index, row in enumerate(rows)]
-        (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
-    (folder / "suite.json").write_text(json.dumps({"scorer": "exact"}))
-    return f"jsonl:{folder}"
-
-
-def text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
-class QwenCodeWorld(ScriptedWorld):
-    """ScriptedWorld, with the task agent played through Qwen Code: when `spell-letters` is listed
-    among its skills the model first calls the `skill` tool for it, and it reverses words right
-    only once a tool result (the loaded SKILL.md) carries the SPELL marker."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.seen: list[str] = []
-
-    def __call__(self, body: dict) -> Reply | str:
-        messages = body["messages"]
-        system = text(messages[0]) if messages[0]["role"] == "system" else ""
-        if system.startswith(
-            ("You are a Wiki Maintainer Agent", "You are a Skill Proposer Agent", "You are a careful problem solver")
-        ):  # wikiskill's roles and built-in agent
-            return super().__call__(body)
-        if not system.startswith("You are Qwen Code"):
-            return "Nothing to do."  # a side request of the CLI's own
-        prompt = "\n".join(text(m) for m in messages if m["role"] == "user")
-        self.seen.append(json.dumps(body))
-        results = [text(m) for m in messages if m["role"] == "tool"]
-        if not results and "spell-letters" in prompt:
-            return Reply(
-                content="Let me load the skill first.",
-                tool_calls=[{"name": "skill", "arguments": {"skill": "spell-letters"}}],
-            )
-        loaded = any(SPELL in result for result in results)
-        return self.answer(
-            SPELL if loaded else "", re.sub(r"<system-reminder>.*?</system-reminder>", "", prompt, flags=re.DOTALL)
-        )
 
 
 @pytest.fixture()
@@ -138,6 +73,9 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
     assert not (ws.root / ".qwen").exists()
     usage = api.skill_usage(ws)["spell-letters"]
     assert (usage.prompts, usage.loads) == (2, 2)  # round 2's rollout: every task saw it and loaded it
+    gate = next(c.meta for c in ws.log("main") if c.meta.step == Step.GATE and c.meta.round == 1)
+    assert (gate.skill_loading, gate.skill_loads, gate.skill_runs) == (SkillLoading.ON_DEMAND, 3, 3)
+    assert gate.never_loaded is None  # its every validation run loaded it
 
 
 def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path):

@@ -75,12 +75,22 @@ def uplift_command(
         for row in skills:
             value = loads[row.name]
             notes = ["no value shown: a retire candidate"] if row.retire else []
-            if value.loads is not None:
-                notes.append("never loaded by the agent" if value.never_loaded else f"loaded in {value.loads} run(s)")
+            if value.never_loaded:
+                notes.append("never loaded by the agent")
+            if value.rarely_loaded:
+                notes.append("loaded too rarely where it applies: the proposer may rewrite its description")
             skill_rows.append(
-                [row.name, signed(row.value), interval_text(row.interval), str(value.tokens), "; ".join(notes)]
+                [
+                    row.name,
+                    signed(row.value),
+                    interval_text(row.interval),
+                    str(value.tokens),
+                    value.trigger_text(),
+                    "; ".join(notes),
+                ]
             )
-        print_table(["skill", "contribution", "95% interval", "tokens", ""], skill_rows, names=(0, 2), wrapped=(4,))
+        headers = ["skill", "contribution", "95% interval", "tokens", "trigger rate", ""]
+        print_table(headers, skill_rows, names=(0, 2), wrapped=(4, 5))
         plain("contribution: main's mean minus main's without the skill (positive: the skill helps)")
     look = f"; test look {result.test_look}" if result.test_look else ""
     plain(f"{result.split}: {result.tasks} task(s) x {result.trials} trial(s){look}")

@@ -23,6 +23,7 @@ from ..llm.chat import ChatModel, Message
 from ..roles.settings import Role
 from ..store.traces import Score, Trajectory, Usage
 from ..store.trailers import Parsed
+from ..store.uplift_record import SkillValue
 from .transcript import Transcript
 
 TurnReport = Callable[[int, Usage], None]
@@ -102,6 +103,9 @@ class ProposerContext:
     """The skills a person locked (`skills.locked`): no patch or retire of them is accepted."""
     retire: list[str] = field(default_factory=list)
     """Skills the last `wikiskill uplift` showed no value for when left out: candidates to retire."""
+    rarely_loaded: list[SkillValue] = field(default_factory=list)
+    """Skills the last `wikiskill uplift` found loaded too rarely on the tasks they are for, with
+    their trigger figures: candidates for a `describe`."""
     max_tokens: int | None = None
     """`skills.max_tokens`: the bound on the skills block a create must stay within."""
 

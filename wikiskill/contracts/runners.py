@@ -18,6 +18,7 @@ from ..core.parts import TASK_RUNNER
 from ..core.registry import Registry
 from ..roles.settings import AgentSettings, runner_kind
 from ..store.settings import a_kind
+from ..store.trailers import SkillLoading
 from .roles import Player
 
 SUITE_WORDS = {BenchmarkKind.QA: "QA suites", BenchmarkKind.WORKDIR: "task folders"}
@@ -144,3 +145,12 @@ def runner_named(value: str) -> type[TaskRunner]:
 def runner_of(agent: AgentSettings) -> type[TaskRunner]:
     """The kind of runner `agent.runner` is (checked when the settings were read)."""
     return runner_named(agent.runner)
+
+
+def skill_loading(agent: AgentSettings) -> SkillLoading:
+    """How `agent.runner`'s task agent comes to a skill: on demand when it reads them as files,
+    always when they are in its prompt, else unseen."""
+    runner = runner_of(agent)
+    if runner.reads_skill_files:
+        return SkillLoading.ON_DEMAND
+    return SkillLoading.ALWAYS if runner.prompts_skills else SkillLoading.UNSEEN

@@ -51,6 +51,7 @@ DECISION_SYMBOLS = {Decision.ACCEPTED.value: "circle", Decision.REJECTED.value: 
 ACTION_SYMBOLS: dict[str, str] = {
     Action.CREATE: "circle",
     Action.PATCH: "diamond",
+    Action.DESCRIBE: "star",
     Action.RETIRE: "x",
     Step.ROLLBACK: "triangle-down",
 }
@@ -95,6 +96,8 @@ class RoundCost:
     events: tuple[str, ...] = ()
     """Every decision the round's gate commits recorded, oldest first (`pending`, `accepted`)."""
     is_rollback: bool = False
+    never_loaded: bool = False
+    """The gate's `Never-Loaded`: a gain whose skill the agent never loaded during validation."""
 
     @property
     def ratio(self) -> float | None:
@@ -104,7 +107,8 @@ class RoundCost:
 
     @property
     def decision_text(self) -> str:
-        return " → ".join(self.events) or self.decision
+        text = " → ".join(self.events) or self.decision
+        return f"{text} (never loaded)" if self.never_loaded else text
 
 
 @dataclass
@@ -218,7 +222,17 @@ def _gate_cost(ws: Workspace, gate: Commit, number: int) -> RoundCost:
         found = find_evaluation(ws, gate.parents[0], meta.incumbent_fingerprint or "")
         incumbent = _mean(list(found[1].tokens.values())) if found else None
     decision = meta.decision.value if meta.decision else ""
-    return RoundCost(number, meta.skill or "", decision, unit, meta.score, meta.incumbent, candidate, incumbent)
+    return RoundCost(
+        number,
+        meta.skill or "",
+        decision,
+        unit,
+        meta.score,
+        meta.incumbent,
+        candidate,
+        incumbent,
+        never_loaded=bool(meta.never_loaded),
+    )
 
 
 def _mean(values: Iterable[object]) -> float | None:

@@ -28,15 +28,16 @@ from typing import TYPE_CHECKING
 
 from ..benchmarks import Split
 from ..benchmarks.harbor import TASK_DIR_KEY
-from ..contracts.runners import runner_of
+from ..contracts.runners import skill_loading
 from ..core.config import OFFLINE_MODEL, Config
 from ..core.errors import SkillsNotWritten, WikiskillError
 from ..knowledge.search import tokens
 from ..roles.settings import Role
-from ..store.trailers import Step, Trailers, format_message
+from ..store.trailers import SkillLoading, Step, Trailers, format_message
 from ..store.uplift_record import RESULTS_BRANCH, RESULTS_FILE, ArmResult, SkillValue, UpliftResult
 from ..store.workspace import MAIN
 from .raw_examples import raw_skill
+from .triggers import changed_tasks, named_tasks, triggers
 
 if TYPE_CHECKING:
     from ..loop.harness import Harness
@@ -168,17 +169,24 @@ def arm_ref(harness: Harness, name: str, skills: Mapping[str, str]) -> str:
 @dataclass(frozen=True)
 class Scored:
     """One arm's runs: each task's score per trial, the mean tokens and USD per task and trial,
-    and how many runs loaded each skill (what a CLI agent's transcript says it read)."""
+    and per task its scored runs (trials times `gate.repeats`) and how many of them loaded each
+    skill (what a CLI agent's transcript says it read)."""
 
     scores: dict[str, list[float]]
     tokens: float
     cost: float
-    loads: Counter[str]
+    runs: Counter[str]
+    loads: dict[str, Counter[str]]
+
+    def loaded(self, skill: str) -> int:
+        """The runs that loaded `skill`, over every task."""
+        return sum(counts[skill] for counts in self.loads.values())
 
 
 def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) -> Scored:
     scores: dict[str, list[float]] = {}
-    loads: Counter[str] = Counter()
+    loads: dict[str, Counter[str]] = {}
+    scored_runs: Counter[str] = Counter()
     used, cost, runs = 0, 0.0, 0
     for trial in range(trials):
         what = f"uplift {label} (trial {trial + 1}/{trials})"
@@ -189,9 +197,11 @@ def scored(harness: Harness, ref: str, split: Split, trials: int, label: str) ->
             for trajectory in run:
                 used += trajectory.usage.prompt_tokens + trajectory.usage.completion_tokens
                 cost += trajectory.usage.cost_usd
-                loads.update(set(trajectory.skills_loaded))
+                if not trajectory.infra:
+                    scored_runs[trajectory.task_id] += 1
+                    loads.setdefault(trajectory.task_id, Counter()).update(set(trajectory.skills_loaded))
                 runs += 1
-    return Scored(scores, used / max(runs, 1), cost / max(runs, 1), loads)
+    return Scored(scores, used / max(runs, 1), cost / max(runs, 1), scored_runs, loads)
 
 
 def measure(
@@ -250,14 +260,37 @@ def measure(
         for arm in made
     ]
     values = []
-    if per_skill:
-        for skill in main_skills:
-            contribution = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
-            ci = interval(means["main"] - means[f"without-{skill}"])
-            text = harness.ws.read_file(MAIN, f"skills/{skill}/SKILL.md") or ""
-            loads = results["main"].loads[skill] if runner_of(harness.config.agent).reads_skill_files else None
-            retire = ci[0] <= 0.0 and contribution <= 0.0
-            values.append(SkillValue(skill, contribution, ci, tokens(text), retire, loads, loads == 0))
+    loading = skill_loading(harness.config.agent)
+    main_run = results["main"]
+    for skill in main_skills if per_skill else []:
+        contribution = float(matrix["main"].mean() - matrix[f"without-{skill}"].mean())
+        ci = interval(means["main"] - means[f"without-{skill}"])
+        text = harness.ws.read_file(MAIN, f"skills/{skill}/SKILL.md") or ""
+        retire = ci[0] <= 0.0 and contribution <= 0.0
+        if loading is not SkillLoading.ON_DEMAND:
+            values.append(SkillValue(skill, contribution, ci, tokens(text), retire, loading=loading))
+            continue
+        main_scores = {task: main_run.scores[task][:trials] for task in tasks}
+        without = results[f"without-{skill}"].scores
+        purpose = harness.ws.read_file(MAIN, f"skills/{skill}/PURPOSE.md") or ""
+        tasks_for = changed_tasks(main_scores, without) | named_tasks(purpose, tasks)
+        found = triggers(skill, main_run.loads, main_run.runs, tasks, tasks_for)
+        loads = main_run.loaded(skill)
+        values.append(
+            SkillValue(
+                skill,
+                contribution,
+                ci,
+                tokens(text),
+                retire,
+                loads,
+                loads == 0,
+                loading,
+                found.tasks_for,
+                found.rate_for,
+                found.rate_other,
+            )
+        )
     return UpliftResult(split, trials, len(tasks), arm_results, values, not_made=missing)
 
 

@@ -27,7 +27,7 @@ from ..core.redact import scrub
 from ..store.trailers import Action
 from .edits import Edit, apply_edits, parse_edits
 from .purpose import add_history
-from .skills import normalize_name, skill_problems, with_front_matter
+from .skills import normalize_name, skill_problems, with_description, with_front_matter
 
 MAX_SKILL_CHARS = 20_000
 MAX_RATIONALE_CHARS = 2_000
@@ -174,6 +174,27 @@ class PatchSkill(_ProposalModel):
         return self._dropped
 
 
+class DescribeSkill(_ProposalModel):
+    """Rewrite an existing skill's description (its front matter's only; the rest of SKILL.md
+    stays): an agent that loads skills on demand reads the description to decide whether to load
+    the skill, so one loaded too rarely where it applies needs a description that names those
+    situations."""
+
+    action: Literal[Action.DESCRIBE]
+    name: SkillName = Field(description="an existing skill's name")
+    description: str = Field(
+        description="the new description: what the skill does and the situations to load it in (one or two sentences)"
+    )
+    rationale: str
+
+    @field_validator("description")
+    @classmethod
+    def _description_given(cls, description: str) -> str:
+        if not description.strip():
+            raise ValueError("`description` must be a non-empty string")
+        return description
+
+
 class RetireSkill(_ProposalModel):
     """Remove a skill that no longer earns its place in the prompt (merged when the candidate
     scores at least the incumbent: a smaller prompt at an equal score is a gain)."""
@@ -190,7 +211,7 @@ class NoAction(_ProposalModel):
     rationale: str
 
 
-AnyProposal = CreateSkill | PatchSkill | RetireSkill | NoAction
+AnyProposal = CreateSkill | PatchSkill | DescribeSkill | RetireSkill | NoAction
 ProposalRequest = Annotated[AnyProposal, Field(discriminator="action")]
 ACTIONS: tuple[Action, ...] = tuple(
     get_args(model.model_fields["action"].annotation)[0] for model in get_args(AnyProposal)
@@ -305,6 +326,8 @@ def prepare_proposal(raw: object, skill_files: dict[str, str], round_number: int
             _create(proposal, request, skill_files, round_number)
         elif isinstance(request, RetireSkill):
             _retire(proposal, skill_files)
+        elif isinstance(request, DescribeSkill):
+            _describe(proposal, request, skill_files, round_number)
         else:
             _patch(proposal, request, skill_files, round_number)
     except InvalidProposal as exc:
@@ -380,6 +403,23 @@ def _patch(proposal: Proposal, request: PatchSkill, skill_files: dict[str, str],
         f"{skill_dir(name)}/SKILL.md": _checked_skill(texts["SKILL.md"], name, round_number),
         f"{skill_dir(name)}/PURPOSE.md": add_history(
             texts["PURPOSE.md"] or f"# {name}\n", round_number, f"patched: {proposal.rationale or 'no rationale given'}"
+        ),
+    }
+
+
+def _describe(proposal: Proposal, request: DescribeSkill, skill_files: dict[str, str], round_number: int) -> None:
+    name = request.name
+    if f"{name}/SKILL.md" not in skill_files:
+        raise InvalidProposal(f"cannot describe {name!r}: no such skill (create it instead)")
+    try:
+        text = with_description(skill_files[f"{name}/SKILL.md"], request.description)
+    except ValueError as exc:
+        raise InvalidProposal(f"SKILL.md: {exc}") from None
+    purpose = skill_files.get(f"{name}/PURPOSE.md") or f"# {name}\n"
+    proposal.changes = {
+        f"{skill_dir(name)}/SKILL.md": _checked_skill(text, name, round_number),
+        f"{skill_dir(name)}/PURPOSE.md": add_history(
+            purpose, round_number, f"described: {proposal.rationale or 'no rationale given'}"
         ),
     }
 

@@ -135,6 +135,14 @@ def with_front_matter(text: str, name: str, extra_metadata: dict[str, str]) -> s
     return f"---\n{front}\n---\n\n{body.strip()}\n"
 
 
+def with_description(text: str, description: str) -> str:
+    """The SKILL.md with its front matter's description replaced, its body left as it is."""
+    data, body = split_front_matter(text)
+    data["description"] = " ".join(description.split())
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000).strip()
+    return f"---\n{front}\n---\n\n{body.strip()}\n"
+
+
 def load_skills(files: dict[str, str]) -> list[Skill]:
     """Skills from a `{relative path under skills/: text}` mapping, sorted by name.
 

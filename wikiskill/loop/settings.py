@@ -145,6 +145,10 @@ class GateSettings(Section):
     `pending/rNNN-<name>` with the gate's evidence, and evolution goes on; a person merges it with
     `wikiskill accept NAME` (validated again first when main moved) or turns it down with
     `wikiskill reject NAME --why TEXT`; `wikiskill review` lists the queue (docs/review.md)."""
+    require_load: bool = False
+    """An agent that loads skills on demand (a coding CLI): a candidate whose changed skill it
+    never loaded during validation is rejected even when it scored higher (the gain did not
+    come from the skill). False: such a gain is merged and flagged `never loaded`."""
 
     _own: dict[str, object] = PrivateAttr(default_factory=dict)
     """The chosen policy's settings of its own (`GatePolicy.Settings`), as written."""

@@ -20,7 +20,7 @@ from ..store.rounds import round_label
 from ..store.trailers import Action, Step
 from ..store.workspace import MAIN, Workspace
 
-CHANGES = (Action.CREATE, Action.PATCH)
+CHANGES = (Action.CREATE, Action.PATCH, Action.DESCRIBE)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from ..contracts.roles import Library, ProposalCheck, ProposerContext, ProposerR
 from ..contracts.transcript import TranscriptCall
 from ..core.errors import ModelError
 from ..core.prompts import render
-from ..knowledge.proposals import CREATE_EXAMPLE, InvalidProposal, ProposalSchema, parse_proposal
+from ..knowledge.proposals import ACTIONS, CREATE_EXAMPLE, InvalidProposal, ProposalSchema, parse_proposal
 from ..llm.chat import ChatModel, Message, Reply, ToolCall
 from ..llm.context import stub_used_results
 from ..llm.jsontext import json_objects
@@ -55,7 +55,7 @@ TOOLS = [
     tool_spec(
         "list_files", "List the files under a workspace folder (wiki, wiki/patterns, skills, traces).", PathArgument
     ),
-    tool_spec("finish", "Submit your one proposal (create, patch, retire or no_action).", ProposalSchema),
+    tool_spec("finish", f"Submit your one proposal ({', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}).", ProposalSchema),
 ]
 TOOL_NAMES = ", ".join(tool["function"]["name"] for tool in TOOLS)
 FINISH_ONLY = [tool for tool in TOOLS if tool["function"]["name"] == "finish"]

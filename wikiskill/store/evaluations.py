@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.errors import WikiskillError
@@ -166,6 +167,10 @@ def outcomes_with_repeats(runs: list[list[Trajectory]]) -> str:
             repeats = [run[index] for run in runs if not run[index].infra]
             if repeats:
                 row["tokens"], row["cost"] = _mean_usage(repeats, "tokens"), _mean_usage(repeats, "cost")
+            loads = Counter(name for run in repeats for name in dict.fromkeys(run.skills_loaded))
+            row.pop("loads", None)
+            if loads:
+                row["loads"] = dict(sorted(loads.items()))
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
 
@@ -206,6 +211,40 @@ def _finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         return None
     return float(value)
+
+
+@dataclass(frozen=True)
+class TaskLoads:
+    """One scored task of an outcomes file: its runs, and how many of them loaded each skill."""
+
+    runs: int
+    loads: dict[str, int]
+
+
+def read_loads(text: str) -> dict[str, TaskLoads]:
+    """`{task id: TaskLoads}` of the scored tasks of a per-task outcomes file (`loads` rows);
+    a count that is not a whole number of runs is read as none."""
+    found: dict[str, TaskLoads] = {}
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+            task, score = str(row["id"]), row["score"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if score is None or row.get("failure") == "infra":
+            continue
+        repeats = row.get("scores")
+        runs = sum(value is not None for value in repeats) if isinstance(repeats, list) else 1
+        loads = row.get("loads") if isinstance(row.get("loads"), dict) else {}
+        found[task] = TaskLoads(
+            runs,
+            {
+                str(name): count
+                for name, count in loads.items()
+                if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= runs
+            },
+        )
+    return found
 
 
 def read_scores(text: str) -> dict[str, float]:

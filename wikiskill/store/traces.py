@@ -99,6 +99,8 @@ class OutcomeRow(TypedDict, total=False):
     error: str | None
     failure: str | None
     scores: list[float | None]
+    loads: dict[str, int]
+    """The skills a CLI agent loaded: `{name: repeats that loaded it}` (absent: none loaded)."""
 
 
 class FileEdit(BaseModel):
@@ -186,6 +188,7 @@ class Trajectory(BaseModel):
             "expected": self.expected,
             "error": self.error,
             "failure": self.failure.value if self.failure else None,
+            **({"loads": dict.fromkeys(self.skills_loaded, 1)} if self.skills_loaded else {}),
         }
 
     def step_count(self) -> int:

@@ -73,6 +73,9 @@ class Action(StrEnum):
 
     CREATE = "create"
     PATCH = "patch"
+    DESCRIBE = "describe"
+    """Rewrite an existing skill's front matter description only: what an agent that loads skills
+    on demand reads to decide whether to load it."""
     RETIRE = "retire"
     """Remove a skill: a smaller prompt at an equal score is a gain, so the gate merges it when the
     candidate scores at least the incumbent."""
@@ -115,6 +118,18 @@ class Crossed(StrEnum):
     """It fell below the look's lower boundary: a gain is out of reach; rejected early."""
     POOL_END = "pool_end"
     """The pool is used up: the fixed-n `paired` verdict at the level the earlier looks left."""
+
+
+class SkillLoading(StrEnum):
+    """How the task agent comes to a skill, which says what counting its loads can show."""
+
+    ON_DEMAND = "on_demand"
+    """It reads a skill when it decides to (a coding CLI's skill tool, a read of its SKILL.md):
+    its transcript says which, so each skill has a trigger rate."""
+    ALWAYS = "always"
+    """Every skill is in its prompt on every task: always loaded, no rate to count."""
+    UNSEEN = "unseen"
+    """It records no skill it read (a Python runner): nothing to count."""
 
 
 class Trailers(BaseModel):
@@ -196,6 +211,15 @@ class Trailers(BaseModel):
     """`gate.alpha_budget`: the budget left for the verdicts after it."""
     incumbent_results: str | None = Field(None, alias="Incumbent-Results")
     """`sequential`: path of main's per-task outcomes on the same tasks."""
+    skill_loading: SkillLoading | None = Field(None, alias="Skill-Loading")
+    """`gate` of a create, patch or describe: how the task agent comes to the changed skill."""
+    skill_loads: int | None = Field(None, alias="Skill-Loads")
+    """`gate`, `Skill-Loading: on_demand`: the validation runs whose agent loaded the changed skill."""
+    skill_runs: int | None = Field(None, alias="Skill-Runs")
+    """`gate`, `Skill-Loading: on_demand`: the validation runs counted (scored tasks times repeats)."""
+    never_loaded: bool | None = Field(None, alias="Never-Loaded")
+    """`gate`: the candidate scored higher, but its agent never loaded the changed skill during
+    validation: the gain did not come from the skill."""
     reads: int | None = Field(None, alias="Reads")
     sampled: str | None = Field(None, alias="Sampled")
     attempts: int | None = Field(None, alias="Attempts")

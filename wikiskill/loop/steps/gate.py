@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts.gate import CostCheck, Evidence, Verdict
+from ...contracts.runners import skill_loading
 from ...core.errors import WorkspaceError
 from ...knowledge.pages import read_pages
 from ...knowledge.purpose import addressed_pages, record_decision
@@ -24,6 +25,7 @@ from ..alpha_budget import Spend
 from ..cost_gate import weigh_cost
 from ..impact import IMPACT, ImpactEntry, append_entry, effect_report
 from ..settings import CostRule, ReviewMode
+from ..skill_loads import ValidationLoads, require_load, validation_loads
 from .evaluation import current_evaluation, incumbent
 from .looks import current_look, incumbent_at, look_trailers
 
@@ -97,10 +99,17 @@ class Judged:
     """The verdict's share of `gate.alpha_budget`."""
     recorded: Mapping[str, str] = field(default_factory=dict)
     """The policy's settings of its own, as trailers (`GatePolicy.trailers`)."""
+    loads: ValidationLoads | None = None
+    """How the agent came to the changed skill during validation (None: a retire)."""
 
     @property
     def accepted(self) -> bool:
         return self.verdict.decision == Decision.ACCEPTED
+
+    @property
+    def gain(self) -> bool:
+        """The candidate scored higher than main on validation."""
+        return self.candidate.mean > self.main_eval.mean
 
     def trailers(self, decision: Decision, **more: object) -> Trailers:
         return Trailers(
@@ -115,6 +124,7 @@ class Judged:
             **_evidence_trailers(self.verdict.evidence),
             **(self.spend.trailers() if self.spend is not None else {}),
             **self.recorded,
+            **(self.loads.trailers(self.gain) if self.loads is not None else {}),
             **more,
         )
 
@@ -142,10 +152,17 @@ class Judged:
             self.main_eval.mean,
             self.verdict.evidence,
             diff,
+            self.loaded_lines,
         )
 
+    @property
+    def loaded_lines(self) -> list[str]:
+        """How often the agent loaded the changed skill during validation, where it was counted."""
+        line = self.loads.line(self.gain) if self.loads is not None else None
+        return [line] if line else []
+
     def body(self, reason: str | None = None) -> str:
-        return "\n".join([reason or self.verdict.reason, *_task_lines(self.verdict.evidence)])
+        return "\n".join([reason or self.verdict.reason, *self.loaded_lines, *_task_lines(self.verdict.evidence)])
 
 
 def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
@@ -180,6 +197,9 @@ def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
         candidate,
         main_eval,
     )
+    loading = skill_loading(reader.config.agent)
+    loads = validation_loads(reader.ws, validation, state.tip, action, name, loading)
+    verdict = require_load(verdict, loads, reader.config.gate.require_load)
     return Judged(
         state.number,
         action,
@@ -193,6 +213,7 @@ def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
         state.tip,
         spend,
         policy_keys(reader.policy.trailers()),
+        loads,
     )
 
 

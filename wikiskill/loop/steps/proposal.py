@@ -21,7 +21,7 @@ from ...store.pending import Pending, pending_candidates
 from ...store.rounds import candidate_branch, round_label
 from ...store.traces import Trajectory, mean_score, scored
 from ...store.trailers import Action, Decision, Parsed, Step, Trailers
-from ...store.uplift_record import retire_candidates
+from ...store.uplift_record import rarely_loaded, retire_candidates
 from ...store.workspace import MAIN
 from ..impact import IMPACT
 from .evaluation import incumbent
@@ -65,6 +65,7 @@ class Propose:
             pending=[WaitingCandidate(str(item.evidence.meta.action), item.skill, item.branch) for item in pending],
             locked=list(settings.locked),
             retire=retire_candidates(ws),
+            rarely_loaded=rarely_loaded(ws),
             max_tokens=settings.max_tokens,
         )
         turns = reader.config.proposer.max_turns
