@@ -52,8 +52,10 @@ class Reader:
 
     @property
     def spend(self) -> Spend | None:
-        """The next verdict's share of `gate.alpha_budget` (None without one)."""
-        return current_spend(self.ws, self.config.gate)
+        """The next verdict's share of `gate.alpha_budget` (None without one: then main's ledger
+        of gate commits is not read)."""
+        settings = self.config.gate
+        return None if settings.alpha_budget is None else current_spend(self.ws, settings)
 
     @property
     def gate_settings(self) -> GateSettings:

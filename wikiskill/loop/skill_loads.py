@@ -10,9 +10,7 @@ from dataclasses import dataclass
 
 from ..contracts.gate import Verdict
 from ..store.evaluations import read_loads
-from ..store.reads import WorkspaceReads
 from ..store.trailers import Action, Decision, SkillLoading
-from ..store.workspace import Commit
 
 LOADABLE = (Action.CREATE, Action.PATCH, Action.DESCRIBE)
 """The actions that leave a skill for the agent to load (a retire leaves none)."""
@@ -56,16 +54,14 @@ class ValidationLoads:
         return f"Loaded: {self.skill} in {self.loads} of {self.runs} validation runs"
 
 
-def validation_loads(
-    ws: WorkspaceReads, validation: Commit, at: str, action: Action, skill: str, loading: SkillLoading
-) -> ValidationLoads | None:
-    """The loads of `skill` in the per-task outcomes `validation` names (read at `at`, the
-    candidate's tip); None for an action that leaves no skill to load."""
+def validation_loads(outcomes: str, action: Action, skill: str, loading: SkillLoading) -> ValidationLoads | None:
+    """The loads of `skill` in `outcomes`, the per-task outcomes file of the validation the
+    verdict read; None for an action that leaves no skill to load."""
     if action not in LOADABLE or not skill:
         return None
     if loading is not SkillLoading.ON_DEMAND:
         return ValidationLoads(skill, loading)
-    tasks = read_loads(ws.read_file(at, validation.meta.results or "") or "").values()
+    tasks = read_loads(outcomes).values()
     return ValidationLoads(
         skill, loading, sum(task.loads.get(skill, 0) for task in tasks), sum(task.runs for task in tasks)
     )

@@ -198,7 +198,8 @@ def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
         main_eval,
     )
     loading = skill_loading(reader.config.agent)
-    loads = validation_loads(reader.ws, validation, state.tip, action, name, loading)
+    outcomes = reader.ws.read_file(state.tip, validation.meta.results or "") or ""
+    loads = validation_loads(outcomes, action, name, loading)
     verdict = require_load(verdict, loads, reader.config.gate.require_load)
     return Judged(
         state.number,
