@@ -1,7 +1,7 @@
 """The harness of one command: it loads the suite, meters the models, and composes the three
 contexts its users take, each holding only what they do:
 
-    Reader     (`reading`)     the workspace's history, the settings, the suite's tasks
+    Reader     (`reading`)     the workspace's history (its read side), the settings, the tasks
     Evaluator  (`evaluating`)  setups, fingerprints, recorded evaluations, running tasks, roles
     Publisher  (`publishing`)  a step's cost, its commit and trailers, tags and branches
 
@@ -71,7 +71,7 @@ class Harness:
         self.ws = workspace
         self.config = config
         self.benchmark = benchmark
-        self.reading = Reader(workspace, config, benchmark, reporter)
+        self.reading = Reader(workspace.read_side(), config, benchmark, reporter)
         self.evaluating = Evaluator(self.reading, team, team.meter, workspace.root, workspace.state_dir, local=local)
         self.publishing = Publisher(workspace, team.meter)
         self.steps = StepContext(self.reading, self.evaluating, self.publishing)

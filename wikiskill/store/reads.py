@@ -48,11 +48,19 @@ class Commit:
 class WorkspaceReads:
     """The read side of a workspace repository (the `Workspace` facade adds the writes)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, of: WorkspaceReads | None = None):
+        """`of`: the read side of that one, through its repository handle and the trees and logs
+        it keeps (a commit made through it extends the logs read here)."""
         self.root = root
-        self.repo = git.Repo(root)
-        self._trees: OrderedDict[str, list[tuple[str, str, bytes]]] = OrderedDict()  # tree id -> its blobs
-        self._logs: OrderedDict[tuple[str, bool], list[Commit]] = OrderedDict()  # (tip, first parent) -> log
+        self.repo: git.Repo = of.repo if of else git.Repo(root)
+        # tree id -> its blobs; (tip, first parent) -> log
+        self._trees: OrderedDict[str, list[tuple[str, str, bytes]]] = of._trees if of else OrderedDict()
+        self._logs: OrderedDict[tuple[str, bool], list[Commit]] = of._logs if of else OrderedDict()
+
+    def read_side(self) -> WorkspaceReads:
+        """These reads alone, for a context that must not write (the loop's Reader): what it
+        holds cannot commit, move a ref or touch the working tree."""
+        return WorkspaceReads(self.root, of=self)
 
     @property
     def git_dir(self) -> Path:
