@@ -12,6 +12,7 @@ from ...core.errors import WikiskillError
 from ...llm.meter import Meter
 from ..team import Team
 from .recipe import Assignment, TaskReport
+from .shipping import SuiteArchive, cache_root
 
 
 class WorkerRuntime:
@@ -25,11 +26,14 @@ class WorkerRuntime:
         self._tasks: dict[Split, dict[str, Task]] = {}
         self._agents: dict[str, TaskAgent | Exception] = {}
 
-    def prepare(self, recipe: AgentRecipe) -> None:
-        """Build the recipe's agent; a failure is kept and becomes the outcome of its tasks."""
+    def prepare(self, recipe: AgentRecipe, suite: SuiteArchive | None = None) -> None:
+        """Build the recipe's agent (its suite read from `suite`, unpacked into this machine's
+        cache, when the command sent one); a failure is kept and becomes the outcome of its tasks."""
         if recipe.key in self._agents:
             return
         try:
+            if suite is not None:
+                recipe = suite.recipe_at(recipe, suite.unpacked(cache_root()))
             team = Team(recipe.config, self._benchmark_of(recipe), self.meter, self._state_dir())
             agent: TaskAgent | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
         except Exception as exc:  # noqa: BLE001 - reported with the first task that needs it
