@@ -264,11 +264,9 @@ def _ray() -> Any:
 
 def _reread_auth() -> None:
     """Ray reads how it authenticates once per process: read again after the environment changed."""
-    from ray._raylet import AuthenticationTokenLoader
-    from ray._raylet import Config as RayConfig
-
-    RayConfig.initialize("")
-    AuthenticationTokenLoader.instance().reset_cache()
+    raylet = _ray()._raylet
+    raylet.Config.initialize("")
+    raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 def _quiet(state_dir: Path | None) -> None:
