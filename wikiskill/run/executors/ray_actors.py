@@ -131,7 +131,8 @@ class RayActors(RemoteExecutor):
 
     def _new_actor(self) -> Any:
         ray = _ray()
-        return ray.remote(_Actor).options(resources=dict(self.settings.resources)).remote(self._place)
+        options = {"resources": dict(self.settings.resources), "scheduling_strategy": "SPREAD"}
+        return ray.remote(_Actor).options(**options).remote(self._place)
 
     def prepare(self, recipe: AgentRecipe) -> None:
         if recipe.key != self._prepared:
