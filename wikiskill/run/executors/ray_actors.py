@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ _DATA_FOLDERS = (("prompts", ""), ("workspace_template", ""), ("benchmarks", "ex
 """What the wheel carries in wikiskill/_data (pyproject's force-include), shipped to a cluster."""
 RETRIES = 2
 """How many times a task is started again after the node running it was lost."""
+NODE_VERDICT_S = 60.0
+"""How long an unreachable worker waits for Ray to mark its node dead (30 s by Ray's defaults)."""
 RAY_LOG = "ray.log"
 AUTH = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
 
@@ -97,12 +100,13 @@ class RayActors(RemoteExecutor):
         if not ray.is_initialized():
             address = self.settings.address or os.environ.get("RAY_ADDRESS")
             self._started_ray = True  # shut down on close, also after a failed start
+            _quiet(self.place.state_dir)
             try:
                 if address:
                     self._shipped = _package_with_data()
                     ray.init(
                         address=address,
-                        logging_level=logging.WARNING,
+                        configure_logging=False,
                         log_to_driver=False,
                         runtime_env=cluster_runtime_env(self._shipped, self.place.root, self.settings.pip),
                     )
@@ -114,7 +118,7 @@ class RayActors(RemoteExecutor):
                         address="local",
                         num_cpus=self.settings.num_cpus,
                         include_dashboard=False,
-                        logging_level=logging.WARNING,
+                        configure_logging=False,
                         log_to_driver=False,
                     )
                     self._reaper = _reaper_of(_children() - before)
@@ -123,7 +127,6 @@ class RayActors(RemoteExecutor):
                 where = f"connect to Ray at {address}" if address else "start a local Ray"
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise WikiskillError(f"cannot {where}: {reason}") from exc
-            _quiet(self.place.state_dir)
         self._place = place
         self._actors = [self._new_actor() for _ in range(self.size)]
         self._nodes = [("", "")] * self.size
@@ -169,7 +172,7 @@ class RayActors(RemoteExecutor):
             try:
                 report = ray.get(ref)
             except ray.exceptions.RayError as exc:
-                lost = self._lost_node(ray, index) if isinstance(exc, ray.exceptions.RayActorError) else None
+                lost = self._lost_node(ray, index, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
                 if lost is None:
                     self.close()
                     raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
@@ -180,11 +183,19 @@ class RayActors(RemoteExecutor):
             reports.append(report)
         return reports
 
-    def _lost_node(self, ray: Any, index: int) -> str | None:
-        """The id of the actor's node if Ray says the node is dead (else the actor itself failed)."""
+    def _lost_node(self, ray: Any, index: int, error: Exception) -> str | None:
+        """The id of the actor's node if Ray says the node is dead (else the actor itself failed).
+        An actor that Ray only calls unreachable waits for Ray's verdict on its node."""
         node = self._nodes[index][0]
-        alive = {found["NodeID"]: found["Alive"] for found in ray.nodes()}
-        return node if node and not alive.get(node, False) else None
+        unreachable = isinstance(error, ray.exceptions.ActorUnavailableError)
+        deadline = time.monotonic() + (NODE_VERDICT_S if unreachable else 0.0)
+        while True:
+            alive = {found["NodeID"]: found["Alive"] for found in ray.nodes()}
+            if node and not alive.get(node, False):
+                return node
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.5)
 
     def _replace_node(self, ray: Any, node: str) -> None:
         """Replace every actor of the lost node by a new one elsewhere and start again each task
@@ -271,12 +282,18 @@ def _reread_auth() -> None:
 
 
 def _quiet(state_dir: Path | None) -> None:
-    """Ray prints what its nodes report to the driver (a node marked dead, a raylet's last log
-    lines) on the command's stdout even with `log_to_driver=False`: they go to `ray.log` in the
-    state folder (else the temporary folder) instead."""
+    """Ray's own log lines, and what its nodes report to the driver (a node marked dead, a
+    raylet's last log lines, which Ray prints on stdout even with `log_to_driver=False`), go to
+    `ray.log` in the state folder (else the temporary folder), not to the command's terminal."""
     from ray._private import worker as ray_worker
 
     path = (state_dir or Path(tempfile.gettempdir())) / RAY_LOG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    to_log = logging.FileHandler(path, encoding="utf-8")
+    for name in ["ray", *logging.root.manager.loggerDict]:
+        ray_logger = logging.getLogger(name)
+        if name == "ray" or (name.startswith("ray.") and ray_logger.handlers):
+            ray_logger.handlers, ray_logger.propagate = [to_log], False
 
     def to_file(data: dict[str, Any], ignore_prefix: bool) -> None:
         with path.open("a", encoding="utf-8") as log_file:
