@@ -4,7 +4,9 @@ processes): the tasks run in containers on the second node and score as on one n
 suite's folder is moved away while they run (the workers read it only from the archive the command
 shipped by digest through Ray's object store). A node killed mid-eval (its raylet and every worker
 under it) loses no task: each is started again elsewhere and scored, the command says so in one
-line, and Ray's own messages stay out of its terminal, in its ray.log."""
+line, Ray's own messages stay out of its terminal, in its ray.log, and the containers the lost
+node's workers left are removed by the workers that start after them (a worker on a cluster node
+sweeps its node's containers whose owner is dead)."""
 
 import os
 import re
@@ -154,24 +156,47 @@ def test_a_node_lost_mid_eval_loses_no_task_and_the_command_says_so_in_one_line(
     doomed = made.add_node(num_cpus=2, resources={"docker": 2})
     made.wait_for_nodes()
 
+    killed: list[int] = []
+    left: list[str] = []
+
     def kill_doomed(first: int) -> None:
         if first == 3:  # both workers are running tasks
             for process in node_processes(doomed):
                 process.kill()
+                killed.append(process.pid)
+            left.extend(owned_by(killed))
 
     with FakeOpenAIServer(ReversingWorld(on_agent=kill_doomed, delay_s=2.0)) as server:
         ws = workspace(tmp_path, server.base_url, suite)
-        run = subprocess.run(
-            [sys.executable, "-m", "wikiskill", "-C", str(ws), "eval", "--executor", "ray", "--workers", "2"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={**os.environ, "RAY_ADDRESS": made.address, "OPENAI_API_KEY": "sk-test"},
-        )
+        run = eval_on(ws, made.address)
     terminal = run.stdout + run.stderr
     assert run.returncode == 0, terminal
     assert "mean score 1.000 (4/4 solved)" in terminal  # every task scored, none 0, none lost
     said = [line for line in terminal.splitlines() if "was lost" in line]
     assert len(said) == 1 and doomed.node_id[:12] in said[0], terminal
-    assert not RAY_LINE.search(terminal), terminal
+    assert not RAY_LINE.search(terminal) and "working directory" not in terminal, terminal
     assert "marked dead" in (ws / ".wikiskill" / "ray.log").read_text()
+    assert left and owned_by(killed) == []  # the lost tasks' containers, swept by the workers started after
+
+
+def eval_on(ws: Path, address: str) -> subprocess.CompletedProcess:
+    """`wikiskill eval` through the CLI on the cluster at `address`, two workers."""
+    return subprocess.run(
+        [sys.executable, "-m", "wikiskill", "-C", str(ws), "eval", "--executor", "ray", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_ADDRESS": address, "OPENAI_API_KEY": "sk-test"},
+    )
+
+
+def owned_by(pids: list[int]) -> list[str]:
+    """The ids of wikiskill's containers whose owner is one of `pids`."""
+    found = subprocess.run(
+        ["docker", "ps", "-a", "--filter", "label=wikiskill.pid", "--format", '{{.ID}} {{.Label "wikiskill.pid"}}'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split() for line in found.stdout.splitlines()]
+    return [row[0] for row in rows if len(row) == 2 and int(row[1]) in pids]

@@ -291,8 +291,8 @@ def _quiet(state_dir: Path | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     to_log = logging.FileHandler(path, encoding="utf-8")
     for name in ["ray", *logging.root.manager.loggerDict]:
-        ray_logger = logging.getLogger(name)
-        if name == "ray" or (name.startswith("ray.") and ray_logger.handlers):
+        if name == "ray" or name.startswith("ray."):
+            ray_logger = logging.getLogger(name)
             ray_logger.handlers, ray_logger.propagate = [to_log], False
 
     def to_file(data: dict[str, Any], ignore_prefix: bool) -> None:
