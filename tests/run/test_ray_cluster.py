@@ -166,7 +166,7 @@ def test_a_node_lost_mid_eval_loses_no_task_and_the_command_says_so_in_one_line(
                 killed.append(process.pid)
             left.extend(owned_by(killed))
 
-    with FakeOpenAIServer(ReversingWorld(on_agent=kill_doomed, delay_s=2.0)) as server:
+    with FakeOpenAIServer(ReversingWorld(on_agent=kill_doomed, delay_s=1.0)) as server:
         ws = workspace(tmp_path, server.base_url, suite)
         run = eval_on(ws, made.address)
     terminal = run.stdout + run.stderr
