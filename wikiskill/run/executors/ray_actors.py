@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class RayActors(RemoteExecutor):
         self._suites: dict[Path, SuiteArchive] = {}
         self._saved_env: dict[str, str | None] = {}
         self._place = place
+        self._unquiet: Callable[[], None] | None = None
         self._started_ray = False
         self._reaper: subprocess.Popen[bytes] | None = None
         self._shipped: Path | None = None
@@ -100,7 +102,7 @@ class RayActors(RemoteExecutor):
         if not ray.is_initialized():
             address = self.settings.address or os.environ.get("RAY_ADDRESS")
             self._started_ray = True  # shut down on close, also after a failed start
-            _quiet(self.place.state_dir)
+            self._unquiet = _quiet(self.place.state_dir)
             try:
                 if address:
                     self._shipped = _package_with_data()
@@ -241,6 +243,9 @@ class RayActors(RemoteExecutor):
                 ray.kill(actor)
         if self._started_ray:
             _ray().shutdown()
+        if self._unquiet is not None:
+            self._unquiet()
+            self._unquiet = None
         if self._reaper is not None:
             self._reaper.communicate()  # closing its stdin: it ends what shutdown left
         if self._shipped is not None and self._shipped != _PACKAGE:
@@ -281,25 +286,34 @@ def _reread_auth() -> None:
     raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
-def _quiet(state_dir: Path | None) -> None:
+def _quiet(state_dir: Path | None) -> Callable[[], None]:
     """Ray's own log lines, and what its nodes report to the driver (a node marked dead, a
     raylet's last log lines, which Ray prints on stdout even with `log_to_driver=False`), go to
-    `ray.log` in the state folder (else the temporary folder), not to the command's terminal."""
+    `ray.log` in the state folder (else the temporary folder), not to the command's terminal,
+    until the returned function puts Ray's printing back as it was."""
     from ray._private import worker as ray_worker
 
     path = (state_dir or Path(tempfile.gettempdir())) / RAY_LOG
     path.parent.mkdir(parents=True, exist_ok=True)
     to_log = logging.FileHandler(path, encoding="utf-8")
-    for name in ["ray", *logging.root.manager.loggerDict]:
-        if name == "ray" or name.startswith("ray."):
-            ray_logger = logging.getLogger(name)
-            ray_logger.handlers, ray_logger.propagate = [to_log], False
+    names = ["ray", *(name for name in logging.root.manager.loggerDict if name.startswith("ray."))]
+    saved = [(logger, logger.handlers, logger.propagate) for logger in map(logging.getLogger, names)]
+    for ray_logger, _, _ in saved:
+        ray_logger.handlers, ray_logger.propagate = [to_log], False
+    printing = ray_worker.print_to_stdstream
 
     def to_file(data: dict[str, Any], ignore_prefix: bool) -> None:
         with path.open("a", encoding="utf-8") as log_file:
             ray_worker.print_worker_logs(data, log_file, ignore_prefix)
 
+    def undo() -> None:
+        ray_worker.print_to_stdstream = printing
+        for ray_logger, handlers, propagate in saved:
+            ray_logger.handlers, ray_logger.propagate = handlers, propagate
+        to_log.close()
+
     ray_worker.print_to_stdstream = to_file
+    return undo
 
 
 def _children() -> set[int]:
