@@ -190,6 +190,9 @@ def _type_label(annotation: object, metadata: list | None = None) -> tuple[str, 
         return " \\| ".join(f"`{value}`" for value in get_args(annotation)), False
     if origin is list:
         return f"list of {_type_label(get_args(annotation)[0])[0]}s", False
+    if origin is dict:
+        key, value = (_type_label(arg)[0] for arg in get_args(annotation))
+        return f"map of {key} to {value}", False
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return " \\| ".join(f"`{member.value}`" for member in annotation), False
     return {bool: "boolean", int: "integer", float: "number", str: "string"}[annotation], False

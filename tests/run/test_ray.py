@@ -1,6 +1,7 @@
 """Tasks on a real local Ray (2 CPUs, one session for the whole module: Ray is slow to start):
 an eval and a full round give exactly what the local executor gives, the command itself writes
-the result cache, and a command pointed at the cluster by RAY_ADDRESS ships what its workers need."""
+the result cache, a command pointed at the cluster by RAY_ADDRESS ships what its workers need, and
+a local Ray a command starts for itself admits no client without the command's token."""
 
 import dataclasses
 import os
@@ -8,7 +9,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 
+import psutil
 import pytest
 import ray
 
@@ -84,3 +87,45 @@ def test_a_command_given_a_cluster_by_ray_address_ships_its_workers_what_they_ne
     assert len(asked) == 2 * tasks and len(set(asked)) == tasks
     assert f"mean score {local.evaluation.mean:.3f}" in run.stdout and local.evaluation.fingerprint in run.stdout
     assert sum(len(path.read_text().splitlines()) for path in (ws.state_dir / "results").glob("*/*.jsonl")) == tasks
+
+
+class ProbingWorld(ScriptedWorld):
+    """The scripted world that, at the first model call of the command `process`, tries its local
+    Ray's GCS as a client without the command's token would (another user, another machine)."""
+
+    def __init__(self):
+        super().__init__()
+        self.process: subprocess.Popen | None = None
+        self.probe: subprocess.CompletedProcess | None = None
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict):
+        with self.lock:
+            if self.probe is None:
+                self.probe = probe_gcs(self.process.pid)
+        return super().__call__(body)
+
+
+def probe_gcs(command_pid: int) -> subprocess.CompletedProcess:
+    """A fresh client's attempt at the GCS that `command_pid` started: it lists the GCS's keys."""
+    gcs = next(p for p in psutil.Process(command_pid).children(recursive=True) if p.name() == "gcs_server")
+    port = next(c.laddr.port for c in psutil.net_connections("inet") if c.pid == gcs.pid and c.status == "LISTEN")
+    client = f"GcsClient(address='127.0.0.1:{port}')"
+    code = f"from ray._raylet import GcsClient; print({client}.internal_kv_keys(b'', None, timeout=10))"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_a_local_ray_started_for_a_command_refuses_a_client_without_its_token_and_writes_none_home(tmp_path):
+    world = ProbingWorld()
+    home = tmp_path / "home"
+    env = {**{name: value for name, value in os.environ.items() if not name.startswith("RAY_")}, "HOME": str(home)}
+    with FakeOpenAIServer(world) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        command = [sys.executable, "-m", "wikiskill", "-C", str(ws.root), "eval", "--executor", "ray", "--workers", "1"]
+        world.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        out, err = world.process.communicate(timeout=300)
+    assert world.process.returncode == 0, err
+    assert world.probe is not None and world.probe.returncode != 0
+    assert "AuthenticationError" in world.probe.stderr and "Authentication token is missing" in world.probe.stderr
+    assert "mean score" in out and not (home / ".ray").exists()  # the token was the command's, written nowhere

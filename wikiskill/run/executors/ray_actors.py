@@ -4,17 +4,27 @@ The only module that imports Ray. It connects to `ray.address` (else `RAY_ADDRES
 what the workers need in Ray's runtime environment: the wikiskill package with its data folders,
 the workspace's files (relative `jsonl:` suites), and `ray.pip`. With no address it starts a
 local Ray for the command, which needs nothing shipped and ends with the command (kill -9
-included: `ray_reaper`). A Ray the program already started with `ray.init` is used as it is.
+included: `ray_reaper`) and admits only clients holding a token of the command's own (Ray's
+servers listen on every interface, and Ray offers no setting to bind them to 127.0.0.1). A Ray the
+program already started with `ray.init` is used as it is.
+
+A suite read from a folder reaches the workers by content (`shipping`), through Ray's object
+store. Ray's own messages (a node marked dead, a raylet's last log lines) go to `ray.log` in the
+command's state folder, not to its terminal; when a node is lost, the tasks its workers held are
+started again on workers elsewhere, and the command says so in one line.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +37,20 @@ from ...core.resources import data_dir
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .settings import RaySettings
+from .shipping import SuiteArchive, pack, suite_folder
 from .worker import WorkerRuntime
+
+log = logging.getLogger(__name__)
 
 _PACKAGE = Path(__file__).resolve().parents[2]
 _DATA_FOLDERS = (("prompts", ""), ("workspace_template", ""), ("benchmarks", "example-qa"))
 """What the wheel carries in wikiskill/_data (pyproject's force-include), shipped to a cluster."""
+RETRIES = 2
+"""How many times a task is started again after the node running it was lost."""
+NODE_VERDICT_S = 60.0
+"""How long an unreachable worker waits for Ray to mark its node dead (30 s by Ray's defaults)."""
+RAY_LOG = "ray.log"
+AUTH = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
 
 
 class _Actor:
@@ -40,8 +59,11 @@ class _Actor:
     def __init__(self, place: Place):
         self.runtime = WorkerRuntime(place)
 
-    async def prepare(self, recipe: AgentRecipe) -> None:
-        self.runtime.prepare(recipe)
+    async def prepare(self, recipe: AgentRecipe, suite: SuiteArchive | None) -> tuple[str, str]:
+        """Build the recipe's agent; the node this actor runs on (its id and address)."""
+        self.runtime.prepare(recipe, suite)
+        ray = _ray()
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
 
     async def run(self, assignment: Assignment) -> TaskReport:
         return await self.runtime.run(assignment)
@@ -54,9 +76,16 @@ class RayActors(RemoteExecutor):
     def __init__(self, place: Place, workers: int, settings: RaySettings):
         self.place, self.size, self.settings = place, workers, settings
         self._actors: list[Any] = []
+        self._nodes: list[tuple[str, str]] = []  # each actor's node: its id and address
         self._running: list[int] = []
-        self._pending: dict[Any, int] = {}  # the ObjectRef of a task's outcome -> its actor
+        self._pending: dict[Any, tuple[int, Assignment]] = {}  # a task's outcome's ObjectRef -> its actor, task
+        self._tries: dict[Assignment, int] = {}
         self._prepared = ""
+        self._shared: tuple[Any, Any] | None = None  # the recipe and the suite, in Ray's object store
+        self._suites: dict[Path, SuiteArchive] = {}
+        self._saved_env: dict[str, str | None] = {}
+        self._place = place
+        self._unquiet: Callable[[], None] | None = None
         self._started_ray = False
         self._reaper: subprocess.Popen[bytes] | None = None
         self._shipped: Path | None = None
@@ -73,23 +102,25 @@ class RayActors(RemoteExecutor):
         if not ray.is_initialized():
             address = self.settings.address or os.environ.get("RAY_ADDRESS")
             self._started_ray = True  # shut down on close, also after a failed start
+            self._unquiet = _quiet(self.place.state_dir)
             try:
                 if address:
                     self._shipped = _package_with_data()
                     ray.init(
                         address=address,
-                        logging_level=logging.WARNING,
+                        configure_logging=False,
                         log_to_driver=False,
                         runtime_env=cluster_runtime_env(self._shipped, self.place.root, self.settings.pip),
                     )
                     place = Place()
                 else:
+                    self._guard()
                     before = _children()
                     ray.init(
                         address="local",
                         num_cpus=self.settings.num_cpus,
                         include_dashboard=False,
-                        logging_level=logging.WARNING,
+                        configure_logging=False,
                         log_to_driver=False,
                     )
                     self._reaper = _reaper_of(_children() - before)
@@ -98,20 +129,36 @@ class RayActors(RemoteExecutor):
                 where = f"connect to Ray at {address}" if address else "start a local Ray"
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise WikiskillError(f"cannot {where}: {reason}") from exc
-        actor = ray.remote(_Actor)
-        self._actors = [actor.remote(place) for _ in range(self.size)]
+        self._place = place
+        self._actors = [self._new_actor() for _ in range(self.size)]
+        self._nodes = [("", "")] * self.size
         self._running = [0] * self.size
+
+    def _new_actor(self) -> Any:
+        ray = _ray()
+        options = {"resources": dict(self.settings.resources), "scheduling_strategy": "SPREAD"}
+        return ray.remote(_Actor).options(**options).remote(self._place)
 
     def prepare(self, recipe: AgentRecipe) -> None:
         if recipe.key != self._prepared:
             ray = _ray()
-            shared = ray.put(recipe)
-            self._wait_for(ray, [actor.prepare.remote(shared) for actor in self._actors])
+            self._shared = (ray.put(recipe), self._suite_ref(ray, recipe))
+            self._nodes = self._wait_for(ray, [actor.prepare.remote(*self._shared) for actor in self._actors])
             self._prepared = recipe.key
+
+    def _suite_ref(self, ray: Any, recipe: AgentRecipe) -> Any:
+        """The suite's folder, packed once per command, in the object store (None: no folder)."""
+        found = suite_folder(recipe.config, self.place.root)
+        if found is None:
+            return None
+        family, folder = found
+        if folder not in self._suites:
+            self._suites[folder] = pack(family, folder)
+        return ray.put(self._suites[folder])
 
     def submit(self, assignment: Assignment) -> None:
         index = min(range(self.size), key=lambda i: self._running[i])
-        self._pending[self._actors[index].run.remote(assignment)] = index
+        self._pending[self._actors[index].run.remote(assignment)] = (index, assignment)
         self._running[index] += 1
 
     def finished(self) -> list[TaskReport]:
@@ -119,9 +166,67 @@ class RayActors(RemoteExecutor):
         ready, rest = ray.wait(list(self._pending), num_returns=1)
         if rest:
             ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        reports = []
         for ref in ready:
-            self._running[self._pending.pop(ref)] -= 1
-        return self._wait_for(ray, ready)
+            if ref not in self._pending:  # its node was lost: the task is running again elsewhere
+                continue
+            index = self._pending[ref][0]
+            try:
+                report = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                lost = self._lost_node(ray, index, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
+                if lost is None:
+                    self.close()
+                    raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
+                self._replace_node(ray, lost)
+                continue
+            del self._pending[ref]
+            self._running[index] -= 1
+            reports.append(report)
+        return reports
+
+    def _lost_node(self, ray: Any, index: int, error: Exception) -> str | None:
+        """The id of the actor's node if Ray says the node is dead (else the actor itself failed).
+        An actor that Ray only calls unreachable waits for Ray's verdict on its node."""
+        node = self._nodes[index][0]
+        unreachable = isinstance(error, ray.exceptions.ActorUnavailableError)
+        deadline = time.monotonic() + (NODE_VERDICT_S if unreachable else 0.0)
+        while True:
+            alive = {found["NodeID"]: found["Alive"] for found in ray.nodes()}
+            if node and not alive.get(node, False):
+                return node
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.5)
+
+    def _replace_node(self, ray: Any, node: str) -> None:
+        """Replace every actor of the lost node by a new one elsewhere and start again each task
+        they held (a task that ran out of tries fails the command); say it in one line."""
+        lost = [index for index, (where, _) in enumerate(self._nodes) if where == node]
+        address = self._nodes[lost[0]][1]
+        again = [assignment for index, assignment in self._pending.values() if index in lost]
+        self._pending = {ref: held for ref, held in self._pending.items() if held[0] not in lost}
+        for index in lost:
+            self._actors[index] = self._new_actor()
+            self._running[index] = 0
+        assert self._shared is not None
+        placed = self._wait_for(ray, [self._actors[index].prepare.remote(*self._shared) for index in lost])
+        for index, where in zip(lost, placed, strict=True):
+            self._nodes[index] = where
+        log.warning(
+            "Ray node %s (%s) was lost: %d task%s retried on other nodes",
+            node[:12],
+            address,
+            len(again),
+            "" if len(again) == 1 else "s",
+        )
+        for assignment in again:
+            tries = self._tries.get(assignment, 0) + 1
+            if tries > RETRIES:
+                self.close()
+                raise WorkerDied(f"task {assignment.task_id} was lost with its node {RETRIES + 1} times")
+            self._tries[assignment] = tries
+            self.submit(assignment)
 
     def _wait_for(self, ray: Any, refs: list[Any]) -> list[Any]:
         try:
@@ -138,12 +243,32 @@ class RayActors(RemoteExecutor):
                 ray.kill(actor)
         if self._started_ray:
             _ray().shutdown()
+        if self._unquiet is not None:
+            self._unquiet()
+            self._unquiet = None
         if self._reaper is not None:
             self._reaper.communicate()  # closing its stdin: it ends what shutdown left
         if self._shipped is not None and self._shipped != _PACKAGE:
             shutil.rmtree(self._shipped.parent, ignore_errors=True)  # Ray uploaded it at init
-        self._actors, self._running, self._pending, self._prepared = [], [], {}, ""
-        self._started_ray, self._reaper, self._shipped = False, None, None
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if self._saved_env:
+            _reread_auth()
+        self._actors, self._nodes, self._running, self._pending, self._prepared = [], [], [], {}, ""
+        self._started_ray, self._reaper, self._shipped, self._shared = False, None, None, None
+        self._tries, self._saved_env = {}, {}
+
+    def _guard(self) -> None:
+        """A local Ray started for the command admits only clients holding this command's token
+        (its processes inherit it), unless the environment already says how Ray authenticates."""
+        if AUTH[0] in os.environ:
+            return
+        self._saved_env = {name: os.environ.get(name) for name in AUTH}
+        os.environ.update({AUTH[0]: "token", AUTH[1]: secrets.token_hex(32)})
+        _reread_auth()
 
 
 def _ray() -> Any:
@@ -152,6 +277,43 @@ def _ray() -> Any:
     except ImportError as exc:
         raise WikiskillError("executor: ray needs Ray: pip install 'wikiskill[ray]'") from exc
     return ray
+
+
+def _reread_auth() -> None:
+    """Ray reads how it authenticates once per process: read again after the environment changed."""
+    raylet = _ray()._raylet
+    raylet.Config.initialize("")
+    raylet.AuthenticationTokenLoader.instance().reset_cache()
+
+
+def _quiet(state_dir: Path | None) -> Callable[[], None]:
+    """Ray's own log lines, and what its nodes report to the driver (a node marked dead, a
+    raylet's last log lines, which Ray prints on stdout even with `log_to_driver=False`), go to
+    `ray.log` in the state folder (else the temporary folder), not to the command's terminal,
+    until the returned function puts Ray's printing back as it was."""
+    from ray._private import worker as ray_worker
+
+    path = (state_dir or Path(tempfile.gettempdir())) / RAY_LOG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    to_log = logging.FileHandler(path, encoding="utf-8")
+    names = ["ray", *(name for name in logging.root.manager.loggerDict if name.startswith("ray."))]
+    saved = [(logger, logger.handlers, logger.propagate) for logger in map(logging.getLogger, names)]
+    for ray_logger, _, _ in saved:
+        ray_logger.handlers, ray_logger.propagate = [to_log], False
+    printing = ray_worker.print_to_stdstream
+
+    def to_file(data: dict[str, Any], ignore_prefix: bool) -> None:
+        with path.open("a", encoding="utf-8") as log_file:
+            ray_worker.print_worker_logs(data, log_file, ignore_prefix)
+
+    def undo() -> None:
+        ray_worker.print_to_stdstream = printing
+        for ray_logger, handlers, propagate in saved:
+            ray_logger.handlers, ray_logger.propagate = handlers, propagate
+        to_log.close()
+
+    ray_worker.print_to_stdstream = to_file
+    return undo
 
 
 def _children() -> set[int]:

@@ -17,3 +17,7 @@ class RaySettings(Section):
     """Packages Ray installs for the workers of a cluster (its runtime environment's `pip`), for
     nodes whose image lacks wikiskill's dependencies; empty = none. The wikiskill package and
     the workspace's files (without `.git` and `.wikiskill`) are always shipped to a cluster."""
+    resources: dict[str, float] = {}
+    """Ray resources each worker asks for (e.g. `{docker: 1}`), so that workers run only on the
+    nodes that offer them (`ray start --resources '{"docker": 8}'` on the nodes with a container
+    engine); empty = none beyond Ray's defaults."""

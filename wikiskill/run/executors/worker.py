@@ -6,12 +6,15 @@ import tempfile
 from pathlib import Path
 
 from ...benchmarks import Benchmark, Split, Task, load_benchmark
+from ...benchmarks.harbor import ContainerSuite
 from ...contracts.roles import TaskAgent
 from ...contracts.running import AgentRecipe, Place
 from ...core.errors import WikiskillError
+from ...environments.orphans import sweep_orphans
 from ...llm.meter import Meter
 from ..team import Team
 from .recipe import Assignment, TaskReport
+from .shipping import SuiteArchive, cache_root
 
 
 class WorkerRuntime:
@@ -24,17 +27,31 @@ class WorkerRuntime:
         self._benchmark: tuple[str, Benchmark] | None = None
         self._tasks: dict[Split, dict[str, Task]] = {}
         self._agents: dict[str, TaskAgent | Exception] = {}
+        self._swept = False
 
-    def prepare(self, recipe: AgentRecipe) -> None:
-        """Build the recipe's agent; a failure is kept and becomes the outcome of its tasks."""
+    def prepare(self, recipe: AgentRecipe, suite: SuiteArchive | None = None) -> None:
+        """Build the recipe's agent (its suite read from `suite`, unpacked into this machine's
+        cache, when the command sent one); a failure is kept and becomes the outcome of its tasks."""
         if recipe.key in self._agents:
             return
         try:
+            if suite is not None:
+                recipe = suite.recipe_at(recipe, suite.unpacked(cache_root()))
             team = Team(recipe.config, self._benchmark_of(recipe), self.meter, self._state_dir())
+            self._sweep(team)
             agent: TaskAgent | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
         except Exception as exc:  # noqa: BLE001 - reported with the first task that needs it
             agent = exc
         self._agents = {recipe.key: agent}
+
+    def _sweep(self, team: Team) -> None:
+        """On a cluster node, once per worker: remove the containers that workers of this node left
+        when they died with it (their owner process is gone); the command's own machine has its
+        pre-flight do this for the workspace."""
+        if self.place.root is None and not self._swept and isinstance(team.benchmark, ContainerSuite):
+            setup = team.containers()
+            sweep_orphans(setup.runtime, setup.workspace)
+            self._swept = True
 
     async def run(self, assignment: Assignment) -> TaskReport:
         try:
