@@ -7,11 +7,14 @@ the gate's comparison; past `gate.max_infra_share` the validation is indecisive 
 scored 0), unless the suite declares verifier timeouts infra. Real processes, the real scripted
 server."""
 
+import asyncio
 import json
 import stat
 import subprocess
 import sys
+import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -22,11 +25,15 @@ from scripted import ScriptedWorld
 from taskfolders import BUGGY, checks_of, folder_workspace, install_runner, write_task
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.benchmarks import BenchmarkKind, Task
 from wikiskill.cli import app
-from wikiskill.core.errors import ValidationIndecisive
+from wikiskill.core.errors import InfrastructureError, ValidationIndecisive
 from wikiskill.loop.gate_policies import gate_policy, infra_problem
 from wikiskill.loop.settings import GateSettings
+from wikiskill.run.infra import RetryInfra
+from wikiskill.run.settings import InfraSettings
 from wikiskill.store.evaluations import Evaluation
+from wikiskill.store.traces import Trajectory
 from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.workspace import Workspace
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -43,6 +50,8 @@ case "$mode" in
   pass) exit 0 ;;
   fail) exit 1 ;;
   agentcode) exec python3 -c "import calc; calc.absolute(-4)" ;;
+  flaky) [ -e "$WIKISKILL_SUITE_DIR/../$task.flaked" ] && exit 0
+         touch "$WIKISKILL_SUITE_DIR/../$task.flaked"; exec python3 "$WIKISKILL_SUITE_DIR/crash.py" ;;
 esac
 exec python3 -m pytest -q -p no:cacheprovider
 """
@@ -355,3 +364,106 @@ def test_every_policy_leaves_a_task_infra_on_either_side_out_of_both(policy):
         "check crashed; t01: main: no reward)"
     )
     assert infra_problem(GateSettings(max_infra_share=0.2), candidate, main) is None
+
+
+class FailingMachinery:
+    """A task agent whose machinery fails the first `failures` times; when it was called is kept."""
+
+    def __init__(self, failures: int):
+        self.failures = failures
+        self.calls: list[float] = []
+
+    async def run(self, task: Task) -> Trajectory:
+        self.calls.append(time.monotonic())
+        if len(self.calls) <= self.failures:
+            raise InfrastructureError(f"the container would not start (try {len(self.calls)})")
+        return Trajectory(task_id=task.id, split=task.split, kind=BenchmarkKind.QA, question=task.question, score=1.0)
+
+
+def test_infra_retries_sets_the_tries_and_each_retry_waits_twice_as_long_as_the_one_before():
+    task = Task(id="t1", split="val", question="q")
+    settings = InfraSettings(retries=3, backoff=0.05, backoff_max=0.15)
+    assert [settings.delay(retry) for retry in (1, 2, 3, 4)] == [0.05, 0.1, 0.15, 0.15]
+
+    given_up = FailingMachinery(failures=10)
+    failed = asyncio.run(RetryInfra(given_up, BenchmarkKind.QA, settings).run(task))
+    assert len(given_up.calls) == 4 and failed.infra and failed.retries == 3
+    assert failed.error.startswith("infrastructure failure, 4 tries: the container would not start (try 1); then ")
+    waits = [later - earlier for earlier, later in pairwise(given_up.calls)]
+    assert [round(wait, 2) >= delay for wait, delay in zip(waits, (0.05, 0.1, 0.15), strict=True)] == [True] * 3
+
+    recovered = FailingMachinery(failures=1)
+    scored = asyncio.run(RetryInfra(recovered, BenchmarkKind.QA, InfraSettings(backoff=0)).run(task))
+    assert len(recovered.calls) == 2 and scored.score == 1.0 and not scored.infra and scored.retries == 1
+
+    never = FailingMachinery(failures=1)
+    once = asyncio.run(RetryInfra(never, BenchmarkKind.QA, InfraSettings(retries=0)).run(task))
+    assert len(never.calls) == 1 and once.infra and once.error.startswith("infrastructure failure, 1 try: ")
+
+
+def test_an_evolve_records_each_evaluations_retries_in_its_trailers_and_show_says_them(tmp_path, runner_module):
+    suite = infra_suite(
+        tmp_path, {"train": ["fix-a", "fix-b"], "val": ["fix-c", "fix-d", "crash-v", "flaky-v"], "test": ["fix-e"]}
+    )
+    set_modes(tmp_path, crash_v="raise", flaky_v="flaky")
+    with FakeOpenAIServer(ScriptedWorld(trace_ids=["fix-a", "fix-b"])) as server:
+        ws = folder_workspace(tmp_path / "ws", suite, server.base_url, runner_module)
+        configure(ws, max_infra_share=0.5)
+        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump({**config, "infra": {"retries": 2, "backoff": 0}}))
+        api.evolve(ws, 1)
+
+    # the baseline: crash-v three tries, flaky-v two; the validation: crash-v three again
+    assert runs(tmp_path) == {"fix-a": 1, "fix-b": 1, "fix-c": 2, "fix-d": 2, "crash-v": 6, "flaky-v": 3}
+    baseline = next(c for c in ws.log("main") if c.meta.step == Step.BASELINE)
+    assert (baseline.meta.retried, baseline.meta.retries, baseline.meta.infra_left) == (2, 3, 1)
+    assert "3 tries" in rows(ws, "main", "raw/baseline/val.jsonl")["crash-v"]["error"]
+    gate = next(c for c in ws.log("main") if c.meta.step == Step.GATE)
+    validate = next(c for c in ws.log(gate.parents[-1]) if c.meta.step == Step.VALIDATE)
+    assert (validate.meta.retried, validate.meta.retries, validate.meta.infra_left) == (1, 2, 1)
+    rollout = next(c for c in ws.log("main") if c.meta.step == Step.ROLLOUT)
+    assert rollout.meta.retried is None  # train is no evaluation
+    shown = CliRunner().invoke(app, ["-C", str(ws.root), "show", "1"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "infra retries, validate: 1 task run(s) retried, 2 retry tries, 1 left as infra" in shown.output
+
+
+CALLING_RUNNER = """import json
+import urllib.request
+
+
+def solve(run):
+    \"\"\"Asks the scripted server once per task, naming the task.\"\"\"
+    body = {{"model": "fake-model", "messages": [{{"role": "user", "content": "task " + run.task_id}}]}}
+    request = urllib.request.Request(
+        {url!r}, json.dumps(body).encode(), {{"Content-Type": "application/json", "Authorization": "Bearer sk-test"}}
+    )
+    urllib.request.urlopen(request).read()
+    return "asked"
+"""
+
+
+def test_a_scored_task_is_never_run_again_when_an_evaluation_with_an_infra_task_is_resumed(tmp_path, monkeypatch):
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    suite = infra_suite(tmp_path, {"train": ["fine-t"], "val": ["fine-v", "also-v", "crash-v"], "test": ["fine-e"]})
+    set_modes(tmp_path, fine_v="pass", also_v="fail", crash_v="raise")
+    monkeypatch.syspath_prepend(str(folder))
+    try:
+        with FakeOpenAIServer(lambda body: "noted") as server:
+            url = f"{server.base_url}/chat/completions"
+            (folder / "calling_agent.py").write_text(CALLING_RUNNER.format(url=url))
+            ws = folder_workspace(
+                tmp_path / "ws", suite, server.base_url, "python:calling_agent:solve", infra={"backoff": 0}
+            )
+            first = api.evaluate(ws, "val").evaluation
+            asked = Counter(body["messages"][0]["content"] for body in server.requests)
+            set_modes(tmp_path, fine_v="pass", also_v="fail")
+            again = api.evaluate(ws, "val").evaluation
+            resumed = Counter(body["messages"][0]["content"] for body in server.requests) - asked
+    finally:
+        sys.modules.pop("calling_agent", None)
+    assert list(first.infra) == ["crash-v"]
+    assert asked == {"task fine-v": 1, "task also-v": 1, "task crash-v": 2}
+    assert again.scores == {"fine-v": 1.0, "also-v": 0.0, "crash-v": 0.0}
+    assert resumed == {"task crash-v": 1}  # fine-v and also-v came from the result cache

@@ -117,6 +117,8 @@ def show_command(
             plain(f"  left out as infra: {len(left_out)} ({'; '.join(f'{t}: {r}' for t, r in left_out.items())})")
     else:
         plain("validation: (none: the proposal did not reach it)")
+    for spent in story.retries:
+        plain(f"infra retries, {spent.text()}")
     scores = ""
     if story.score is not None:
         scores = f" ({score_text(story.score)} vs incumbent {score_text(story.incumbent)})"

@@ -28,6 +28,7 @@ from ..roles.settings import (
     agent_flag,
 )
 from ..run.executors.settings import RaySettings
+from ..run.settings import InfraSettings
 from ..telemetry.settings import TelemetrySettings
 from .errors import ConfigError, ConfigProblem, did_you_mean
 from .parts import EXECUTOR, LOCAL_EXECUTOR, PROCESS_POOL, ROUND_STEP
@@ -92,6 +93,8 @@ class Config(Section):
     """Retries, timeouts and caching of model calls."""
     ray: RaySettings = RaySettings()
     """The Ray cluster of `executor: ray`."""
+    infra: InfraSettings = InfraSettings()
+    """Retries of a task whose machinery fails."""
     environment: EnvironmentSettings = EnvironmentSettings()
     """The containers a Harbor suite's tasks run in (docs/benchmarks.md)."""
     harbor: HarborSettings = HarborSettings()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..core.errors import WikiskillError
 from ..store.evaluations import read_scores
@@ -17,6 +18,28 @@ from ..store.traces import OutcomeRow
 from ..store.trailers import Crossed, Step, Trailers
 from ..store.unsound import read_unsound
 from ..store.workspace import MAIN, Commit, Workspace
+
+EVALUATIONS = (Step.BASELINE, Step.INCUMBENT, Step.VALIDATE, Step.CONFIRM)
+"""The steps whose commits record an evaluation, with its retries."""
+
+
+@dataclass(frozen=True)
+class Retries:
+    """What one step's evaluations of a round spent on infrastructure failures (their trailers)."""
+
+    step: Step
+    retried: int = 0
+    """Task runs tried again."""
+    retries: int = 0
+    """Tries after the first, all together."""
+    left: int = 0
+    """Task runs still infra after every retry."""
+
+    def text(self) -> str:
+        return (
+            f"{self.step.value}: {self.retried} task run(s) retried, {self.retries} retry tries, "
+            f"{self.left} left as infra"
+        )
 
 
 @dataclass
@@ -44,6 +67,8 @@ class RoundStory:
     """How a sequential verdict stopped: the look, the tasks used of the pool, the boundary crossed."""
     unsound: dict[str, str] = field(default_factory=dict)
     """The tasks the round left out of every split as unsound, with the reason."""
+    retries: list[Retries] = field(default_factory=list)
+    """Per evaluation step of the round that retried a task or left one infra, what it spent."""
 
     @property
     def infra(self) -> dict[str, str]:
@@ -88,7 +113,30 @@ def round_story(ws: Workspace, number: int) -> RoundStory:
         ]
     _read_proposer(ws, story, refs, label)
     _read_validation(ws, story, refs, label)
+    merged = gate.parents[1:] if gate is not None else []  # a merged candidate's own commits
+    story.retries = _read_retries(ws, number, [MAIN, *merged, *refs])
     return story
+
+
+def _read_retries(ws: Workspace, number: int, refs: list[str]) -> list[Retries]:
+    """The round's evaluation commits on the first-parent histories of `refs`, each counted once
+    (a sequential validation's looks add up)."""
+    seen: dict[str, Commit] = {}
+    for ref in refs:
+        for commit in ws.log(ref):
+            if commit.meta.round == number and commit.meta.step in EVALUATIONS and commit.meta.retried is not None:
+                seen.setdefault(commit.sha, commit)
+    totals: dict[Step, Retries] = {}
+    for commit in seen.values():
+        meta, step = commit.meta, cast(Step, commit.meta.step)
+        before = totals.get(step, Retries(step))
+        totals[step] = Retries(
+            step,
+            before.retried + (meta.retried or 0),
+            before.retries + (meta.retries or 0),
+            before.left + (meta.infra_left or 0),
+        )
+    return [totals[step] for step in EVALUATIONS if step in totals]
 
 
 def _read_proposer(ws: Workspace, story: RoundStory, refs: list[str], label: str) -> None:

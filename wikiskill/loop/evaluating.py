@@ -45,7 +45,20 @@ class Evaluated:
             "setup": e.setup,
             "fingerprint": e.fingerprint,
             "results": results_path,
+            **retry_trailers(self.runs),
         }
+
+
+def retry_trailers(runs: list[list[Trajectory]]) -> dict[str, int]:
+    """`Retried`, `Retries` and `Infra-Left` of an evaluation's task runs (every repeat), when a
+    run was retried or left infra; none otherwise. A run the result cache answered counts with
+    the retries it took when it ran."""
+    trajectories = [trajectory for run in runs for trajectory in run]
+    retried = sum(1 for t in trajectories if t.retries)
+    left = sum(1 for t in trajectories if t.infra)
+    if not (retried or left):
+        return {}
+    return {"retried": retried, "retries": sum(t.retries for t in trajectories), "infra_left": left}
 
 
 STOPS = (KeyboardInterrupt, ModelError, BudgetExceeded, WorkerDied)

@@ -96,8 +96,8 @@ class Team:
     def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`). A task
-        whose machinery fails is retried once, then recorded as infra (`run/infra.py`)."""
-        return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind)
+        whose machinery fails is retried `infra.retries` times, then recorded as infra (`run/infra.py`)."""
+        return RetryInfra(self._agent(skills, seed, shelf), self.benchmark.spec.kind, self.config.infra)
 
     def _agent(self, skills: list[Skill], seed: int | None, shelf: WikiShelf | None) -> TaskAgent:
         parts = AgentParts(self._factory, self.benchmark, skills, self.config, shelf, seed)

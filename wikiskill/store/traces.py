@@ -161,6 +161,9 @@ class Trajectory(BaseModel):
     error: str | None = None
     failure: FailureKind | None = None
     """Set when `error` is an infrastructure failure or a timeout (see `FailureKind`)."""
+    retries: int = 0
+    """Tries after the first that this outcome took, each after an infrastructure failure
+    (`infra.retries`); an `infra` outcome used them all."""
     provenance: Provenance | None = None
     feedback: str | None = None
     """The scorer's written feedback on a workdir task (`Score.feedback`); rendered for the roles

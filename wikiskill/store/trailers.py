@@ -165,6 +165,12 @@ class Trailers(BaseModel):
     broken: int | None = Field(None, alias="Broken")
     infra: int | None = Field(None, alias="Infra")
     """Validation tasks left out of the comparison on both sides as infrastructure failures."""
+    retried: int | None = Field(None, alias="Retried")
+    """An evaluation: its task runs tried again after an infrastructure failure (`infra.retries`)."""
+    retries: int | None = Field(None, alias="Retries")
+    """An evaluation: the tries after the first that its task runs took, all together."""
+    infra_left: int | None = Field(None, alias="Infra-Left")
+    """An evaluation: its task runs still failing on infrastructure after every retry (unscored)."""
     look: int | None = Field(None, alias="Look")
     """`sequential`: the look (1, 2, ...) this validation or verdict is at."""
     pool: int | None = Field(None, alias="Pool")

@@ -19,6 +19,7 @@ from ...store.evaluations import Evaluation, read_outcomes
 from ...store.rounds import MAIN_SIDE_FILE, round_label
 from ...store.trailers import Action, Step, Trailers, policy_keys
 from ...store.workspace import MAIN, Commit
+from ..evaluating import retry_trailers
 from ..gate_policies import policy_confidence
 from .indecisive import indecisive, refuse_infra
 from .summary import of_evaluation
@@ -131,6 +132,7 @@ def run_looks(ctx: StepContext, state: RoundState, policy: Looks) -> None:
             policy=reader.policy.name,
             **look_trailers(look),
             **policy_keys(reader.policy.trailers()),
+            **retry_trailers(candidate.runs),
         )
         publisher.commit(
             f"{what}: val {of_evaluation(mine, reader.interactive)} ({look.text()})",
