@@ -79,7 +79,7 @@ class ScorerName(StrEnum):
 
 class VerifierTimeout(StrEnum):
     """What a check that runs past its `timeout` is: the task's failure (it ran the agent's
-    code: `failure: timeout`, scored 0), or an infrastructure failure (retried once, never scored)."""
+    code: `failure: timeout`, scored 0), or an infrastructure failure (retried `infra.retries` times, never scored)."""
 
     TASK = "task"
     INFRA = "infra"
@@ -92,7 +92,7 @@ class CrashRule(StrEnum):
     """The task's failure: scored 0, the end of the check's output its feedback (a check that
     calls what the agent returned says "wrong" by crashing on it)."""
     INFRA = "infra"
-    """An infrastructure failure: retried once, never scored."""
+    """An infrastructure failure: retried `infra.retries` times, never scored."""
 
 
 class SuiteSettings(BaseModel):
@@ -116,12 +116,12 @@ class SuiteSettings(BaseModel):
     `verifier_timeout`)."""
     verifier_timeout: VerifierTimeout = VerifierTimeout.TASK
     """`task`: a check past its `timeout` is the task's failure (the agent's code ran too long);
-    `infra`: it is an infrastructure failure (a slow machine, a hung service), retried once and,
+    `infra`: it is an infrastructure failure (a slow machine, a hung service), retried `infra.retries` times and,
     failing again, left out of the score."""
     crash: CrashRule | None = None
     """`command`: what a check that crashes in its own code (a Python traceback with no frame in
     the workdir) is on the agent's work: `failure` (scored 0, the traceback's tail the feedback) or
-    `infra` (retried once, never scored). Unset: decided per task from evidence about the check,
+    `infra` (retried `infra.retries` times, never scored). Unset: decided per task from evidence about the check,
     which `check-suite` prints: `failure` when the task's solution/ scores 1, or, without one, when
     the check also crashes on the untouched files; else `infra`."""
     junit: str | None = None

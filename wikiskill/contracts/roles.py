@@ -215,7 +215,7 @@ class ReferenceAgent(EnvironmentAgent, Protocol):
 class Scorer(Protocol):
     """Scores a workdir task's work where it was done (`run/scorers.py`: `command`, `python:`;
     `roles/judge.py`: `judge`). It may block (it runs in a thread). An exception is the scorer
-    crashing, an infrastructure failure (the task is retried once, then left out of the score);
+    crashing, an infrastructure failure (the task is retried `infra.retries` times, then left out of the score);
     a `run/scorers.ScorerTimeout` is the task's own timeout failure."""
 
     def score(self, task: Task, trajectory: Trajectory, workdir: Path) -> Score:

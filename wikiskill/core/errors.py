@@ -91,7 +91,7 @@ class ProposalError(WikiskillError):
 class InfrastructureError(WikiskillError):
     """The machinery around a task failed, not the agent: an image that will not build, a container
     that will not start, a scorer or verifier that crashed or wrote no reward. Such a task is
-    recorded as `infra` with this reason, retried once, and never scored."""
+    recorded as `infra` with this reason, retried `infra.retries` times, and never scored."""
 
 
 class ValidationIndecisive(WikiskillError):

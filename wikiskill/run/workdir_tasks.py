@@ -3,7 +3,7 @@ the inner agent's play, then the suite's scorer in that directory, which is remo
 
 The scorer runs in a thread (a check command or a judge's calls block). A scorer that crashes
 (any exception of its own, `InfrastructureError` included) says nothing about the agent's work:
-it is raised as `InfrastructureError`, and the task is retried once, then left out of the score
+it is raised as `InfrastructureError`, and the task is retried `infra.retries` times, then left out of the score
 (`run/infra.py`). A check that runs past its timeout fails the task (`failure: timeout`, scored
 0), unless the suite declares such timeouts infra. Running out of budget still stops the command.
 """
