@@ -9,6 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from conftest import needs_docker
 from harborsuites import harbor_suite, init_harbor, write_harbor_task
 from wikiskill.benchmarks.harbor import HarborSuite, read_task
 from wikiskill.benchmarks.settings import HarborIds, HarborSettings, SplitSizes
@@ -67,6 +68,7 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
+@needs_docker
 def test_a_broken_task_among_good_ones_is_listed_with_its_reason_and_left_out(tmp_path, case):
     suite = harbor_suite(tmp_path)
     break_it, message = BROKEN[case]
@@ -165,6 +167,7 @@ def test_explicit_ids_split_the_suite_and_the_split_enters_the_fingerprint(tmp_p
         HarborSuite(suite, HarborSettings(ids=HarborIds(val=["rev-yak"])))
 
 
+@needs_docker
 def test_init_prints_the_split_counts(tmp_path):
     suite = harbor_suite(tmp_path)
     result = init_harbor(tmp_path / "ws", suite)

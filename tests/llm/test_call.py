@@ -325,7 +325,7 @@ def test_a_slow_servers_long_reply_gets_a_timeout_sized_from_its_measured_speed(
 
     with FakeOpenAIServer(generating) as server:
         chat = model(server, retries=0, timeout=1.0, max_tokens=400)
-        for tokens, padding in ((10, 0), (40, 100), (100, 300)):  # the first call is not measured
+        for tokens, padding in ((10, 0), (20, 100), (40, 300)):  # the first call is not measured; each well inside 1 s
             chat.complete([{"role": "user", "content": f"write {tokens} " + "x" * padding}])
         reply = chat.complete([{"role": "user", "content": "write 360"}])  # 1.8 s: past the 1 s timeout
     assert reply.content == "ok" and len(server.requests) == 4  # neither timed out nor retried

@@ -93,6 +93,7 @@ def test_a_check_the_machine_failed_keeps_the_task_and_no_verdict(tmp_path, suit
     assert not (tmp_path / "state" / VERDICTS_FILE).exists()
 
 
+@needs_docker
 def test_with_require_sound_false_nothing_is_checked_and_every_task_stays(tmp_path, suite, monkeypatch):
     from wikiskill.loop.harness import Harness
     from wikiskill.loop.soundness import leave_out_unsound
@@ -143,6 +144,7 @@ def engine_socket(path: Path) -> Iterator[list[str]]:
             thread.join()
 
 
+@needs_docker
 def test_a_verdict_kept_under_a_task_s_digest_is_read_and_the_engine_is_not_asked(tmp_path, suite, monkeypatch):
     harbor = HarborSuite(suite, HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"])))
     state = tmp_path / "state"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import needs_docker
 from harborsuites import harbor_suite
 from taskfolders import encode_suite, install_runner
 from wikiskill import api
@@ -169,6 +170,7 @@ def test_a_crash_ruled_infra_keeps_the_check_s_output_as_its_feedback(tmp_path):
     assert CRASH in raised.value.feedback and "Traceback (most recent call last):" in raised.value.feedback
 
 
+@needs_docker
 def test_the_unsound_references_of_a_harbor_suite_are_its_kept_container_verdicts(tmp_path):
     suite = HarborSuite(
         harbor_suite(tmp_path / "harbor"), HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"]))
