@@ -121,6 +121,11 @@ def test_audit_names_a_forged_alpha_spent_when_it_alone_is_wrong(tmp_path, evolv
     assert "records alpha 0.002250 (spent 0.002250)" in problem and "(spent 0.009000)" in problem
 
 
+def test_audit_names_a_forged_alpha_when_it_alone_is_wrong(tmp_path, evolved):
+    (problem,) = forged_verdict(tmp_path, evolved, **{**FOURTH, "alpha": 0.04})
+    assert "records alpha 0.040000 (spent 0.009000)" in problem and "gives 0.002250 (spent 0.009000)" in problem
+
+
 def test_audit_names_a_merge_whose_confidence_is_below_one_minus_its_alpha(tmp_path, evolved):
     sound = forged_verdict(tmp_path / "sound", evolved, Decision.ACCEPTED, **FOURTH, confidence=1 - 0.00225)
     assert sound == []
