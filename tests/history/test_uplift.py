@@ -37,6 +37,18 @@ class WritesItsOwn(ScriptedWorld):
         return super().__call__(body)
 
 
+class WritesNothing(ScriptedWorld):
+    """The scripted world, whose proposer model counts the requests to write skills and writes none."""
+
+    asked = 0
+
+    def __call__(self, body: dict):
+        if body["messages"][0]["content"].startswith("You are a Skill Writer"):
+            self.asked += 1
+            return json.dumps({"skills": []})
+        return super().__call__(body)
+
+
 def reversal_test_suite(path: Path, tasks: int = 12) -> Path:
     """example-qa whose test split is five-letter reversals: the SPELL skill fixes every one."""
     shutil.copytree(EXAMPLE, path)
@@ -202,3 +214,21 @@ def test_uplift_on_the_offline_default_leaves_out_the_self_written_arm_it_cannot
     assert "arm self-written: not made: the proposer is offline" in names.output
     with pytest.raises(WikiskillError, match="the self-written arm needs a proposer model"):
         api.uplift(ws, "val", 1, ["self-written"])
+
+
+def test_a_second_uplift_reads_its_arms_and_self_written_skills_back_until_the_wiki_changes(measured, tmp_path):
+    ws, _ = measured
+    shutil.copytree(ws.root, tmp_path / "copy", symlinks=True)
+    copy = api.open_workspace(tmp_path / "copy")
+    branches = ["uplift/main", "uplift/self-written", "uplift/without-spell-letters"]
+    heads = {branch: copy.head(branch) for branch in branches}
+    world = WritesNothing()
+    model = WorldModel(world)
+    options = RunOptions(model_factory=lambda role: model)
+    again = api.uplift(copy, "val", 1, ["main", "self-written"], options)
+    assert world.asked == 0 and not again.not_made
+    assert next(arm for arm in again.arms if arm.arm == "self-written").skills == ["read-carefully"]
+    assert {branch: copy.head(branch) for branch in branches} == heads
+    copy.commit({"wiki/notes.md": "# Notes\n"}, format_message("human: a wiki page", {"Round": 0, "Step": "human"}))
+    api.uplift(copy, "val", 1, ["main", "self-written"], options)
+    assert all(copy.head(branch) != heads[branch] for branch in branches)
