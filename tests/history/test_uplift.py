@@ -92,7 +92,7 @@ def test_each_arm_has_a_mean_an_interval_and_its_difference_from_none(measured):
     curated = next(arm for name, arm in arms.items() if name.startswith("curated:"))
     assert curated.mean == 1.0 and curated.skills == ["spell"]
     assert (main.pass_at_1, main.pass_hat_k, none.pass_hat_k) == (1.0, 1.0, 0.0)
-    assert main.tokens_per_task > 0
+    assert (main.tokens_per_task, main.cost_per_task) == (15.0, 0.0)  # one call of 10 + 5 tokens a task, free
     assert ws.read_files("uplift/self-written", "skills")  # kept so it can be read
 
 
@@ -182,6 +182,25 @@ def test_a_curated_folder_is_one_skill_or_a_folder_of_skills_and_anything_else_i
         curated_files(tmp_path / "empty")
     with pytest.raises(WikiskillError, match="is not a folder"):
         curated_files(tmp_path / "missing")
+
+
+def test_a_curated_folder_leaves_out_hidden_files_and_reads_bytes_that_are_not_utf8_as_replacements(tmp_path):
+    from wikiskill.history.uplift import curated_files
+
+    one = tmp_path / "spell"
+    one.mkdir()
+    (one / "SKILL.md").write_text(skill_md("spell", SPELL))
+    (one / ".draft.md").write_text("not ready\n")
+    (one / "table.txt").write_bytes(b"caf\xe9\n")
+    files = curated_files(one)
+    assert sorted(files) == ["spell/SKILL.md", "spell/table.txt"] and files["spell/table.txt"] == "caf\ufffd\n"
+
+
+def test_an_arm_s_branch_and_a_self_written_skill_s_folder_are_slugs_of_their_names():
+    from wikiskill.history.uplift import _folder_name, arm_branch
+
+    assert arm_branch("curated:/tmp/My Skills/") == "uplift/curated-tmp-my-skills"
+    assert _folder_name("--Read Carefully!") == "read-carefully" and _folder_name("!!!") == "skill"
 
 
 def test_the_raw_arm_offers_main_s_solved_train_tasks_as_examples(tmp_path):
