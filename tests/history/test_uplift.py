@@ -16,7 +16,7 @@ from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import render_report, report_data
-from wikiskill.store.trailers import Decision
+from wikiskill.store.trailers import Decision, Step
 from wikiskill.store.uplift_record import recorded_uplift, retire_candidates
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -240,10 +240,11 @@ def test_a_second_uplift_reads_its_arms_and_self_written_skills_back_until_the_w
     shutil.copytree(ws.root, tmp_path / "copy", symlinks=True)
     copy = api.open_workspace(tmp_path / "copy")
     branches = ["uplift/main", "uplift/self-written", "uplift/without-spell-letters"]
-    heads = {branch: copy.head(branch) for branch in branches}
     world = WritesNothing()
     model = WorldModel(world)
     options = RunOptions(model_factory=lambda role: model)
+    api.uplift(copy, "val", 1, ["main", "self-written"], options)  # main's wiki as the tests before left it
+    heads = {branch: copy.head(branch) for branch in branches}
     again = api.uplift(copy, "val", 1, ["main", "self-written"], options)
     assert world.asked == 0 and not again.not_made
     assert next(arm for arm in again.arms if arm.arm == "self-written").skills == ["read-carefully"]
@@ -251,3 +252,6 @@ def test_a_second_uplift_reads_its_arms_and_self_written_skills_back_until_the_w
     copy.commit({"wiki/notes.md": "# Notes\n"}, format_message("human: a wiki page", {"Round": 0, "Step": "human"}))
     api.uplift(copy, "val", 1, ["main", "self-written"], options)
     assert all(copy.head(branch) != heads[branch] for branch in branches)
+    assert copy.tree_id("uplift/main", "wiki") == copy.tree_id("main", "wiki")
+    arm = copy.log("uplift/main")[0]
+    assert arm.subject == "uplift arm main: 2 skill(s)" and (arm.meta.step, arm.meta.cost_usd) == (Step.UPLIFT, 0.0)
