@@ -16,7 +16,7 @@ from wikiskill.api import RunOptions
 from wikiskill.cli import app
 from wikiskill.core.errors import WikiskillError
 from wikiskill.history.htmlreport import render_report, report_data
-from wikiskill.store.trailers import Decision, SkillLoading
+from wikiskill.store.trailers import Decision, SkillLoading, Step
 from wikiskill.store.uplift_record import recorded_uplift, retire_candidates
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
@@ -34,6 +34,18 @@ class WritesItsOwn(ScriptedWorld):
         if system.startswith("You are a Skill Writer"):
             assert "Task 1" in body["messages"][1]["content"] and "<answer>" not in body["messages"][1]["content"]
             return json.dumps({"skills": [{"name": "read-carefully", "skill_md": skill_md("read-carefully", "CALM")}]})
+        return super().__call__(body)
+
+
+class WritesNothing(ScriptedWorld):
+    """The scripted world, whose proposer model counts the requests to write skills and writes none."""
+
+    asked = 0
+
+    def __call__(self, body: dict):
+        if body["messages"][0]["content"].startswith("You are a Skill Writer"):
+            self.asked += 1
+            return json.dumps({"skills": []})
         return super().__call__(body)
 
 
@@ -80,7 +92,7 @@ def test_each_arm_has_a_mean_an_interval_and_its_difference_from_none(measured):
     curated = next(arm for name, arm in arms.items() if name.startswith("curated:"))
     assert curated.mean == 1.0 and curated.skills == ["spell"]
     assert (main.pass_at_1, main.pass_hat_k, none.pass_hat_k) == (1.0, 1.0, 0.0)
-    assert main.tokens_per_task > 0
+    assert (main.tokens_per_task, main.cost_per_task) == (15.0, 0.0)  # one call of 10 + 5 tokens a task, free
     assert ws.read_files("uplift/self-written", "skills")  # kept so it can be read
 
 
@@ -174,6 +186,25 @@ def test_a_curated_folder_is_one_skill_or_a_folder_of_skills_and_anything_else_i
         curated_files(tmp_path / "missing")
 
 
+def test_a_curated_folder_leaves_out_hidden_files_and_reads_bytes_that_are_not_utf8_as_replacements(tmp_path):
+    from wikiskill.history.uplift import curated_files
+
+    one = tmp_path / "spell"
+    one.mkdir()
+    (one / "SKILL.md").write_text(skill_md("spell", SPELL))
+    (one / ".draft.md").write_text("not ready\n")
+    (one / "table.txt").write_bytes(b"caf\xe9\n")
+    files = curated_files(one)
+    assert sorted(files) == ["spell/SKILL.md", "spell/table.txt"] and files["spell/table.txt"] == "caf\ufffd\n"
+
+
+def test_an_arm_s_branch_and_a_self_written_skill_s_folder_are_slugs_of_their_names():
+    from wikiskill.history.uplift import _folder_name, arm_branch
+
+    assert arm_branch("curated:/tmp/My Skills/") == "uplift/curated-tmp-my-skills"
+    assert _folder_name("--Read Carefully!") == "read-carefully" and _folder_name("!!!") == "skill"
+
+
 def test_the_raw_arm_offers_main_s_solved_train_tasks_as_examples(tmp_path):
     from inprocess import evolve_scripted, scripted_workspace
 
@@ -204,3 +235,25 @@ def test_uplift_on_the_offline_default_leaves_out_the_self_written_arm_it_cannot
     assert "arm self-written: not made: the proposer is offline" in names.output
     with pytest.raises(WikiskillError, match="the self-written arm needs a proposer model"):
         api.uplift(ws, "val", 1, ["self-written"])
+
+
+def test_a_second_uplift_reads_its_arms_and_self_written_skills_back_until_the_wiki_changes(measured, tmp_path):
+    ws, _ = measured
+    shutil.copytree(ws.root, tmp_path / "copy", symlinks=True)
+    copy = api.open_workspace(tmp_path / "copy")
+    branches = ["uplift/main", "uplift/self-written", "uplift/without-spell-letters"]
+    world = WritesNothing()
+    model = WorldModel(world)
+    options = RunOptions(model_factory=lambda role: model)
+    api.uplift(copy, "val", 1, ["main", "self-written"], options)  # main's wiki as the tests before left it
+    heads = {branch: copy.head(branch) for branch in branches}
+    again = api.uplift(copy, "val", 1, ["main", "self-written"], options)
+    assert world.asked == 0 and not again.not_made
+    assert next(arm for arm in again.arms if arm.arm == "self-written").skills == ["read-carefully"]
+    assert {branch: copy.head(branch) for branch in branches} == heads
+    copy.commit({"wiki/notes.md": "# Notes\n"}, format_message("human: a wiki page", {"Round": 0, "Step": "human"}))
+    api.uplift(copy, "val", 1, ["main", "self-written"], options)
+    assert all(copy.head(branch) != heads[branch] for branch in branches)
+    assert copy.tree_id("uplift/main", "wiki") == copy.tree_id("main", "wiki")
+    arm = copy.log("uplift/main")[0]
+    assert arm.subject == "uplift arm main: 2 skill(s)" and (arm.meta.step, arm.meta.cost_usd) == (Step.UPLIFT, 0.0)

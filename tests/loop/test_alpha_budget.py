@@ -121,6 +121,27 @@ def test_audit_names_a_forged_alpha_spent_when_it_alone_is_wrong(tmp_path, evolv
     assert "records alpha 0.002250 (spent 0.002250)" in problem and "(spent 0.009000)" in problem
 
 
+def test_audit_names_a_forged_alpha_when_it_alone_is_wrong(tmp_path, evolved):
+    (problem,) = forged_verdict(tmp_path, evolved, **{**FOURTH, "alpha": 0.04})
+    assert "records alpha 0.040000 (spent 0.009000)" in problem and "gives 0.002250 (spent 0.009000)" in problem
+
+
+def test_audit_reads_a_verdict_without_its_alpha_spent_as_spending_nothing(tmp_path, evolved):
+    (problem,) = forged_verdict(tmp_path, evolved, **{**FOURTH, "alpha_spent": None})
+    assert "records alpha 0.002250 (spent 0.000000)" in problem
+
+
+def test_a_rejected_verdict_is_not_held_to_a_merge_s_level(tmp_path, evolved):
+    assert forged_verdict(tmp_path, evolved, Decision.REJECTED, **FOURTH, confidence=0.95) == []
+
+
+def test_audit_names_both_a_merge_s_forged_alpha_and_its_loose_confidence(tmp_path, evolved):
+    forged, loose = forged_verdict(tmp_path, evolved, Decision.ACCEPTED, **{**FOURTH, "alpha": 0.04}, confidence=0.95)
+    assert "records alpha 0.040000" in forged and loose.endswith(
+        "merged at confidence 0.95, below its budget's 0.99775"
+    )
+
+
 def test_audit_names_a_merge_whose_confidence_is_below_one_minus_its_alpha(tmp_path, evolved):
     sound = forged_verdict(tmp_path / "sound", evolved, Decision.ACCEPTED, **FOURTH, confidence=1 - 0.00225)
     assert sound == []

@@ -11,10 +11,14 @@ import pytest
 from taskfolders import BUGGY, FIXED
 from wikiskill import api
 from wikiskill.benchmarks import Task
+from wikiskill.environments.host import HostFolder
+from wikiskill.environments.output import ShellResult
 from wikiskill.knowledge.settings import SkillsSettings
 from wikiskill.llm.meter import Meter
 from wikiskill.llm.model import LiteLLMModel
 from wikiskill.llm.settings import LLMSettings
+from wikiskill.roles.edit_blocks import SearchReplace, WholeFile
+from wikiskill.roles.file_edits import MAX_FILE_BYTES, FileEditor
 from wikiskill.roles.settings import EditFormat, RoleSettings
 from wikiskill.roles.shell_agent import ShellAgent
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
@@ -178,3 +182,121 @@ def test_a_search_found_twice_changes_no_file_and_tells_the_model_to_widen_it(tm
         trajectory = asyncio.run(agent(server, EditFormat.DIFF).play(TASK, workdir))
     assert "the SEARCH section is in the file more than once" in told(server)[0]
     assert (workdir / "calc.py").read_text() == before and trajectory.edits == []
+
+
+def edited(workdir: Path, given: list[str], question: str, edit: WholeFile | SearchReplace, environment=None) -> str:
+    """What the editor of a task whose working directory is `workdir` tells the model of `edit`."""
+    editor = FileEditor(environment or HostFolder(workdir, sandbox=False), given, question)
+    return asyncio.run(editor.apply(edit)).message
+
+
+def test_an_unnamed_block_edits_the_task_s_one_file_and_among_several_is_refused_listing_twenty(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    assert edited(workdir, ["calc.py"], "Fix absolute().", WholeFile(None, FIXED)).startswith("Edited calc.py:")
+    assert (workdir / "calc.py").read_text() == FIXED
+    files = [f"f{index:02d}.py" for index in range(21)]
+    said = edited(workdir, files, "Fix absolute().", WholeFile(None, "x = 1\n"))
+    listed = ", ".join(files[:20])
+    assert said == (
+        "Edit of the unnamed block refused: the block names no file: write the file's path on the line before"
+        f" the fence (the files: {listed}). No file was changed."
+    )
+    assert edited(workdir, [], "Fix absolute().", WholeFile(None, "x = 1\n")).endswith(
+        "(the files: none). No file was changed."
+    )
+
+
+def test_a_file_the_task_neither_gave_nor_named_is_refused_listing_twenty_of_its_files(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    files = [f"f{index:02d}.py" for index in range(21)]
+    said = edited(workdir, files, "Fix absolute().", WholeFile("other.py", "x = 1\n"))
+    assert said == (
+        f"Edit of other.py refused: 'other.py' is not a file of this task: edit one of {', '.join(files[:20])}"
+        " (a new file only where the task asks for it). No file was changed."
+    )
+    said = edited(workdir, [], "Fix absolute().", WholeFile("other.py", "x = 1\n"))
+    assert "edit one of no files (a new file" in said and not (workdir / "other.py").exists()
+
+
+def test_a_created_and_an_edited_file_are_shown_as_unified_diffs(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    question = "Fix absolute() in calc.py and explain it in notes/WHY.md."
+    said = edited(workdir, ["calc.py"], question, WholeFile("notes/WHY.md", "x may be negative\n"))
+    assert said == "Created notes/WHY.md:\n--- /dev/null\n+++ b/notes/WHY.md\n@@ -0,0 +1 @@\n+x may be negative"
+    assert (workdir / "notes/WHY.md").read_text() == "x may be negative\n"
+    said = edited(workdir, ["calc.py"], question, SearchReplace("calc.py", "    return x\n", "    return abs(x)\n"))
+    assert said == (
+        "Edited calc.py:\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def absolute(x):\n"
+        "-    return x\n+    return abs(x)"
+    )
+
+
+def test_an_empty_search_fills_a_new_file_and_an_edit_that_keeps_an_empty_file_empty_changes_nothing(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (workdir / "empty.py").write_text("")
+    question = "Fill new.py."
+    said = edited(workdir, ["calc.py", "empty.py"], question, SearchReplace("new.py", "", "x = 1\n"))
+    assert said.startswith("Created new.py:") and (workdir / "new.py").read_text() == "x = 1\n"
+    said = edited(workdir, ["calc.py", "empty.py"], question, WholeFile("empty.py", ""))
+    assert said == "empty.py is unchanged: the edit gives the text it already has."
+
+
+def test_a_file_of_the_size_limit_is_written_one_byte_more_is_refused_and_a_larger_given_file_is_not_read(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (workdir / "big.txt").write_text("y" * (MAX_FILE_BYTES + 1))
+    given = ["big.txt", "calc.py"]
+    said = edited(workdir, given, "Fix calc.py.", WholeFile("calc.py", "x" * (MAX_FILE_BYTES - 1) + "\n"))
+    assert said.startswith("Edited calc.py:") and (workdir / "calc.py").stat().st_size == MAX_FILE_BYTES
+    said = edited(workdir, given, "Fix calc.py.", WholeFile("calc.py", "x" * MAX_FILE_BYTES + "\n"))
+    assert said == (
+        f"Edit of calc.py refused: the new calc.py is over {MAX_FILE_BYTES} bytes: write it with a command."
+        " No file was changed."
+    )
+    said = edited(workdir, given, "Fix calc.py.", WholeFile("big.txt", "small\n"))
+    refused = f"Edit of big.txt refused: big.txt is over {MAX_FILE_BYTES} bytes: change it with a command."
+    assert said == f"{refused} No file was changed."
+    assert (workdir / "big.txt").stat().st_size == MAX_FILE_BYTES + 1
+
+
+def test_a_given_file_that_is_not_utf8_text_is_refused(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (workdir / "data.bin").write_bytes(b"\xff\xfe\x00binary")
+    said = edited(workdir, ["calc.py", "data.bin"], "Fix calc.py.", WholeFile("data.bin", "text\n"))
+    assert said == (
+        "Edit of data.bin refused: data.bin is not a UTF-8 text file: change it with a command. No file was changed."
+    )
+    assert (workdir / "data.bin").read_bytes() == b"\xff\xfe\x00binary"
+
+
+def test_a_link_inside_a_real_folder_is_refused(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    (tmp_path / "target.py").write_text("untouched\n")
+    (workdir / "src").mkdir()
+    (workdir / "src/linked.py").symlink_to(tmp_path / "target.py")
+    said = edited(workdir, ["calc.py", "src/linked.py"], "Fix calc.py.", WholeFile("src/linked.py", "x = 1\n"))
+    assert said.startswith("Edit of src/linked.py refused: src/linked.py is or lies under a link")
+    assert (tmp_path / "target.py").read_text() == "untouched\n"
+
+
+def test_a_write_the_shell_fails_shows_the_first_200_characters_of_what_it_said(tmp_path):
+    workdir = calc_workdir(tmp_path)
+    folder = "f" * 190
+    (workdir / folder).write_text("a file where the edit wants a folder\n")
+    question = f"Write {folder}/x.py."
+    said = edited(workdir, ["calc.py", folder], question, WholeFile(f"{folder}/x.py", "x = 1\n"))
+    start = f"Edit of {folder}/x.py refused: {folder}/x.py could not be written ("
+    assert said.startswith(start) and said.endswith("). No file was changed.")
+    shown = said.removeprefix(start).removesuffix("). No file was changed.")
+    assert len(shown) == 200 and shown.startswith("mkdir: cannot create directory")
+
+
+class FailingShell:
+    """An environment whose every command fails with exit code 7 and prints nothing."""
+
+    async def run(self, command: str, timeout_s: float, output_chars: int) -> ShellResult:
+        return ShellResult(7, "")
+
+
+def test_a_command_that_fails_saying_nothing_is_shown_by_its_exit_code(tmp_path):
+    said = edited(tmp_path, ["calc.py"], "Fix calc.py.", WholeFile("calc.py", FIXED), FailingShell())
+    assert said == "Edit of calc.py refused: calc.py could not be written (7). No file was changed."

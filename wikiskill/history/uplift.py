@@ -160,8 +160,9 @@ def arm_ref(harness: Harness, name: str, skills: Mapping[str, str]) -> str:
             return branch
     changes: dict[str, str | None] = {path: None for path in ws.list_paths(MAIN, "skills")}
     changes.update({f"skills/{path}": text for path, text in skills.items()})
-    count = len({path.split("/")[0] for path in skills})
-    message = format_message(f"uplift arm {name}: {count} skill(s)", Trailers(step=Step.UPLIFT, cost_usd=0.0))
+    message = format_message(
+        f"uplift arm {name}: {len(skill_names(skills))} skill(s)", Trailers(step=Step.UPLIFT, cost_usd=0.0)
+    )
     ws.commit(changes, message, branch=branch, base=ws.resolve(MAIN))
     return branch
 

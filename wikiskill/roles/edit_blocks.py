@@ -96,11 +96,6 @@ def search_replaces(text: str | None) -> list[SearchReplace]:
     return found
 
 
-def has_edit_markers(text: str | None) -> bool:
-    """Whether `text` holds any SEARCH/REPLACE block."""
-    return bool(search_replaces(text))
-
-
 def clean_path(raw: str) -> str:
     """`raw` as a relative path inside the working directory, `/` between folders; refused when it
     is absolute, climbs out with `..`, or holds control characters."""
