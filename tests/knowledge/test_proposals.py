@@ -112,3 +112,9 @@ def test_a_describe_proposal_rewrites_the_front_matter_description_and_nothing_e
         prepare_proposal({**VALID["describe"], "name": "ghost"}, SKILLS, 4)
     with pytest.raises(InvalidProposal, match="`description` must be a non-empty string"):
         prepare_proposal({**VALID["describe"], "description": "  "}, SKILLS, 4)
+
+
+def test_a_describe_of_a_file_a_person_wrote_under_skills_is_refused_as_not_a_skill_folder():
+    files = {**SKILLS, "house-rules": "a person's own notes, not a skill folder\n"}
+    with pytest.raises(InvalidProposal, match="skills/house-rules is an existing file, not a skill folder"):
+        prepare_proposal({**VALID["describe"], "name": "house-rules"}, files, 4)
