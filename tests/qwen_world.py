@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 from scripted import SPELL, ScriptedWorld
-from wikiskill.testing.fakeserver import Reply
+from wikiskill import api
+from wikiskill.store.workspace import Workspace
+from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 TRAIN = [("count", "banana", "a"), ("reverse", "lemon", None)]
 VAL = [("count", "pepper", "p"), ("reverse", "tattoo", None), ("reverse", "giraffe", None)]
@@ -36,6 +38,18 @@ def tiny_suite(folder: Path) -> str:
         (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
     (folder / "suite.json").write_text(json.dumps({"scorer": "exact"}))
     return f"jsonl:{folder}"
+
+
+def tiny_workspace(root: Path, server: FakeOpenAIServer, agent: str | None = "qwen-code") -> Workspace:
+    """A workspace at root/ws over `tiny_suite` (root/suite), its model the scripted server's."""
+    return api.init_workspace(
+        root / "ws",
+        benchmark=tiny_suite(root / "suite"),
+        model="openai/fake-model",
+        api_base=server.base_url,
+        concurrency=4,
+        agent=agent,
+    )
 
 
 def text(message: dict) -> str:

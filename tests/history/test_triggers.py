@@ -6,11 +6,10 @@ shown the skill loaded too rarely where it applies, and its `describe` is valida
 other change."""
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from conftest import needs_cli
-from qwen_world import QwenCodeWorld, tiny_suite
+from qwen_world import QwenCodeWorld, tiny_workspace
 from scripted import SPELL, skill_md
 from wikiskill import api
 from wikiskill.cli import app
@@ -20,6 +19,7 @@ from wikiskill.store.trailers import Action, SkillLoading, Step
 from wikiskill.store.uplift_record import rarely_loaded, recorded_uplift
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config
 
 pytestmark = [needs_cli(QwenCode), pytest.mark.slow]
 
@@ -48,14 +48,7 @@ def measured(tmp_path_factory):
     root = tmp_path_factory.mktemp("triggers")
     world = ProposerSeen(reversals_only=True, proposals={1: DESCRIBE}, trace_ids=["train-00", "train-01"])
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(
-            root / "ws",
-            benchmark=tiny_suite(root / "suite"),
-            model="openai/fake-model",
-            api_base=server.base_url,
-            concurrency=4,
-            agent="qwen-code",
-        )
+        ws = tiny_workspace(root, server)
         files = {
             "skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL),
             "skills/count-hint/SKILL.md": skill_md("count-hint", "TALLY"),
@@ -72,9 +65,7 @@ def measured(tmp_path_factory):
 
 
 def evolve_one_round(ws):
-    config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-    config["proposer"] = {**config.get("proposer", {}), "min_trace_reads": 2}
-    (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    edit_config(ws, **{"proposer.min_trace_reads": 2})
     return api.evolve(ws, 1)
 
 

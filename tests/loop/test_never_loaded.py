@@ -3,34 +3,24 @@ answers better once the proposed skill is listed without ever calling its `skill
 flags the merge `never loaded` (its commit and the report), and with `gate.require_load` refuses it."""
 
 import pytest
-import yaml
 
 from conftest import needs_cli
-from qwen_world import QwenCodeWorld, tiny_suite
+from qwen_world import QwenCodeWorld, tiny_workspace
 from scripted import SPELL, create
 from wikiskill import api
 from wikiskill.history.htmlreport import report_data
 from wikiskill.roles.coding_agents.qwen_code import QwenCode
 from wikiskill.store.trailers import Decision, SkillLoading, Step
 from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config
 
 pytestmark = [needs_cli(QwenCode), pytest.mark.slow]
 
 
 def evolve_one_round(tmp_path, world: QwenCodeWorld, require_load: bool):
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=tiny_suite(tmp_path / "suite"),
-            model="openai/fake-model",
-            api_base=server.base_url,
-            concurrency=4,
-            agent="qwen-code",
-        )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["proposer"] = {**config.get("proposer", {}), "min_trace_reads": 2}
-        config["gate"] = {**config.get("gate", {}), "require_load": require_load}
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+        ws = tiny_workspace(tmp_path, server)
+        edit_config(ws, **{"proposer.min_trace_reads": 2, "gate.require_load": require_load})
         api.evolve(ws, 1)
     gate = next(commit for commit in ws.log("main") if commit.meta.step == Step.GATE)
     return ws, gate

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import needs, needs_cli
-from qwen_world import QwenCodeWorld, tiny_suite
+from qwen_world import QwenCodeWorld, tiny_workspace
 from scripted import SPELL, create, skill_md
 from wikiskill import api
 from wikiskill.api import RunOptions
@@ -22,6 +22,7 @@ from wikiskill.store.traces import Trajectory
 from wikiskill.store.trailers import SkillLoading, Step
 from wikiskill.store.workspace import format_message
 from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config
 
 needs_qwen = needs_cli(QwenCode)
 pytestmark = [needs_qwen, pytest.mark.slow]
@@ -41,17 +42,8 @@ def planted():
 def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation(tmp_path, planted):
     world = QwenCodeWorld(proposals={1: create("spell-letters", SPELL)}, trace_ids=["train-00", "train-01"])
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=tiny_suite(tmp_path / "suite"),
-            model="openai/fake-model",
-            api_base=server.base_url,
-            concurrency=4,
-            agent="qwen-code",
-        )
-        config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-        config["proposer"] = {**config.get("proposer", {}), "min_trace_reads": 2}  # both train traces
-        (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+        ws = tiny_workspace(tmp_path, server)
+        edit_config(ws, **{"proposer.min_trace_reads": 2})  # both train traces
         result = api.evolve(ws, 2)
 
     assert result.rounds_completed == 2 and result.incumbent == pytest.approx(2 / 3)
@@ -81,13 +73,7 @@ def test_qwen_code_is_evolved_end_to_end_loading_the_proposed_skill_in_isolation
 def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path):
     world = QwenCodeWorld()
     with FakeOpenAIServer(world) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=tiny_suite(tmp_path / "suite"),
-            model="openai/fake-model",
-            api_base=server.base_url,
-            concurrency=4,
-        )
+        ws = tiny_workspace(tmp_path, server, agent=None)
         before = ws.resolve("main")
         ws.commit(
             {"skills/spell-letters/SKILL.md": skill_md("spell-letters", SPELL)},
@@ -109,14 +95,7 @@ def test_skills_evolved_on_the_builtin_agent_are_measured_on_qwen_code(tmp_path)
 @needs("bwrap", package="bubblewrap")
 def test_qwen_code_answers_under_bubblewrap(tmp_path):
     with FakeOpenAIServer(QwenCodeWorld()) as server:
-        ws = api.init_workspace(
-            tmp_path / "ws",
-            benchmark=tiny_suite(tmp_path / "suite"),
-            model="openai/fake-model",
-            api_base=server.base_url,
-            concurrency=4,
-            agent="qwen-code",
-        )
+        ws = tiny_workspace(tmp_path, server)
         config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
         config["agent"]["sandbox"] = "bwrap"
         ws.commit(
