@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.errors import BenchmarkError
+from ..core.errors import BenchmarkError, first_problem
 from .harbor_checkout import checkout
 from .harbor_registry import (
     CHECKOUTS_DIR,
@@ -146,9 +146,7 @@ def read_registry(source: str) -> list[Dataset]:
     try:
         return REGISTRY.validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise BenchmarkError(f"{source}: not a Harbor registry ({where}: {first['msg']})") from None
+        raise BenchmarkError(f"{source}: not a Harbor registry ({first_problem(exc)})") from None
 
 
 def find_dataset(datasets: list[Dataset], name: str, version: str, source: str) -> Dataset:

@@ -8,11 +8,21 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 E = TypeVar("E", bound=Enum)
 
 
 class WikiskillError(Exception):
     """Base of every error that comes from input, configuration or workspace state."""
+
+
+def first_problem(exc: ValidationError, whole: str = "") -> str:
+    """`where: why` of a validation's first error, `where` its dotted location (`whole` when the
+    error is of the whole value): one line for a message that names the file."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or whole
+    return f"{where}: {first['msg']}"
 
 
 @dataclass(frozen=True)

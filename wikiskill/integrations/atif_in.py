@@ -22,7 +22,7 @@ import atif
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..benchmarks.base import BenchmarkKind
-from ..core.errors import TranscriptError
+from ..core.errors import TranscriptError, first_problem
 from ..core.redact import Scrubber
 from ..llm.chat import Message
 from ..store.traces import SESSION, FailureKind, FileEdit, Outcome, Provenance, TraceStep, Trajectory, cut
@@ -85,9 +85,7 @@ def parse_atif(text: str, name: str) -> atif.Trajectory:
     try:
         return atif.Trajectory.model_validate(upgrade(data))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the document"
-        raise TranscriptError(f"{name}: not valid {version}: {where}: {first['msg']}") from None
+        raise TranscriptError(f"{name}: not valid {version}: {first_problem(exc, 'the document')}") from None
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
@@ -117,9 +115,7 @@ def _own(model: type[M], extra: dict[str, Any], name: str) -> M:
     try:
         return model.model_validate(extra)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise TranscriptError(f"{name}: extra.{EXTRA_KEY}.{where}: {first['msg']}") from None
+        raise TranscriptError(f"{name}: extra.{EXTRA_KEY}.{first_problem(exc)}") from None
 
 
 def content_text(content: str | list[atif.ContentPart] | None) -> str:

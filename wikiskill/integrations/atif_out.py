@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..benchmarks.base import BenchmarkKind
-from ..core.errors import WikiskillError
+from ..core.errors import WikiskillError, first_problem
 from ..store.reads import WorkspaceReads
 from ..store.rounds import round_label
 from ..store.traces import Trajectory, TrajectorySplit
@@ -69,9 +69,7 @@ def to_atif(trajectory: Trajectory) -> atif.Trajectory:
     try:
         return atif.Trajectory.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise WikiskillError(f"trajectory {trajectory.task_id} is no valid ATIF: {where}: {first['msg']}") from None
+        raise WikiskillError(f"trajectory {trajectory.task_id} is no valid ATIF: {first_problem(exc)}") from None
 
 
 def _episode_steps(trajectory: Trajectory) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..benchmarks.harbor_reward import REWARD_JSON, REWARD_TEXT, read_reward
-from ..core.errors import ConfigError, InfrastructureError, TranscriptError, WikiskillError
+from ..core.errors import ConfigError, InfrastructureError, TranscriptError, WikiskillError, first_problem
 from ..core.redact import Scrubber
 from ..store.traces import Outcome, Provenance
 from .atif_in import atif_trajectory, parse_atif, read_text
@@ -145,6 +145,4 @@ def _read_model(path: Path, model: type[M], scrub: Scrubber) -> M | None:
     try:
         return model.model_validate_json(read_text(path, scrub))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the document"
-        raise TranscriptError(f"{path}: {where}: {first['msg']}") from None
+        raise TranscriptError(f"{path}: {first_problem(exc, 'the document')}") from None

@@ -10,6 +10,8 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core.errors import first_problem
+
 
 class Edit(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -32,9 +34,7 @@ def parse_edits(raw: object, model: type[E]) -> tuple[list[E], list[str]]:
         try:
             edits.append(model.model_validate(item))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(map(str, first["loc"])) or "edit"
-            problems.append(f"edit {index + 1}: {where}: {first['msg']}")
+            problems.append(f"edit {index + 1}: {first_problem(exc, 'edit')}")
     return edits, problems
 
 
