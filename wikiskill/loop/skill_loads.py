@@ -6,6 +6,7 @@ rejects it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..contracts.gate import Verdict
@@ -54,14 +55,17 @@ class ValidationLoads:
         return f"Loaded: {self.skill} in {self.loads} of {self.runs} validation runs"
 
 
-def validation_loads(outcomes: str, action: Action, skill: str, loading: SkillLoading) -> ValidationLoads | None:
-    """The loads of `skill` in `outcomes`, the per-task outcomes file of the validation the
-    verdict read; None for an action that leaves no skill to load."""
+def validation_loads(
+    outcomes: Callable[[], str], action: Action, skill: str, loading: SkillLoading
+) -> ValidationLoads | None:
+    """The loads of `skill` in the per-task outcomes file of the validation the verdict read,
+    which `outcomes` reads only when there are loads to count; None for an action that leaves
+    no skill to load."""
     if action not in LOADABLE or not skill:
         return None
     if loading is not SkillLoading.ON_DEMAND:
         return ValidationLoads(skill, loading)
-    tasks = read_loads(outcomes).values()
+    tasks = read_loads(outcomes()).values()
     return ValidationLoads(
         skill, loading, sum(task.loads.get(skill, 0) for task in tasks), sum(task.runs for task in tasks)
     )

@@ -197,9 +197,10 @@ def judge_candidate(evaluator: Evaluator, state: RoundState) -> Judged:
         candidate,
         main_eval,
     )
-    loading = skill_loading(reader.config.agent)
-    outcomes = reader.ws.read_file(state.tip, validation.meta.results or "") or ""
-    loads = validation_loads(outcomes, action, name, loading)
+    tip, loading = state.tip, skill_loading(reader.config.agent)
+    loads = validation_loads(
+        lambda: reader.ws.read_file(tip, validation.meta.results or "") or "", action, name, loading
+    )
     verdict = require_load(verdict, loads, reader.config.gate.require_load)
     return Judged(
         state.number,
