@@ -4,11 +4,15 @@ tests/ holds a marker that no agent may ever see."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import uuid
 from pathlib import Path
+
+from wikiskill.benchmarks.harbor import HarborSuite
+from wikiskill.run.soundness import VERDICTS_FILE, task_digest
 
 BASE_IMAGE = "wikiskill/base:bookworm"
 WORDS = {"rev-cat": "cat", "rev-dog": "dog", "rev-owl": "owl", "rev-emu": "emu"}
@@ -133,3 +137,14 @@ def idle_engine(folder: Path, monkeypatch) -> None:
     client.write_text('#!/bin/sh\n[ "$1" = info ] && echo 28.0\nexit 0\n')
     client.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def keep_verdicts(suite: HarborSuite, state: Path) -> None:
+    """A state folder whose kept verdicts, by task digest, say rev-cat is sound and rev-owl is
+    not, each "<task> was checked": what an earlier command's container checks left."""
+    state.mkdir()
+    kept = {
+        task_digest(suite.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
+        for task_id in ("rev-cat", "rev-owl")
+    }
+    (state / VERDICTS_FILE).write_text(json.dumps(kept))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import needs_docker
-from harborsuites import IDS, harbor_suite, init_harbor, remove_images, tag_of
+from harborsuites import IDS, harbor_suite, init_harbor, keep_verdicts, remove_images, tag_of
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
@@ -148,12 +148,7 @@ def engine_socket(path: Path) -> Iterator[list[str]]:
 def test_a_verdict_kept_under_a_task_s_digest_is_read_and_the_engine_is_not_asked(tmp_path, suite, monkeypatch):
     harbor = HarborSuite(suite, HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"])))
     state = tmp_path / "state"
-    state.mkdir()
-    kept = {
-        task_digest(harbor.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
-        for task_id in ("rev-cat", "rev-owl")
-    }
-    (state / VERDICTS_FILE).write_text(json.dumps(kept))
+    keep_verdicts(harbor, state)
     setup = open_setup(EnvironmentSettings(), state, workspace=tmp_path)
     with engine_socket(tmp_path / "engine.sock") as asked:
         monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/engine.sock")

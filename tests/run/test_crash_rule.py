@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import needs_docker
-from harborsuites import harbor_suite
+from harborsuites import harbor_suite, keep_verdicts
 from taskfolders import encode_suite, install_runner
 from wikiskill import api
 from wikiskill.benchmarks.base import BenchmarkKind
@@ -28,7 +28,7 @@ from wikiskill.run.crash_rule import CrashRules, RuledScorer, unsound_folder_tas
 from wikiskill.run.folder_check import raw_scorer
 from wikiskill.run.harbor_tasks import open_setup
 from wikiskill.run.scorers import CheckCrashed
-from wikiskill.run.soundness import VERDICTS_FILE, task_digest
+from wikiskill.run.soundness import VERDICTS_FILE
 from wikiskill.store.traces import Trajectory
 
 SPLITS = {"train": ["enc-t"], "val": ["enc-v", "bare-v"], "test": ["enc-e"]}
@@ -176,11 +176,6 @@ def test_the_unsound_references_of_a_harbor_suite_are_its_kept_container_verdict
         harbor_suite(tmp_path / "harbor"), HarborSettings(ids=HarborIds(train=["rev-cat"], val=["rev-owl"]))
     )
     state = tmp_path / "state"
-    state.mkdir()
-    kept = {
-        task_digest(suite.by_id[task_id]): {"sound": task_id == "rev-cat", "reason": f"{task_id} was checked"}
-        for task_id in ("rev-cat", "rev-owl")
-    }
-    (state / VERDICTS_FILE).write_text(json.dumps(kept))
+    keep_verdicts(suite, state)
     setup = open_setup(EnvironmentSettings(), state, workspace=tmp_path)
     assert unsound_references(suite, lambda: setup, state, concurrency=2) == {"rev-owl": "rev-owl was checked"}
