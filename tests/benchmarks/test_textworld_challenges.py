@@ -14,8 +14,9 @@ from wikiskill.benchmarks import HasReferenceActions, normalized_score, registry
 from wikiskill.benchmarks.builtin import TextWorldFamily
 from wikiskill.benchmarks.textworld_challenges import CHALLENGES, open_challenge
 from wikiskill.benchmarks.textworld_cooking import COOKING
-from wikiskill.benchmarks.textworld_games import cache_root, games_dir
+from wikiskill.benchmarks.textworld_games import games_dir
 from wikiskill.core.errors import BenchmarkError, ConfigError
+from wikiskill.core.resources import cache_root
 from wikiskill.store.settings import load_config
 from wikiskill.testing.fakeserver import FakeOpenAIServer
 

@@ -3,13 +3,13 @@ references checked, a container suite read as init shows it, its base image and 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..benchmarks import SPLITS, FamilyListing
 from ..core.config import Config
+from ..core.resources import cache_root
 from ..store.settings import load_config
 from ..store.workspace import Workspace
 
@@ -93,7 +93,7 @@ def check_suite(
     if not isinstance(suite, ContainerSuite):
         raise BenchmarkError(f"{config.benchmark} is no suite of containers that check-suite can play")
     settings = EnvironmentSettings(runtime=choice(ContainerRuntime, runtime, "container runtime"))
-    cache = Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
+    cache = cache_root()
     setup = open_setup(settings, cache, workspace=suite.directory, harbor=suite.settings)
     return asyncio.run(_check_suite(suite, setup, concurrency))
 

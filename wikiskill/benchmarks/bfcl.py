@@ -24,14 +24,13 @@ import random
 import re
 import uuid
 from functools import cache
-from pathlib import Path
 from typing import Any
+
+from ..core.resources import cache_root
 
 # bfcl-eval writes result/, score/ and file locks under its project root, by default the folder it
 # is installed in (site-packages, maybe read-only): point it into wikiskill's cache before it loads.
-os.environ.setdefault(
-    "BFCL_PROJECT_ROOT", str(Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser() / "bfcl")
-)
+os.environ.setdefault("BFCL_PROJECT_ROOT", str(cache_root() / "bfcl"))
 
 from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC
 from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING

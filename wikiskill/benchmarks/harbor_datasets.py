@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core.errors import BenchmarkError, first_problem
+from ..core.resources import cache_root
 from .harbor_checkout import checkout
 from .harbor_registry import (
     CHECKOUTS_DIR,
@@ -28,7 +29,6 @@ from .harbor_registry import (
     Dataset,
     MadeDataset,
     RegistryTask,
-    cache_root,
     dataset_place,
     dataset_ref,
     entry_digest,

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import os
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..core.errors import BenchmarkError
+from ..core.resources import cache_root
 
 DEFAULT_REGISTRY_URL = "https://raw.githubusercontent.com/laude-institute/harbor/main/registry.json"
 """Harbor's public registry (Harbor's own default)."""
@@ -81,10 +81,6 @@ def dataset_ref(argument: str) -> tuple[str, str] | None:
     """(name, version) when `argument` names a dataset, not a folder."""
     match = DATASET_REF.fullmatch(argument)
     return (match["name"], match["version"]) if match else None
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
 
 
 def dataset_place(name: str, version: str, digest: str) -> Path:

@@ -40,6 +40,7 @@ from textworld.generator import compile_game
 
 from wikiskill.benchmarks.base import BenchmarkSpec, EnvStep, Split, Task
 from wikiskill.core.lifeline import Lifeline, watch_parent
+from wikiskill.core.resources import cache_root
 
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` after each newly generated game."""
@@ -87,11 +88,6 @@ warnings.filterwarnings(
 _REQUEST_INFOS = textworld.EnvInfos(
     admissible_commands=True, score=True, max_score=True, won=True, lost=True, objective=True
 )
-
-
-def cache_root() -> Path:
-    """$WIKISKILL_CACHE_DIR if set (and non-empty), else ~/.cache/wikiskill."""
-    return Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
 
 
 def settings_key(challenge: Challenge) -> str:

@@ -6,6 +6,7 @@ The wheel ships `prompts/`, `workspace_template/` and `benchmarks/` inside the p
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -16,3 +17,10 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"wikiskill data folder {name!r} is missing from this installation")
+
+
+def cache_root() -> Path:
+    """The machine's cache of what wikiskill fetches, generates and unpacks (games, Harbor
+    datasets, images, suites shipped to workers): $WIKISKILL_CACHE_DIR if set (and non-empty),
+    else ~/.cache/wikiskill."""
+    return Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()

@@ -55,12 +55,6 @@ class SuiteArchive:
         return replace(recipe, config=config)
 
 
-def cache_root() -> Path:
-    """Where a worker keeps unpacked suites: $WIKISKILL_CACHE_DIR if set, else ~/.cache/wikiskill
-    (the cache generated games use)."""
-    return Path(os.environ.get("WIKISKILL_CACHE_DIR") or "~/.cache/wikiskill").expanduser()
-
-
 def suite_folder(config: Config, root: Path | None) -> tuple[str, Path] | None:
     """The family and the local folder the config's benchmark reads, if it names one."""
     family, argument = split_name(config.benchmark)

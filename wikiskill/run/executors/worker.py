@@ -10,11 +10,12 @@ from ...benchmarks.harbor import ContainerSuite
 from ...contracts.roles import TaskAgent
 from ...contracts.running import AgentRecipe, Place
 from ...core.errors import WikiskillError
+from ...core.resources import cache_root
 from ...environments.orphans import sweep_orphans
 from ...llm.meter import Meter
 from ..team import Team
 from .recipe import Assignment, TaskReport
-from .shipping import SuiteArchive, cache_root
+from .shipping import SuiteArchive
 
 
 class WorkerRuntime:
