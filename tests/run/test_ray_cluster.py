@@ -6,7 +6,10 @@ shipped by digest through Ray's object store). A node killed mid-eval (its rayle
 under it) loses no task: each is started again elsewhere and scored, the command says so in one
 line, Ray's own messages stay out of its terminal, in its ray.log, and the containers the lost
 node's workers left are removed by the workers that start after them (a worker on a cluster node
-sweeps its node's containers whose owner is dead)."""
+sweeps its node's containers whose owner is dead). A task whose check cannot run on the node that
+tried it first is retried on the other node after the backoff and scored there; one whose check
+runs nowhere is tried on alternating nodes and recorded as infra exactly as a retry in place
+records it."""
 
 import importlib.util
 import os
@@ -26,6 +29,7 @@ from conftest import missing, needs_docker
 from harborsuites import containers_of, image_id, init_harbor, remove_images, tag_of, word_of, write_harbor_task
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.loop.evaluating import retry_trailers
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
 
 pytestmark = [pytest.mark.slow, needs_docker]
@@ -69,7 +73,8 @@ class ReversingWorld:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A head node (1 CPU, no `docker`) and a second node offering `docker: 2`; this process is
+    """A head node (1 CPU, no `docker`) and a second node offering `docker: 2`, each offering
+    ONE_PER_NODE once and naming itself in NODE_NAME; this process is
     the cluster's driver, so an executor in it uses the cluster as it is. Without Ray the tests
     are skipped, naming the extra to install (failed under CI=true)."""
     if importlib.util.find_spec("ray") is None:
@@ -80,9 +85,15 @@ def cluster(tmp_path_factory):
     saved = {name: os.environ.get(name) for name in ("RAY_AUTH_MODE", "WIKISKILL_CACHE_DIR")}
     os.environ["RAY_AUTH_MODE"] = "disabled"  # no token written into the home folder
     os.environ["WIKISKILL_CACHE_DIR"] = str(tmp_path_factory.mktemp("node-cache"))
-    head = {"num_cpus": 1, "include_dashboard": False, "_system_config": FAST_HEALTH_CHECKS}
+    head = {
+        "num_cpus": 1,
+        "include_dashboard": False,
+        "_system_config": FAST_HEALTH_CHECKS,
+        "resources": {ONE_PER_NODE: 1},
+        "env_vars": {NODE_NAME: "head"},
+    }
     made = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
-    second = made.add_node(num_cpus=2, resources={"docker": 2})
+    second = made.add_node(num_cpus=2, resources={"docker": 2, ONE_PER_NODE: 1}, env_vars={NODE_NAME: "second"})
     ray.init(address=made.address, log_to_driver=False)
     yield made, second
     ray.shutdown()
@@ -112,6 +123,12 @@ def workspace(tmp_path: Path, base_url: str, suite: Path, **settings) -> Path:
     config.update({"harbor": {"ids": IDS}, "concurrency": 4, "ray": {"resources": {"docker": 1}}, **settings})
     (ws / "wikiskill.yaml").write_text(yaml.safe_dump(config))
     return ws
+
+
+ONE_PER_NODE = "one-per-node"
+"""A resource each of the two nodes offers once: workers asking for it land one on each."""
+NODE_NAME = "WIKISKILL_TEST_NODE"
+"""Set in each node's raylet environment, so in its workers' and their checks' (`head`, `second`)."""
 
 
 def actor_nodes() -> set[str]:
@@ -206,3 +223,46 @@ def owned_by(pids: list[int]) -> list[str]:
     )
     rows = [line.split() for line in found.stdout.splitlines()]
     return [row[0] for row in rows if len(row) == 2 and int(row[1]) in pids]
+
+
+NODE_BOUND_CHECK = """#!/bin/sh
+# task `moves`: its check cannot run on the node that tried it first; task `stuck`: on no node
+# (127: command not found, an infrastructure failure)
+task=$(basename "$WIKISKILL_TASK_DIR")
+echo "$task $WIKISKILL_TEST_NODE $(date +%s.%N)" >> {log}
+[ "$task" = stuck ] && exit 127
+[ "$(grep -m 1 "^$task " {log} | cut -d ' ' -f 2)" = "$WIKISKILL_TEST_NODE" ] && exit 127
+exit 0
+"""
+
+
+def test_a_task_whose_infrastructure_fails_on_its_node_is_retried_on_the_other_and_scored(tmp_path, cluster):
+    log = tmp_path / "tries.log"
+    suite = tmp_path / "suite"
+    for split, ids in (("train", ["t"]), ("val", ["moves", "stuck"]), ("test", ["e"])):
+        for task_id in ids:
+            (suite / split / task_id).mkdir(parents=True)
+            (suite / split / task_id / "task.md").write_text("Say done.")
+    (suite / "suite.yaml").write_text(yaml.safe_dump({"scorer": "command", "command": "./check.sh"}))
+    (suite / "check.sh").write_text(NODE_BOUND_CHECK.format(log=log))
+    (suite / "check.sh").chmod(0o755)
+    ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", agent="command", command=["echo", "{prompt}"])
+    config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
+    config.update({"ray": {"resources": {ONE_PER_NODE: 1}}, "infra": {"retries": 2, "backoff": 0.2}})
+    (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    on_ray = api.evaluate(ws, "val", options=RunOptions(executor="ray", workers=2))
+    in_place = api.evaluate(ws, "val", options=RunOptions(executor="local"))  # runs `stuck` again only
+
+    tries = [line.split(" ") for line in log.read_text().splitlines()]  # no node name on this machine
+    moves = [(node, float(at)) for task, node, at in tries if task == "moves"]
+    assert sorted(node for node, _ in moves) == ["head", "second"]  # the retry ran on the other node
+    (first, _), (other, _) = moves
+    assert moves[1][1] - moves[0][1] >= 0.2  # after the backoff
+    # `stuck` started beside `moves`, on the other worker; then the node not tried, then not the last
+    assert [node for task, node, _ in tries if task == "stuck"] == [other, first, other, "", "", ""]
+    by_id = {t.task_id: t for t in on_ray.runs[0]}
+    assert (by_id["moves"].score, by_id["moves"].failure, by_id["moves"].retries) == (1.0, None, 1)
+    [local] = [t for t in in_place.runs[0] if t.task_id == "stuck"]
+    assert (by_id["stuck"].error, by_id["stuck"].retries) == (local.error, 2) and by_id["stuck"].infra
+    assert local.error.startswith("infrastructure failure, 3 tries: ")
+    assert retry_trailers(on_ray.runs) == {"retried": 2, "retries": 3, "infra_left": 1}

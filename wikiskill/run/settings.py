@@ -13,7 +13,8 @@ class InfraSettings(Section):
     """Times a task that fails on infrastructure (a scorer that crashed or wrote no reward, an
     image that would not build, a container that would not start) is tried again before it is
     recorded as `infra`, unscored; 0 = never. A scored task is never run again. Each retry runs on
-    the worker that tried it first (under `executor: ray`, the same node)."""
+    the worker that tried it first, except under `executor: ray` with workers on several nodes,
+    where it runs on a node that has not tried the task yet (one that has only when all have)."""
     backoff: float = Field(1.0, ge=0)
     """Seconds waited before the first retry, doubled before each one after it."""
     backoff_max: float = Field(30.0, ge=0)

@@ -93,7 +93,7 @@ class Team:
     def offline(self, role: Role) -> bool:
         return self.config.role(role).model == OFFLINE_MODEL
 
-    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> TaskAgent:
+    def agent(self, skills: list[Skill], seed: int | None = None, shelf: WikiShelf | None = None) -> RetryInfra:
         """The task agent with `skills`; `seed` (default: the config's) seeds agents that use one;
         `shelf` is the wiki it may read with `read_wiki` (only with `agent.wiki_access`). A task
         whose machinery fails is retried `infra.retries` times, then recorded as infra (`run/infra.py`)."""

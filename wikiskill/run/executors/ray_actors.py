@@ -12,6 +12,12 @@ A suite read from a folder reaches the workers by content (`shipping`), through 
 store. Ray's own messages (a node marked dead, a raylet's last log lines) go to `ray.log` in the
 command's state folder, not to its terminal; when a node is lost, the tasks its workers held are
 started again on workers elsewhere, and the command says so in one line.
+
+With workers on more than one node, a task that fails on infrastructure is retried on a node that
+has not tried it yet (on one it has only when every node has): its worker tries it once and hands
+the failure back, and the command waits out the backoff (without holding up other tasks' outcomes)
+before sending the next try, at most `infra.retries` of them (`run/infra.py` words the outcome).
+On a single node the worker retries in place.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +41,8 @@ from ...core.config import Config
 from ...core.errors import WikiskillError
 from ...core.parts import EXECUTOR
 from ...core.resources import data_dir
+from ...roles.settings import Role
+from ...store.traces import Usage
 from .recipe import Assignment, TaskReport
 from .remote import RemoteExecutor, WorkerDied
 from .settings import RaySettings
@@ -79,7 +88,10 @@ class RayActors(RemoteExecutor):
         self._nodes: list[tuple[str, str]] = []  # each actor's node: its id and address
         self._running: list[int] = []
         self._pending: dict[Any, tuple[int, Assignment]] = {}  # a task's outcome's ObjectRef -> its actor, task
-        self._tries: dict[Assignment, int] = {}
+        self._tries: dict[tuple[str, str, str], int] = {}  # a task's starts after its node was lost
+        self._waiting: list[tuple[float, Assignment]] = []  # infra retries and when they are due
+        self._tried: dict[tuple[str, str, str], list[str]] = {}  # a retried task's nodes, in order
+        self._owed: dict[Role, Usage] = {}  # usage of failed tries, reported with the next outcome
         self._prepared = ""
         self._shared: tuple[Any, Any] | None = None  # the recipe and the suite, in Ray's object store
         self._suites: dict[Path, SuiteArchive] = {}
@@ -157,33 +169,71 @@ class RayActors(RemoteExecutor):
         return ray.put(self._suites[folder])
 
     def submit(self, assignment: Assignment) -> None:
-        index = min(range(self.size), key=lambda i: self._running[i])
+        """Start the task on the least busy worker of the nodes that tried it least, not the one
+        that tried it last (with workers on several nodes, its infra retries are the command's)."""
+        if not assignment.moves and len({node for node, _ in self._nodes}) > 1:
+            assignment = replace(assignment, moves=True)
+        tried = self._tried.get(_task_of(assignment), [])
+
+        def preference(index: int) -> tuple[int, bool, int]:
+            node = self._nodes[index][0]
+            return tried.count(node), bool(tried) and node == tried[-1], self._running[index]
+
+        index = min(range(self.size), key=preference)
         self._pending[self._actors[index].run.remote(assignment)] = (index, assignment)
         self._running[index] += 1
 
     def finished(self) -> list[TaskReport]:
         ray = _ray()
-        ready, rest = ray.wait(list(self._pending), num_returns=1)
-        if rest:
-            ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
-        reports = []
-        for ref in ready:
-            if ref not in self._pending:  # its node was lost: the task is running again elsewhere
+        reports: list[TaskReport] = []
+        while not reports:
+            wait = self._send_due()
+            if not self._pending:  # every task left is waiting out its backoff
+                time.sleep(wait or 0.0)
                 continue
-            index = self._pending[ref][0]
-            try:
-                report = ray.get(ref)
-            except ray.exceptions.RayError as exc:
-                lost = self._lost_node(ray, index, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
-                if lost is None:
-                    self.close()
-                    raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
-                self._replace_node(ray, lost)
-                continue
-            del self._pending[ref]
-            self._running[index] -= 1
-            reports.append(report)
+            ready, rest = ray.wait(list(self._pending), num_returns=1, timeout=wait)
+            if ready and rest:
+                ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+            reports = [report for ref in ready if (report := self._outcome(ray, ref)) is not None]
+        reports[0], self._owed = replace(reports[0], usage=self._owed), {}
         return reports
+
+    def _outcome(self, ray: Any, ref: Any) -> TaskReport | None:
+        """The task's outcome, or None: its try failed on infrastructure and waits to go again, or
+        its node was lost and it runs again elsewhere."""
+        if ref not in self._pending:  # its node was lost: the task is running again elsewhere
+            return None
+        index, assignment = self._pending[ref]
+        try:
+            report: TaskReport = ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            lost = self._lost_node(ray, index, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
+            if lost is None:
+                self.close()
+                raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
+            self._replace_node(ray, lost)
+            return None
+        del self._pending[ref]
+        self._running[index] -= 1
+        for role, usage in report.usage.items():
+            self._owed[role] = self._owed.get(role, Usage()) + usage
+        task = _task_of(assignment)
+        if report.again is not None:
+            self._tried.setdefault(task, []).append(self._nodes[index][0])
+            again = replace(assignment, earlier=report.again.reasons)
+            self._waiting.append((time.monotonic() + report.again.delay, again))
+            return None
+        self._tried.pop(task, None)
+        return replace(report, usage={})
+
+    def _send_due(self) -> float | None:
+        """Submit the retries whose backoff is over; the seconds until the next one is (None: none waits)."""
+        now = time.monotonic()
+        due = [assignment for at, assignment in self._waiting if at <= now]
+        self._waiting = [(at, assignment) for at, assignment in self._waiting if at > now]
+        for assignment in due:
+            self.submit(assignment)
+        return min((at - now for at, _ in self._waiting), default=None)
 
     def _lost_node(self, ray: Any, index: int, error: Exception) -> str | None:
         """The id of the actor's node if Ray says the node is dead (else the actor itself failed).
@@ -221,11 +271,11 @@ class RayActors(RemoteExecutor):
             "" if len(again) == 1 else "s",
         )
         for assignment in again:
-            tries = self._tries.get(assignment, 0) + 1
+            tries = self._tries.get(_task_of(assignment), 0) + 1
             if tries > RETRIES:
                 self.close()
                 raise WorkerDied(f"task {assignment.task_id} was lost with its node {RETRIES + 1} times")
-            self._tries[assignment] = tries
+            self._tries[_task_of(assignment)] = tries
             self.submit(assignment)
 
     def _wait_for(self, ray: Any, refs: list[Any]) -> list[Any]:
@@ -260,6 +310,7 @@ class RayActors(RemoteExecutor):
         self._actors, self._nodes, self._running, self._pending, self._prepared = [], [], [], {}, ""
         self._started_ray, self._reaper, self._shipped, self._shared = False, None, None, None
         self._tries, self._saved_env = {}, {}
+        self._waiting, self._tried, self._owed = [], {}, {}
 
     def _guard(self) -> None:
         """A local Ray started for the command admits only clients holding this command's token
@@ -269,6 +320,10 @@ class RayActors(RemoteExecutor):
         self._saved_env = {name: os.environ.get(name) for name in AUTH}
         os.environ.update({AUTH[0]: "token", AUTH[1]: secrets.token_hex(32)})
         _reread_auth()
+
+
+def _task_of(assignment: Assignment) -> tuple[str, str, str]:
+    return assignment.recipe_key, assignment.split, assignment.task_id
 
 
 def _ray() -> Any:

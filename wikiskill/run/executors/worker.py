@@ -7,12 +7,13 @@ from pathlib import Path
 
 from ...benchmarks import Benchmark, Split, Task, load_benchmark
 from ...benchmarks.harbor import ContainerSuite
-from ...contracts.roles import TaskAgent
 from ...contracts.running import AgentRecipe, Place
 from ...core.errors import WikiskillError
 from ...core.resources import cache_root
 from ...environments.orphans import sweep_orphans
 from ...llm.meter import Meter
+from ...store.traces import Trajectory
+from ..infra import RetryInfra, TryAgain
 from ..team import Team
 from .recipe import Assignment, TaskReport
 from .shipping import SuiteArchive
@@ -27,7 +28,7 @@ class WorkerRuntime:
         self.meter = Meter()
         self._benchmark: tuple[str, Benchmark] | None = None
         self._tasks: dict[Split, dict[str, Task]] = {}
-        self._agents: dict[str, TaskAgent | Exception] = {}
+        self._agents: dict[str, RetryInfra | Exception] = {}
         self._swept = False
 
     def prepare(self, recipe: AgentRecipe, suite: SuiteArchive | None = None) -> None:
@@ -40,7 +41,7 @@ class WorkerRuntime:
                 recipe = suite.recipe_at(recipe, suite.unpacked(cache_root()))
             team = Team(recipe.config, self._benchmark_of(recipe), self.meter, self._state_dir())
             self._sweep(team)
-            agent: TaskAgent | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
+            agent: RetryInfra | Exception = team.agent(list(recipe.skills), recipe.seed, recipe.shelf)
         except Exception as exc:  # noqa: BLE001 - reported with the first task that needs it
             agent = exc
         self._agents = {recipe.key: agent}
@@ -55,14 +56,19 @@ class WorkerRuntime:
             self._swept = True
 
     async def run(self, assignment: Assignment) -> TaskReport:
+        outcome: Trajectory | TryAgain | None = None
+        error = None
         try:
             agent = self._agents[assignment.recipe_key]
             if isinstance(agent, Exception):
                 raise agent
-            trajectory, error = await agent.run(self._task(assignment)), None
+            task = self._task(assignment)
+            outcome = await (agent.once(task, assignment.earlier) if assignment.moves else agent.run(task))
         except Exception as exc:  # noqa: BLE001 - the command raises it, after the tasks in flight
-            trajectory, error = None, portable(exc)
-        return TaskReport(assignment.task_id, trajectory, error, self.meter.drain())
+            error = portable(exc)
+        trajectory = outcome if isinstance(outcome, Trajectory) else None
+        again = outcome if isinstance(outcome, TryAgain) else None
+        return TaskReport(assignment.task_id, trajectory, error, self.meter.drain(), again)
 
     def _benchmark_of(self, recipe: AgentRecipe) -> Benchmark:
         config = recipe.config.model_dump_json()
