@@ -31,6 +31,7 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.loop.evaluating import retry_trailers
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
+from workspaces import until
 
 pytestmark = [pytest.mark.slow, needs_docker]
 
@@ -178,6 +179,9 @@ def test_a_node_lost_mid_eval_loses_no_task_and_the_command_says_so_in_one_line(
     made, second = cluster
     doomed = made.add_node(num_cpus=2, resources={"docker": 2})
     made.wait_for_nodes()
+    import ray
+
+    until(lambda: ray.available_resources().get("docker", 0) >= 4, timeout=30)  # Ray spreads over both
 
     killed: list[int] = []
     left: list[str] = []
