@@ -18,7 +18,9 @@ import ray
 from scripted import ScriptedWorld
 from wikiskill import api
 from wikiskill.api import RunOptions
+from wikiskill.core.errors import WikiskillError
 from wikiskill.testing.fakeserver import FakeOpenAIServer
+from workspaces import edit_config
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +51,17 @@ def test_an_eval_on_ray_gives_the_local_executors_trajectories_and_scores(tmp_pa
     assert on_ray.runs == local.runs and on_ray.evaluation == local.evaluation
     journals = list((ws.state_dir / "results").glob("*/*.jsonl"))
     assert journals and {path.name.split("-")[0] for path in journals} == {str(os.getpid())}
+
+
+def test_workers_asking_for_a_resource_no_node_offers_fail_the_command_at_once_naming_it(tmp_path, local_ray):
+    with FakeOpenAIServer(ScriptedWorld()) as server:
+        ws = api.init_workspace(tmp_path / "ws", "example-qa", "openai/fake-model", server.base_url)
+        edit_config(ws, **{"ray.resources": {"gpu-box": 1}})
+        with pytest.raises(WikiskillError) as refused:
+            api.evaluate(ws, "val", options=RunOptions(executor="ray", workers=2))
+        asked = len(server.requests)
+    assert "{'gpu-box': 1.0}" in str(refused.value) and "CPU" in str(refused.value)
+    assert asked == 0 and not list((ws.state_dir / "results").glob("*/*.jsonl"))
 
 
 def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, local_ray):

@@ -142,9 +142,24 @@ class RayActors(RemoteExecutor):
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise WikiskillError(f"cannot {where}: {reason}") from exc
         self._place = place
+        self._check_resources(ray)
         self._actors = [self._new_actor() for _ in range(self.size)]
         self._nodes = [("", "")] * self.size
         self._running = [0] * self.size
+
+    def _check_resources(self, ray: Any) -> None:
+        """Fail now, not hang, when no live node offers what a worker asks for (`ray.resources`):
+        Ray would keep the workers waiting for such a node for ever."""
+        wanted = dict(self.settings.resources)
+        offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
+        if wanted and not any(all(has.get(name, 0) >= need for name, need in wanted.items()) for has in offered):
+            self.close()
+            named = sorted({name for has in offered for name in has if ":" not in name})
+            raise WikiskillError(
+                f"ray.resources asks each worker for {wanted}, which no node of the cluster offers "
+                f"(its nodes offer {', '.join(named) or 'nothing'}): start a node with "
+                f"`ray start --resources '{{...}}'` or change ray.resources in wikiskill.yaml"
+            )
 
     def _new_actor(self) -> Any:
         ray = _ray()

@@ -20,4 +20,5 @@ class RaySettings(Section):
     resources: dict[str, float] = {}
     """Ray resources each worker asks for (e.g. `{docker: 1}`), so that workers run only on the
     nodes that offer them (`ray start --resources '{"docker": 8}'` on the nodes with a container
-    engine); empty = none beyond Ray's defaults."""
+    engine); empty = none beyond Ray's defaults. When no live node offers them all, the command
+    fails at once, naming what the nodes offer, instead of waiting for such a node."""
