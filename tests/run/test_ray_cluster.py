@@ -12,6 +12,7 @@ runs nowhere is tried on alternating nodes and recorded as infra exactly as a re
 records it."""
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -175,35 +176,70 @@ def node_processes(node) -> list[psutil.Process]:
     return [raylet, *raylet.children(recursive=True)]
 
 
-def test_a_node_lost_mid_eval_loses_no_task_and_the_command_says_so_in_one_line(tmp_path, cluster, suite):
+@pytest.mark.parametrize("spare", [True, False], ids=["a spare node takes its worker", "no room for its worker"])
+def test_a_node_lost_mid_eval_loses_no_task_and_the_command_says_so_in_one_line(tmp_path, cluster, suite, spare):
+    """Each worker asks for a node's whole `docker`, so one lands on the second node and one on the
+    doomed one. The lost worker is made again on a spare node added just before the loss, which
+    sweeps the containers the lost one left; with no spare, its tasks go to the worker left."""
+    import ray
+
     made, second = cluster
     doomed = made.add_node(num_cpus=2, resources={"docker": 2})
     made.wait_for_nodes()
-    import ray
-
-    until(lambda: ray.available_resources().get("docker", 0) >= 4, timeout=30)  # Ray spreads over both
-
+    until(lambda: ray.available_resources().get("docker", 0) >= 4, timeout=30)  # both nodes are seen
+    added = []
     killed: list[int] = []
     left: list[str] = []
 
     def kill_doomed(first: int) -> None:
         if first == 3:  # both workers are running tasks
+            if spare:  # a node of its own process: Ray's harness adds nodes from the main thread only
+                added.append(start_node(made.address, {"docker": 2}))
             for process in node_processes(doomed):
                 process.kill()
                 killed.append(process.pid)
             left.extend(owned_by(killed))
 
-    with FakeOpenAIServer(ReversingWorld(on_agent=kill_doomed, delay_s=1.0)) as server:
-        ws = workspace(tmp_path, server.base_url, suite)
-        run = eval_on(ws, made.address)
-    terminal = run.stdout + run.stderr
-    assert run.returncode == 0, terminal
-    assert "mean score 1.000 (4/4 solved)" in terminal  # every task scored, none 0, none lost
-    said = [line for line in terminal.splitlines() if "was lost" in line]
-    assert len(said) == 1 and doomed.node_id[:12] in said[0], terminal
-    assert not RAY_LINE.search(terminal) and "working directory" not in terminal, terminal
-    assert "marked dead" in (ws / ".wikiskill" / "ray.log").read_text()
-    assert left and owned_by(killed) == []  # the lost tasks' containers, swept by the workers started after
+    try:
+        with FakeOpenAIServer(ReversingWorld(on_agent=kill_doomed, delay_s=1.0)) as server:
+            ws = workspace(tmp_path, server.base_url, suite, ray={"resources": {"docker": 2}})
+            run = eval_on(ws, made.address)
+        terminal = run.stdout + run.stderr
+        assert run.returncode == 0, terminal
+        assert "mean score 1.000 (4/4 solved)" in terminal  # every task scored, none 0, none lost
+        said = [line for line in terminal.splitlines() if "was lost" in line]
+        assert len(said) == 1 and doomed.node_id[:12] in said[0], terminal
+        assert ("worker left: no room for more" in said[0]) is not spare, said[0]
+        assert not RAY_LINE.search(terminal) and "working directory" not in terminal, terminal
+        assert "marked dead" in (ws / ".wikiskill" / "ray.log").read_text()
+        assert left and (owned_by(killed) == []) is spare  # swept by the worker made after the loss
+    finally:
+        made.remove_node(doomed, allow_graceful=False)  # what is left of it, and the harness's count
+        for node in added:
+            stop_node(node)
+        subprocess.run(["docker", "rm", "-f", *owned_by(killed)], capture_output=True)
+
+
+def start_node(address: str, resources: dict[str, float]) -> subprocess.Popen:
+    """`ray start --block` joining the cluster at `address`, once Ray counts its resources."""
+    import ray
+
+    before = ray.available_resources().get("docker", 0)
+    node = subprocess.Popen(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", f"--address={address}", "--num-cpus=1", "--block"]
+        + [f"--resources={json.dumps(resources)}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    until(lambda: ray.available_resources().get("docker", 0) > before, timeout=60)
+    return node
+
+
+def stop_node(node: subprocess.Popen) -> None:
+    """End the node `start_node` started, with every process of it."""
+    for process in [*psutil.Process(node.pid).children(recursive=True), psutil.Process(node.pid)]:
+        process.kill()
+    node.wait()
 
 
 def eval_on(ws: Path, address: str) -> subprocess.CompletedProcess:

@@ -148,18 +148,27 @@ class RayActors(RemoteExecutor):
         self._running = [0] * self.size
 
     def _check_resources(self, ray: Any) -> None:
-        """Fail now, not hang, when no live node offers what a worker asks for (`ray.resources`):
-        Ray would keep the workers waiting for such a node for ever."""
-        wanted = dict(self.settings.resources)
-        offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
-        if wanted and not any(all(has.get(name, 0) >= need for name, need in wanted.items()) for has in offered):
+        """Fail now, not hang, when the live nodes have no room for every worker's `ray.resources`:
+        Ray would keep the workers it cannot place waiting for such a node for ever."""
+        room = self._room(ray)
+        if room is not None and room < self.size:
             self.close()
+            offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
             named = sorted({name for has in offered for name in has if ":" not in name})
             raise WikiskillError(
-                f"ray.resources asks each worker for {wanted}, which no node of the cluster offers "
-                f"(its nodes offer {', '.join(named) or 'nothing'}): start a node with "
+                f"ray.resources asks each worker for {dict(self.settings.resources)}, and the cluster's "
+                f"nodes have room for {room} of the {self.size} workers (they offer "
+                f"{', '.join(named) or 'nothing'}): lower --workers, start a node with "
                 f"`ray start --resources '{{...}}'` or change ray.resources in wikiskill.yaml"
             )
+
+    def _room(self, ray: Any) -> int | None:
+        """How many workers the live nodes can hold, by `ray.resources` (None: no limit)."""
+        wanted = dict(self.settings.resources)
+        if not wanted:
+            return None
+        offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
+        return sum(min(int(has.get(name, 0) // need) for name, need in wanted.items()) for has in offered)
 
     def _new_actor(self) -> Any:
         ray = _ray()
@@ -194,7 +203,7 @@ class RayActors(RemoteExecutor):
             node = self._nodes[index][0]
             return tried.count(node), bool(tried) and node == tried[-1], self._running[index]
 
-        index = min(range(self.size), key=preference)
+        index = min(range(len(self._actors)), key=preference)
         self._pending[self._actors[index].run.remote(assignment)] = (index, assignment)
         self._running[index] += 1
 
@@ -265,25 +274,36 @@ class RayActors(RemoteExecutor):
             time.sleep(0.5)
 
     def _replace_node(self, ray: Any, node: str) -> None:
-        """Replace every actor of the lost node by a new one elsewhere and start again each task
-        they held (a task that ran out of tries fails the command); say it in one line."""
+        """Replace the lost node's actors by new ones elsewhere, as many as the other nodes have room
+        for, and start again each task they held (a task that ran out of tries fails the command);
+        say it in one line."""
         lost = [index for index, (where, _) in enumerate(self._nodes) if where == node]
         address = self._nodes[lost[0]][1]
         again = [assignment for index, assignment in self._pending.values() if index in lost]
-        self._pending = {ref: held for ref, held in self._pending.items() if held[0] not in lost}
-        for index in lost:
-            self._actors[index] = self._new_actor()
-            self._running[index] = 0
+        self._drop(lost)
+        room = self._room(ray)
+        made = len(lost) if room is None else max(0, min(len(lost), room - len(self._actors)))
+        if not self._actors and not made:
+            self.close()
+            raise WorkerDied(
+                f"Ray node {node[:12]} ({address}) was lost, and no other node has room for a worker "
+                f"asking for {dict(self.settings.resources)}"
+            )
+        fresh = [self._new_actor() for _ in range(made)]
         assert self._shared is not None
-        placed = self._wait_for(ray, [self._actors[index].prepare.remote(*self._shared) for index in lost])
-        for index, where in zip(lost, placed, strict=True):
-            self._nodes[index] = where
+        placed = self._wait_for(ray, [actor.prepare.remote(*self._shared) for actor in fresh])
+        self._actors += fresh
+        self._nodes += placed
+        self._running += [0] * made
+        left = len(self._actors)
+        fewer = "" if made == len(lost) else f" ({left} worker{'' if left == 1 else 's'} left: no room for more)"
         log.warning(
-            "Ray node %s (%s) was lost: %d task%s retried on other nodes",
+            "Ray node %s (%s) was lost: %d task%s retried on other nodes%s",
             node[:12],
             address,
             len(again),
             "" if len(again) == 1 else "s",
+            fewer,
         )
         for assignment in again:
             tries = self._tries.get(_task_of(assignment), 0) + 1
@@ -292,6 +312,19 @@ class RayActors(RemoteExecutor):
                 raise WorkerDied(f"task {assignment.task_id} was lost with its node {RETRIES + 1} times")
             self._tries[_task_of(assignment)] = tries
             self.submit(assignment)
+
+    def _drop(self, indices: list[int]) -> None:
+        """Forget the actors at `indices` and their tasks; the others keep their tasks, renumbered."""
+        kept = [index for index in range(len(self._actors)) if index not in indices]
+        renumbered = {old: new for new, old in enumerate(kept)}
+        self._pending = {
+            ref: (renumbered[index], assignment)
+            for ref, (index, assignment) in self._pending.items()
+            if index in renumbered
+        }
+        self._actors = [self._actors[index] for index in kept]
+        self._nodes = [self._nodes[index] for index in kept]
+        self._running = [self._running[index] for index in kept]
 
     def _wait_for(self, ray: Any, refs: list[Any]) -> list[Any]:
         try:
