@@ -26,7 +26,7 @@ from ..core.errors import TranscriptError, first_problem
 from ..core.redact import Scrubber
 from ..llm.chat import Message
 from ..store.traces import SESSION, FailureKind, FileEdit, Outcome, Provenance, TraceStep, Trajectory, cut
-from .sessions import INGESTED_SPLIT, QUESTION_CHARS, session_id
+from .sessions import INGESTED_SPLIT, QUESTION_CHARS, json_document, session_id
 
 ATIF_FORMAT = "atif"
 WRITTEN_VERSION = "ATIF-v1.8"
@@ -71,10 +71,7 @@ class StepExtra(BaseModel):
 
 def parse_atif(text: str, name: str) -> atif.Trajectory:
     """The ATIF document in `text`, upgraded to v1.8 and validated; TranscriptError naming `name`."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TranscriptError(f"{name}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    data = json_document(text, name)
     if not isinstance(data, dict):
         raise TranscriptError(f"{name}: an ATIF trajectory is a JSON object")
     version = data.get("schema_version")

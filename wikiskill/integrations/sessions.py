@@ -115,10 +115,7 @@ class OpenAIMessagesParser:
     ROLES = ("system", "developer", "user", "assistant", "tool")
 
     def messages(self, text: str, name: str) -> list[Message]:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(f"{name}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        data = json_document(text, name)
         if isinstance(data, dict):
             data = data.get("messages")
         if not isinstance(data, list):
@@ -145,6 +142,14 @@ class OpenAIMessagesParser:
         if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise TranscriptError(f"{where}: a tool call needs function.name")
         return _call(str(call.get("id", "")), function["name"], function.get("arguments", ""))
+
+
+def json_document(text: str, name: str) -> Any:
+    """The JSON document in `text`; TranscriptError naming `name` and the line where it breaks."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TranscriptError(f"{name}:{exc.lineno}: not valid JSON ({exc.msg})") from None
 
 
 def session_parser(name: str) -> SessionParser:

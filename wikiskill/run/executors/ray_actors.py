@@ -94,7 +94,7 @@ class RayActors(RemoteExecutor):
         self._owed: dict[Role, Usage] = {}  # usage of failed tries, reported with the next outcome
         self._prepared = ""
         self._shared: tuple[Any, Any] | None = None  # the recipe and the suite, in Ray's object store
-        self._suites: dict[Path, SuiteArchive] = {}
+        self._suites: dict[Path, Any] = {}  # a suite folder -> its packed archive in Ray's object store
         self._saved_env: dict[str, str | None] = {}
         self._place = place
         self._unquiet: Callable[[], None] | None = None
@@ -150,10 +150,10 @@ class RayActors(RemoteExecutor):
     def _check_resources(self, ray: Any) -> None:
         """Fail now, not hang, when the live nodes have no room for every worker's `ray.resources`:
         Ray would keep the workers it cannot place waiting for such a node for ever."""
-        room = self._room(ray)
+        offered = _live_resources(ray)
+        room = self._room(offered)
         if room is not None and room < self.size:
             self.close()
-            offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
             named = sorted({name for has in offered for name in has if ":" not in name})
             raise WikiskillError(
                 f"ray.resources asks each worker for {dict(self.settings.resources)}, and the cluster's "
@@ -162,12 +162,11 @@ class RayActors(RemoteExecutor):
                 f"`ray start --resources '{{...}}'` or change ray.resources in wikiskill.yaml"
             )
 
-    def _room(self, ray: Any) -> int | None:
-        """How many workers the live nodes can hold, by `ray.resources` (None: no limit)."""
+    def _room(self, offered: list[dict[str, float]]) -> int | None:
+        """How many workers nodes offering `offered` can hold, by `ray.resources` (None: no limit)."""
         wanted = dict(self.settings.resources)
         if not wanted:
             return None
-        offered = [node["Resources"] for node in ray.nodes() if node["Alive"]]
         return sum(min(int(has.get(name, 0) // need) for name, need in wanted.items()) for has in offered)
 
     def _new_actor(self) -> Any:
@@ -183,14 +182,14 @@ class RayActors(RemoteExecutor):
             self._prepared = recipe.key
 
     def _suite_ref(self, ray: Any, recipe: AgentRecipe) -> Any:
-        """The suite's folder, packed once per command, in the object store (None: no folder)."""
+        """The suite's folder, packed and put in the object store once per command (None: no folder)."""
         found = suite_folder(recipe.config, self.place.root)
         if found is None:
             return None
         family, folder = found
         if folder not in self._suites:
-            self._suites[folder] = pack(family, folder)
-        return ray.put(self._suites[folder])
+            self._suites[folder] = ray.put(pack(family, folder))
+        return self._suites[folder]
 
     def submit(self, assignment: Assignment) -> None:
         """Start the task on the least busy worker of the nodes that tried it least, not the one
@@ -281,7 +280,7 @@ class RayActors(RemoteExecutor):
         address = self._nodes[lost[0]][1]
         again = [assignment for index, assignment in self._pending.values() if index in lost]
         self._drop(lost)
-        room = self._room(ray)
+        room = self._room(_live_resources(ray))
         made = len(lost) if room is None else max(0, min(len(lost), room - len(self._actors)))
         if not self._actors and not made:
             self.close()
@@ -358,7 +357,7 @@ class RayActors(RemoteExecutor):
         self._actors, self._nodes, self._running, self._pending, self._prepared = [], [], [], {}, ""
         self._started_ray, self._reaper, self._shipped, self._shared = False, None, None, None
         self._tries, self._saved_env = {}, {}
-        self._waiting, self._tried, self._owed = [], {}, {}
+        self._waiting, self._tried, self._owed, self._suites = [], {}, {}, {}
 
     def _guard(self) -> None:
         """A local Ray started for the command admits only clients holding this command's token
@@ -372,6 +371,11 @@ class RayActors(RemoteExecutor):
 
 def _task_of(assignment: Assignment) -> tuple[str, str, str]:
     return assignment.recipe_key, assignment.split, assignment.task_id
+
+
+def _live_resources(ray: Any) -> list[dict[str, float]]:
+    """What each live node of the cluster offers."""
+    return [node["Resources"] for node in ray.nodes() if node["Alive"]]
 
 
 def _ray() -> Any:
