@@ -1,0 +1,157 @@
+"""Where the test suite's time goes: the README's test command run once, its core-seconds against
+the budget of 6 minutes on this machine's cores, split by who spent them and by kind of test.
+
+    python benchmarks/perf/suite_census.py [PYTEST_ARGS ...]
+
+It runs `python -m pytest -n auto` from the repository root (plus PYTEST_ARGS: a subset, `-m
+'not slow'`, ...) with the environment as it is (set CI=true for CI's run) and reports:
+
+- whether the time is CPU or waiting: the machine's busy core-seconds (/proc/stat) against what
+  its cores could give in the run's wall time, and the share of seconds with a core left idle;
+- who spent it: pytest and every process it started and waited for, down the tree (killed ones
+  included), and the rest of the machine's busy time: the Docker and containerd daemons,
+  processes left to init (Ray's nodes and workers, containers' processes), anything else running;
+- the ratio the suite's budget is judged by: busy core-seconds over the cores x 360 s available;
+- the worker-seconds (junit times) by kind of test, decided by each test's marks and module:
+  Ray, containers, coding-agent CLIs, kill -9 and resume, the rest; and the slowest modules.
+
+Only the machine's totals are read, so run it with nothing else running.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+from _common import table
+from census_plugin.wikiskill_census import KINDS_FILE
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGET_S = 360
+PLUGIN = Path(__file__).resolve().parent / "census_plugin"
+
+
+class CpuSampler:
+    """The machine's busy and idle jiffies, read every second while a run lasts."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> CpuSampler:
+        self.samples.append(read_cpu())
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(read_cpu())
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0):
+            self.samples.append(read_cpu())
+
+    def busy_seconds(self) -> float:
+        return (self.samples[-1][0] - self.samples[0][0]) / os.sysconf("SC_CLK_TCK")
+
+    def share_with_idle_core(self, cores: int) -> float:
+        """The share of 1-second intervals in which at least a tenth of a core sat idle."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        steps = list(zip(self.samples, self.samples[1:], strict=False))
+        idle = [(b[1] - a[1]) / ticks / max(1e-9, (b[0] - a[0] + b[1] - a[1]) / ticks / cores) for a, b in steps]
+        return sum(1 for share in idle if share >= 0.1) / max(1, len(idle))
+
+
+def read_cpu() -> tuple[int, int]:
+    """(busy, idle) jiffies of all cores since boot; iowait counts as idle."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields[:8]) - idle, idle
+
+
+def junit_times(path: Path) -> dict[str, float]:
+    """Each test's seconds, keyed as `junit_key` keys them, from pytest's junit file."""
+    return {
+        f"{case.get('classname')}::{case.get('name')}": float(case.get("time") or 0)
+        for case in ET.parse(path).iter("testcase")
+    }
+
+
+def main(argv: list[str]) -> int:
+    cores = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="suite-census-") as scratch:
+        junit, kinds_file = Path(scratch) / "junit.xml", Path(scratch) / "kinds.tsv"
+        env = {
+            **os.environ,
+            KINDS_FILE: str(kinds_file),
+            # only the plugin's folder: the tests' own processes (docker-compose is Python) would
+            # import this folder's modules (compose.py, ...) in place of theirs
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGIN), os.environ.get("PYTHONPATH")])),
+        }
+        command = [sys.executable, "-m", "pytest", "-n", "auto", "-p", "wikiskill_census", f"--junitxml={junit}", *argv]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        with CpuSampler() as sampler:
+            run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        summary = [line for line in run.stdout.splitlines() if line.strip()][-1:]
+        if not junit.is_file():
+            print(run.stdout[-3000:])
+            return run.returncode or 1
+        times = junit_times(junit)
+        kinds = dict(
+            line.split("\t")
+            for written in Path(scratch).glob(f"{kinds_file.name}.*")
+            for line in written.read_text(encoding="utf-8").splitlines()
+        )
+    tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    busy = sampler.busy_seconds()
+    failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    if run.stderr.strip():
+        print(run.stderr.strip()[-2000:])
+    print("\n".join([*failed, f"pytest: {' '.join(summary)} (exit {run.returncode})"]))
+    print(f"wall {wall:.0f} s on {cores} cores; budget {BUDGET_S} s\n")
+    print(
+        table(
+            ["core-seconds", "s", "share of the cores"],
+            [
+                ["available (cores x wall)", cores * wall, 1.0],
+                ["busy, the whole machine", busy, busy / (cores * wall)],
+                ["  pytest and the processes it waited for", tree, tree / (cores * wall)],
+                ["  the rest (daemons, orphans such as Ray's)", busy - tree, (busy - tree) / (cores * wall)],
+                ["idle", cores * wall - busy, 1 - busy / (cores * wall)],
+            ],
+        )
+    )
+    print(f"\nseconds with a tenth of a core or more idle: {sampler.share_with_idle_core(cores):.0%}")
+    print(f"busy / cores: {busy / cores:.0f} s, the wall time if no core had ever been idle")
+    print(f"busy core-seconds / budget (cores x {BUDGET_S} s): {busy / (cores * BUDGET_S):.2f}\n")
+    by_kind: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for key, seconds in times.items():
+        kind = kinds.get(key, "the rest")
+        by_kind[kind] += seconds
+        counts[kind] += 1
+    total = sum(by_kind.values())
+    rows = [[kind, counts[kind], seconds, seconds / total] for kind, seconds in by_kind.most_common()]
+    print(table(["kind of test", "tests", "worker-s", "share"], [*rows, ["all", len(times), total, 1.0]]))
+    modules: Counter[str] = Counter()
+    for key, seconds in times.items():
+        modules[key.split("::")[0]] += seconds
+    print("\n" + table(["slowest modules", "worker-s"], [[name, s] for name, s in modules.most_common(10)]))
+    return run.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
