@@ -56,17 +56,22 @@ WHEN = ("before", "after")
 
 SHIM = """#!/bin/sh
 # git, counted: each call's key is logged; the call named in ./kill (when, n, key) SIGKILLs the
-# caller's process group just before or just after it runs.
+# caller's process group just before or just after it runs. A call of another key is only logged
+# (one short line, appended whole); the armed key's calls are logged and counted under a lock.
 key=$(printf '%s ' "$@" | tr '\\n' ' ' | sed -E 's/[0-9a-f]{40}/<id>/g; s/ $//')
+when= ; kill_n= ; kill_key=
+[ -f "SHIM_DIR/kill" ] && IFS='	' read -r when kill_n kill_key < "SHIM_DIR/kill"
+if [ "$key" != "$kill_key" ]; then
+    printf '%s\\n' "$key" >> "SHIM_DIR/calls"
+    exec "REAL_GIT" "$@"
+fi
 exec 9>>"SHIM_DIR/lock"
 flock 9
 printf '%s\\n' "$key" >> "SHIM_DIR/calls"
 n=$(grep -cxF -- "$key" "SHIM_DIR/calls")
 flock -u 9
 exec 9>&-
-when= ; kill_n= ; kill_key=
-[ -f "SHIM_DIR/kill" ] && IFS='	' read -r when kill_n kill_key < "SHIM_DIR/kill"
-if [ "$key" = "$kill_key" ] && [ "$n" = "$kill_n" ]; then
+if [ "$n" = "$kill_n" ]; then
     [ "$when" = before ] && kill -KILL 0
     "REAL_GIT" "$@"
     kill -KILL 0
