@@ -13,7 +13,8 @@ It runs `python -m pytest -n auto` from the repository root (plus PYTEST_ARGS: a
   processes left to init (Ray's nodes and workers, containers' processes), anything else running;
 - the ratio the suite's budget is judged by: busy core-seconds over the cores x 360 s available;
 - the worker-seconds (junit times) by kind of test, decided by each test's marks and module:
-  Ray, containers, coding-agent CLIs, kill -9 and resume, the rest; and the slowest modules.
+  Ray, containers, coding-agent CLIs, kill -9 and resume, the rest; the slowest modules; and the
+  tests that were running while cores sat idle (a test that waits leaves its core idle).
 
 Only the machine's totals are read, so run it with nothing else running.
 """
@@ -61,22 +62,25 @@ class CpuSampler:
         while not self._stop.wait(1.0):
             self.samples.append(read_cpu())
 
+    def idle_intervals(self) -> list[tuple[float, float, float]]:
+        """(start, end, idle core-seconds) of each interval between samples."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        return [(a[2], b[2], (b[1] - a[1]) / ticks) for a, b in zip(self.samples, self.samples[1:], strict=False)]
+
     def busy_seconds(self) -> float:
         return (self.samples[-1][0] - self.samples[0][0]) / os.sysconf("SC_CLK_TCK")
 
-    def share_with_idle_core(self, cores: int) -> float:
+    def share_with_idle_core(self) -> float:
         """The share of 1-second intervals in which at least a tenth of a core sat idle."""
-        ticks = os.sysconf("SC_CLK_TCK")
-        steps = list(zip(self.samples, self.samples[1:], strict=False))
-        idle = [(b[1] - a[1]) / ticks / max(1e-9, (b[0] - a[0] + b[1] - a[1]) / ticks / cores) for a, b in steps]
-        return sum(1 for share in idle if share >= 0.1) / max(1, len(idle))
+        intervals = self.idle_intervals()
+        return sum(1 for start, end, idle in intervals if idle >= 0.1 * (end - start)) / max(1, len(intervals))
 
 
-def read_cpu() -> tuple[int, int]:
-    """(busy, idle) jiffies of all cores since boot; iowait counts as idle."""
+def read_cpu() -> tuple[int, int, float]:
+    """(busy, idle) jiffies of all cores since boot, iowait counted as idle, and the time read."""
     fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]
-    return sum(fields[:8]) - idle, idle
+    return sum(fields[:8]) - idle, idle, time.time()
 
 
 def junit_times(path: Path) -> dict[str, float]:
@@ -110,11 +114,13 @@ def main(argv: list[str]) -> int:
             print(run.stdout[-3000:])
             return run.returncode or 1
         times = junit_times(junit)
-        kinds = dict(
-            line.split("\t")
-            for written in Path(scratch).glob(f"{kinds_file.name}.*")
-            for line in written.read_text(encoding="utf-8").splitlines()
-        )
+        kinds = dict(line.split("\t") for line in _lines(Path(scratch), f"{kinds_file.name}.[0-9]*"))
+        spans = {
+            key: (float(began), float(ended), float(cpu))
+            for key, began, ended, cpu in (
+                line.split("\t") for line in _lines(Path(scratch), f"{kinds_file.name}.times.*")
+            )
+        }
     tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     busy = sampler.busy_seconds()
     failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
@@ -134,7 +140,7 @@ def main(argv: list[str]) -> int:
             ],
         )
     )
-    print(f"\nseconds with a tenth of a core or more idle: {sampler.share_with_idle_core(cores):.0%}")
+    print(f"\nseconds with a tenth of a core or more idle: {sampler.share_with_idle_core():.0%}")
     print(f"busy / cores: {busy / cores:.0f} s, the wall time if no core had ever been idle")
     print(f"busy core-seconds / budget (cores x {BUDGET_S} s): {busy / (cores * BUDGET_S):.2f}\n")
     by_kind: Counter[str] = Counter()
@@ -150,7 +156,30 @@ def main(argv: list[str]) -> int:
     for key, seconds in times.items():
         modules[key.split("::")[0]] += seconds
     print("\n" + table(["slowest modules", "worker-s"], [[name, s] for name, s in modules.most_common(10)]))
+    idle = idle_by_test(sampler.idle_intervals(), spans)
+    rows = [[key[-90:], spans[key][1] - spans[key][0], spans[key][2], seconds] for key, seconds in idle.most_common(15)]
+    print("\n" + table(["tests running while cores sat idle", "wall s", "CPU s", "idle core-s"], rows))
+    print("(idle core-seconds of each second, shared among the tests running then; CPU: the worker's own")
+    print("and that of the processes it waited for, so daemons' and orphans' work is not in it)")
     return run.returncode
+
+
+def idle_by_test(intervals: list[tuple[float, float, float]], spans: dict[str, tuple[float, float, float]]) -> Counter:
+    """Each interval's idle core-seconds shared among the tests running in it, by their overlap."""
+    idle: Counter[str] = Counter()
+    ordered = sorted(spans.items(), key=lambda item: item[1][0])
+    for start, end, seconds in intervals:
+        overlaps = {key: min(end, span[1]) - max(start, span[0]) for key, span in ordered if span[0] < end}
+        overlaps = {key: overlap for key, overlap in overlaps.items() if overlap > 0}
+        total = sum(overlaps.values())
+        for key, overlap in overlaps.items():
+            idle[key] += seconds * overlap / total
+    return idle
+
+
+def _lines(folder: Path, pattern: str) -> list[str]:
+    """The lines of the files the plugin wrote in `folder`, one file per pytest process."""
+    return [line for path in folder.glob(pattern) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 if __name__ == "__main__":

@@ -78,7 +78,11 @@ def test_a_full_round_on_ray_commits_what_the_local_executor_commits(tmp_path, l
         outcomes[executor] = (result, folders, [dataclasses.asdict(row) for row in api.round_log(ws)])
     local, on_ray = outcomes["local"], outcomes["ray"]
     assert local[0].rounds_completed == 1 and local[1]["skills"]  # the round merged a skill
-    assert on_ray == local
+    # one part at a time, so that a difference is shown whole: the result, the round log, each folder
+    assert on_ray[0] == local[0]
+    assert on_ray[2] == local[2]
+    for folder in ("skills", "wiki", "raw"):
+        assert on_ray[1][folder] == local[1][folder], folder
 
 
 def test_a_command_given_a_cluster_by_ray_address_ships_its_workers_what_they_need(tmp_path, local_ray):
