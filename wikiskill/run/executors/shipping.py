@@ -41,8 +41,12 @@ class SuiteArchive:
             return folder
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{self.digest[:12]}-", dir=folder.parent))
-        with tarfile.open(fileobj=io.BytesIO(self.data), mode="r:gz") as archive:
-            archive.extractall(scratch, filter="data")
+        try:
+            with tarfile.open(fileobj=io.BytesIO(self.data), mode="r:gz") as archive:
+                _extract(archive, scratch)
+        except BaseException:  # a refused member: nothing of the archive stays behind
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
         try:
             os.rename(scratch, folder)
         except OSError:  # another worker of this node unpacked it first
@@ -53,6 +57,27 @@ class SuiteArchive:
         """`recipe` with its benchmark read from `folder`, its key kept (assignments name it)."""
         config = recipe.config.model_copy(update={"benchmark": f"{self.family}:{folder}"})
         return replace(recipe, config=config)
+
+
+def _extract(archive: tarfile.TarFile, folder: Path) -> None:
+    """Unpack `archive` into `folder` through tarfile's `data` filter (nothing outside the folder,
+    no devices). A Python before 3.11.4 (Debian 12 ships 3.11.2) has no filters: there every member
+    must be a file, a folder or a link whose path and target stay inside, as `pack` makes them."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(folder, filter="data")
+        return
+    for member in archive.getmembers():
+        target = os.path.join(os.path.dirname(member.name), member.linkname) if member.issym() else member.linkname
+        allowed = member.isfile() or member.isdir() or member.issym() or member.islnk()
+        links_inside = not (member.issym() or member.islnk()) or _stays_inside(target)
+        if not (allowed and _stays_inside(member.name) and links_inside):
+            raise tarfile.TarError(f"{member.name}: not a file, folder or link inside the suite's folder")
+    archive.extractall(folder)
+
+
+def _stays_inside(relative: str) -> bool:
+    path = os.path.normpath(relative)
+    return not os.path.isabs(path) and path != os.pardir and not path.startswith(os.pardir + os.sep)
 
 
 def suite_folder(config: Config, root: Path | None) -> tuple[str, Path] | None:
