@@ -94,3 +94,14 @@ def test_an_archive_member_with_an_absolute_name_never_lands_at_that_name(tmp_pa
     assert not outside.exists()
     if folder is not None:
         assert (folder / str(outside).lstrip("/")).is_file()
+
+
+def test_a_member_written_through_a_link_that_points_inside_then_climbs_out_is_refused(tmp_path):
+    """`sub/up` points at the suite's own folder (inside), so `sub/up/../escaped.txt` reads as
+    `sub/escaped.txt` by its name alone but lands beside the cache through the link."""
+    hostile = archive_of(
+        member("sub", tarfile.DIRTYPE), member("sub/up", tarfile.SYMTYPE, ".."), member("sub/up/../../escaped.txt")
+    )
+    with pytest.raises(tarfile.TarError):
+        hostile.unpacked(tmp_path / "cache")
+    assert [path for path in tmp_path.rglob("*") if not path.is_dir()] == []

@@ -61,23 +61,28 @@ class SuiteArchive:
 
 def _extract(archive: tarfile.TarFile, folder: Path) -> None:
     """Unpack `archive` into `folder` through tarfile's `data` filter (nothing outside the folder,
-    no devices). A Python before 3.11.4 (Debian 12 ships 3.11.2) has no filters: there every member
-    must be a file, a folder or a link whose path and target stay inside, as `pack` makes them."""
+    no devices). A Python before 3.11.4 (Debian 12 ships 3.11.2) has no filters: there each member
+    is extracted only if it is a file, a folder or a link whose place and target, resolved through
+    the links extracted before it, stay inside, as `pack` makes them."""
     if hasattr(tarfile, "data_filter"):
         archive.extractall(folder, filter="data")
         return
+    root = os.path.realpath(folder)
     for member in archive.getmembers():
-        target = os.path.join(os.path.dirname(member.name), member.linkname) if member.issym() else member.linkname
-        allowed = member.isfile() or member.isdir() or member.issym() or member.islnk()
-        links_inside = not (member.issym() or member.islnk()) or _stays_inside(target)
-        if not (allowed and _stays_inside(member.name) and links_inside):
+        place = os.path.realpath(os.path.join(root, member.name))
+        target = place
+        if member.issym():
+            target = os.path.realpath(os.path.join(os.path.dirname(place), member.linkname))
+        elif member.islnk():
+            target = os.path.realpath(os.path.join(root, member.linkname))
+        kind = member.isfile() or member.isdir() or member.issym() or member.islnk()
+        if not (kind and _inside(place, root) and _inside(target, root)):
             raise tarfile.TarError(f"{member.name}: not a file, folder or link inside the suite's folder")
-    archive.extractall(folder)
+        archive.extract(member, root)
 
 
-def _stays_inside(relative: str) -> bool:
-    path = os.path.normpath(relative)
-    return not os.path.isabs(path) and path != os.pardir and not path.startswith(os.pardir + os.sep)
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
 
 
 def suite_folder(config: Config, root: Path | None) -> tuple[str, Path] | None:
