@@ -32,7 +32,7 @@ from wikiskill import api
 from wikiskill.api import RunOptions
 from wikiskill.loop.evaluating import retry_trailers
 from wikiskill.testing.fakeserver import FakeOpenAIServer, Reply
-from workspaces import until
+from workspaces import edit_config, until
 
 pytestmark = [pytest.mark.slow, needs_docker]
 
@@ -287,9 +287,7 @@ def test_a_task_whose_infrastructure_fails_on_its_node_is_retried_on_the_other_a
     (suite / "check.sh").write_text(NODE_BOUND_CHECK.format(log=log))
     (suite / "check.sh").chmod(0o755)
     ws = api.init_workspace(tmp_path / "ws", benchmark=f"tasks:{suite}", agent="command", command=["echo", "{prompt}"])
-    config = yaml.safe_load((ws.root / "wikiskill.yaml").read_text())
-    config.update({"ray": {"resources": {ONE_PER_NODE: 1}}, "infra": {"retries": 2, "backoff": 0.2}})
-    (ws.root / "wikiskill.yaml").write_text(yaml.safe_dump(config))
+    edit_config(ws, **{"ray.resources": {ONE_PER_NODE: 1}, "infra.retries": 2, "infra.backoff": 0.2})
     on_ray = api.evaluate(ws, "val", options=RunOptions(executor="ray", workers=2))
     in_place = api.evaluate(ws, "val", options=RunOptions(executor="local"))  # runs `stuck` again only
 

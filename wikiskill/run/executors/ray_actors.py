@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,17 +78,26 @@ class _Actor:
         return await self.runtime.run(assignment)
 
 
+@dataclass(eq=False)
+class _Worker:
+    """One actor of the command: the node it runs on (its id and address, once prepared) and how
+    many of its tasks are in flight. Compared by identity: two fresh workers are still two."""
+
+    actor: Any
+    node: str = ""
+    address: str = ""
+    running: int = 0
+
+
 @EXECUTOR.builtin
 class RayActors(RemoteExecutor):
     """`workers` Ray actors, on a local Ray started for the command or the cluster of `ray.address`."""
 
     def __init__(self, place: Place, workers: int, settings: RaySettings):
         self.place, self.size, self.settings = place, workers, settings
-        self._actors: list[Any] = []
-        self._nodes: list[tuple[str, str]] = []  # each actor's node: its id and address
-        self._running: list[int] = []
-        self._pending: dict[Any, tuple[int, Assignment]] = {}  # a task's outcome's ObjectRef -> its actor, task
-        self._tries: dict[tuple[str, str, str], int] = {}  # a task's starts after its node was lost
+        self._workers: list[_Worker] = []
+        self._pending: dict[Any, tuple[_Worker, Assignment]] = {}  # a task's outcome's ObjectRef -> its worker, task
+        self._restarts: dict[tuple[str, str, str], int] = {}  # a task's starts after its node was lost
         self._waiting: list[tuple[float, Assignment]] = []  # infra retries and when they are due
         self._tried: dict[tuple[str, str, str], list[str]] = {}  # a retried task's nodes, in order
         self._owed: dict[Role, Usage] = {}  # usage of failed tries, reported with the next outcome
@@ -107,7 +116,7 @@ class RayActors(RemoteExecutor):
         return cls(place, config.workers, config.ray)
 
     def start(self) -> None:
-        if self._actors:
+        if self._workers:
             return
         ray = _ray()
         place = self.place
@@ -143,9 +152,7 @@ class RayActors(RemoteExecutor):
                 raise WikiskillError(f"cannot {where}: {reason}") from exc
         self._place = place
         self._check_resources(ray)
-        self._actors = [self._new_actor() for _ in range(self.size)]
-        self._nodes = [("", "")] * self.size
-        self._running = [0] * self.size
+        self._workers = [_Worker(self._new_actor()) for _ in range(self.size)]
 
     def _check_resources(self, ray: Any) -> None:
         """Fail now, not hang, when the live nodes have no room for every worker's `ray.resources`:
@@ -178,8 +185,15 @@ class RayActors(RemoteExecutor):
         if recipe.key != self._prepared:
             ray = _ray()
             self._shared = (ray.put(recipe), self._suite_ref(ray, recipe))
-            self._nodes = self._wait_for(ray, [actor.prepare.remote(*self._shared) for actor in self._actors])
+            self._place_workers(ray, self._workers)
             self._prepared = recipe.key
+
+    def _place_workers(self, ray: Any, workers: list[_Worker]) -> None:
+        """Send `workers` the shared recipe and suite, and learn the node each one runs on."""
+        assert self._shared is not None
+        placed = self._wait_for(ray, [worker.actor.prepare.remote(*self._shared) for worker in workers])
+        for worker, (node, address) in zip(workers, placed, strict=True):
+            worker.node, worker.address = node, address
 
     def _suite_ref(self, ray: Any, recipe: AgentRecipe) -> Any:
         """The suite's folder, packed and put in the object store once per command (None: no folder)."""
@@ -194,17 +208,16 @@ class RayActors(RemoteExecutor):
     def submit(self, assignment: Assignment) -> None:
         """Start the task on the least busy worker of the nodes that tried it least, not the one
         that tried it last (with workers on several nodes, its infra retries are the command's)."""
-        if not assignment.moves and len({node for node, _ in self._nodes}) > 1:
+        if not assignment.moves and len({worker.node for worker in self._workers}) > 1:
             assignment = replace(assignment, moves=True)
         tried = self._tried.get(_task_of(assignment), [])
 
-        def preference(index: int) -> tuple[int, bool, int]:
-            node = self._nodes[index][0]
-            return tried.count(node), bool(tried) and node == tried[-1], self._running[index]
+        def preference(worker: _Worker) -> tuple[int, bool, int]:
+            return tried.count(worker.node), bool(tried) and worker.node == tried[-1], worker.running
 
-        index = min(range(len(self._actors)), key=preference)
-        self._pending[self._actors[index].run.remote(assignment)] = (index, assignment)
-        self._running[index] += 1
+        worker = min(self._workers, key=preference)
+        self._pending[worker.actor.run.remote(assignment)] = (worker, assignment)
+        worker.running += 1
 
     def finished(self) -> list[TaskReport]:
         ray = _ray()
@@ -226,23 +239,23 @@ class RayActors(RemoteExecutor):
         its node was lost and it runs again elsewhere."""
         if ref not in self._pending:  # its node was lost: the task is running again elsewhere
             return None
-        index, assignment = self._pending[ref]
+        worker, assignment = self._pending[ref]
         try:
             report: TaskReport = ray.get(ref)
         except ray.exceptions.RayError as exc:
-            lost = self._lost_node(ray, index, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
+            lost = self._lost_node(ray, worker, exc) if isinstance(exc, ray.exceptions.RayActorError) else None
             if lost is None:
                 self.close()
                 raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
             self._replace_node(ray, lost)
             return None
         del self._pending[ref]
-        self._running[index] -= 1
+        worker.running -= 1
         for role, usage in report.usage.items():
             self._owed[role] = self._owed.get(role, Usage()) + usage
         task = _task_of(assignment)
         if report.again is not None:
-            self._tried.setdefault(task, []).append(self._nodes[index][0])
+            self._tried.setdefault(task, []).append(worker.node)
             again = replace(assignment, earlier=report.again.reasons)
             self._waiting.append((time.monotonic() + report.again.delay, again))
             return None
@@ -258,10 +271,10 @@ class RayActors(RemoteExecutor):
             self.submit(assignment)
         return min((at - now for at, _ in self._waiting), default=None)
 
-    def _lost_node(self, ray: Any, index: int, error: Exception) -> str | None:
-        """The id of the actor's node if Ray says the node is dead (else the actor itself failed).
+    def _lost_node(self, ray: Any, worker: _Worker, error: Exception) -> str | None:
+        """The id of the worker's node if Ray says the node is dead (else the actor itself failed).
         An actor that Ray only calls unreachable waits for Ray's verdict on its node."""
-        node = self._nodes[index][0]
+        node = worker.node
         unreachable = isinstance(error, ray.exceptions.ActorUnavailableError)
         deadline = time.monotonic() + (NODE_VERDICT_S if unreachable else 0.0)
         while True:
@@ -276,25 +289,23 @@ class RayActors(RemoteExecutor):
         """Replace the lost node's actors by new ones elsewhere, as many as the other nodes have room
         for, and start again each task they held (a task that ran out of tries fails the command);
         say it in one line."""
-        lost = [index for index, (where, _) in enumerate(self._nodes) if where == node]
-        address = self._nodes[lost[0]][1]
-        again = [assignment for index, assignment in self._pending.values() if index in lost]
-        self._drop(lost)
+        lost = [worker for worker in self._workers if worker.node == node]
+        address = lost[0].address
+        again = [assignment for worker, assignment in self._pending.values() if worker in lost]
+        self._workers = [worker for worker in self._workers if worker not in lost]
+        self._pending = {ref: held for ref, held in self._pending.items() if held[0] not in lost}
         room = self._room(_live_resources(ray))
-        made = len(lost) if room is None else max(0, min(len(lost), room - len(self._actors)))
-        if not self._actors and not made:
+        made = len(lost) if room is None else max(0, min(len(lost), room - len(self._workers)))
+        if not self._workers and not made:
             self.close()
             raise WorkerDied(
                 f"Ray node {node[:12]} ({address}) was lost, and no other node has room for a worker "
                 f"asking for {dict(self.settings.resources)}"
             )
-        fresh = [self._new_actor() for _ in range(made)]
-        assert self._shared is not None
-        placed = self._wait_for(ray, [actor.prepare.remote(*self._shared) for actor in fresh])
-        self._actors += fresh
-        self._nodes += placed
-        self._running += [0] * made
-        left = len(self._actors)
+        fresh = [_Worker(self._new_actor()) for _ in range(made)]
+        self._place_workers(ray, fresh)
+        self._workers += fresh
+        left = len(self._workers)
         fewer = "" if made == len(lost) else f" ({left} worker{'' if left == 1 else 's'} left: no room for more)"
         log.warning(
             "Ray node %s (%s) was lost: %d task%s retried on other nodes%s",
@@ -305,25 +316,13 @@ class RayActors(RemoteExecutor):
             fewer,
         )
         for assignment in again:
-            tries = self._tries.get(_task_of(assignment), 0) + 1
-            if tries > RETRIES:
+            task = _task_of(assignment)
+            restarts = self._restarts.get(task, 0) + 1
+            if restarts > RETRIES:
                 self.close()
                 raise WorkerDied(f"task {assignment.task_id} was lost with its node {RETRIES + 1} times")
-            self._tries[_task_of(assignment)] = tries
+            self._restarts[task] = restarts
             self.submit(assignment)
-
-    def _drop(self, indices: list[int]) -> None:
-        """Forget the actors at `indices` and their tasks; the others keep their tasks, renumbered."""
-        kept = [index for index in range(len(self._actors)) if index not in indices]
-        renumbered = {old: new for new, old in enumerate(kept)}
-        self._pending = {
-            ref: (renumbered[index], assignment)
-            for ref, (index, assignment) in self._pending.items()
-            if index in renumbered
-        }
-        self._actors = [self._actors[index] for index in kept]
-        self._nodes = [self._nodes[index] for index in kept]
-        self._running = [self._running[index] for index in kept]
 
     def _wait_for(self, ray: Any, refs: list[Any]) -> list[Any]:
         try:
@@ -334,10 +333,10 @@ class RayActors(RemoteExecutor):
             raise WorkerDied(f"a Ray worker failed: {str(exc).splitlines()[0]}") from None
 
     def close(self) -> None:
-        if self._actors:
+        if self._workers:
             ray = _ray()
-            for actor in self._actors:
-                ray.kill(actor)
+            for worker in self._workers:
+                ray.kill(worker.actor)
         if self._started_ray:
             _ray().shutdown()
         if self._unquiet is not None:
@@ -354,9 +353,9 @@ class RayActors(RemoteExecutor):
                 os.environ[name] = value
         if self._saved_env:
             _reread_auth()
-        self._actors, self._nodes, self._running, self._pending, self._prepared = [], [], [], {}, ""
+        self._workers, self._pending, self._prepared = [], {}, ""
         self._started_ray, self._reaper, self._shipped, self._shared = False, None, None, None
-        self._tries, self._saved_env = {}, {}
+        self._restarts, self._saved_env = {}, {}
         self._waiting, self._tried, self._owed, self._suites = [], {}, {}, {}
 
     def _guard(self) -> None:
