@@ -12,9 +12,10 @@ It runs `python -m pytest -n auto` from the repository root (plus PYTEST_ARGS: a
   included), and the rest of the machine's busy time: the Docker and containerd daemons,
   processes left to init (Ray's nodes and workers, containers' processes), anything else running;
 - the ratio the suite's budget is judged by: busy core-seconds over the cores x 360 s available;
-- the worker-seconds (junit times) by kind of test, decided by each test's marks and module:
-  Ray, containers, coding-agent CLIs, kill -9 and resume, the rest; the slowest modules; and the
-  tests that were running while cores sat idle (a test that waits leaves its core idle).
+- the worker-seconds (each test's time, set-up and tear-down included) by kind of test, decided
+  by each test's marks and module: Ray, containers, coding-agent CLIs, kill -9 and resume, the
+  rest; the slowest modules; and the tests that were running while cores sat idle (a test that
+  waits leaves its core idle).
 
 Only the machine's totals are read, so run it with nothing else running.
 """
@@ -28,12 +29,12 @@ import sys
 import tempfile
 import threading
 import time
-import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 from _common import table
-from census_plugin.wikiskill_census import KINDS_FILE
+from census_plugin.wikiskill_census import TESTS_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET_S = 360
@@ -83,26 +84,40 @@ def read_cpu() -> tuple[int, int, float]:
     return sum(fields[:8]) - idle, idle, time.time()
 
 
-def junit_times(path: Path) -> dict[str, float]:
-    """Each test's seconds, keyed as `junit_key` keys them, from pytest's junit file."""
-    return {
-        f"{case.get('classname')}::{case.get('name')}": float(case.get("time") or 0)
-        for case in ET.parse(path).iter("testcase")
-    }
+class TestRun(NamedTuple):
+    """One test as the plugin timed it in its worker."""
+
+    kind: str
+    began: float
+    ended: float
+    cpu: float
+
+    @property
+    def seconds(self) -> float:
+        return self.ended - self.began
+
+
+def read_tests(folder: Path) -> dict[str, TestRun]:
+    """The plugin's lines, from its file per pytest process in `folder`, by node id."""
+    tests = {}
+    for path in folder.glob("tests.*"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            nodeid, kind, began, ended, cpu = line.split("\t")
+            tests[nodeid] = TestRun(kind, float(began), float(ended), float(cpu))
+    return tests
 
 
 def main(argv: list[str]) -> int:
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="suite-census-") as scratch:
-        junit, kinds_file = Path(scratch) / "junit.xml", Path(scratch) / "kinds.tsv"
         env = {
             **os.environ,
-            KINDS_FILE: str(kinds_file),
+            TESTS_FILE: str(Path(scratch) / "tests"),
             # only the plugin's folder: the tests' own processes (docker-compose is Python) would
             # import this folder's modules (compose.py, ...) in place of theirs
             "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGIN), os.environ.get("PYTHONPATH")])),
         }
-        command = [sys.executable, "-m", "pytest", "-n", "auto", "-p", "wikiskill_census", f"--junitxml={junit}", *argv]
+        command = [sys.executable, "-m", "pytest", "-n", "auto", "-p", "wikiskill_census", *argv]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         with CpuSampler() as sampler:
@@ -110,17 +125,10 @@ def main(argv: list[str]) -> int:
         wall = time.monotonic() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         summary = [line for line in run.stdout.splitlines() if line.strip()][-1:]
-        if not junit.is_file():
-            print(run.stdout[-3000:])
-            return run.returncode or 1
-        times = junit_times(junit)
-        kinds = dict(line.split("\t") for line in _lines(Path(scratch), f"{kinds_file.name}.[0-9]*"))
-        spans = {
-            key: (float(began), float(ended), float(cpu))
-            for key, began, ended, cpu in (
-                line.split("\t") for line in _lines(Path(scratch), f"{kinds_file.name}.times.*")
-            )
-        }
+        tests = read_tests(Path(scratch))
+    if not tests:
+        print(run.stdout[-3000:], run.stderr[-3000:])
+        return run.returncode or 1
     tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     busy = sampler.busy_seconds()
     failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
@@ -145,41 +153,33 @@ def main(argv: list[str]) -> int:
     print(f"busy core-seconds / budget (cores x {BUDGET_S} s): {busy / (cores * BUDGET_S):.2f}\n")
     by_kind: Counter[str] = Counter()
     counts: Counter[str] = Counter()
-    for key, seconds in times.items():
-        kind = kinds.get(key, "the rest")
-        by_kind[kind] += seconds
-        counts[kind] += 1
+    modules: Counter[str] = Counter()
+    for nodeid, test in tests.items():
+        by_kind[test.kind] += test.seconds
+        counts[test.kind] += 1
+        modules[nodeid.split("::")[0]] += test.seconds
     total = sum(by_kind.values())
     rows = [[kind, counts[kind], seconds, seconds / total] for kind, seconds in by_kind.most_common()]
-    print(table(["kind of test", "tests", "worker-s", "share"], [*rows, ["all", len(times), total, 1.0]]))
-    modules: Counter[str] = Counter()
-    for key, seconds in times.items():
-        modules[key.split("::")[0]] += seconds
+    print(table(["kind of test", "tests", "worker-s", "share"], [*rows, ["all", len(tests), total, 1.0]]))
     print("\n" + table(["slowest modules", "worker-s"], [[name, s] for name, s in modules.most_common(10)]))
-    idle = idle_by_test(sampler.idle_intervals(), spans)
-    rows = [[key[-90:], spans[key][1] - spans[key][0], spans[key][2], seconds] for key, seconds in idle.most_common(15)]
+    idle = idle_by_test(sampler.idle_intervals(), tests)
+    rows = [[key[-90:], tests[key].seconds, tests[key].cpu, seconds] for key, seconds in idle.most_common(15)]
     print("\n" + table(["tests running while cores sat idle", "wall s", "CPU s", "idle core-s"], rows))
     print("(idle core-seconds of each second, shared among the tests running then; CPU: the worker's own")
     print("and that of the processes it waited for, so daemons' and orphans' work is not in it)")
     return run.returncode
 
 
-def idle_by_test(intervals: list[tuple[float, float, float]], spans: dict[str, tuple[float, float, float]]) -> Counter:
+def idle_by_test(intervals: list[tuple[float, float, float]], tests: dict[str, TestRun]) -> Counter[str]:
     """Each interval's idle core-seconds shared among the tests running in it, by their overlap."""
     idle: Counter[str] = Counter()
-    ordered = sorted(spans.items(), key=lambda item: item[1][0])
     for start, end, seconds in intervals:
-        overlaps = {key: min(end, span[1]) - max(start, span[0]) for key, span in ordered if span[0] < end}
-        overlaps = {key: overlap for key, overlap in overlaps.items() if overlap > 0}
+        overlaps = {nodeid: min(end, t.ended) - max(start, t.began) for nodeid, t in tests.items()}
+        overlaps = {nodeid: overlap for nodeid, overlap in overlaps.items() if overlap > 0}
         total = sum(overlaps.values())
-        for key, overlap in overlaps.items():
-            idle[key] += seconds * overlap / total
+        for nodeid, overlap in overlaps.items():
+            idle[nodeid] += seconds * overlap / total
     return idle
-
-
-def _lines(folder: Path, pattern: str) -> list[str]:
-    """The lines of the files the plugin wrote in `folder`, one file per pytest process."""
-    return [line for path in folder.glob(pattern) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 if __name__ == "__main__":
